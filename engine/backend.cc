@@ -1,0 +1,77 @@
+#include "engine/backend.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace mm {
+
+std::string Support::ToString() const {
+  switch (level) {
+    case Level::kNative:
+      return "native";
+    case Level::kByConversion:
+      return "by conversion: " + note;
+    case Level::kNo:
+      return "no: " + note;
+  }
+  return "no";
+}
+
+namespace {
+
+Status CheckOperand(std::string_view role, DType dtype, std::span<const std::int64_t> dims,
+                    const void* data, const MatMulPlan& plan, const Dims& expected_dims,
+                    std::int64_t expected_elements) {
+  if (dtype != plan.desc.dtype) {
+    return InvalidArgumentError(std::string(role) + " has dtype " + std::string(DTypeName(dtype)) +
+                                " but the plan is for " + std::string(DTypeName(plan.desc.dtype)));
+  }
+  if (!std::equal(dims.begin(), dims.end(), expected_dims.begin(), expected_dims.end())) {
+    return InvalidArgumentError(std::string(role) + " has shape " + DimsToString(dims) +
+                                " but the plan expects " + DimsToString(expected_dims));
+  }
+  if (data == nullptr && expected_elements != 0) {
+    return InvalidArgumentError(std::string(role) + " has no data");
+  }
+  return OkStatus();
+}
+
+bool Overlaps(const void* p, std::size_t p_bytes, const void* q, std::size_t q_bytes) {
+  if (p_bytes == 0 || q_bytes == 0) return false;
+  auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto b = reinterpret_cast<std::uintptr_t>(q);
+  return a < b + q_bytes && b < a + p_bytes;
+}
+
+}  // namespace
+
+Status MatMulPrimitive::Execute(TensorView a, TensorView b, MutableTensorView y) {
+  MM_RETURN_IF_ERROR(
+      CheckOperand("A", a.dtype, a.dims, a.data, plan_, plan_.desc.a_dims, plan_.a_elements));
+  MM_RETURN_IF_ERROR(
+      CheckOperand("B", b.dtype, b.dims, b.data, plan_, plan_.desc.b_dims, plan_.b_elements));
+  MM_RETURN_IF_ERROR(
+      CheckOperand("Y", y.dtype, y.dims, y.data, plan_, plan_.y_dims, plan_.y_elements));
+  const std::size_t elem = DTypeSize(plan_.desc.dtype);
+  const std::size_t y_bytes = static_cast<std::size_t>(plan_.y_elements) * elem;
+  if (Overlaps(y.data, y_bytes, a.data, static_cast<std::size_t>(plan_.a_elements) * elem) ||
+      Overlaps(y.data, y_bytes, b.data, static_cast<std::size_t>(plan_.b_elements) * elem)) {
+    return InvalidArgumentError("Y overlaps A or B; MatMul does not compute in place");
+  }
+  return Run(a, b, y);
+}
+
+StatusOr<Tensor> MatMul(Backend& backend, TensorView a, TensorView b) {
+  if (a.dtype != b.dtype) {
+    return InvalidArgumentError("A is " + std::string(DTypeName(a.dtype)) + " but B is " +
+                                std::string(DTypeName(b.dtype)) + "; MatMul needs one dtype");
+  }
+  MatMulDesc desc{a.dtype, Dims(a.dims.begin(), a.dims.end()), Dims(b.dims.begin(), b.dims.end())};
+  MM_ASSIGN_OR_RETURN(MatMulPlan plan, PlanMatMul(desc));
+  MM_ASSIGN_OR_RETURN(std::unique_ptr<MatMulPrimitive> primitive, backend.Prepare(plan));
+  MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(desc.dtype, plan.y_dims));
+  MM_RETURN_IF_ERROR(primitive->Execute(a, b, y.mutable_view()));
+  return y;
+}
+
+}  // namespace mm

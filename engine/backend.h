@@ -1,0 +1,78 @@
+// The Backend interface: what every MatMul implementation provides, and how it says what it cannot
+// do.
+#ifndef MM_ENGINE_BACKEND_H_
+#define MM_ENGINE_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/matmul_plan.h"
+#include "engine/status.h"
+#include "engine/tensor.h"
+
+namespace mm {
+
+// A backend's answer to "can you compute this MatMul?". Capability is explicit: a backend that says
+// kNo is never asked to compute; one that says kByConversion computes it itself, through another
+// type, and `note` says how (e.g. "f16 via f32"). A backend never hands work to another engine.
+struct Support {
+  enum class Level { kNative, kByConversion, kNo };
+  Level level = Level::kNo;
+  std::string note;  // How it converts (kByConversion) or why it cannot (kNo); empty for kNative.
+
+  static Support Native() { return {Level::kNative, {}}; }
+  static Support ByConversion(std::string how) { return {Level::kByConversion, std::move(how)}; }
+  static Support No(std::string why) { return {Level::kNo, std::move(why)}; }
+
+  bool supported() const { return level != Level::kNo; }
+  // "native", "by conversion: f16 via f32", "no: oneDNN has no f64 matmul".
+  std::string ToString() const;
+};
+
+// A MatMul prepared for one plan (dtype and shapes): created once, executed many times. Execute
+// checks that the views match the plan, then runs; implementations do the expensive work (primitive
+// creation, packing decisions) in Backend::Prepare, so Run should only bind memory and compute.
+class MatMulPrimitive {
+ public:
+  explicit MatMulPrimitive(MatMulPlan plan) : plan_(std::move(plan)) {}
+  virtual ~MatMulPrimitive() = default;
+  MatMulPrimitive(const MatMulPrimitive&) = delete;
+  MatMulPrimitive& operator=(const MatMulPrimitive&) = delete;
+
+  const MatMulPlan& plan() const { return plan_; }
+
+  // Computes y = MatMul(a, b). a, b and y must have the plan's dtype and shapes (a: desc.a_dims,
+  // b: desc.b_dims, y: y_dims) and non-null data unless empty; y must not alias a or b.
+  // Returns INVALID_ARGUMENT when they do not match, or the backend's error.
+  Status Execute(TensorView a, TensorView b, MutableTensorView y);
+
+ protected:
+  // Computes y = MatMul(a, b) for views already checked against plan().
+  virtual Status Run(TensorView a, TensorView b, MutableTensorView y) = 0;
+
+ private:
+  MatMulPlan plan_;
+};
+
+// One MatMul implementation. Backends are not thread-safe unless they say so; use one per thread.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The registry name: "reference", "onednn", "eigen".
+  virtual std::string_view name() const = 0;
+  // Whether this backend computes `desc`, and how. Cheap; never computes anything.
+  virtual Support Supports(const MatMulDesc& desc) const = 0;
+  // Prepares a reusable primitive for `plan` (from PlanMatMul). Returns UNIMPLEMENTED with the
+  // Supports() reason when the backend does not support plan.desc.
+  virtual StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) = 0;
+};
+
+// One-shot convenience: plans, prepares and executes Y = MatMul(a, b) on `backend`, returning a new
+// tensor. For repeated calls of the same shape, Prepare once and Execute instead.
+StatusOr<Tensor> MatMul(Backend& backend, TensorView a, TensorView b);
+
+}  // namespace mm
+
+#endif  // MM_ENGINE_BACKEND_H_

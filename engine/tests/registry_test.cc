@@ -1,0 +1,56 @@
+#include "engine/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace mm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+  Support Supports(const MatMulDesc&) const override { return Support::No("fake"); }
+  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan&) override {
+    return UnimplementedError("fake");
+  }
+
+ private:
+  std::string name_;
+};
+
+BackendFactory Fake(std::string name) {
+  return [name]() -> StatusOr<std::unique_ptr<Backend>> {
+    return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(name));
+  };
+}
+
+TEST(BackendRegistryTest, KeepsRegistrationOrderAndCreatesByName) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.Register("zeta", "last letter", Fake("zeta")).ok());
+  ASSERT_TRUE(registry.Register("alpha", "first letter", Fake("alpha")).ok());
+  EXPECT_THAT(registry.Names(), ElementsAre("zeta", "alpha"));
+  EXPECT_TRUE(registry.Contains("alpha"));
+  EXPECT_EQ(registry.Description("zeta"), "last letter");
+  auto backend = registry.Create("alpha");
+  ASSERT_TRUE(backend.ok());
+  EXPECT_EQ((*backend)->name(), "alpha");
+}
+
+TEST(BackendRegistryTest, RefusesDuplicatesAndNamesKnownBackendsOnMiss) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.Register("a", "", Fake("a")).ok());
+  EXPECT_EQ(registry.Register("a", "", Fake("a")).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.Register("", "", Fake("")).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Register("b", "", nullptr).code(), StatusCode::kInvalidArgument);
+  auto missing = registry.Create("cuda");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("no backend named 'cuda' (known: a)"));
+}
+
+}  // namespace
+}  // namespace mm

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: set-up, configure, incremental build into build/, then every ctest test.
+# Exits non-zero on any failure. Usage: scripts/test.sh [--asan] [extra ctest arguments, e.g. -L unit]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=default
+if [[ "${1:-}" == "--asan" ]]; then
+  preset=asan
+  shift
+fi
+bash scripts/build.sh "$preset"
+ctest --preset "$preset" "$@"
