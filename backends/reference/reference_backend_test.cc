@@ -119,8 +119,8 @@ Tensor IndependentIntegerMatMul(const Tensor& a, const Tensor& b) {
         for (std::int64_t p = 0; p < k; ++p) {
           const T av = a.Data<T>()[a_index * m * k + i * k + p];
           const T bv = b.Data<T>()[b_index * k * n + p * n + j];
-          sum +=
-              static_cast<unsigned __int128>(static_cast<__int128>(av) * static_cast<__int128>(bv));
+          // Unsigned 128-bit arithmetic is modular, and 2^bits divides 2^128.
+          sum += static_cast<unsigned __int128>(av) * static_cast<unsigned __int128>(bv);
         }
         y.Data<T>()[flat * m * n + i * n + j] = static_cast<T>(sum);
       }
