@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "backends/eigen/eigen_backend.h"
+#include "backends/onednn/onednn_backend.h"
 #include "backends/reference/reference_backend.h"
 
 namespace mm {
@@ -31,6 +33,14 @@ BackendRegistry BuiltinBackends() {
   BackendRegistry registry;
   MustRegister(registry, "reference", "naive i-k-j loops, double accumulation: the oracle",
                FactoryOf<ReferenceBackend>());
+  MustRegister(registry, "onednn",
+               "oneDNN 2.6 matmul primitives, cached per shape: float, bfloat16 (f16 via f32 where "
+               "oneDNN has no f16 matmul)",
+               CreateOneDnnBackend);
+  MustRegister(registry, "eigen",
+               "Eigen 3.4 products, OpenMP threads: every dtype (float16/bfloat16 via float32 "
+               "accumulation, integers wrap modulo 2^bits)",
+               FactoryOf<EigenBackend>());
   return registry;
 }
 

@@ -1,0 +1,422 @@
+#include "backends/onednn/onednn_backend.h"
+
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <list>
+#include <new>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backends/onednn/onednn_internal.h"
+
+namespace mm {
+namespace onednn_internal {
+
+Dims DenseStrides(const Dims& dims) {
+  Dims strides(dims.size());
+  std::int64_t stride = 1;
+  for (std::size_t axis = dims.size(); axis-- > 0;) {
+    strides[axis] = stride;
+    stride *= std::max<std::int64_t>(dims[axis], 1);
+  }
+  return strides;
+}
+
+ProblemShapes CollapseShapes(const MatMulPlan& plan) {
+  struct Axis {
+    std::int64_t y, a, b;
+  };
+  std::vector<Axis> axes;
+  for (std::size_t i = 0; i < plan.batch_dims.size(); ++i) {
+    const Axis axis{plan.batch_dims[i], plan.a_batch_dims[i], plan.b_batch_dims[i]};
+    // Y's extent 1 means both operands have 1 there too: the axis carries nothing.
+    if (axis.y == 1) continue;
+    if (!axes.empty()) {
+      Axis& previous = axes.back();
+      // Row-major, two neighbouring axes that an operand spans fully are one axis of the product
+      // extent; two it broadcasts on are one broadcast axis. Mixed patterns cannot merge.
+      if ((previous.a == 1) == (axis.a == 1) && (previous.b == 1) == (axis.b == 1)) {
+        previous.y *= axis.y;
+        previous.a *= axis.a;
+        previous.b *= axis.b;
+        continue;
+      }
+    }
+    axes.push_back(axis);
+  }
+  std::int64_t m = plan.m;
+  // One B for every batch entry and A a plain stack: A's [batch, m, k] bytes are [batch*m, k].
+  if (axes.size() == 1 && axes[0].b == 1 && axes[0].a == axes[0].y &&
+      axes[0].y <= kMaxExtent / std::max<std::int64_t>(m, 1)) {
+    m *= axes[0].y;
+    axes.clear();
+  }
+  ProblemShapes shapes;
+  for (const Axis& axis : axes) {
+    shapes.src.push_back(axis.a);
+    shapes.weights.push_back(axis.b);
+    shapes.dst.push_back(axis.y);
+  }
+  shapes.src.insert(shapes.src.end(), {m, plan.k});
+  shapes.weights.insert(shapes.weights.end(), {plan.k, plan.n});
+  shapes.dst.insert(shapes.dst.end(), {m, plan.n});
+  return shapes;
+}
+
+Status StatusFromDnnl(dnnl_status_t status, std::string_view doing, const MatMulDesc& desc,
+                      std::string_view detail) {
+  std::string message = "oneDNN status " + std::string(dnnl_status2str(status)) + " while " +
+                        std::string(doing) + " for " + desc.ToString();
+  if (!detail.empty()) message += ": " + std::string(detail);
+  switch (status) {
+    case dnnl_out_of_memory:
+      return ResourceExhaustedError(std::move(message));
+    case dnnl_invalid_arguments:
+      return InvalidArgumentError(std::move(message));
+    case dnnl_unimplemented:
+      return UnimplementedError(std::move(message));
+    default:
+      return InternalError(std::move(message));
+  }
+}
+
+}  // namespace onednn_internal
+
+namespace {
+
+using onednn_internal::CollapseShapes;
+using onednn_internal::DenseStrides;
+using onednn_internal::ProblemShapes;
+using onednn_internal::StatusFromDnnl;
+using onednn_internal::StatusFromDnnlError;
+using DnnlType = dnnl::memory::data_type;
+
+DnnlType ToDnnl(DType dtype) {
+  switch (dtype) {
+    case DType::kBFloat16:
+      return DnnlType::bf16;
+    case DType::kFloat16:
+      return DnnlType::f16;
+    default:
+      return DnnlType::f32;
+  }
+}
+
+dnnl::memory::desc DenseDesc(const Dims& dims, DnnlType type) {
+  return dnnl::memory::desc(dims, type, DenseStrides(dims));
+}
+
+// What the cache holds for one problem: immutable once built, shared by every MatMulPrimitive of
+// that problem (oneDNN primitives are stateless between executions).
+struct Compiled {
+  dnnl::matmul matmul;
+  dnnl::memory::desc src_md, weights_md, dst_md;  // The matmul's (f32 on the via-f32 path).
+  // Via f32 only: f16 descriptions of A, B, Y and the reorders between them and the f32 ones.
+  bool via_f32 = false;
+  dnnl::memory::desc a16_md, b16_md, y16_md;
+  dnnl::reorder a_to_f32, b_to_f32, y_to_f16;
+};
+
+struct CacheKey {
+  DType dtype;
+  bool via_f32;
+  Dims src;
+  Dims weights;
+  friend bool operator==(const CacheKey&, const CacheKey&) = default;
+};
+
+struct CacheKeyHash {
+  std::size_t operator()(const CacheKey& key) const {
+    std::size_t h = static_cast<std::size_t>(key.dtype) * 2 + (key.via_f32 ? 1 : 0);
+    for (const Dims* dims : {&key.src, &key.weights}) {
+      h = h * 1000003u ^ dims->size();
+      for (std::int64_t d : *dims) h = h * 1000003u ^ std::hash<std::int64_t>()(d);
+    }
+    return h;
+  }
+};
+
+// Y = 0 for K = 0 (every element is an empty sum, exactly +0), nothing for an empty Y. This is the
+// exact answer, computed here because oneDNN 2.6 crashes (SIGFPE) on zero extents; no other engine
+// is involved.
+class ZeroSizePrimitive final : public MatMulPrimitive {
+ public:
+  using MatMulPrimitive::MatMulPrimitive;
+
+ protected:
+  Status Run(TensorView, TensorView, MutableTensorView y) override {
+    if (plan().y_elements > 0) {
+      std::memset(y.data, 0,
+                  static_cast<std::size_t>(plan().y_elements) * DTypeSize(plan().desc.dtype));
+    }
+    return OkStatus();
+  }
+};
+
+// One prepared problem: the shared compiled primitive plus this primitive's own memory objects,
+// whose data handles Run points at the caller's buffers. Nothing is allocated or copied in Run on
+// the float and bfloat16 paths; the via-f32 path reorders into f32 buffers allocated here.
+class OneDnnPrimitive final : public MatMulPrimitive {
+ public:
+  // Throws dnnl::error (caught by Prepare) when oneDNN cannot create the memory objects.
+  OneDnnPrimitive(const MatMulPlan& plan, std::shared_ptr<const Compiled> compiled,
+                  const dnnl::engine& engine, const dnnl::stream& stream)
+      : MatMulPrimitive(plan), compiled_(std::move(compiled)), engine_(engine), stream_(stream) {
+    const Compiled& c = *compiled_;
+    if (c.via_f32) {
+      // oneDNN allocates the f32 copies of A, B and Y once, here.
+      src_ = dnnl::memory(c.src_md, engine_);
+      weights_ = dnnl::memory(c.weights_md, engine_);
+      dst_ = dnnl::memory(c.dst_md, engine_);
+      a16_ = dnnl::memory(c.a16_md, engine_, DNNL_MEMORY_NONE);
+      b16_ = dnnl::memory(c.b16_md, engine_, DNNL_MEMORY_NONE);
+      y16_ = dnnl::memory(c.y16_md, engine_, DNNL_MEMORY_NONE);
+      a_args_ = {{{DNNL_ARG_FROM, a16_.get()}, {DNNL_ARG_TO, src_.get()}}};
+      b_args_ = {{{DNNL_ARG_FROM, b16_.get()}, {DNNL_ARG_TO, weights_.get()}}};
+      y_args_ = {{{DNNL_ARG_FROM, dst_.get()}, {DNNL_ARG_TO, y16_.get()}}};
+    } else {
+      src_ = dnnl::memory(c.src_md, engine_, DNNL_MEMORY_NONE);
+      weights_ = dnnl::memory(c.weights_md, engine_, DNNL_MEMORY_NONE);
+      dst_ = dnnl::memory(c.dst_md, engine_, DNNL_MEMORY_NONE);
+    }
+    matmul_args_ = {{{DNNL_ARG_SRC, src_.get()},
+                     {DNNL_ARG_WEIGHTS, weights_.get()},
+                     {DNNL_ARG_DST, dst_.get()}}};
+  }
+
+ protected:
+  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+    // The C API directly: the C++ execute() builds a std::vector of arguments on every call.
+    const Compiled& c = *compiled_;
+    dnnl_status_t status = dnnl_success;
+    if (!c.via_f32) {
+      status = Bind(src_, a.data, weights_, b.data, dst_, y.data);
+      if (status == dnnl_success) status = Execute(c.matmul, matmul_args_);
+    } else {
+      status = Bind(a16_, a.data, b16_, b.data, y16_, y.data);
+      if (status == dnnl_success) status = Execute(c.a_to_f32, a_args_);
+      if (status == dnnl_success) status = Execute(c.b_to_f32, b_args_);
+      if (status == dnnl_success) status = Execute(c.matmul, matmul_args_);
+      if (status == dnnl_success) status = Execute(c.y_to_f16, y_args_);
+    }
+    if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
+    if (status != dnnl_success) return StatusFromDnnl(status, "executing", plan().desc);
+    return OkStatus();
+  }
+
+ private:
+  // Points the memory objects of A, B and Y at the caller's buffers.
+  static dnnl_status_t Bind(const dnnl::memory& am, const void* a, const dnnl::memory& bm,
+                            const void* b, const dnnl::memory& ym, void* y) {
+    dnnl_status_t status = dnnl_memory_set_data_handle_v2(am.get(), const_cast<void*>(a), nullptr);
+    if (status == dnnl_success) {
+      status = dnnl_memory_set_data_handle_v2(bm.get(), const_cast<void*>(b), nullptr);
+    }
+    if (status == dnnl_success) status = dnnl_memory_set_data_handle_v2(ym.get(), y, nullptr);
+    return status;
+  }
+
+  template <std::size_t N>
+  dnnl_status_t Execute(const dnnl::primitive& primitive,
+                        const std::array<dnnl_exec_arg_t, N>& args) {
+    return dnnl_primitive_execute(primitive.get(), stream_.get(), static_cast<int>(N), args.data());
+  }
+
+  std::shared_ptr<const Compiled> compiled_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  dnnl::memory src_, weights_, dst_;
+  dnnl::memory a16_, b16_, y16_;
+  std::array<dnnl_exec_arg_t, 3> matmul_args_{};
+  std::array<dnnl_exec_arg_t, 2> a_args_{}, b_args_{}, y_args_{};
+};
+
+constexpr char kViaF32Note[] =
+    "f16 via f32: oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to "
+    "f16 with one rounding to nearest even (this CPU's oneDNN has no f16 matmul)";
+
+}  // namespace
+
+struct OneDnnBackend::State {
+  Options options;
+  dnnl::engine engine;
+  dnnl::stream stream;
+  bool f16_probe_native = false;
+
+  // LRU: most recently used at the front; index points into the list.
+  using Entry = std::pair<CacheKey, std::shared_ptr<const Compiled>>;
+  std::list<Entry> lru;
+  std::unordered_map<CacheKey, std::list<Entry>::iterator, CacheKeyHash> index;
+  CacheStats stats;
+
+  bool F16Native() const {
+    switch (options.float16_path) {
+      case Float16Path::kAuto:
+        return f16_probe_native;
+      case Float16Path::kViaFloat32:
+        return false;
+      case Float16Path::kNative:
+        return true;
+    }
+    return false;
+  }
+
+  // Supports() for a valid plan.
+  Support SupportsPlan(const MatMulPlan& plan) const {
+    const DType dtype = plan.desc.dtype;
+    Support yes = Support::Native();
+    switch (dtype) {
+      case DType::kFloat:
+      case DType::kBFloat16:
+        break;
+      case DType::kFloat16:
+        if (!F16Native()) yes = Support::ByConversion(kViaF32Note);
+        break;
+      case DType::kDouble:
+        return Support::No(
+            "oneDNN has no f64 matmul (its CPU matmul computes f32, bf16, f16 and "
+            "int8 only)");
+      default:
+        return Support::No("oneDNN has no " + std::string(DTypeName(dtype)) +
+                           " matmul (its integer matmul takes int8/uint8 inputs only)");
+    }
+    // Zero-size problems never reach oneDNN, so its limits do not apply to them.
+    if (plan.y_elements == 0 || plan.k == 0) return yes;
+    const ProblemShapes shapes = CollapseShapes(plan);
+    if (shapes.dst.size() > static_cast<std::size_t>(onednn_internal::kMaxRank)) {
+      return Support::No("its batch dims collapse to " + std::to_string(shapes.dst.size() - 2) +
+                         " axes, Y " + DimsToString(shapes.dst) + " has rank " +
+                         std::to_string(shapes.dst.size()) + ", beyond oneDNN's " +
+                         std::to_string(onednn_internal::kMaxRank) + "-dim limit");
+    }
+    for (const Dims* dims : {&shapes.src, &shapes.weights, &shapes.dst}) {
+      for (std::int64_t d : *dims) {
+        if (d > onednn_internal::kMaxExtent) {
+          return Support::No("extent " + std::to_string(d) +
+                             " exceeds 2^31-1, beyond what "
+                             "oneDNN 2.6's matmul handles (it crashes on an M of 2^32)");
+        }
+      }
+    }
+    return yes;
+  }
+
+  // Builds the oneDNN objects for one problem. Throws dnnl::error.
+  std::shared_ptr<const Compiled> Compile(const CacheKey& key, const ProblemShapes& shapes) const {
+    auto compiled = std::make_shared<Compiled>();
+    compiled->via_f32 = key.via_f32;
+    const DnnlType type = key.via_f32 ? DnnlType::f32 : ToDnnl(key.dtype);
+    compiled->src_md = DenseDesc(shapes.src, type);
+    compiled->weights_md = DenseDesc(shapes.weights, type);
+    compiled->dst_md = DenseDesc(shapes.dst, type);
+    const dnnl::matmul::desc desc(compiled->src_md, compiled->weights_md, compiled->dst_md);
+    compiled->matmul = dnnl::matmul(dnnl::matmul::primitive_desc(desc, engine));
+    if (key.via_f32) {
+      compiled->a16_md = DenseDesc(shapes.src, DnnlType::f16);
+      compiled->b16_md = DenseDesc(shapes.weights, DnnlType::f16);
+      compiled->y16_md = DenseDesc(shapes.dst, DnnlType::f16);
+      compiled->a_to_f32 = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine, compiled->a16_md, engine, compiled->src_md));
+      compiled->b_to_f32 = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine, compiled->b16_md, engine, compiled->weights_md));
+      compiled->y_to_f16 = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine, compiled->dst_md, engine, compiled->y16_md));
+    }
+    return compiled;
+  }
+
+  // The cached compiled problem for `key`, compiling (and caching) it on a miss. Throws
+  // dnnl::error.
+  std::shared_ptr<const Compiled> GetOrCompile(const CacheKey& key, const ProblemShapes& shapes) {
+    if (auto it = index.find(key); it != index.end()) {
+      ++stats.hits;
+      lru.splice(lru.begin(), lru, it->second);
+      return it->second->second;
+    }
+    ++stats.misses;
+    std::shared_ptr<const Compiled> compiled = Compile(key, shapes);
+    if (options.cache_capacity == 0) return compiled;
+    while (lru.size() >= options.cache_capacity) {
+      index.erase(lru.back().first);
+      lru.pop_back();
+    }
+    lru.emplace_front(key, compiled);
+    index.emplace(key, lru.begin());
+    return compiled;
+  }
+};
+
+StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) {
+  auto state = std::make_unique<State>();
+  state->options = options;
+  try {
+    state->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+    state->stream = dnnl::stream(state->engine);
+  } catch (const dnnl::error& e) {
+    return InternalError("oneDNN status " + std::string(dnnl_status2str(e.status)) +
+                         " while creating its CPU engine and stream: " + e.what());
+  }
+  // Does this CPU's oneDNN have an f16 matmul? allow_empty turns "no" into an empty descriptor.
+  try {
+    const dnnl::memory::desc md = DenseDesc({2, 2}, DnnlType::f16);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), state->engine,
+                                          /*allow_empty=*/true);
+    state->f16_probe_native = static_cast<bool>(pd);
+  } catch (const dnnl::error&) {
+    state->f16_probe_native = false;
+  }
+  return std::unique_ptr<OneDnnBackend>(new OneDnnBackend(std::move(state)));
+}
+
+OneDnnBackend::OneDnnBackend(std::unique_ptr<State> state) : state_(std::move(state)) {}
+OneDnnBackend::~OneDnnBackend() = default;
+
+bool OneDnnBackend::float16_native() const { return state_->F16Native(); }
+
+OneDnnBackend::CacheStats OneDnnBackend::cache_stats() const {
+  CacheStats stats = state_->stats;
+  stats.size = state_->lru.size();
+  return stats;
+}
+
+Support OneDnnBackend::Supports(const MatMulDesc& desc) const {
+  auto plan = PlanMatMul(desc);
+  if (!plan.ok()) return Support::No("not a valid MatMul: " + plan.status().message());
+  return state_->SupportsPlan(*plan);
+}
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::Prepare(const MatMulPlan& plan) {
+  const Support support = state_->SupportsPlan(plan);
+  if (!support.supported()) {
+    return UnimplementedError("onednn cannot compute " + plan.desc.ToString() + ": " +
+                              support.note);
+  }
+  if (plan.y_elements == 0 || plan.k == 0) {
+    return std::unique_ptr<MatMulPrimitive>(std::make_unique<ZeroSizePrimitive>(plan));
+  }
+  try {
+    const ProblemShapes shapes = CollapseShapes(plan);
+    const CacheKey key{plan.desc.dtype, plan.desc.dtype == DType::kFloat16 && !state_->F16Native(),
+                       shapes.src, shapes.weights};
+    std::shared_ptr<const Compiled> compiled = state_->GetOrCompile(key, shapes);
+    return std::unique_ptr<MatMulPrimitive>(std::make_unique<OneDnnPrimitive>(
+        plan, std::move(compiled), state_->engine, state_->stream));
+  } catch (const dnnl::error& e) {
+    return StatusFromDnnlError(e, "creating the matmul primitive", plan.desc);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("out of memory while preparing " + plan.desc.ToString());
+  }
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateOneDnnBackend() {
+  MM_ASSIGN_OR_RETURN(std::unique_ptr<OneDnnBackend> backend, OneDnnBackend::Create());
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+}  // namespace mm
