@@ -1,0 +1,210 @@
+#include "backends/eigen/eigen_backend.h"
+
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+
+namespace mm {
+namespace {
+
+using Eigen::Index;
+
+template <class S>
+using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using Vector = Eigen::Array<S, Eigen::Dynamic, 1>;
+
+template <class T>
+constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// The scalar Eigen multiplies in for storage type T: float for the 16-bit floats (converted),
+// the unsigned type of the same width for integers (same bits, modular arithmetic without signed
+// overflow), T itself otherwise.
+template <class T>
+using ComputeType = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                                std::conditional<kIsHalf<T>, float, T>>::type;
+
+// Eigen's GEMM gives one thread at most every 50000 multiply-adds (kMinTaskSize in Eigen's
+// Parallelizer.h): a product smaller than threads * this cannot keep every thread busy.
+constexpr double kEigenMinTaskSize = 50000;
+// Elements converted per task when widening or narrowing 16-bit floats.
+constexpr std::int64_t kConvertChunk = std::int64_t{1} << 16;
+
+// Y = A x B for one row-major product, m x k times k x n, every extent > 0. Eigen picks GEMM,
+// GEMV (m or n == 1) or a coefficient-wise product for tiny sizes, and parallelises a large GEMM
+// itself unless called from inside an OpenMP parallel region.
+template <class S>
+void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
+  const Eigen::Map<const RowMajorMatrix<S>> a_mat(a, m, k);
+  const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
+  Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
+  y_mat.noalias() = a_mat * b_mat;
+}
+
+// Threads to spread `plan`'s batch over (1: entries run one after another, each product free to use
+// Eigen's own threads). Spreading wins when every thread gets an entry, or when an entry is too
+// small for Eigen to split over all threads.
+int BatchThreads(const MatMulPlan& plan) {
+  if (plan.batch < 2 || omp_in_parallel()) return 1;
+  const int threads = omp_get_max_threads();
+  if (threads < 2) return 1;
+  const double work =
+      static_cast<double>(plan.m) * static_cast<double>(plan.n) * static_cast<double>(plan.k);
+  if (plan.batch >= threads || work < threads * kEigenMinTaskSize) {
+    return static_cast<int>(std::min<std::int64_t>(threads, plan.batch));
+  }
+  return 1;
+}
+
+// Every batch entry's product over compute-type buffers laid out as the plan says. Returns false
+// when Eigen ran out of memory on a worker thread (std::bad_alloc is caught where it is raised: an
+// exception must not leave an OpenMP region); on the calling thread it propagates to Run.
+template <class S>
+bool BatchedProduct(const MatMulPlan& plan, bool fold_batch_into_m, const S* a, const S* b, S* y) {
+  const Index m = plan.m, k = plan.k, n = plan.n;
+  if (fold_batch_into_m) {
+    Product(a, b, y, plan.batch * m, k, n);
+    return true;
+  }
+  auto entry = [&](std::int64_t index) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(index);
+    Product(a + a_offset, b + b_offset, y + index * m * n, m, k, n);
+  };
+  const int threads = BatchThreads(plan);
+  if (threads == 1) {
+    for (std::int64_t index = 0; index < plan.batch; ++index) entry(index);
+    return true;
+  }
+  std::atomic<bool> failed{false};
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t index = 0; index < plan.batch; ++index) {
+    try {
+      entry(index);
+    } catch (const std::bad_alloc&) {
+      failed.store(true, std::memory_order_relaxed);
+    }
+  }
+  return !failed.load();
+}
+
+// dst[i] = To(src[i]) for `count` elements, with Eigen's vectorised casts (float to float16 /
+// bfloat16 rounds to nearest even), split over threads when large.
+template <class To, class From>
+void Convert(const From* src, To* dst, std::int64_t count) {
+  const std::int64_t chunks = (count + kConvertChunk - 1) / kConvertChunk;
+  const int threads = chunks > 1 && !omp_in_parallel()
+                          ? static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), chunks))
+                          : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const std::int64_t begin = chunk * kConvertChunk;
+    const Index size = std::min(kConvertChunk, count - begin);
+    Eigen::Map<Vector<To>>(dst + begin, size) =
+        Eigen::Map<const Vector<From>>(src + begin, size).template cast<To>();
+  }
+}
+
+// A buffer of `count` elements, or null when the allocation fails (reported as a Status).
+template <class S>
+std::unique_ptr<S[]> Allocate(std::int64_t count) {
+  return std::unique_ptr<S[]>(new (std::nothrow) S[static_cast<std::size_t>(count)]);
+}
+
+template <class T>
+class EigenPrimitive final : public MatMulPrimitive {
+ public:
+  using S = ComputeType<T>;
+
+  static StatusOr<std::unique_ptr<MatMulPrimitive>> Create(const MatMulPlan& plan) {
+    auto primitive = std::unique_ptr<EigenPrimitive>(new EigenPrimitive(plan));
+    if constexpr (kIsHalf<T>) {
+      if (plan.y_elements > 0 && plan.k > 0) {
+        primitive->a_float_ = Allocate<float>(plan.a_elements);
+        primitive->b_float_ = Allocate<float>(plan.b_elements);
+        primitive->y_float_ = Allocate<float>(plan.y_elements);
+        if (!primitive->a_float_ || !primitive->b_float_ || !primitive->y_float_) {
+          return ResourceExhaustedError("eigen: cannot allocate the float32 scratch buffers for " +
+                                        plan.desc.ToString());
+        }
+      }
+    }
+    return std::unique_ptr<MatMulPrimitive>(std::move(primitive));
+  }
+
+ protected:
+  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+    const MatMulPlan& p = plan();
+    // An empty Y has nothing to compute; with K = 0 every element is an empty sum. Neither reaches
+    // Eigen, whose Map wants real memory.
+    if (p.y_elements == 0) return OkStatus();
+    if (p.k == 0) {
+      std::fill_n(y.Data<T>(), p.y_elements, T(0));
+      return OkStatus();
+    }
+    bool ok = false;
+    try {
+      if constexpr (kIsHalf<T>) {
+        Convert(a.Data<T>(), a_float_.get(), p.a_elements);
+        Convert(b.Data<T>(), b_float_.get(), p.b_elements);
+        ok = BatchedProduct<float>(p, fold_, a_float_.get(), b_float_.get(), y_float_.get());
+        if (ok) Convert(y_float_.get(), y.Data<T>(), p.y_elements);
+      } else {
+        // For signed integers this reads the same bits as the unsigned type (an aliasing the
+        // language allows), so the product wraps modulo 2^bits and reads back as two's complement.
+        ok = BatchedProduct<S>(p, fold_, reinterpret_cast<const S*>(a.data),
+                               reinterpret_cast<const S*>(b.data), reinterpret_cast<S*>(y.data));
+      }
+    } catch (const std::bad_alloc&) {
+      ok = false;
+    }
+    if (!ok)
+      return ResourceExhaustedError("eigen: out of memory in the product " + p.desc.ToString());
+    return OkStatus();
+  }
+
+ private:
+  explicit EigenPrimitive(const MatMulPlan& plan)
+      : MatMulPrimitive(plan),
+        // B is one matrix and A a plain stack: Y[batch*m, n] = A[batch*m, k] x B is one larger
+        // product, which Eigen blocks and parallelises better than `batch` small ones.
+        fold_(plan.batch > 1 && plan.b_shared_across_batch() && plan.a_batch_contiguous()) {}
+
+  const bool fold_;
+  // float16/bfloat16 only: A, B and Y widened to float32, allocated once here, reused by Run.
+  std::unique_ptr<float[]> a_float_;
+  std::unique_ptr<float[]> b_float_;
+  std::unique_ptr<float[]> y_float_;
+};
+
+}  // namespace
+
+Support EigenBackend::Supports(const MatMulDesc& desc) const {
+  switch (desc.dtype) {
+    case DType::kFloat16:
+      return Support::ByConversion(
+          "float16 via float32 accumulation: A and B widened to float32, Eigen's float32 product, "
+          "Y rounded once to float16");
+    case DType::kBFloat16:
+      return Support::ByConversion(
+          "bfloat16 via float32 accumulation: A and B widened to float32, Eigen's float32 product, "
+          "Y rounded once to bfloat16");
+    default:
+      return Support::Native();
+  }
+}
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> EigenBackend::Prepare(const MatMulPlan& plan) {
+  // Every dtype is supported (see Supports), so there is nothing to refuse.
+  return VisitDType(plan.desc.dtype, [&](auto tag) {
+    return EigenPrimitive<CppType<decltype(tag)::value>>::Create(plan);
+  });
+}
+
+int EigenBackend::MaxThreads() { return omp_get_max_threads(); }
+
+}  // namespace mm

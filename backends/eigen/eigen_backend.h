@@ -1,0 +1,44 @@
+// The Eigen backend: Eigen 3.4's optimised matrix products for every MatMul-13 dtype.
+#ifndef MM_BACKENDS_EIGEN_EIGEN_BACKEND_H_
+#define MM_BACKENDS_EIGEN_EIGEN_BACKEND_H_
+
+#include <memory>
+
+#include "engine/backend.h"
+
+namespace mm {
+
+// Computes MatMul with Eigen's matrix product (`Y.noalias() = A * B` over row-major Eigen::Map
+// views of the tensors), one product per batch entry of the engine's plan; broadcast batch entries
+// map the same operand memory, nothing is copied.
+//  - float and double: native; Eigen accumulates in the dtype itself (float32 / float64, FMA).
+//  - float16 and bfloat16: by conversion. Eigen's own half/bfloat16 products round after every
+//    multiply and add (a float16 sum of ones stalls at 2048), so A and B are widened to float32
+//    into scratch buffers owned by the primitive, multiplied by Eigen's float product (float32
+//    accumulation), and each Y element is rounded once to the output type, to nearest even.
+//  - int32, int64, uint32, uint64: native, wrapping modulo 2^bits exactly like the reference
+//  backend
+//    (numpy): every integer product is computed in the unsigned type of the same width, where C++
+//    defines wraparound, and the bits are read back as the dtype (two's complement).
+// Every numpy.matmul form is supported, zero-size dims included (K = 0 gives zeros, an empty Y is
+// left untouched and Eigen is never called).
+// Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute). One product
+// uses Eigen's own parallel GEMM; a batch whose entries are too small to split well, or that has at
+// least as many entries as threads, is spread over the batch instead (one entry per task, each
+// product single-threaded). When B is one matrix shared by a plain stack of A matrices the batch is
+// folded into M (one product of batch*M rows).
+// A primitive is not safe to Execute from several threads at once (it owns scratch buffers).
+class EigenBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "eigen"; }
+  Support Supports(const MatMulDesc& desc) const override;
+  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) override;
+
+  // The number of threads an Execute started now may use: OpenMP's omp_get_max_threads(), which
+  // follows OMP_NUM_THREADS and omp_set_num_threads().
+  static int MaxThreads();
+};
+
+}  // namespace mm
+
+#endif  // MM_BACKENDS_EIGEN_EIGEN_BACKEND_H_

@@ -1,0 +1,260 @@
+// The Eigen backend against the reference backend, for every dtype, over every numpy.matmul form.
+// ctest runs this binary twice, with OMP_NUM_THREADS=1 and =2 (see CMakeLists.txt), so the
+// batch-spreading and Eigen's parallel GEMM paths are both exercised.
+#include "backends/eigen/eigen_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "backends/reference/reference_backend.h"
+#include "backends/testing/matmul_tester.h"
+#include "conformance/builtin/builtin_examples.h"
+#include "engine/testing/test_names.h"
+
+namespace mm {
+namespace {
+
+using testing::MatMulTester;
+
+struct Shape {
+  const char* why;
+  Dims a;
+  Dims b;
+};
+
+const Shape kShapes[] = {
+    // Every 1-D form (numpy promotes a 1-D operand and removes the promoted axis from Y).
+    {"1-D x 1-D: a dot product, rank-0 Y", {7}, {7}},
+    {"1-D A times a matrix: Y is [N]", {7}, {7, 5}},
+    {"matrix times 1-D B: Y is [M], Eigen's GEMV", {5, 7}, {7}},
+    {"1-D A over a batched B: A is shared by every entry", {7}, {3, 7, 5}},
+    {"batched A times 1-D B: folds into one [15, 7] x [7] product", {3, 5, 7}, {7}},
+    // Plain and batched products.
+    {"plain 2-D product", {3, 4}, {4, 5}},
+    {"2-D B shared by a stack of A: the batch folds into M", {2, 3, 4}, {4, 5}},
+    {"size-1 batch dim of B broadcasts: still folds into M", {6, 3, 4}, {1, 4, 5}},
+    {"2-D A shared by a stack of B: broadcast on A", {3, 4}, {2, 4, 5}},
+    {"size-1 batch dim of A broadcasts against B's stack", {1, 3, 4}, {6, 4, 5}},
+    {"broadcast on both operands", {3, 1, 2, 4}, {1, 5, 4, 6}},
+    {"rank 5 with broadcast axes in each operand", {2, 1, 3, 2, 3}, {1, 2, 1, 3, 4}},
+    {"8 small entries: spread over the threads", {8, 16, 16}, {8, 16, 16}},
+    {"1000 tiny entries: per-entry overhead and batch spreading", {1000, 2, 3}, {1000, 3, 2}},
+    {"2 entries of Eigen-GEMM size: one entry per thread", {2, 65, 66}, {2, 66, 67}},
+    // Degenerate extents.
+    {"K = 1: an outer product", {5, 1}, {1, 6}},
+    {"K = 0: Y is all zeros", {3, 0}, {0, 4}},
+    {"K = 0 batched with broadcast: zeros", {2, 3, 0}, {0, 4}},
+    {"K = 0 vectors: a rank-0 zero", {0}, {0}},
+    {"M = 0: empty Y", {0, 4}, {4, 5}},
+    {"N = 0: empty Y", {3, 4}, {4, 0}},
+    {"batch = 0: empty Y", {0, 3, 4}, {4, 5}},
+    {"batch = 0 from broadcasting a 0 against 1", {2, 0, 3, 4}, {1, 1, 4, 5}},
+    // Odd sizes: ragged edges of Eigen's register blocks and panels.
+    {"1 x 1 x 1", {1, 1}, {1, 1}},
+    {"7 x 7 x 7", {7, 7}, {7, 7}},
+    {"17 x 17 x 17", {17, 17}, {17, 17}},
+    {"33 x 33 x 33", {33, 33}, {33, 33}},
+    {"7 x 33 x 17 mixed", {7, 33}, {33, 17}},
+    {"257 x 257 x 257: Eigen's parallel GEMM with 2 threads", {257, 257}, {257, 257}},
+    // Long accumulation, small M and N to keep the test fast.
+    {"K = 4096: float32 accumulation within the Higham bound", {3, 4096}, {4096, 5}},
+    {"K = 4096 dot product", {4096}, {4096}},
+};
+
+using ShapeAndDType = std::tuple<Shape, DType>;
+
+class EigenBackendShapeTest : public ::testing::TestWithParam<ShapeAndDType> {};
+
+TEST_P(EigenBackendShapeTest, MatchesTheReference) {
+  const auto& [shape, dtype] = GetParam();
+  EigenBackend backend;
+  MatMulTester tester;
+  tester.a_dims(shape.a).b_dims(shape.b).dtype(dtype).iterations(3);
+  tester.Test(backend);
+  if (!IsFloat(dtype)) {
+    // Whole-range integers: products and sums wrap, and must wrap exactly like the reference.
+    tester.values(MatMulTester::Values::kFullRange).seed(99).Test(backend);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllShapes, EigenBackendShapeTest,
+                         ::testing::Combine(::testing::ValuesIn(kShapes),
+                                            ::testing::ValuesIn(kAllDTypes)),
+                         [](const ::testing::TestParamInfo<ShapeAndDType>& info) {
+                           return testing::TestNameFromWhy(std::get<0>(info.param).why) + "_" +
+                                  std::string(DTypeName(std::get<1>(info.param)));
+                         });
+
+TEST(EigenBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
+  auto examples = BuiltinExamples();
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  ASSERT_EQ(examples->size(), 9u);
+  EigenBackend backend;
+  for (const ExampleCase& example : *examples) {
+    SCOPED_TRACE(example.name);
+    ASSERT_EQ(example.y.dtype(), DType::kFloat);
+    auto y = MatMul(backend, example.a.view(), example.b.view());
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ(y->dims(), example.y.dims());
+    for (std::int64_t i = 0; i < y->NumElements(); ++i) {
+      const double got = y->Data<float>()[i];
+      const double want = example.y.Data<float>()[i];
+      // ONNX's rule: |actual - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-7.
+      EXPECT_LE(std::fabs(got - want), 1e-7 + 1e-3 * std::fabs(want)) << "element " << i;
+    }
+  }
+}
+
+TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
+  EigenBackend backend;
+  for (DType dtype : kAllDTypes) {
+    const Support support = backend.Supports({dtype, {2, 3}, {3, 4}});
+    if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+      EXPECT_EQ(support.level, Support::Level::kByConversion) << DTypeName(dtype);
+      EXPECT_NE(support.note.find("via float32 accumulation"), std::string::npos) << support.note;
+    } else {
+      EXPECT_EQ(support.level, Support::Level::kNative) << DTypeName(dtype);
+    }
+  }
+}
+
+template <class T>
+Tensor Filled(Dims dims, float value) {
+  Tensor t = Tensor::Create(DTypeOf<T>(), std::move(dims)).value();
+  for (std::int64_t i = 0; i < t.NumElements(); ++i) t.Data<T>()[i] = T(value);
+  return t;
+}
+
+TEST(EigenBackendTest, SixteenBitFloatsAccumulateInFloat32) {
+  EigenBackend backend;
+  // A float16 accumulator stalls at 2048 (2048 + 1 rounds back to 2048); a bfloat16 one at 256.
+  auto f16 =
+      MatMul(backend, Filled<float16>({4096}, 1.0f).view(), Filled<float16>({4096}, 1.0f).view());
+  ASSERT_TRUE(f16.ok()) << f16.status();
+  EXPECT_EQ(static_cast<float>(f16->Data<float16>()[0]), 4096.0f);
+  auto bf16 =
+      MatMul(backend, Filled<bfloat16>({512}, 1.0f).view(), Filled<bfloat16>({512}, 1.0f).view());
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_EQ(static_cast<float>(bf16->Data<bfloat16>()[0]), 512.0f);
+}
+
+TEST(EigenBackendTest, SixteenBitFloatsRoundOnceToNearestEven) {
+  EigenBackend backend;
+  auto dot = [&](float second) {
+    Tensor a = Tensor::Create(DType::kFloat16, {2}).value();
+    a.Data<float16>()[0] = float16(1.0f);
+    a.Data<float16>()[1] = float16(second);
+    return static_cast<float>(
+        MatMul(backend, a.view(), Filled<float16>({2}, 1.0f).view()).value().Data<float16>()[0]);
+  };
+  // 1 + 2^-11 is the tie between 1 and 1 + 2^-10: ties go to even, 1.
+  EXPECT_EQ(dot(std::ldexp(1.0f, -11)), 1.0f);
+  // 1 + 2^-11 + 2^-13 (in float32, exactly) is past the tie: 1 + 2^-10.
+  EXPECT_EQ(dot(std::ldexp(1.0f, -11) + std::ldexp(1.0f, -13)), 1.0f + std::ldexp(1.0f, -10));
+}
+
+template <class T>
+T Dot(std::initializer_list<T> a, std::initializer_list<T> b) {
+  EigenBackend backend;
+  const Dims dims{static_cast<std::int64_t>(a.size())};
+  Tensor ta = Tensor::FromValues<T>(dims, std::span<const T>(a.begin(), a.size())).value();
+  Tensor tb = Tensor::FromValues<T>(dims, std::span<const T>(b.begin(), b.size())).value();
+  return MatMul(backend, ta.view(), tb.view()).value().template Data<T>()[0];
+}
+
+TEST(EigenBackendTest, IntegersWrapModulo2ToBits) {
+  using I32 = std::numeric_limits<std::int32_t>;
+  using I64 = std::numeric_limits<std::int64_t>;
+  // (2^31 - 1) * 2 + 1 * 3 = 2^32 + 1, which is 1 modulo 2^32.
+  EXPECT_EQ(Dot<std::int32_t>({I32::max(), 1}, {2, 3}), 1);
+  // INT32_MIN * -1 wraps to INT32_MIN.
+  EXPECT_EQ(Dot<std::int32_t>({I32::min()}, {-1}), I32::min());
+  // INT64_MAX + INT64_MAX = 2^64 - 2, which is -2 as int64.
+  EXPECT_EQ(Dot<std::int64_t>({I64::max(), I64::max()}, {1, 1}), -2);
+  EXPECT_EQ(Dot<std::int64_t>({I64::min()}, {-1}), I64::min());
+  // (2^32 - 1)^2 = 2^64 - 2^33 + 1, which is 1 modulo 2^32; (2^64 - 1) + 2 is 1 modulo 2^64.
+  EXPECT_EQ(Dot<std::uint32_t>({0xFFFFFFFFu}, {0xFFFFFFFFu}), 1u);
+  EXPECT_EQ(Dot<std::uint64_t>({~std::uint64_t{0}, 2}, {1, 1}), 1u);
+}
+
+TEST(EigenBackendTest, InfinityNaNAndOverflowPropagateLikeTheReference) {
+  EigenBackend backend;
+  auto make = [](DType dtype, Dims dims, std::initializer_list<float> values) {
+    Tensor t = Tensor::Create(dtype, std::move(dims)).value();
+    VisitDType(dtype, [&](auto tag) {
+      using T = CppType<decltype(tag)::value>;
+      std::int64_t i = 0;
+      for (float v : values) t.Data<T>()[i++] = T(v);
+    });
+    return t;
+  };
+  auto y = MatMul(backend, make(DType::kFloat, {2, 2}, {INFINITY, 1, 0, 1}).view(),
+                  make(DType::kFloat, {2, 1}, {1, 0}).view());
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ(y->Data<float>()[0], INFINITY);
+  EXPECT_EQ(y->Data<float>()[1], 0.0f);
+  // inf * 0 is NaN, and NaN poisons the sum.
+  auto nan = MatMul(backend, make(DType::kDouble, {2}, {INFINITY, 1}).view(),
+                    make(DType::kDouble, {2}, {0, 1}).view());
+  ASSERT_TRUE(nan.ok());
+  EXPECT_TRUE(std::isnan(nan->Data<double>()[0]));
+  // 60000 + 60000 fits the float32 accumulator but overflows float16 when rounded: infinity.
+  auto big = MatMul(backend, make(DType::kFloat16, {2}, {60000, 60000}).view(),
+                    make(DType::kFloat16, {2}, {1, 1}).view());
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(static_cast<float>(big->Data<float16>()[0]), INFINITY);
+}
+
+// Small integers, exact in every float dtype and in float32 sums, so any backend must match the
+// reference bit for bit.
+Tensor ExactValues(DType dtype, const Dims& dims, int modulus) {
+  Tensor t = Tensor::Create(dtype, dims).value();
+  VisitDType(dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    for (std::int64_t i = 0; i < t.NumElements(); ++i) {
+      t.Data<T>()[i] = T(static_cast<float>(i % modulus - modulus / 2));
+    }
+  });
+  return t;
+}
+
+TEST(EigenBackendTest, OnePrimitiveComputesNewInputsEveryTime) {
+  // The 16-bit float primitives reuse scratch buffers; nothing of a previous call may leak into the
+  // next one.
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat, DType::kInt32}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    const Dims a_dims{4, 3, 9}, b_dims{9, 5};
+    EigenBackend backend;
+    ReferenceBackend reference;
+    auto plan = PlanMatMul({dtype, a_dims, b_dims}).value();
+    auto primitive = backend.Prepare(plan).value();
+    for (int modulus : {7, 5, 3}) {
+      const Tensor a = ExactValues(dtype, a_dims, modulus);
+      const Tensor b = ExactValues(dtype, b_dims, modulus + 4);
+      Tensor y = Tensor::Create(dtype, plan.y_dims).value();
+      ASSERT_TRUE(primitive->Execute(a.view(), b.view(), y.mutable_view()).ok());
+      const Tensor want = MatMul(reference, a.view(), b.view()).value();
+      EXPECT_EQ(std::memcmp(y.raw_data(), want.raw_data(), y.NumBytes()), 0) << modulus;
+    }
+  }
+}
+
+TEST(EigenBackendTest, FollowsOmpNumThreads) {
+  // ctest sets OMP_NUM_THREADS for this binary (1 and 2); run by hand without it, OpenMP uses
+  // every core.
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (env != nullptr) {
+    EXPECT_EQ(EigenBackend::MaxThreads(), std::atoi(env));
+  } else {
+    EXPECT_GE(EigenBackend::MaxThreads(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace mm

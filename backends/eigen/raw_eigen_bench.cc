@@ -1,0 +1,123 @@
+// raw_eigen/<dtype>/<shape>: what a programmer gets from Eigen alone, the yardstick for
+// matmul/eigen/<dtype>/<shape>. Each is a bare `Y.noalias() = A * B` over row-major Eigen::Map
+// views of preallocated buffers, compiled with the same flags as the backend; a batched shape is a
+// loop of such products over operand pointers worked out before timing.
+//  - float, double: Eigen's product of that type.
+//  - int32: Eigen's int32 product (values are small, nothing overflows).
+//  - bfloat16: the same work the backend does, done bare: widen A and B to float32 with Eigen casts
+//    into preallocated buffers, float32 product, cast Y back to bfloat16.
+// raw_eigen_native/bfloat16/<shape> is Eigen's own bfloat16 product for comparison (every multiply
+// and add rounded to bfloat16: the accuracy the backend avoids; much slower too).
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/bench/bench_shapes.h"
+
+namespace mm::bench {
+namespace {
+
+template <class S>
+using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using Vector = Eigen::Array<S, Eigen::Dynamic, 1>;
+
+// Element offsets of every batch entry's A and B matrix, from the engine's broadcasting rules.
+std::vector<std::pair<std::int64_t, std::int64_t>> AllBatchOffsets(const MatMulPlan& plan) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> offsets;
+  for (std::int64_t i = 0; i < plan.batch; ++i) offsets.push_back(plan.BatchOffsets(i));
+  return offsets;
+}
+
+// The bare loop: one Eigen product per batch entry, `S` the type Eigen multiplies in.
+template <class S>
+void BareProducts(benchmark::State& state, const MatMulPlan& plan, const S* a, const S* b, S* y,
+                  const std::function<void()>& before, const std::function<void()>& after) {
+  const auto offsets = AllBatchOffsets(plan);
+  const Eigen::Index m = plan.m, k = plan.k, n = plan.n;
+  for (auto _ : state) {
+    before();
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      const Eigen::Map<const RowMajorMatrix<S>> a_mat(a + offsets[i].first, m, k);
+      const Eigen::Map<const RowMajorMatrix<S>> b_mat(b + offsets[i].second, k, n);
+      Eigen::Map<RowMajorMatrix<S>> y_mat(y + static_cast<std::int64_t>(i) * m * n, m, n);
+      y_mat.noalias() = a_mat * b_mat;
+    }
+    after();
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+  }
+  SetGflops(state, plan);
+}
+
+template <class T>
+void RawEigen(benchmark::State& state, const BenchShape& shape) {
+  const MatMulPlan plan = PlanMatMul({DTypeOf<T>(), shape.a_dims, shape.b_dims}).value();
+  const Tensor a = BenchInput(DTypeOf<T>(), shape.a_dims, 1);
+  const Tensor b = BenchInput(DTypeOf<T>(), shape.b_dims, 2);
+  Tensor y = Tensor::Create(DTypeOf<T>(), plan.y_dims).value();
+  BareProducts<T>(
+      state, plan, a.Data<T>(), b.Data<T>(), y.Data<T>(), [] {}, [] {});
+}
+
+void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) {
+  const MatMulPlan plan = PlanMatMul({DType::kBFloat16, shape.a_dims, shape.b_dims}).value();
+  const Tensor a = BenchInput(DType::kBFloat16, shape.a_dims, 1);
+  const Tensor b = BenchInput(DType::kBFloat16, shape.b_dims, 2);
+  Tensor y = Tensor::Create(DType::kBFloat16, plan.y_dims).value();
+  std::vector<float> a_float(plan.a_elements), b_float(plan.b_elements), y_float(plan.y_elements);
+  const auto widen = [&] {
+    Eigen::Map<Vector<float>>(a_float.data(), plan.a_elements) =
+        Eigen::Map<const Vector<bfloat16>>(a.Data<bfloat16>(), plan.a_elements).cast<float>();
+    Eigen::Map<Vector<float>>(b_float.data(), plan.b_elements) =
+        Eigen::Map<const Vector<bfloat16>>(b.Data<bfloat16>(), plan.b_elements).cast<float>();
+  };
+  const auto narrow = [&] {
+    Eigen::Map<Vector<bfloat16>>(y.Data<bfloat16>(), plan.y_elements) =
+        Eigen::Map<const Vector<float>>(y_float.data(), plan.y_elements).cast<bfloat16>();
+  };
+  BareProducts<float>(state, plan, a_float.data(), b_float.data(), y_float.data(), widen, narrow);
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (DType dtype : BenchDTypes()) {
+    for (const BenchShape& shape : Shapes()) {
+      const std::string name =
+          "raw_eigen/" + std::string(DTypeName(dtype)) + "/" + std::string(shape.name);
+      benchmark::internal::Benchmark* bench = nullptr;
+      switch (dtype) {
+        case DType::kFloat:
+          bench = benchmark::RegisterBenchmark(name.c_str(), RawEigen<float>, shape);
+          break;
+        case DType::kDouble:
+          bench = benchmark::RegisterBenchmark(name.c_str(), RawEigen<double>, shape);
+          break;
+        case DType::kInt32:
+          bench = benchmark::RegisterBenchmark(name.c_str(), RawEigen<std::int32_t>, shape);
+          break;
+        case DType::kBFloat16:
+          bench = benchmark::RegisterBenchmark(name.c_str(), RawEigenBFloat16ViaFloat, shape);
+          // Eigen's native bfloat16 product is scalar code, about 1 GFLOPS: 1024^3 would take
+          // seconds per iteration.
+          if (!shape.large) {
+            benchmark::RegisterBenchmark(
+                ("raw_eigen_native/bfloat16/" + std::string(shape.name)).c_str(),
+                RawEigen<bfloat16>, shape)
+                ->UseRealTime();
+          }
+          break;
+        default:
+          break;
+      }
+      if (bench != nullptr) bench->UseRealTime();
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace mm::bench
