@@ -118,6 +118,9 @@ TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
     if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
       EXPECT_EQ(support.level, Support::Level::kByConversion) << DTypeName(dtype);
       EXPECT_NE(support.note.find("via float32 accumulation"), std::string::npos) << support.note;
+    } else if (dtype == DType::kInt32 || dtype == DType::kUInt32) {
+      EXPECT_EQ(support.level, Support::Level::kByConversion) << DTypeName(dtype);
+      EXPECT_NE(support.note.find("via uint64"), std::string::npos) << support.note;
     } else {
       EXPECT_EQ(support.level, Support::Level::kNative) << DTypeName(dtype);
     }
@@ -225,8 +228,8 @@ Tensor ExactValues(DType dtype, const Dims& dims, int modulus) {
 }
 
 TEST(EigenBackendTest, OnePrimitiveComputesNewInputsEveryTime) {
-  // The 16-bit float primitives reuse scratch buffers; nothing of a previous call may leak into the
-  // next one.
+  // The 16-bit float and 32-bit integer primitives reuse scratch buffers; nothing of a previous
+  // call may leak into the next one.
   for (DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat, DType::kInt32}) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));
     const Dims a_dims{4, 3, 9}, b_dims{9, 5};
