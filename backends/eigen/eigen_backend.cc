@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -52,50 +53,74 @@ void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
   y_mat.noalias() = a_mat * b_mat;
 }
 
-// Threads to spread `plan`'s batch over (1: entries run one after another, each product free to use
-// Eigen's own threads). Spreading wins when every thread gets an entry, or when an entry is too
-// small for Eigen to split over all threads.
-int BatchThreads(const MatMulPlan& plan) {
-  if (plan.batch < 2 || omp_in_parallel()) return 1;
-  const int threads = omp_get_max_threads();
-  if (threads < 2) return 1;
-  const double work =
-      static_cast<double>(plan.m) * static_cast<double>(plan.n) * static_cast<double>(plan.k);
-  if (plan.batch >= threads || work < threads * kEigenMinTaskSize) {
-    return static_cast<int>(std::min<std::int64_t>(threads, plan.batch));
-  }
-  return 1;
+// Threads to spread `tasks` independent products totalling `work` multiply-adds over: at most one
+// per task and, like Eigen's own GEMM, at most one per kEigenMinTaskSize multiply-adds (so a tiny
+// product never pays for a parallel region).
+int SpreadThreads(std::int64_t tasks, double work) {
+  if (tasks < 2 || omp_in_parallel()) return 1;
+  const double threads = std::min({static_cast<double>(omp_get_max_threads()),
+                                   static_cast<double>(tasks), work / kEigenMinTaskSize});
+  return std::max(1, static_cast<int>(threads));
 }
 
-// Every batch entry's product over compute-type buffers laid out as the plan says. Returns false
-// when Eigen ran out of memory on a worker thread (std::bad_alloc is caught where it is raised: an
-// exception must not leave an OpenMP region); on the calling thread it propagates to Run.
-template <class S>
-bool BatchedProduct(const MatMulPlan& plan, bool fold_batch_into_m, const S* a, const S* b, S* y) {
-  const Index m = plan.m, k = plan.k, n = plan.n;
-  if (fold_batch_into_m) {
-    Product(a, b, y, plan.batch * m, k, n);
-    return true;
-  }
-  auto entry = [&](std::int64_t index) {
-    const auto [a_offset, b_offset] = plan.BatchOffsets(index);
-    Product(a + a_offset, b + b_offset, y + index * m * n, m, k, n);
-  };
-  const int threads = BatchThreads(plan);
-  if (threads == 1) {
-    for (std::int64_t index = 0; index < plan.batch; ++index) entry(index);
-    return true;
-  }
+// Runs task(0) .. task(count - 1) on `threads` OpenMP threads, each product single-threaded
+// (Eigen does not nest parallelism). Returns false when a task ran out of memory: std::bad_alloc is
+// caught where it is raised, since an exception must not leave an OpenMP region.
+template <class Task>
+bool Spread(std::int64_t count, int threads, const Task& task) {
   std::atomic<bool> failed{false};
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t index = 0; index < plan.batch; ++index) {
+  for (std::int64_t i = 0; i < count; ++i) {
     try {
-      entry(index);
+      task(i);
     } catch (const std::bad_alloc&) {
       failed.store(true, std::memory_order_relaxed);
     }
   }
   return !failed.load();
+}
+
+// Every batch entry's product over compute-type buffers laid out as the plan says. Returns false
+// when Eigen ran out of memory on a worker thread; on the calling thread std::bad_alloc propagates.
+//  - Folded (B shared by a plain stack of A): one [batch*m, k] x [k, n] product, split into one
+//    block of rows per thread when there is enough work.
+//  - Otherwise one product per entry, spread over the batch when every thread gets an entry or an
+//    entry is too small for Eigen to split over every thread; else entries run in turn and each
+//    uses Eigen's own parallel GEMM.
+// Spreading keeps threads independent: Eigen's parallel GEMM synchronises its threads inside every
+// product, which costs far more than the work of a small one (see README).
+template <class S>
+bool BatchedProduct(const MatMulPlan& plan, bool fold_batch_into_m, const S* a, const S* b, S* y) {
+  const Index m = plan.m, k = plan.k, n = plan.n;
+  const double entry_work =
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double work = entry_work * static_cast<double>(plan.batch);
+  if (fold_batch_into_m) {
+    const Index rows = plan.batch * m;
+    const int threads = SpreadThreads(rows, work);
+    if (threads == 1) {
+      Product(a, b, y, rows, k, n);
+      return true;
+    }
+    const Index block = (rows + threads - 1) / threads;
+    return Spread(threads, threads, [&](std::int64_t i) {
+      const Index first = i * block;
+      const Index count = std::min(block, rows - first);
+      if (count > 0) Product(a + first * k, b, y + first * n, count, k, n);
+    });
+  }
+  auto entry = [&](std::int64_t index) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(index);
+    Product(a + a_offset, b + b_offset, y + index * m * n, m, k, n);
+  };
+  const int max_threads = omp_get_max_threads();
+  const bool spread = plan.batch >= max_threads || entry_work < max_threads * kEigenMinTaskSize;
+  const int threads = spread ? SpreadThreads(plan.batch, work) : 1;
+  if (threads == 1) {
+    for (std::int64_t index = 0; index < plan.batch; ++index) entry(index);
+    return true;
+  }
+  return Spread(plan.batch, threads, entry);
 }
 
 // dst[i] = To(src[i]) for `count` elements, with Eigen's vectorised casts, split over threads when

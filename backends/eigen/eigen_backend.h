@@ -24,11 +24,11 @@ namespace mm {
 //    2^32, and Eigen's uint64 product is 2-3x faster than its int32/uint32 ones here.
 // Every numpy.matmul form is supported, zero-size dims included (K = 0 gives zeros, an empty Y is
 // left untouched and Eigen is never called).
-// Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute). One product
-// uses Eigen's own parallel GEMM; a batch whose entries are too small to split well, or that has at
-// least as many entries as threads, is spread over the batch instead (one entry per task, each
-// product single-threaded). When B is one matrix shared by a plain stack of A matrices the batch is
-// folded into M (one product of batch*M rows).
+// Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute). A single
+// product uses Eigen's own parallel GEMM. A batch is spread over the threads instead (one entry per
+// task, each product single-threaded) when every thread gets an entry or an entry is too small for
+// Eigen to split over every thread. When B is one matrix shared by a plain stack of A matrices the
+// batch folds into M (one product of batch*M rows), split into one block of rows per thread.
 // A primitive is not safe to Execute from several threads at once (it owns scratch buffers).
 class EigenBackend final : public Backend {
  public:

@@ -4,6 +4,7 @@
 #include "backends/eigen/eigen_backend.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -46,6 +47,7 @@ const Shape kShapes[] = {
     {"8 small entries: spread over the threads", {8, 16, 16}, {8, 16, 16}},
     {"1000 tiny entries: per-entry overhead and batch spreading", {1000, 2, 3}, {1000, 3, 2}},
     {"2 entries of Eigen-GEMM size: one entry per thread", {2, 65, 66}, {2, 66, 67}},
+    {"folded batch split into row blocks per thread, ragged", {5, 101, 67}, {67, 33}},
     // Degenerate extents.
     {"K = 1: an outer product", {5, 1}, {1, 6}},
     {"K = 0: Y is all zeros", {3, 0}, {0, 4}},
@@ -246,6 +248,20 @@ TEST(EigenBackendTest, OnePrimitiveComputesNewInputsEveryTime) {
       EXPECT_EQ(std::memcmp(y.raw_data(), want.raw_data(), y.NumBytes()), 0) << modulus;
     }
   }
+}
+
+TEST(EigenBackendTest, EverySchedulingMatchesTheReferenceWithThreeThreads) {
+  // With 3 threads a batch of 2 large entries runs entry after entry on Eigen's parallel GEMM, and
+  // a folded batch splits into 3 row blocks: schedules that 1 and 2 threads never reach.
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  EigenBackend backend;
+  for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kInt32, DType::kInt64}) {
+    MatMulTester().a_dims({2, 97, 98}).b_dims({2, 98, 99}).dtype(dtype).Test(backend);
+    MatMulTester().a_dims({5, 101, 67}).b_dims({67, 33}).dtype(dtype).Test(backend);
+    MatMulTester().a_dims({7, 40, 41}).b_dims({7, 41, 42}).dtype(dtype).Test(backend);
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(EigenBackendTest, FollowsOmpNumThreads) {
