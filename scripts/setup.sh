@@ -11,6 +11,7 @@ packages=(
   libeigen3-dev
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  libssl-dev
 )
 
 missing=()

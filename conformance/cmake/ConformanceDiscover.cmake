@@ -1,0 +1,64 @@
+# Run by ctest (TEST_INCLUDE_FILES) before any test: asks mm-conformance which (case, backend)
+# pairs exist over the configured data and registers one test per pair. Inputs:
+# MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots).
+
+if(NOT EXISTS "${MM_CONFORMANCE_EXE}")
+  add_test(conformance.NOT_BUILT "${CMAKE_COMMAND}" -E echo
+           "mm-conformance is not built: ${MM_CONFORMANCE_EXE}")
+  set_tests_properties(conformance.NOT_BUILT PROPERTIES LABELS conformance WILL_FAIL TRUE)
+  return()
+endif()
+
+# The same MM_ONNX_DATA for discovery and for every test; ctest's own environment is restored.
+if(MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
+  set(mm_env_modification "MM_ONNX_DATA=unset:")
+else()
+  set(mm_env_modification "MM_ONNX_DATA=set:${MM_CONFORMANCE_ONNX_DATA}")
+endif()
+set(mm_saved_defined FALSE)
+if(DEFINED ENV{MM_ONNX_DATA})
+  set(mm_saved_defined TRUE)
+  set(mm_saved_value "$ENV{MM_ONNX_DATA}")
+endif()
+if(MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
+  unset(ENV{MM_ONNX_DATA})
+else()
+  set(ENV{MM_ONNX_DATA} "${MM_CONFORMANCE_ONNX_DATA}")
+endif()
+execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests
+                OUTPUT_VARIABLE mm_list ERROR_VARIABLE mm_error RESULT_VARIABLE mm_result
+                TIMEOUT 60)
+if(mm_saved_defined)
+  set(ENV{MM_ONNX_DATA} "${mm_saved_value}")
+else()
+  unset(ENV{MM_ONNX_DATA})
+endif()
+
+if(NOT mm_result EQUAL 0)
+  string(REPLACE "\n" " " mm_error "${mm_error}")
+  add_test(conformance.DISCOVERY_FAILED "${CMAKE_COMMAND}" -E echo
+           "mm-conformance --list-tests failed (${mm_result}): ${mm_error}")
+  set_tests_properties(conformance.DISCOVERY_FAILED PROPERTIES LABELS conformance WILL_FAIL TRUE)
+  return()
+endif()
+
+string(REPLACE "\n" ";" mm_lines "${mm_list}")
+foreach(mm_line IN LISTS mm_lines)
+  if(mm_line STREQUAL "")
+    continue()
+  endif()
+  string(REPLACE "\t" ";" mm_fields "${mm_line}")
+  list(GET mm_fields 0 mm_case)
+  list(GET mm_fields 1 mm_backend)
+  set(mm_name "conformance.${mm_case}.${mm_backend}")
+  add_test("${mm_name}" "${MM_CONFORMANCE_EXE}" --case "${mm_case}" --backend "${mm_backend}"
+           --skip-exit-code 77)
+  set_tests_properties("${mm_name}" PROPERTIES LABELS conformance SKIP_RETURN_CODE 77
+                       ENVIRONMENT_MODIFICATION "${mm_env_modification}")
+endforeach()
+
+if(NOT MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
+  add_test(conformance.official_corpus "${MM_CONFORMANCE_EXE}" --list --require-official)
+  set_tests_properties(conformance.official_corpus PROPERTIES LABELS conformance
+                       ENVIRONMENT_MODIFICATION "${mm_env_modification}")
+endif()

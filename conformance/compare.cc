@@ -1,0 +1,168 @@
+#include "conformance/compare.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mm::conformance {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+template <class T>
+std::string ElementText(T value) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(value);
+  } else {
+    return FormatDouble(ToDouble(value));
+  }
+}
+
+template <class T>
+bool SameBits(T a, T b) {
+  if constexpr (!std::is_integral_v<T>) {
+    if (std::isnan(ToDouble(a)) && std::isnan(ToDouble(b))) return true;
+  }
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+Dims Unflatten(std::int64_t flat, std::span<const std::int64_t> dims) {
+  Dims index(dims.size());
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    index[i] = dims[i] == 0 ? 0 : flat % dims[i];
+    flat = dims[i] == 0 ? 0 : flat / dims[i];
+  }
+  return index;
+}
+
+template <class T>
+Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance& tol) {
+  Comparison out;
+  out.elements = expected.NumElements();
+  out.bitwise_equal = true;
+  const T* a = actual.Data<T>();
+  const T* e = expected.Data<T>();
+  std::int64_t worst_index = -1;
+  bool worst_is_match = true;
+  double worst_key = 0;
+  double worst_abs = 0, worst_rel = 0, worst_allowed = 0;
+  for (std::int64_t i = 0; i < out.elements; ++i) {
+    double abs_error = 0, rel_error = 0, allowed = 0;
+    bool ok;
+    if constexpr (std::is_integral_v<T>) {
+      ok = a[i] == e[i];
+      // Exact for the decision; the doubles only describe the size of the miss.
+      const double ad = static_cast<double>(a[i]), ed = static_cast<double>(e[i]);
+      abs_error =
+          ok ? 0
+             : (a[i] > e[i] ? static_cast<double>(a[i] - e[i]) : static_cast<double>(e[i] - a[i]));
+      if constexpr (std::is_signed_v<T>) {
+        // a - e can overflow for signed types; fall back to the double difference.
+        if (!ok) abs_error = std::fabs(ad - ed);
+      }
+      rel_error = ok ? 0 : (ed == 0 ? kInf : abs_error / std::fabs(ed));
+    } else {
+      const double ad = ToDouble(a[i]), ed = ToDouble(e[i]);
+      allowed = tol.atol + tol.rtol * std::fabs(ed);
+      if (std::isnan(ad) || std::isnan(ed)) {
+        ok = std::isnan(ad) && std::isnan(ed);
+        abs_error = ok ? 0 : std::numeric_limits<double>::quiet_NaN();
+      } else if (std::isinf(ad) || std::isinf(ed)) {
+        ok = ad == ed;
+        abs_error = ok ? 0 : kInf;
+      } else {
+        abs_error = std::fabs(ad - ed);
+        ok = abs_error <= allowed;
+      }
+      if (std::isnan(abs_error)) abs_error = kInf;  // A NaN on one side is an unbounded miss.
+      allowed = std::isinf(ed) ? 0 : allowed;
+      rel_error =
+          abs_error == 0 ? 0 : (ed == 0 || std::isinf(ed) ? kInf : abs_error / std::fabs(ed));
+    }
+    if (!SameBits(a[i], e[i])) out.bitwise_equal = false;
+    if (!ok) ++out.differing;
+    out.max_abs_error = std::max(out.max_abs_error, abs_error);
+    out.max_rel_error = std::max(out.max_rel_error, rel_error);
+    // A mismatch outranks any match; among mismatches the largest excess over the allowance wins,
+    // among matches the largest error; ties keep the first index.
+    const double key = ok ? abs_error : abs_error - allowed;
+    if (worst_index < 0 || (!ok && worst_is_match) || (ok == worst_is_match && key > worst_key)) {
+      worst_index = i;
+      worst_is_match = ok;
+      worst_key = key;
+      worst_abs = abs_error;
+      worst_rel = rel_error;
+      worst_allowed = allowed;
+    }
+  }
+  out.match = out.differing == 0;
+  if (worst_index >= 0) {
+    WorstElement w;
+    w.flat_index = worst_index;
+    w.index = Unflatten(worst_index, expected.dims);
+    w.expected = ElementText(e[worst_index]);
+    w.actual = ElementText(a[worst_index]);
+    if constexpr (std::is_integral_v<T>) {
+      w.expected_value = static_cast<double>(e[worst_index]);
+      w.actual_value = static_cast<double>(a[worst_index]);
+    } else {
+      w.expected_value = ToDouble(e[worst_index]);
+      w.actual_value = ToDouble(a[worst_index]);
+    }
+    w.abs_error = worst_abs;
+    w.rel_error = worst_rel;
+    w.allowed = worst_allowed;
+    out.worst = std::move(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatDouble(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  if (ec != std::errc()) return "?";
+  return std::string(buffer, end);
+}
+
+std::string Comparison::Describe() const {
+  if (!mismatch.empty()) return mismatch;
+  std::string out;
+  if (differing == 0) {
+    out = bitwise_equal ? "all " + std::to_string(elements) + " elements bit-identical"
+                        : "all " + std::to_string(elements) + " elements within tolerance";
+  } else {
+    out = std::to_string(differing) + " of " + std::to_string(elements) + " elements differ";
+  }
+  if (worst && !(differing == 0 && bitwise_equal)) {
+    out += "; worst at " + DimsToString(worst->index) + ": expected " + worst->expected + ", got " +
+           worst->actual + " (abs " + FormatDouble(worst->abs_error) + ", rel " +
+           FormatDouble(worst->rel_error) + (differing ? " > " : " <= ") + "allowed " +
+           FormatDouble(worst->allowed) + ")";
+  }
+  return out;
+}
+
+Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tolerance) {
+  Comparison out;
+  if (actual.dtype != expected.dtype) {
+    out.mismatch = "dtype " + std::string(DTypeName(actual.dtype)) + " != expected " +
+                   std::string(DTypeName(expected.dtype));
+    return out;
+  }
+  if (!std::equal(actual.dims.begin(), actual.dims.end(), expected.dims.begin(),
+                  expected.dims.end())) {
+    out.mismatch =
+        "shape " + DimsToString(actual.dims) + " != expected " + DimsToString(expected.dims);
+    return out;
+  }
+  return VisitDType(expected.dtype, [&](auto tag) {
+    return CompareTyped<CppType<decltype(tag)::value>>(actual, expected, tolerance);
+  });
+}
+
+}  // namespace mm::conformance

@@ -1,0 +1,64 @@
+// The reports of a conformance run: console table, JSON, JUnit XML and Markdown, each escaped for
+// its format (any byte in a path or message is safe).
+#ifndef MM_CONFORMANCE_REPORT_REPORT_H_
+#define MM_CONFORMANCE_REPORT_REPORT_H_
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conformance/loader/catalog.h"
+#include "conformance/official/official_corpus.h"
+#include "conformance/runner.h"
+
+namespace mm::conformance {
+
+// Everything a report shows about one run.
+struct Report {
+  std::string version;  // mm's version.
+  Tolerance tolerance;
+  bool strict = false;
+  bool require_official = false;
+  std::vector<std::string> backends;  // Selected, in order.
+  std::vector<DataRoot> roots;
+  std::vector<SkippedModel> skipped;
+  std::vector<ShadowedCase> shadowed;
+  OfficialReport official;
+  std::vector<Result> results;
+  int exit_code = 0;
+};
+
+// Results per verdict.
+struct Summary {
+  int pass = 0, fail = 0, unsupported = 0, error = 0;
+  int total() const { return pass + fail + unsupported + error; }
+};
+Summary Summarize(const std::vector<Result>& results);
+
+// One line per (case, backend), its verdict the worst over the case's data sets, then the official
+// corpus, skipped and shadowed counts and the summary. `skipped_detail` lists every skipped model.
+void WriteConsole(const Report& report, std::ostream& out, bool skipped_detail);
+
+// JSON: {"tool", "version", "tolerance", "backends", "data_roots", "summary", "results",
+// "official", "skipped", "shadowed", "exit_code"}; non-finite numbers as the strings "nan", "inf",
+// "-inf".
+std::string ToJson(const Report& report);
+// JUnit XML: one <testsuite> per backend, one <testcase> per (case, data set) in it, named
+// "<case>/<data set>" with classname "conformance.<backend>"; FAIL as <failure>, ERROR as <error>,
+// UNSUPPORTED as <skipped> (as <failure> under --strict); plus a suite "official-corpus".
+std::string ToJUnitXml(const Report& report);
+// Markdown: summary, a case x backend verdict matrix, the details of every non-PASS result, the
+// official corpus table, skipped and shadowed lists.
+std::string ToMarkdown(const Report& report);
+
+// Escapers, exposed for tests. All replace invalid UTF-8 with U+FFFD.
+std::string JsonEscape(std::string_view text);  // Without the surrounding quotes.
+std::string XmlEscape(std::string_view text);   // For attributes and text; drops no character
+                                                // silently: control characters become U+FFFD.
+std::string MarkdownEscape(
+    std::string_view text);  // For a table cell: one line, | and markup escaped.
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_REPORT_REPORT_H_

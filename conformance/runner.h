@@ -1,0 +1,59 @@
+// Running every (case, data set) on every selected backend and judging the result: PASS, FAIL,
+// UNSUPPORTED or ERROR, against the expected output and, three-way, against the reference backend.
+#ifndef MM_CONFORMANCE_RUNNER_H_
+#define MM_CONFORMANCE_RUNNER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/compare.h"
+#include "conformance/loader/catalog.h"
+#include "engine/registry.h"
+
+namespace mm::conformance {
+
+enum class Verdict { kPass, kFail, kUnsupported, kError };
+// "PASS", "FAIL", "UNSUPPORTED", "ERROR".
+std::string_view VerdictName(Verdict verdict);
+// The worse of two verdicts: ERROR > FAIL > UNSUPPORTED > PASS.
+Verdict WorseVerdict(Verdict a, Verdict b);
+
+// The name of the backend every other is compared with.
+inline constexpr std::string_view kReferenceBackend = "reference";
+
+// One (case, data set, backend) outcome.
+struct Result {
+  std::string case_name;
+  std::string source;    // Where the case came from (data root or "built-in").
+  std::string data_set;  // Empty when the case could not be loaded.
+  std::string backend;
+  std::optional<DType> dtype;  // Empty when unknown (invalid case).
+  Dims a_dims, b_dims;
+  Verdict verdict = Verdict::kError;
+  // PASS: summary of the comparison; FAIL: the worst element and counts; UNSUPPORTED: the
+  // backend's reason; ERROR: what went wrong.
+  std::string message;
+  std::string support_note;  // The backend's note for kByConversion ("f16 via f32"); else empty.
+  std::optional<Comparison> vs_expected;
+  // Three-way: this backend's Y against the reference backend's Y, with the same tolerance.
+  // "is reference", "bit-identical", "within tolerance (...)", "differs: ...", or why there is no
+  // reference result.
+  std::string vs_reference;
+  std::optional<Comparison> vs_reference_comparison;
+};
+
+struct RunOptions {
+  std::vector<std::string> backends;  // Names to run, in order; every name must be registered.
+  Tolerance tolerance;
+};
+
+// Runs every case of `catalog` on every backend of `options`. Each backend is created once; a
+// backend that fails to start gives ERROR results. Invalid cases give one ERROR result per backend.
+// Never throws: an exception escaping a backend becomes an ERROR.
+std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
+                                   const RunOptions& options);
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_RUNNER_H_

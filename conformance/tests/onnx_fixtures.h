@@ -1,0 +1,54 @@
+// Test fixtures built in C++ with the same protobuf classes the loader uses: MatMul models,
+// tensors, whole case directories in a temporary folder. No committed binary fixtures.
+#ifndef MM_CONFORMANCE_TESTS_ONNX_FIXTURES_H_
+#define MM_CONFORMANCE_TESTS_ONNX_FIXTURES_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace mm::conformance::testing {
+
+// A fresh directory under the system temp dir, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A one-node MatMul model: inputs "a", "b", output "y", all `onnx_type` (TensorProto enum), with
+// the given declared shapes, importing `opset` of the default domain.
+onnx::ModelProto MatMulModel(int onnx_type, const Dims& a, const Dims& b, const Dims& y,
+                             int opset = 13);
+
+// A TensorProto holding `tensor` in raw_data (little-endian), named `name`.
+onnx::TensorProto RawTensorProto(const Tensor& tensor, const std::string& name = "");
+
+// A float tensor of `dims` with values start, start + step, ... (exact in float).
+Tensor FloatTensor(const Dims& dims, float start = 1.0f, float step = 0.5f);
+
+// Writes a serialized message to `path`, creating parent directories.
+void WriteMessage(const std::filesystem::path& path, const google::protobuf::MessageLite& message);
+// Writes raw bytes to `path`, creating parent directories.
+void WriteBytes(const std::filesystem::path& path, const std::string& bytes);
+
+// Writes a valid float MatMul case `name` under `root`: model.onnx and test_data_set_0 with
+// A = FloatTensor(a), B = FloatTensor(b) and the exact Y. Returns the case directory.
+std::filesystem::path WriteFloatCase(const std::filesystem::path& root, const std::string& name,
+                                     const Dims& a, const Dims& b);
+
+// The exact float MatMul of a and b (double accumulation, one rounding), for small fixtures.
+Tensor ExactFloatMatMul(const Tensor& a, const Tensor& b);
+
+}  // namespace mm::conformance::testing
+
+#endif  // MM_CONFORMANCE_TESTS_ONNX_FIXTURES_H_

@@ -1,0 +1,28 @@
+// The mm-conformance command line, as a function so tests can run it in-process.
+#ifndef MM_CONFORMANCE_TOOLS_CLI_H_
+#define MM_CONFORMANCE_TOOLS_CLI_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/registry.h"
+
+namespace mm::conformance {
+
+// Exit codes of mm-conformance.
+inline constexpr int kExitPassed = 0;    // Every selected result passed (UNSUPPORTED allowed
+                                         // unless --strict).
+inline constexpr int kExitFailed = 1;    // Any FAIL or ERROR (or UNSUPPORTED under --strict).
+inline constexpr int kExitUsage = 2;     // Usage error, unwritable report, or no MatMul case.
+inline constexpr int kExitOfficial = 3;  // --require-official and an official case is missing
+                                         // or altered.
+
+// Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
+// `env_onnx_data` is the value of MM_ONNX_DATA (nullptr when unset). Returns the exit code.
+int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& registry,
+                      const char* env_onnx_data, std::ostream& out, std::ostream& err);
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_TOOLS_CLI_H_

@@ -1,0 +1,16 @@
+// mm-conformance: runs ONNX MatMul node tests on every backend and says which conform. See
+// --help and README.md ("Conformance harness").
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "backends/backend_list.h"
+#include "conformance/tools/cli.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const mm::BackendRegistry registry = mm::BuiltinBackends();
+  return mm::conformance::RunConformanceCli(args, registry, std::getenv("MM_ONNX_DATA"), std::cout,
+                                            std::cerr);
+}
