@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <list>
 #include <new>
@@ -239,7 +240,7 @@ class OneDnnPrimitive final : public MatMulPrimitive {
 
 constexpr char kViaF32Note[] =
     "f16 via f32: oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to "
-    "f16 with one rounding to nearest even (this CPU's oneDNN has no f16 matmul)";
+    "f16 with one rounding to nearest even";
 
 }  // namespace
 
@@ -276,7 +277,11 @@ struct OneDnnBackend::State {
       case DType::kBFloat16:
         break;
       case DType::kFloat16:
-        if (!F16Native()) yes = Support::ByConversion(kViaF32Note);
+        if (!F16Native()) {
+          yes = Support::ByConversion(
+              std::string(kViaF32Note) +
+              (f16_probe_native ? " (as configured)" : " (this CPU's oneDNN has no f16 matmul)"));
+        }
         break;
       case DType::kDouble:
         return Support::No(
@@ -411,6 +416,9 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::Prepare(const MatMulPl
     return StatusFromDnnlError(e, "creating the matmul primitive", plan.desc);
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError("out of memory while preparing " + plan.desc.ToString());
+  } catch (const std::exception& e) {
+    return InternalError("unexpected exception while preparing " + plan.desc.ToString() + ": " +
+                         e.what());
   }
 }
 
