@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -129,6 +130,13 @@ std::string FormatDouble(double value) {
   return std::string(buffer, end);
 }
 
+std::string FormatShort(double value) {
+  if (!std::isfinite(value)) return FormatDouble(value);
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", value);
+  return buffer;
+}
+
 std::string Comparison::Describe() const {
   if (!mismatch.empty()) return mismatch;
   std::string out;
@@ -140,9 +148,9 @@ std::string Comparison::Describe() const {
   }
   if (worst && !(differing == 0 && bitwise_equal)) {
     out += "; worst at " + DimsToString(worst->index) + ": expected " + worst->expected + ", got " +
-           worst->actual + " (abs " + FormatDouble(worst->abs_error) + ", rel " +
-           FormatDouble(worst->rel_error) + (differing ? " > " : " <= ") + "allowed " +
-           FormatDouble(worst->allowed) + ")";
+           worst->actual + " (abs " + FormatShort(worst->abs_error) + ", rel " +
+           FormatShort(worst->rel_error) + (differing ? ", abs > " : ", abs <= ") + "allowed " +
+           FormatShort(worst->allowed) + ")";
   }
   return out;
 }

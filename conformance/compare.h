@@ -52,6 +52,8 @@ Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tole
 
 // Shortest text that reads back to `value` ("0.1", "1e-07", "nan", "-inf").
 std::string FormatDouble(double value);
+// Three significant digits, for error sizes in human-readable lines ("2.38e-07", "0.0133").
+std::string FormatShort(double value);
 
 }  // namespace mm::conformance
 

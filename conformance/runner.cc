@@ -30,7 +30,7 @@ StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan
 std::string DescribeVsReference(const Comparison& c) {
   if (!c.mismatch.empty()) return "differs: " + c.mismatch;
   if (c.match && c.bitwise_equal) return "bit-identical";
-  if (c.match) return "within tolerance (max abs " + FormatDouble(c.max_abs_error) + ")";
+  if (c.match) return "within tolerance (max abs " + FormatShort(c.max_abs_error) + ")";
   return "differs: " + c.Describe();
 }
 

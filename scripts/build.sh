@@ -10,8 +10,11 @@ case "$preset" in
   asan) dir=build/asan ;;
   *) echo "build: unknown preset '$preset' (default, asan)" >&2; exit 2 ;;
 esac
-# Configure only when needed: CMake re-runs itself when a CMakeLists.txt changes.
-if [[ ! -f "$dir/build.ninja" ]]; then
+# Configure only when needed: CMake re-runs itself when a CMakeLists.txt changes, and we re-run it
+# when MM_ONNX_DATA differs from what the last configure saw (the conformance tests are registered
+# over it; conformance/cmake/ConformanceTests.cmake caches it as MM_CONFORMANCE_ONNX_DATA).
+if [[ ! -f "$dir/build.ninja" ]] ||
+   ! grep -qxF "MM_CONFORMANCE_ONNX_DATA:INTERNAL=${MM_ONNX_DATA:-<unset>}" "$dir/CMakeCache.txt"; then
   cmake --preset "$preset" >/dev/null
 fi
 cmake --build --preset "$preset"

@@ -2,7 +2,7 @@
 # "conformance") per MatMul case and backend, over the data the configure step sees.
 #
 # The data is captured at configure time: MM_ONNX_DATA from the environment (cached as
-# MM_CONFORMANCE_ONNX_DATA; "<unset>" when it is not set, meaning the default roots). The cases are
+# MM_CONFORMANCE_ONNX_DATA; "<unset>" when it is unset or empty, meaning the default roots). The cases are
 # discovered when ctest runs (like gtest_discover_tests' PRE_TEST mode): ConformanceDiscover.cmake
 # runs `mm-conformance --list-tests` with that same MM_ONNX_DATA and adds one test per line, so a
 # rebuilt binary or new files under the roots are picked up without re-configuring. Each test runs
@@ -13,7 +13,7 @@
 # MatMul node tests are found intact (mm-conformance --list --require-official).
 
 function(mm_add_conformance_tests target)
-  if(DEFINED ENV{MM_ONNX_DATA})
+  if(DEFINED ENV{MM_ONNX_DATA} AND NOT "$ENV{MM_ONNX_DATA}" STREQUAL "")
     set(data "$ENV{MM_ONNX_DATA}")
   else()
     set(data "<unset>")

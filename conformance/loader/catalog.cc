@@ -91,12 +91,12 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         continue;
       }
       first_seen.emplace(name, dir.string());
-      if (!HasModel(dir)) {
+      auto kind = ClassifyCaseDir(dir);
+      CaseEntry entry{name, root.path.string(), dir, std::nullopt, OkStatus()};
+      if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
         catalog.skipped.push_back({name, dir, "no model.onnx"});
         continue;
       }
-      auto kind = ClassifyCaseDir(dir);
-      CaseEntry entry{name, root.path.string(), dir, std::nullopt, OkStatus()};
       if (!kind.ok()) {
         entry.error = kind.status();
       } else if (!kind->matmul) {

@@ -86,8 +86,8 @@ std::vector<Row> Rows(const std::vector<Result>& results) {
 
 std::string ErrorsText(const Result& r) {
   if (!r.vs_expected || !r.vs_expected->mismatch.empty()) return "";
-  return "max abs " + FormatDouble(r.vs_expected->max_abs_error) + ", max rel " +
-         FormatDouble(r.vs_expected->max_rel_error);
+  return "max abs " + FormatShort(r.vs_expected->max_abs_error) + ", max rel " +
+         FormatShort(r.vs_expected->max_rel_error);
 }
 
 std::string ToleranceText(const Tolerance& t) {
@@ -548,8 +548,8 @@ std::string ToMarkdown(const Report& report) {
     if (!r.support_note.empty()) message += " (by conversion: " + r.support_note + ")";
     out << "| " << MarkdownEscape(r.case_name) << " | " << MarkdownEscape(r.data_set) << " | "
         << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict) << " | "
-        << (measured ? FormatDouble(r.vs_expected->max_abs_error) : "-") << " | "
-        << (measured ? FormatDouble(r.vs_expected->max_rel_error) : "-") << " | "
+        << (measured ? FormatShort(r.vs_expected->max_abs_error) : "-") << " | "
+        << (measured ? FormatShort(r.vs_expected->max_rel_error) : "-") << " | "
         << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " |\n";
   }
 

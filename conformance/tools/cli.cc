@@ -361,11 +361,13 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   if (official_failed) {
     err << "mm-conformance: --require-official: the official corpus is incomplete or altered\n";
   }
-  for (const auto& [path, text] :
-       {std::pair{options.json, ToJson(report)}, std::pair{options.junit, ToJUnitXml(report)},
-        std::pair{options.markdown, ToMarkdown(report)}}) {
+  using Writer = std::string (*)(const Report&);
+  for (const auto& [path, writer] :
+       {std::pair<const std::string&, Writer>{options.json, ToJson},
+        std::pair<const std::string&, Writer>{options.junit, ToJUnitXml},
+        std::pair<const std::string&, Writer>{options.markdown, ToMarkdown}}) {
     if (path.empty()) continue;
-    Status written = WriteFile(path, text);
+    Status written = WriteFile(path, writer(report));
     if (!written.ok()) {
       err << "mm-conformance: " << written.message() << "\n";
       return kExitUsage;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main command: set-up, configure and incremental build (scripts/build.sh), then the
+# conformance harness over its default data (MM_ONNX_DATA when set, else Debian's
+# libonnx-testdata and third_party/onnx-testdata/node, plus the built-in cases). Writes
+# build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
+# exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
+# required and incomplete). Extra arguments go to mm-conformance, e.g.
+#   scripts/conformance.sh --backend reference --require-official
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh default
+mkdir -p build/reports
+status=0
+build/bin/mm-conformance \
+  --json build/reports/conformance.json \
+  --junit build/reports/conformance.xml \
+  --markdown build/reports/conformance.md \
+  "$@" || status=$?
+echo "reports: build/reports/conformance.json, conformance.xml, conformance.md"
+exit "$status"
