@@ -123,13 +123,7 @@ TEST(CheckOfficialCorpusTest, AlteredWhenAFileIsMissingOrAdded) {
 // The real checksums against the real data, where this machine has it: MM_ONNX_DATA (CI sets it
 // to the 7 official cases) or Debian's libonnx-testdata (2d, 3d, 4d, byte-identical).
 TEST(CheckOfficialCorpusTest, RealDataMatchesTheEmbeddedChecksums) {
-  std::vector<DataRoot> roots;
-  if (const char* env = std::getenv("MM_ONNX_DATA"); env && *env) {
-    auto resolved = ResolveDataRoots({}, env, {});
-    if (resolved.ok()) roots = *resolved;
-  }
-  roots.push_back({fs::path(kDebianDataRoot), "default"});
-  const OfficialReport report = CheckOfficialCorpus(roots);
+  const OfficialReport report = CheckOfficialCorpus(testing::OfficialDataRootsForTests());
   int found = 0;
   for (const OfficialStatus& s : report.cases) {
     if (s.state == OfficialStatus::State::kMissing) continue;

@@ -105,4 +105,13 @@ fs::path WriteFloatCase(const fs::path& root, const std::string& name, const Dim
   return dir;
 }
 
+std::vector<DataRoot> OfficialDataRootsForTests() {
+  std::vector<DataRoot> roots;
+  if (const char* env = std::getenv("MM_ONNX_DATA"); env && *env) {
+    if (auto resolved = ResolveDataRoots({}, env, {}); resolved.ok()) roots = *resolved;
+  }
+  roots.push_back({fs::path(kDebianDataRoot), "default"});
+  return roots;
+}
+
 }  // namespace mm::conformance::testing

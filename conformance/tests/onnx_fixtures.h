@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/loader/catalog.h"
 #include "engine/tensor.h"
 #include "onnx/onnx_pb.h"
 
@@ -48,6 +49,11 @@ std::filesystem::path WriteFloatCase(const std::filesystem::path& root, const st
 
 // The exact float MatMul of a and b (double accumulation, one rounding), for small fixtures.
 Tensor ExactFloatMatMul(const Tensor& a, const Tensor& b);
+
+// Where this machine may hold official ONNX data, for tests that use it when present:
+// MM_ONNX_DATA's directories (CI points it at the 7 official cases), then Debian's
+// libonnx-testdata (2d, 3d, 4d).
+std::vector<DataRoot> OfficialDataRootsForTests();
 
 }  // namespace mm::conformance::testing
 

@@ -1,5 +1,6 @@
 #include "conformance/tools/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -128,7 +129,11 @@ std::optional<std::string> Parse(const std::vector<std::string>& args, Options& 
     } else if (arg == "--data-dir") {
       if (!(error = value(v))) options.data_dirs.push_back(v);
     } else if (arg == "--backend") {
-      if (!(error = value(v))) options.backends.push_back(v);
+      // A backend named twice runs once.
+      if (!(error = value(v)) && std::find(options.backends.begin(), options.backends.end(), v) ==
+                                     options.backends.end()) {
+        options.backends.push_back(v);
+      }
     } else if (arg == "--case") {
       if (!(error = value(v))) options.cases.push_back(v);
     } else if (arg == "--filter" || arg == "--exclude") {
