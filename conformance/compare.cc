@@ -55,12 +55,13 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
       ok = a[i] == e[i];
       // Exact for the decision; the doubles only describe the size of the miss.
       const double ad = static_cast<double>(a[i]), ed = static_cast<double>(e[i]);
-      abs_error =
-          ok ? 0
-             : (a[i] > e[i] ? static_cast<double>(a[i] - e[i]) : static_cast<double>(e[i] - a[i]));
-      if constexpr (std::is_signed_v<T>) {
-        // a - e can overflow for signed types; fall back to the double difference.
-        if (!ok) abs_error = std::fabs(ad - ed);
+      if (ok) {
+        abs_error = 0;
+      } else if constexpr (std::is_unsigned_v<T>) {
+        abs_error = static_cast<double>(a[i] > e[i] ? a[i] - e[i] : e[i] - a[i]);
+      } else {
+        // a - e can overflow in a signed type; the double difference is close enough to report.
+        abs_error = std::fabs(ad - ed);
       }
       rel_error = ok ? 0 : (ed == 0 ? kInf : abs_error / std::fabs(ed));
     } else {

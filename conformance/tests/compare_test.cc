@@ -72,6 +72,16 @@ TEST(CompareTest, IntegersMustBeExact) {
   EXPECT_FALSE(Compare(ua.view(), ue.view(), {}).match);
 }
 
+TEST(CompareTest, ExtremeSignedIntegersDoNotOverflow) {
+  // INT32_MAX - INT32_MIN does not fit in int32: the error is formed without signed overflow
+  // (UBSan checks this in the sanitizer build).
+  Tensor e = Make<std::int32_t>({1}, {std::numeric_limits<std::int32_t>::min()});
+  Tensor a = Make<std::int32_t>({1}, {std::numeric_limits<std::int32_t>::max()});
+  Comparison c = Compare(a.view(), e.view(), {});
+  EXPECT_FALSE(c.match);
+  EXPECT_EQ(c.max_abs_error, 4294967295.0);
+}
+
 TEST(CompareTest, ShapeAndDTypeMustBeEqual) {
   Tensor e = Make<float>({2, 2}, {1, 2, 3, 4});
   Tensor other_shape = Make<float>({4}, {1, 2, 3, 4});
