@@ -1,6 +1,7 @@
 # Run by ctest (TEST_INCLUDE_FILES) before any test: asks mm-conformance which (case, backend)
 # pairs exist over the configured data and registers one test per pair. Inputs:
-# MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots).
+# MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots),
+# MM_CONFORMANCE_REQUIRE_OFFICIAL (ON: add conformance.official_corpus).
 
 if(NOT EXISTS "${MM_CONFORMANCE_EXE}")
   add_test(conformance.NOT_BUILT "${CMAKE_COMMAND}" -E echo
@@ -57,7 +58,7 @@ foreach(mm_line IN LISTS mm_lines)
                        ENVIRONMENT_MODIFICATION "${mm_env_modification}")
 endforeach()
 
-if(NOT MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
+if(MM_CONFORMANCE_REQUIRE_OFFICIAL)
   add_test(conformance.official_corpus "${MM_CONFORMANCE_EXE}" --list --require-official)
   set_tests_properties(conformance.official_corpus PROPERTIES LABELS conformance
                        ENVIRONMENT_MODIFICATION "${mm_env_modification}")
