@@ -24,12 +24,15 @@ namespace mm {
 //    2^32, and Eigen's uint64 product is 2-3x faster than its int32/uint32 ones here.
 // Every numpy.matmul form is supported, zero-size dims included (K = 0 gives zeros, an empty Y is
 // left untouched and Eigen is never called).
-// Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute). A single
-// product uses Eigen's own parallel GEMM. A batch is spread over the threads instead (one entry per
-// task, each product single-threaded) when every thread gets an entry or an entry is too small for
-// Eigen to split over every thread. When B is one matrix shared by a plain stack of A matrices the
-// batch folds into M (one product of batch*M rows), split into one block of rows per thread.
-// A primitive is not safe to Execute from several threads at once (it owns scratch buffers).
+// Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute), at most one
+// thread per 50000 multiply-adds (Eigen's own grain). Work is split into independent Eigen
+// products, one per thread, each single-threaded: a batch is spread over the threads (one entry per
+// task) when every thread gets an entry or an entry is small; a single product, or a batch folded
+// into M (B one matrix shared by a plain stack of A matrices: one product of batch*M rows), is
+// split into blocks of rows. Measured on this machine this beats Eigen's own parallel GEMM at every
+// benchmark shape (its threads wait for each other inside every product), so Eigen's threading is
+// not used. A primitive is not safe to Execute from several threads at once (it owns scratch
+// buffers).
 class EigenBackend final : public Backend {
  public:
   std::string_view name() const override { return "eigen"; }
