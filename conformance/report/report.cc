@@ -239,14 +239,14 @@ Summary Summarize(const std::vector<Result>& results) {
   return s;
 }
 
-void WriteConsole(const Report& report, std::ostream& out, bool skipped_detail) {
+void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   std::size_t name_width = 4, backend_width = 7;
   const auto rows = Rows(report.results);
   for (const Row& row : rows) {
     name_width = std::max(name_width, row.case_name.size());
     backend_width = std::max(backend_width, row.backend.size());
   }
-  for (const Row& row : rows) {
+  for (const Row& row : quiet ? std::vector<Row>() : rows) {
     const Result& first = *row.results.front();
     // The line shows the data set that decided the verdict (the first with the worst verdict).
     const Result* decisive = row.results.front();
@@ -280,7 +280,8 @@ void WriteConsole(const Report& report, std::ostream& out, bool skipped_detail) 
   }
 
   const OfficialReport& official = report.official;
-  out << "\nofficial corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
+  out << (quiet ? "" : "\n")
+      << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
       << official.cases.size() << " intact";
   if (const int missing = official.Count(OfficialStatus::State::kMissing)) {
     out << ", " << missing << " missing";
@@ -297,13 +298,7 @@ void WriteConsole(const Report& report, std::ostream& out, bool skipped_detail) 
     out << "\n";
   }
   if (!report.skipped.empty()) {
-    out << report.skipped.size() << " model(s) skipped (not MatMul cases)"
-        << (skipped_detail ? ":" : "; --list shows them") << "\n";
-    if (skipped_detail) {
-      for (const SkippedModel& s : report.skipped) {
-        out << "  " << s.name << ": " << s.reason << "\n";
-      }
-    }
+    out << report.skipped.size() << " model(s) skipped (not MatMul cases); --list shows them\n";
   }
   for (const ShadowedCase& s : report.shadowed) {
     out << "shadowed: " << s.name << " at " << s.dir.string() << " (" << s.winner << " wins)\n";

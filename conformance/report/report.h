@@ -36,9 +36,9 @@ struct Summary {
 };
 Summary Summarize(const std::vector<Result>& results);
 
-// One line per (case, backend), its verdict the worst over the case's data sets, then the official
-// corpus, skipped and shadowed counts and the summary. `skipped_detail` lists every skipped model.
-void WriteConsole(const Report& report, std::ostream& out, bool skipped_detail);
+// One line per (case, backend) unless `quiet`, its verdict the worst over the case's data sets;
+// then the official corpus, skipped and shadowed counts and the summary.
+void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
 
 // JSON: {"tool", "version", "tolerance", "backends", "data_roots", "summary", "results",
 // "official", "skipped", "shadowed", "exit_code"}; non-finite numbers as the strings "nan", "inf",

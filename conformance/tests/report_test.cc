@@ -126,7 +126,7 @@ TEST(MarkdownReportTest, MatrixAndEscapedDetails) {
 
 TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   std::ostringstream out;
-  WriteConsole(SampleReport(), out, false);
+  WriteConsole(SampleReport(), out);
   const std::string text = out.str();
   EXPECT_THAT(text, HasSubstr("PASS        test_a"));
   EXPECT_THAT(text, HasSubstr("FAIL        test_a"));
@@ -134,6 +134,10 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   EXPECT_THAT(text, HasSubstr("official corpus: 0 of 1 intact, 1 missing"));
   EXPECT_THAT(text, HasSubstr("summary: 3 results (3 case x backend): 1 PASS, 1 FAIL, "
                               "1 UNSUPPORTED, 0 ERROR; exit 1"));
+  std::ostringstream quiet;
+  WriteConsole(SampleReport(), quiet, /*quiet=*/true);
+  EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));
+  EXPECT_THAT(quiet.str(), ::testing::StartsWith("official corpus: 0 of 1 intact"));
 }
 
 }  // namespace

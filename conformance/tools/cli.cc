@@ -348,16 +348,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     report.exit_code = kExitPassed;
   }
 
-  if (options.quiet) {
-    std::ostringstream console;
-    WriteConsole(report, console, false);
-    // Only the closing lines: from the official corpus on.
-    const std::string text = console.str();
-    const auto pos = text.find("\nofficial corpus:");
-    out << (pos == std::string::npos ? text : text.substr(pos + 1));
-  } else {
-    WriteConsole(report, out, false);
-  }
+  WriteConsole(report, out, options.quiet);
   if (catalog.cases.empty()) {
     err << "mm-conformance: no MatMul case found"
         << (catalog.roots.empty() ? " (no data root exists and built-ins are off)" : "")
