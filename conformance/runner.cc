@@ -1,5 +1,6 @@
 #include "conformance/runner.h"
 
+#include <chrono>
 #include <exception>
 #include <map>
 #include <memory>
@@ -164,7 +165,9 @@ std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry
           continue;
         }
         Support support;
+        const auto start = std::chrono::steady_clock::now();
         auto y = Execute(**created, *plan, set, support);
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!y.ok()) {
           r.verdict = Verdict::kError;
           r.message = "backend failed: " + y.status().ToString();

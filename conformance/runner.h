@@ -35,6 +35,9 @@ struct Result {
   // backend's reason; ERROR: what went wrong.
   std::string message;
   std::string support_note;  // The backend's note for kByConversion ("f16 via f32"); else empty.
+  // Wall time of Supports + Prepare + Execute on this data set, for JUnit's time attribute; node
+  // tests are tiny, so this says nothing about throughput (mm-bench does).
+  double seconds = 0;
   std::optional<Comparison> vs_expected;
   // Three-way: this backend's Y against the reference backend's Y, with the same tolerance.
   // "is reference", "bit-identical", "within tolerance (...)", "differs: ...", or why there is no

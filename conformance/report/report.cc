@@ -54,6 +54,13 @@ std::string JsonNumber(double value) {
   return FormatDouble(value);
 }
 
+// JUnit's time attribute is an xs:decimal for some readers: no exponent.
+std::string JUnitSeconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6f", std::isfinite(seconds) ? seconds : 0.0);
+  return buffer;
+}
+
 std::string DescOf(const Result& r) {
   if (!r.dtype) return "-";
   return DimsToString(r.a_dims) + " x " + DimsToString(r.b_dims);
@@ -342,7 +349,8 @@ std::string ToJson(const Report& report) {
         << ", \"b_shape\": " << (r.dtype ? JsonString(DimsToString(r.b_dims)) : "null")
         << ", \"verdict\": " << JsonString(VerdictName(r.verdict))
         << ", \"message\": " << JsonString(r.message)
-        << ", \"support_note\": " << (r.support_note.empty() ? "null" : JsonString(r.support_note));
+        << ", \"support_note\": " << (r.support_note.empty() ? "null" : JsonString(r.support_note))
+        << ", \"seconds\": " << JsonNumber(r.seconds);
     out << ", \"max_abs_error\": "
         << (r.vs_expected && r.vs_expected->mismatch.empty()
                 ? JsonNumber(r.vs_expected->max_abs_error)
@@ -438,7 +446,8 @@ std::string ToJUnitXml(const Report& report) {
     for (const Result* r : mine) {
       const std::string name = r->case_name + "/" + (r->data_set.empty() ? "-" : r->data_set);
       out << "    <testcase name=\"" << XmlEscape(name) << "\" classname=\"conformance."
-          << XmlEscape(backend) << "\" file=\"" << XmlEscape(r->source) << "\"";
+          << XmlEscape(backend) << "\" file=\"" << XmlEscape(r->source) << "\" time=\""
+          << JUnitSeconds(r->seconds) << "\"";
       const std::string detail =
           r->message + "\nvs reference: " + r->vs_reference +
           (r->support_note.empty() ? "" : "\nby conversion: " + r->support_note) +

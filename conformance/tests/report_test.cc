@@ -52,6 +52,7 @@ Report SampleReport() {
                                 .max_rel_error = 0,
                                 .worst = {}};
   pass.vs_reference = "is reference";
+  pass.seconds = 0.00025;
   Result fail = pass;
   fail.backend = "other";
   fail.verdict = Verdict::kFail;
@@ -97,7 +98,7 @@ TEST(JUnitReportTest, FailuresAndSkips) {
   EXPECT_THAT(xml, HasSubstr("<testsuite name=\"conformance.other\" tests=\"2\" failures=\"1\" "
                              "errors=\"0\" skipped=\"1\">"));
   EXPECT_THAT(xml, HasSubstr("<testcase name=\"test_a/test_data_set_0\" "
-                             "classname=\"conformance.other\""));
+                             "classname=\"conformance.other\" file=\"\" time=\"0.000250\">"));
   EXPECT_THAT(xml, HasSubstr("<failure type=\"FAIL\" message=\"1 of 2 elements differ; worst at "
                              "[1]: expected &lt;1&gt;, got &quot;2&quot; | x\">"));
   EXPECT_THAT(xml, HasSubstr("<skipped message=\"UNSUPPORTED: no f64 kernel\"/>"));
