@@ -25,6 +25,23 @@ function(mm_add_conformance_tests target)
   endif()
   set(MM_CONFORMANCE_ONNX_DATA "${data}" CACHE INTERNAL
       "MM_ONNX_DATA as seen by the last configure; the conformance tests run over it")
+  # ctest runs tests in the build tree, so relative entries (MM_ONNX_DATA=../shared/...) are made
+  # absolute here, relative to the repository root, where the scripts run from.
+  if(NOT data STREQUAL "<unset>")
+    string(REPLACE ":" ";" entries "${data}")
+    set(absolute "")
+    foreach(entry IN LISTS entries)
+      if(entry STREQUAL "")
+        continue()
+      endif()
+      if(NOT IS_ABSOLUTE "${entry}")
+        set(entry "${PROJECT_SOURCE_DIR}/${entry}")
+      endif()
+      cmake_path(NORMAL_PATH entry)
+      list(APPEND absolute "${entry}")
+    endforeach()
+    string(REPLACE ";" ":" data "${absolute}")
+  endif()
   set(require_official OFF)
   if(MM_CONFORMANCE_REQUIRE_OFFICIAL STREQUAL "ON" OR
      (MM_CONFORMANCE_REQUIRE_OFFICIAL STREQUAL "AUTO" AND NOT data STREQUAL "<unset>"))
