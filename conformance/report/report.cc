@@ -225,6 +225,14 @@ std::string MarkdownEscape(std::string_view text) {
   return out;
 }
 
+std::string PrintableText(std::string_view text) {
+  std::string out;
+  ForEachCodePoint(text, [&](char32_t cp, std::string_view bytes) {
+    out += (cp < 0x20 || cp == 0x7F) ? std::string_view("\xEF\xBF\xBD") : bytes;
+  });
+  return out;
+}
+
 Summary Summarize(const std::vector<Result>& results) {
   Summary s;
   for (const Result& r : results) {
@@ -264,21 +272,21 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
       }
     }
     out << std::left << std::setw(12) << VerdictName(row.verdict) << std::setw(name_width + 2)
-        << row.case_name << std::setw(backend_width + 2) << row.backend << std::setw(9)
-        << (first.dtype ? std::string(DTypeName(*first.dtype)) : std::string("-")) << std::setw(22)
-        << DescOf(first);
+        << PrintableText(row.case_name) << std::setw(backend_width + 2) << row.backend
+        << std::setw(9) << (first.dtype ? std::string(DTypeName(*first.dtype)) : std::string("-"))
+        << std::setw(22) << DescOf(first);
     if (row.results.size() > 1) out << "[" << row.results.size() << " data sets] ";
     switch (row.verdict) {
       case Verdict::kPass:
         out << ErrorsText(*decisive) << "; vs reference: " << decisive->vs_reference;
         break;
       case Verdict::kFail:
-        out << decisive->data_set << ": " << decisive->message << " ["
+        out << PrintableText(decisive->data_set) << ": " << PrintableText(decisive->message) << " ["
             << ToleranceText(report.tolerance) << "]; vs reference: " << decisive->vs_reference;
         break;
       case Verdict::kUnsupported:
       case Verdict::kError:
-        out << decisive->message;
+        out << PrintableText(decisive->message);
         break;
     }
     if (!decisive->support_note.empty())
@@ -300,15 +308,16 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   for (const OfficialStatus& s : official.cases) {
     if (s.state == OfficialStatus::State::kIntact) continue;
     out << "  " << OfficialStateName(s.state) << ": " << s.name;
-    if (!s.dir.empty()) out << " at " << s.dir.string();
-    for (const std::string& p : s.problems) out << "\n    " << p;
+    if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
+    for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);
     out << "\n";
   }
   if (!report.skipped.empty()) {
     out << report.skipped.size() << " model(s) skipped (not MatMul cases); --list shows them\n";
   }
   for (const ShadowedCase& s : report.shadowed) {
-    out << "shadowed: " << s.name << " at " << s.dir.string() << " (" << s.winner << " wins)\n";
+    out << "shadowed: " << PrintableText(s.name) << " at " << PrintableText(s.dir.string()) << " ("
+        << PrintableText(s.winner) << " wins)\n";
   }
   const Summary sum = Summarize(report.results);
   out << "summary: " << sum.total() << " results (" << rows.size()

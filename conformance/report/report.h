@@ -52,12 +52,16 @@ std::string ToJUnitXml(const Report& report);
 // official corpus table, skipped and shadowed lists.
 std::string ToMarkdown(const Report& report);
 
-// Escapers, exposed for tests. All replace invalid UTF-8 with U+FFFD.
-std::string JsonEscape(std::string_view text);  // Without the surrounding quotes.
-std::string XmlEscape(std::string_view text);   // For attributes and text; drops no character
-                                                // silently: control characters become U+FFFD.
-std::string MarkdownEscape(
-    std::string_view text);  // For a table cell: one line, | and markup escaped.
+// Escapers. All replace invalid UTF-8 with U+FFFD.
+// JSON string contents, without the surrounding quotes.
+std::string JsonEscape(std::string_view text);
+// XML attribute values and text; control characters XML 1.0 cannot hold become U+FFFD.
+std::string XmlEscape(std::string_view text);
+// A Markdown table cell: one line, | and markup escaped.
+std::string MarkdownEscape(std::string_view text);
+// A terminal or CI log line: control characters (newlines included) become U+FFFD, so text from a
+// file can neither break a line nor drive the terminal.
+std::string PrintableText(std::string_view text);
 
 }  // namespace mm::conformance
 

@@ -30,6 +30,13 @@ TEST(EscapeTest, Markdown) {
   EXPECT_EQ(MarkdownEscape("<script>"), "&lt;script&gt;");
 }
 
+TEST(EscapeTest, PrintableForLogs) {
+  EXPECT_EQ(PrintableText("op\nAdd\x1b[31m"),
+            "op\xEF\xBF\xBD"
+            "Add\xEF\xBF\xBD[31m");
+  EXPECT_EQ(PrintableText("caf\xC3\xA9"), "caf\xC3\xA9");
+}
+
 Report SampleReport() {
   Report report;
   report.version = "0.1.0";

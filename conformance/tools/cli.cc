@@ -211,21 +211,21 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   out << "data roots (first wins):\n";
   if (catalog.roots.empty()) out << "  (none)\n";
   for (const DataRoot& root : catalog.roots) {
-    out << "  " << root.path.string() << " (" << root.origin << ")\n";
+    out << "  " << PrintableText(root.path.string()) << " (" << root.origin << ")\n";
   }
   std::size_t width = 4;
   for (const CaseEntry& c : catalog.cases) width = std::max(width, c.name.size());
   out << "MatMul cases (" << catalog.cases.size() << "):\n";
   for (const CaseEntry& c : catalog.cases) {
-    out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << c.name;
+    out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(c.name);
     if (c.loaded) {
       out << std::setw(9) << DTypeName(c.loaded->dtype) << "opset " << c.loaded->opset
           << " (MatMul-" << c.loaded->matmul_version << "), " << c.loaded->data_sets.size()
           << " data set" << (c.loaded->data_sets.size() == 1 ? "" : "s") << ", ";
     } else {
-      out << "INVALID (" << c.error.message() << "), ";
+      out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
-    out << (c.dir.empty() ? c.source : c.dir.string());
+    out << PrintableText(c.dir.empty() ? c.source : c.dir.string());
     if (IsOfficialCase(c.name)) {
       for (const OfficialStatus& s : official.cases) {
         if (s.name == c.name) out << " [official: " << OfficialStateName(s.state) << "]";
@@ -235,12 +235,14 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   }
   out << "skipped (" << catalog.skipped.size() << "):\n";
   for (const SkippedModel& s : catalog.skipped) {
-    out << "  " << s.name << ": " << s.reason << " (" << s.dir.string() << ")\n";
+    out << "  " << PrintableText(s.name) << ": " << PrintableText(s.reason) << " ("
+        << PrintableText(s.dir.string()) << ")\n";
   }
   if (!catalog.shadowed.empty()) {
     out << "shadowed (" << catalog.shadowed.size() << "):\n";
     for (const ShadowedCase& s : catalog.shadowed) {
-      out << "  " << s.name << " at " << s.dir.string() << " (" << s.winner << " wins)\n";
+      out << "  " << PrintableText(s.name) << " at " << PrintableText(s.dir.string()) << " ("
+          << PrintableText(s.winner) << " wins)\n";
     }
   }
   out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
@@ -310,7 +312,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
 
   if (options.list_tests) {
     for (const CaseEntry& c : catalog.cases) {
-      for (const std::string& b : backends) out << c.name << "\t" << b << "\n";
+      for (const std::string& b : backends) out << PrintableText(c.name) << "\t" << b << "\n";
     }
     return kExitPassed;
   }
