@@ -117,6 +117,33 @@ TEST(OneDnnBackendTest, RepeatedExecuteOnOnePrimitiveGivesTheSameAnswerEachTime)
   }
 }
 
+TEST(OneDnnBackendTest, ExecuteFollowsTheBuffersItIsGivenOnEveryCall) {
+  auto backend = MakeBackend();
+  ASSERT_NE(backend, nullptr);
+  auto primitive = backend->Prepare(PlanMatMul({DType::kFloat, {2, 2}, {2, 1}}).value());
+  ASSERT_TRUE(primitive.ok()) << primitive.status();
+  const float a1_values[] = {1, 2, 3, 4};
+  const float a2_values[] = {10, 20, 30, 40};
+  const float b_values[] = {1, 1};
+  Tensor a1 = Tensor::FromValues<float>({2, 2}, a1_values).value();
+  Tensor a2 = Tensor::FromValues<float>({2, 2}, a2_values).value();
+  Tensor b = Tensor::FromValues<float>({2, 1}, b_values).value();
+  Tensor y1 = Tensor::Create(DType::kFloat, {2, 1}).value();
+  Tensor y2 = Tensor::Create(DType::kFloat, {2, 1}).value();
+  auto run = [&](const Tensor& a, Tensor& y) {
+    ASSERT_TRUE((*primitive)->Execute(a.view(), b.view(), y.mutable_view()).ok());
+  };
+  run(a1, y1);
+  EXPECT_EQ(y1.Data<float>()[1], 7.0f);
+  run(a2, y1);  // New A, same Y.
+  EXPECT_EQ(y1.Data<float>()[1], 70.0f);
+  run(a1, y2);  // Back to the first A, new Y; y1 is left alone.
+  EXPECT_EQ(y2.Data<float>()[1], 7.0f);
+  EXPECT_EQ(y1.Data<float>()[1], 70.0f);
+  run(a1, y2);  // Exactly the buffers of the last call.
+  EXPECT_EQ(y2.Data<float>()[0], 3.0f);
+}
+
 TEST(OneDnnBackendTest, DoubleAndIntegersAreUnsupportedWithAReason) {
   auto backend = MakeBackend();
   ASSERT_NE(backend, nullptr);
