@@ -16,6 +16,11 @@ if(MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
 else()
   set(mm_env_modification "MM_ONNX_DATA=set:${MM_CONFORMANCE_ONNX_DATA}")
 endif()
+# OpenMP threads (oneDNN, Eigen backend) spin while idle by default; for tiny node tests on a busy
+# machine that spinning dominates the run. Passive waiting unless the caller chose otherwise.
+if(NOT DEFINED ENV{OMP_WAIT_POLICY})
+  list(APPEND mm_env_modification "OMP_WAIT_POLICY=set:passive")
+endif()
 set(mm_saved_defined FALSE)
 if(DEFINED ENV{MM_ONNX_DATA})
   set(mm_saved_defined TRUE)
