@@ -40,7 +40,7 @@ constexpr bool kWidens = sizeof(ComputeType<T>) > sizeof(T);
 // Parallelizer.h); we use the same grain: less work per thread does not pay for the parallel
 // region.
 constexpr double kEigenMinTaskSize = 50000;
-// Elements converted per task when widening or narrowing 16-bit floats.
+// Elements converted per task when widening operands or narrowing Y.
 constexpr std::int64_t kConvertChunk = std::int64_t{1} << 16;
 
 // Y = A x B for one row-major product, m x k times k x n, every extent > 0. Eigen picks GEMM,
