@@ -15,7 +15,6 @@
 
 #include "backends/reference/reference_backend.h"
 #include "backends/testing/matmul_tester.h"
-#include "conformance/builtin/builtin_examples.h"
 #include "engine/testing/test_names.h"
 
 namespace mm {
@@ -95,23 +94,8 @@ INSTANTIATE_TEST_SUITE_P(AllShapes, EigenBackendShapeTest,
                          });
 
 TEST(EigenBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
-  auto examples = BuiltinExamples();
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  ASSERT_EQ(examples->size(), 9u);
   EigenBackend backend;
-  for (const ExampleCase& example : *examples) {
-    SCOPED_TRACE(example.name);
-    ASSERT_EQ(example.y.dtype(), DType::kFloat);
-    auto y = MatMul(backend, example.a.view(), example.b.view());
-    ASSERT_TRUE(y.ok()) << y.status();
-    ASSERT_EQ(y->dims(), example.y.dims());
-    for (std::int64_t i = 0; i < y->NumElements(); ++i) {
-      const double got = y->Data<float>()[i];
-      const double want = example.y.Data<float>()[i];
-      // ONNX's rule: |actual - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-7.
-      EXPECT_LE(std::fabs(got - want), 1e-7 + 1e-3 * std::fabs(want)) << "element " << i;
-    }
-  }
+  testing::ExpectWorkedExamplesPass(backend);
 }
 
 TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {

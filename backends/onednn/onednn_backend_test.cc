@@ -14,7 +14,6 @@
 #include "backends/backend_list.h"
 #include "backends/onednn/onednn_internal.h"
 #include "backends/testing/matmul_tester.h"
-#include "conformance/builtin/builtin_examples.h"
 #include "engine/testing/test_names.h"
 
 namespace mm {
@@ -407,23 +406,7 @@ TEST(OneDnnBackendTest, NanAndInfinityPropagate) {
 TEST(OneDnnBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
   auto backend = MakeBackend();
   ASSERT_NE(backend, nullptr);
-  auto examples = BuiltinExamples();
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  ASSERT_EQ(examples->size(), 9u);
-  for (const ExampleCase& example : *examples) {
-    SCOPED_TRACE(example.name);
-    ASSERT_TRUE(
-        backend->Supports({example.a.dtype(), example.a.dims(), example.b.dims()}).supported());
-    auto y = MatMul(*backend, example.a.view(), example.b.view());
-    ASSERT_TRUE(y.ok()) << y.status();
-    ASSERT_EQ(y->dims(), example.y.dims());
-    for (std::int64_t i = 0; i < y->NumElements(); ++i) {
-      const double got = y->Data<float>()[i];
-      const double want = example.y.Data<float>()[i];
-      // ONNX's rule: |actual - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-7.
-      EXPECT_LE(std::fabs(got - want), 1e-7 + 1e-3 * std::fabs(want)) << "element " << i;
-    }
-  }
+  testing::ExpectWorkedExamplesPass(*backend);
 }
 
 TEST(OneDnnBackendTest, IsRegisteredAsOnednn) {

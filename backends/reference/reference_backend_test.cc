@@ -11,7 +11,6 @@
 #include <limits>
 
 #include "backends/testing/matmul_tester.h"
-#include "conformance/builtin/builtin_examples.h"
 
 namespace mm {
 namespace {
@@ -32,22 +31,10 @@ Tensor RunReference(const Tensor& a, const Tensor& b) {
 }
 
 TEST(ReferenceBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
-  auto examples = BuiltinExamples();
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  ASSERT_EQ(examples->size(), 9u);
-  for (const ExampleCase& example : *examples) {
-    SCOPED_TRACE(example.name);
-    Tensor y = RunReference(example.a, example.b);
-    ASSERT_EQ(y.dims(), example.y.dims());
-    for (std::int64_t i = 0; i < y.NumElements(); ++i) {
-      const double got = y.Data<float>()[i];
-      const double want = example.y.Data<float>()[i];
-      // ONNX's rule: |actual - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-7.
-      EXPECT_LE(std::fabs(got - want), 1e-7 + 1e-3 * std::fabs(want)) << "element " << i;
-      // The page prints 8 significant digits, so the oracle should be far closer than ONNX needs.
-      EXPECT_LE(std::fabs(got - want), 1e-6 + 1e-5 * std::fabs(want)) << "element " << i;
-    }
-  }
+  ReferenceBackend backend;
+  testing::ExpectWorkedExamplesPass(backend);
+  // The page prints 8 significant digits, so the oracle should be far closer than ONNX needs.
+  testing::ExpectWorkedExamplesPass(backend, /*rtol=*/1e-5, /*atol=*/1e-6);
 }
 
 TEST(ReferenceBackendTest, Int32WrapsModulo2To32) {

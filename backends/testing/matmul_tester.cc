@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backends/reference/reference_backend.h"
+#include "conformance/builtin/builtin_examples.h"
 #include "engine/matmul_plan.h"
 
 namespace mm::testing {
@@ -196,6 +197,26 @@ void MatMulTester::TestUnsupported(Backend& backend) const {
   auto primitive = backend.Prepare(*plan);
   ASSERT_FALSE(primitive.ok()) << "Prepare succeeded for a configuration Supports() refuses";
   EXPECT_EQ(primitive.status().code(), StatusCode::kUnimplemented) << primitive.status();
+}
+
+void ExpectWorkedExamplesPass(Backend& backend, double rtol, double atol) {
+  auto examples = BuiltinExamples();
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  ASSERT_EQ(examples->size(), 9u);
+  for (const ExampleCase& example : *examples) {
+    SCOPED_TRACE(std::string(backend.name()) + ": " + example.name);
+    ASSERT_EQ(example.y.dtype(), DType::kFloat);
+    ASSERT_TRUE(
+        backend.Supports({example.a.dtype(), example.a.dims(), example.b.dims()}).supported());
+    auto y = MatMul(backend, example.a.view(), example.b.view());
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ(y->dims(), example.y.dims());
+    for (std::int64_t i = 0; i < y->NumElements(); ++i) {
+      const double got = y->Data<float>()[i];
+      const double want = example.y.Data<float>()[i];
+      EXPECT_LE(std::fabs(got - want), atol + rtol * std::fabs(want)) << "element " << i;
+    }
+  }
 }
 
 }  // namespace mm::testing
