@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The main command: set-up, configure and incremental build (scripts/build.sh), then the
-# conformance harness over its default data (MM_ONNX_DATA when set, else Debian's
-# libonnx-testdata and third_party/onnx-testdata/node, plus the built-in cases). Writes
+# conformance harness over its default data (MM_ONNX_DATA when set; else ../shared/onnx-node-tests/node
+# when the project's shared folder is beside the repository; else Debian's libonnx-testdata and
+# third_party/onnx-testdata/node; plus the built-in cases). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
 # required and incomplete). Extra arguments go to mm-conformance, e.g.
 #   scripts/conformance.sh --backend reference --require-official
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/onnx-data.sh
 bash scripts/build.sh default
 mkdir -p build/reports
 # oneDNN and the Eigen backend use OpenMP, whose idle threads spin by default: on a busy machine that
