@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git
   libdnnl-dev
+  # libdnnl-dev only recommends it, but its CMake config (dnnl-config.cmake) requires OpenCL.
+  ocl-icd-opencl-dev
   libonnx-dev libonnx-testdata
   libprotobuf-dev protobuf-compiler
   libeigen3-dev
