@@ -4,7 +4,7 @@
 #include <map>
 #include <system_error>
 
-#include "conformance/builtin/builtin_examples.h"
+#include "engine/examples/builtin_examples.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,7 +1,7 @@
 // The 9 worked examples of the ONNX MatMul operator page, shipped inside mm (embedded at build time
 // from matmul_examples.txt), and the parser of that small text format.
-#ifndef MM_CONFORMANCE_BUILTIN_BUILTIN_EXAMPLES_H_
-#define MM_CONFORMANCE_BUILTIN_BUILTIN_EXAMPLES_H_
+#ifndef MM_ENGINE_EXAMPLES_BUILTIN_EXAMPLES_H_
+#define MM_ENGINE_EXAMPLES_BUILTIN_EXAMPLES_H_
 
 #include <string>
 #include <string_view>
@@ -34,4 +34,4 @@ StatusOr<std::vector<ExampleCase>> BuiltinExamples();
 
 }  // namespace mm
 
-#endif  // MM_CONFORMANCE_BUILTIN_BUILTIN_EXAMPLES_H_
+#endif  // MM_ENGINE_EXAMPLES_BUILTIN_EXAMPLES_H_

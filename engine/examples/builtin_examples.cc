@@ -1,4 +1,4 @@
-#include "conformance/builtin/builtin_examples.h"
+#include "engine/examples/builtin_examples.h"
 
 #include <cerrno>
 #include <charconv>
