@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 namespace mm {
 
@@ -59,6 +60,44 @@ Status MatMulPrimitive::Execute(TensorView a, TensorView b, MutableTensorView y)
     return InvalidArgumentError("Y overlaps A or B; MatMul does not compute in place");
   }
   return Run(a, b, y);
+}
+
+namespace {
+
+// K = 0: every element is an empty sum, exactly +0; an empty Y: nothing to write. Only Y's own
+// (non-empty) bytes are touched, so neither memory nor time grows with A's or B's dims.
+class DegeneratePrimitive final : public MatMulPrimitive {
+ public:
+  using MatMulPrimitive::MatMulPrimitive;
+
+  std::string implementation() const override {
+    return plan().y_elements == 0 ? "engine: empty Y, nothing to compute"
+                                  : "engine: K = 0, Y is exact zeros";
+  }
+
+ protected:
+  Status Run(TensorView, TensorView, MutableTensorView y) override {
+    if (plan().y_elements > 0) {
+      // All-zero bytes are +0 in every MatMul dtype (IEEE floats and two's complement integers).
+      std::memset(y.data, 0,
+                  static_cast<std::size_t>(plan().y_elements) * DTypeSize(plan().desc.dtype));
+    }
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> Backend::Prepare(const MatMulPlan& plan) {
+  const Support support = Supports(plan.desc);
+  if (!support.supported()) {
+    return UnimplementedError(std::string(name()) + " cannot compute " + plan.desc.ToString() +
+                              ": " + support.note);
+  }
+  if (plan.y_elements == 0 || plan.k == 0) {
+    return std::unique_ptr<MatMulPrimitive>(std::make_unique<DegeneratePrimitive>(plan));
+  }
+  return PrepareProduct(plan);
 }
 
 StatusOr<Tensor> MatMul(Backend& backend, TensorView a, TensorView b) {

@@ -32,7 +32,8 @@ struct Support {
 
 // A MatMul prepared for one plan (dtype and shapes): created once, executed many times. Execute
 // checks that the views match the plan, then runs; implementations do the expensive work (primitive
-// creation, packing decisions) in Backend::Prepare, so Run should only bind memory and compute.
+// creation, packing decisions) in Backend::PrepareProduct, so Run should only bind memory and
+// compute.
 class MatMulPrimitive {
  public:
   explicit MatMulPrimitive(MatMulPlan plan) : plan_(std::move(plan)) {}
@@ -47,6 +48,12 @@ class MatMulPrimitive {
   // Returns INVALID_ARGUMENT when they do not match, or the backend's error.
   Status Execute(TensorView a, TensorView b, MutableTensorView y);
 
+  // What actually computes this plan, as precisely as the backend knows it: the library's
+  // implementation and instruction set ("oneDNN brg:avx512_core_bf16 (ISA avx512_core_bf16)"),
+  // the SIMD set a library was compiled for, the conversion taken. Empty when the backend does
+  // not say. For K = 0 or an empty Y, the engine's own answer ("engine: ...").
+  virtual std::string implementation() const { return {}; }
+
  protected:
   // Computes y = MatMul(a, b) for views already checked against plan().
   virtual Status Run(TensorView a, TensorView b, MutableTensorView y) = 0;
@@ -56,17 +63,33 @@ class MatMulPrimitive {
 };
 
 // One MatMul implementation. Backends are not thread-safe unless they say so; use one per thread.
+//
+// Invariant, checked for every registered backend by backends/tests: Supports(desc) says native or
+// by conversion => Prepare succeeds for every valid plan of desc; Supports says no => Prepare
+// returns UNIMPLEMENTED with that reason.
 class Backend {
  public:
   virtual ~Backend() = default;
 
   // The registry name: "reference", "onednn", "eigen".
   virtual std::string_view name() const = 0;
-  // Whether this backend computes `desc`, and how. Cheap; never computes anything.
+  // Whether this backend computes `desc`, and how, on this machine's CPU. Cheap; never computes.
   virtual Support Supports(const MatMulDesc& desc) const = 0;
+  // What this instance runs on here: library and version, the instruction set it picked, its
+  // threads ("oneDNN 2.6.3, effective ISA avx512_core_bf16; ..."). Empty when nothing to say.
+  virtual std::string RunsOn() const { return {}; }
+
   // Prepares a reusable primitive for `plan` (from PlanMatMul). Returns UNIMPLEMENTED with the
-  // Supports() reason when the backend does not support plan.desc.
-  virtual StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) = 0;
+  // Supports() reason when the backend does not support plan.desc. The degenerate products are
+  // answered here, once, for every backend: K = 0 gives exact zeros (+0, every element an empty
+  // sum) and an empty Y nothing; neither reaches PrepareProduct, and neither costs memory or time
+  // that grows with a dimension of the (empty) operands.
+  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan);
+
+ protected:
+  // Prepares a primitive for a plan whose Y is non-empty and whose K > 0, and that Supports()
+  // accepted. Expensive work (primitive creation, scratch buffers) belongs here.
+  virtual StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) = 0;
 };
 
 // One-shot convenience: plans, prepares and executes Y = MatMul(a, b) on `backend`, returning a new

@@ -180,29 +180,28 @@ class EigenPrimitive final : public MatMulPrimitive {
   static StatusOr<std::unique_ptr<MatMulPrimitive>> Create(const MatMulPlan& plan) {
     auto primitive = std::unique_ptr<EigenPrimitive>(new EigenPrimitive(plan));
     if constexpr (kWidens<T>) {
-      if (plan.y_elements > 0 && plan.k > 0) {
-        primitive->a_wide_ = Allocate<S>(plan.a_elements);
-        primitive->b_wide_ = Allocate<S>(plan.b_elements);
-        primitive->y_wide_ = Allocate<S>(plan.y_elements);
-        if (!primitive->a_wide_ || !primitive->b_wide_ || !primitive->y_wide_) {
-          return ResourceExhaustedError("eigen: cannot allocate the scratch buffers for " +
-                                        plan.desc.ToString());
-        }
+      primitive->a_wide_ = Allocate<S>(plan.a_elements);
+      primitive->b_wide_ = Allocate<S>(plan.b_elements);
+      primitive->y_wide_ = Allocate<S>(plan.y_elements);
+      if (!primitive->a_wide_ || !primitive->b_wide_ || !primitive->y_wide_) {
+        return ResourceExhaustedError("eigen: cannot allocate the scratch buffers for " +
+                                      plan.desc.ToString());
       }
     }
     return std::unique_ptr<MatMulPrimitive>(std::move(primitive));
   }
 
+  std::string implementation() const override {
+    std::string how = "Eigen GEMM (" + std::string(Eigen::SimdInstructionSetsInUse()) + ") in " +
+                      ComputeName();
+    if constexpr (kWidens<T>) how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
+    if (fold_) how += ", batch folded into M";
+    return how;
+  }
+
  protected:
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
     const MatMulPlan& p = plan();
-    // An empty Y has nothing to compute; with K = 0 every element is an empty sum. Neither reaches
-    // Eigen, whose Map wants real memory.
-    if (p.y_elements == 0) return OkStatus();
-    if (p.k == 0) {
-      std::fill_n(y.Data<T>(), p.y_elements, T(0));
-      return OkStatus();
-    }
     bool ok = false;
     try {
       if constexpr (kWidens<T>) {
@@ -230,6 +229,12 @@ class EigenPrimitive final : public MatMulPrimitive {
         // B is one matrix and A a plain stack: Y[batch*m, n] = A[batch*m, k] x B is one larger
         // product, which Eigen blocks and parallelises better than `batch` small ones.
         fold_(plan.batch > 1 && plan.b_shared_across_batch() && plan.a_batch_contiguous()) {}
+
+  static std::string ComputeName() {
+    if constexpr (std::is_same_v<S, float>) return "float32";
+    if constexpr (std::is_same_v<S, double>) return "float64";
+    return "uint64 (wrapping)";
+  }
 
   const bool fold_;
   // Widened types only (kWidens): A, B and Y in the compute type, allocated once, reused by Run.
@@ -261,7 +266,14 @@ Support EigenBackend::Supports(const MatMulDesc& desc) const {
   }
 }
 
-StatusOr<std::unique_ptr<MatMulPrimitive>> EigenBackend::Prepare(const MatMulPlan& plan) {
+std::string EigenBackend::RunsOn() const {
+  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
+         "." + std::to_string(EIGEN_MINOR_VERSION) + ", SIMD " +
+         Eigen::SimdInstructionSetsInUse() + ", OpenMP up to " + std::to_string(MaxThreads()) +
+         " threads";
+}
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> EigenBackend::PrepareProduct(const MatMulPlan& plan) {
   // Every dtype is supported (see Supports), so there is nothing to refuse.
   return VisitDType(plan.desc.dtype, [&](auto tag) {
     return EigenPrimitive<CppType<decltype(tag)::value>>::Create(plan);

@@ -22,8 +22,7 @@ namespace mm {
 //  - int32, uint32: by conversion, exact: widened to uint64 into scratch buffers, Eigen's uint64
 //    product, each Y element truncated to 32 bits. Sums modulo 2^64 reduce to the same sums modulo
 //    2^32, and Eigen's uint64 product is 2-3x faster than its int32/uint32 ones here.
-// Every numpy.matmul form is supported, zero-size dims included (K = 0 gives zeros, an empty Y is
-// left untouched and Eigen is never called).
+// Every numpy.matmul form is supported (K = 0 and empty outputs are answered by the engine).
 // Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute), at most one
 // thread per 50000 multiply-adds (Eigen's own grain). Work is split into independent Eigen
 // products, one per thread, each single-threaded: a batch is spread over the threads (one entry per
@@ -37,11 +36,16 @@ class EigenBackend final : public Backend {
  public:
   std::string_view name() const override { return "eigen"; }
   Support Supports(const MatMulDesc& desc) const override;
-  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) override;
+  // "Eigen 3.4.0, SIMD AVX512, FMA, ..., OpenMP up to N threads": the instruction sets Eigen was
+  // compiled for (Eigen::SimdInstructionSetsInUse()).
+  std::string RunsOn() const override;
 
   // The number of threads an Execute started now may use: OpenMP's omp_get_max_threads(), which
   // follows OMP_NUM_THREADS and omp_set_num_threads().
   static int MaxThreads();
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
 };
 
 }  // namespace mm

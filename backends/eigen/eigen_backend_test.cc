@@ -1,6 +1,8 @@
-// The Eigen backend against the reference backend, for every dtype, over every numpy.matmul form.
-// ctest runs this binary twice, with OMP_NUM_THREADS=1 and =2 (see CMakeLists.txt), so the
-// batch-spreading and Eigen's parallel GEMM paths are both exercised.
+// The Eigen backend's own internals: how it says each dtype is computed, its float32 accumulation
+// and single rounding of 16-bit floats, integer wraparound through uint64, scratch-buffer reuse and
+// its thread scheduling. (Every form and dtype against the reference is the cross-backend suite's,
+// backends/tests.) ctest runs this binary with OMP_NUM_THREADS=1 and =2, so the batch-spreading and
+// row-block paths are both exercised.
 #include "backends/eigen/eigen_backend.h"
 
 #include <gtest/gtest.h>
@@ -28,45 +30,13 @@ struct Shape {
   Dims b;
 };
 
+// Shapes that reach each of the backend's scheduling paths (the forms themselves are the suite's).
 const Shape kShapes[] = {
-    // Every 1-D form (numpy promotes a 1-D operand and removes the promoted axis from Y).
-    {"1-D x 1-D: a dot product, rank-0 Y", {7}, {7}},
-    {"1-D A times a matrix: Y is [N]", {7}, {7, 5}},
-    {"matrix times 1-D B: Y is [M], Eigen's GEMV", {5, 7}, {7}},
-    {"1-D A over a batched B: A is shared by every entry", {7}, {3, 7, 5}},
-    {"batched A times 1-D B: folds into one [15, 7] x [7] product", {3, 5, 7}, {7}},
-    // Plain and batched products.
-    {"plain 2-D product", {3, 4}, {4, 5}},
-    {"2-D B shared by a stack of A: the batch folds into M", {2, 3, 4}, {4, 5}},
-    {"size-1 batch dim of B broadcasts: still folds into M", {6, 3, 4}, {1, 4, 5}},
-    {"2-D A shared by a stack of B: broadcast on A", {3, 4}, {2, 4, 5}},
-    {"size-1 batch dim of A broadcasts against B's stack", {1, 3, 4}, {6, 4, 5}},
-    {"broadcast on both operands", {3, 1, 2, 4}, {1, 5, 4, 6}},
-    {"rank 5 with broadcast axes in each operand", {2, 1, 3, 2, 3}, {1, 2, 1, 3, 4}},
     {"8 small entries: spread over the threads", {8, 16, 16}, {8, 16, 16}},
     {"1000 tiny entries: per-entry overhead and batch spreading", {1000, 2, 3}, {1000, 3, 2}},
     {"2 entries of Eigen-GEMM size: one entry per thread", {2, 65, 66}, {2, 66, 67}},
     {"folded batch split into row blocks per thread, ragged", {5, 101, 67}, {67, 33}},
-    // Degenerate extents.
-    {"K = 1: an outer product", {5, 1}, {1, 6}},
-    {"K = 0: Y is all zeros", {3, 0}, {0, 4}},
-    {"K = 0 batched with broadcast: zeros", {2, 3, 0}, {0, 4}},
-    {"K = 0 vectors: a rank-0 zero", {0}, {0}},
-    {"M = 0: empty Y", {0, 4}, {4, 5}},
-    {"N = 0: empty Y", {3, 4}, {4, 0}},
-    {"batch = 0: empty Y", {0, 3, 4}, {4, 5}},
-    {"batch = 0 from broadcasting a 0 against 1", {2, 0, 3, 4}, {1, 1, 4, 5}},
-    // Odd sizes: ragged edges of Eigen's register blocks and panels.
-    {"1 x 1 x 1", {1, 1}, {1, 1}},
-    {"7 x 7 x 7", {7, 7}, {7, 7}},
-    {"17 x 17 x 17", {17, 17}, {17, 17}},
-    {"33 x 33 x 33", {33, 33}, {33, 33}},
-    {"7 x 33 x 17 mixed", {7, 33}, {33, 17}},
-    // K is kept smaller here only to keep the sanitizer build fast; M and N hit the ragged edges.
     {"257 x 67 x 257: split into ragged row blocks with 2 threads", {257, 67}, {67, 257}},
-    // Long accumulation, small M and N to keep the test fast.
-    {"K = 4096: float32 accumulation within the Higham bound", {3, 4096}, {4096, 5}},
-    {"K = 4096 dot product", {4096}, {4096}},
 };
 
 using ShapeAndDType = std::tuple<Shape, DType>;
@@ -85,18 +55,13 @@ TEST_P(EigenBackendShapeTest, MatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllShapes, EigenBackendShapeTest,
+INSTANTIATE_TEST_SUITE_P(SchedulingPaths, EigenBackendShapeTest,
                          ::testing::Combine(::testing::ValuesIn(kShapes),
                                             ::testing::ValuesIn(kAllDTypes)),
                          [](const ::testing::TestParamInfo<ShapeAndDType>& info) {
                            return testing::TestNameFromWhy(std::get<0>(info.param).why) + "_" +
                                   std::string(DTypeName(std::get<1>(info.param)));
                          });
-
-TEST(EigenBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
-  EigenBackend backend;
-  testing::ExpectWorkedExamplesPass(backend);
-}
 
 TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
   EigenBackend backend;

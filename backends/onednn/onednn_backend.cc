@@ -117,8 +117,9 @@ dnnl::memory::desc DenseDesc(const Dims& dims, DnnlType type) {
 // that problem (oneDNN primitives are stateless between executions).
 struct Compiled {
   dnnl::matmul matmul;
+  std::string implementation;  // The matmul's impl_info_str ("brg:avx512_core", "gemm:jit").
   dnnl::memory::desc src_md, weights_md, dst_md;  // The matmul's (f32 on the via-f32 path).
-  // Via f32 only: f16 descriptions of A, B, Y and the reorders between them and the f32 ones.
+  // Via f32 only: bf16/f16 descriptions of A, B, Y and the reorders between them and the f32 ones.
   bool via_f32 = false;
   dnnl::memory::desc a16_md, b16_md, y16_md;
   dnnl::reorder a_to_f32, b_to_f32, y_to_f16;
@@ -143,23 +144,6 @@ struct CacheKeyHash {
   }
 };
 
-// Y = 0 for K = 0 (every element is an empty sum, exactly +0), nothing for an empty Y. This is the
-// exact answer, computed here because oneDNN 2.6 crashes (SIGFPE) on zero extents; no other engine
-// is involved.
-class ZeroSizePrimitive final : public MatMulPrimitive {
- public:
-  using MatMulPrimitive::MatMulPrimitive;
-
- protected:
-  Status Run(TensorView, TensorView, MutableTensorView y) override {
-    if (plan().y_elements > 0) {
-      std::memset(y.data, 0,
-                  static_cast<std::size_t>(plan().y_elements) * DTypeSize(plan().desc.dtype));
-    }
-    return OkStatus();
-  }
-};
-
 // One prepared problem: the shared compiled primitive plus this primitive's own memory objects,
 // whose data handles Run points at the caller's buffers. Nothing is allocated or copied in Run on
 // the float and bfloat16 paths; the via-f32 path reorders into f32 buffers allocated here.
@@ -167,8 +151,12 @@ class OneDnnPrimitive final : public MatMulPrimitive {
  public:
   // Throws dnnl::error (caught by Prepare) when oneDNN cannot create the memory objects.
   OneDnnPrimitive(const MatMulPlan& plan, std::shared_ptr<const Compiled> compiled,
-                  const dnnl::engine& engine, const dnnl::stream& stream)
-      : MatMulPrimitive(plan), compiled_(std::move(compiled)), engine_(engine), stream_(stream) {
+                  const dnnl::engine& engine, const dnnl::stream& stream, std::string isa)
+      : MatMulPrimitive(plan),
+        compiled_(std::move(compiled)),
+        engine_(engine),
+        stream_(stream),
+        isa_(std::move(isa)) {
     const Compiled& c = *compiled_;
     if (c.via_f32) {
       // oneDNN allocates the f32 copies of A, B and Y once, here.
@@ -189,6 +177,15 @@ class OneDnnPrimitive final : public MatMulPrimitive {
     matmul_args_ = {{{DNNL_ARG_SRC, src_.get()},
                      {DNNL_ARG_WEIGHTS, weights_.get()},
                      {DNNL_ARG_DST, dst_.get()}}};
+  }
+
+ public:
+  std::string implementation() const override {
+    const Compiled& c = *compiled_;
+    std::string how = "oneDNN " + c.implementation + " (ISA " + isa_ + ")";
+    if (!c.via_f32) return how;
+    const std::string type = c.a16_md.data_type() == DnnlType::bf16 ? "bf16" : "f16";
+    return type + " via f32: oneDNN reorders, f32 matmul " + how + ", one rounding of Y to " + type;
   }
 
  protected:
@@ -241,6 +238,7 @@ class OneDnnPrimitive final : public MatMulPrimitive {
   std::shared_ptr<const Compiled> compiled_;
   dnnl::engine engine_;
   dnnl::stream stream_;
+  std::string isa_;
   dnnl::memory src_, weights_, dst_;
   dnnl::memory a16_, b16_, y16_;
   std::array<dnnl_exec_arg_t, 3> matmul_args_{};
@@ -251,9 +249,60 @@ class OneDnnPrimitive final : public MatMulPrimitive {
   void* bound_y_ = nullptr;
 };
 
-constexpr char kViaF32Note[] =
-    "f16 via f32: oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to "
-    "f16 with one rounding to nearest even";
+// oneDNN's name of an ISA, as dnnl_cpu_isa_t spells it.
+std::string IsaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::all:
+      return "all";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+  }
+  return "isa 0x" + std::to_string(static_cast<int>(isa));
+}
+
+// oneDNN's short name of a matmul type ("f32", "bf16", "f16").
+const char* ShortName(DType dtype) {
+  switch (dtype) {
+    case DType::kBFloat16:
+      return "bf16";
+    case DType::kFloat16:
+      return "f16";
+    default:
+      return "f32";
+  }
+}
+
+// Does this CPU's oneDNN (after ONEDNN_MAX_CPU_ISA) implement a matmul of `type`? A primitive
+// descriptor for a small dense problem; allow_empty turns "no" into an empty descriptor.
+OneDnnBackend::Probe ProbeMatmul(const dnnl::engine& engine, DnnlType type) {
+  try {
+    const dnnl::memory::desc md = DenseDesc({2, 2}, type);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), engine,
+                                          /*allow_empty=*/true);
+    if (!pd) return {};
+    return {true, pd.impl_info_str()};
+  } catch (const dnnl::error&) {
+    return {};
+  }
+}
 
 }  // namespace
 
@@ -261,7 +310,8 @@ struct OneDnnBackend::State {
   Options options;
   dnnl::engine engine;
   dnnl::stream stream;
-  bool f16_probe_native = false;
+  std::string isa;  // The effective ISA, read once (oneDNN fixes it at its first use).
+  Probe f32, bf16, f16;
 
   // LRU: most recently used at the front; index points into the list.
   using Entry = std::pair<CacheKey, std::shared_ptr<const Compiled>>;
@@ -269,13 +319,21 @@ struct OneDnnBackend::State {
   std::unordered_map<CacheKey, std::list<Entry>::iterator, CacheKeyHash> index;
   CacheStats stats;
 
-  bool F16Native() const {
-    switch (options.float16_path) {
-      case Float16Path::kAuto:
-        return f16_probe_native;
-      case Float16Path::kViaFloat32:
+  const Probe& ProbeOf(DType dtype) const {
+    return dtype == DType::kBFloat16 ? bf16 : dtype == DType::kFloat16 ? f16 : f32;
+  }
+  Path PathOf(DType dtype) const {
+    return dtype == DType::kBFloat16 ? options.bfloat16_path : options.float16_path;
+  }
+
+  // Whether bfloat16 or float16 runs on oneDNN's own matmul (else via f32).
+  bool Native(DType dtype) const {
+    switch (PathOf(dtype)) {
+      case Path::kAuto:
+        return ProbeOf(dtype).native;
+      case Path::kViaFloat32:
         return false;
-      case Float16Path::kNative:
+      case Path::kNative:
         return true;
     }
     return false;
@@ -287,15 +345,30 @@ struct OneDnnBackend::State {
     Support yes = Support::Native();
     switch (dtype) {
       case DType::kFloat:
+        if (!f32.native) return Support::No("no f32 matmul in oneDNN on this CPU (" + isa + ")");
+        break;
       case DType::kBFloat16:
-        break;
-      case DType::kFloat16:
-        if (!F16Native()) {
-          yes = Support::ByConversion(
-              std::string(kViaF32Note) +
-              (f16_probe_native ? " (as configured)" : " (this CPU's oneDNN has no f16 matmul)"));
+      case DType::kFloat16: {
+        const std::string type = ShortName(dtype);
+        const bool probed = ProbeOf(dtype).native;
+        if (Native(dtype)) {
+          if (!probed) {
+            return Support::No("native " + type + " was required, but oneDNN has no " + type +
+                               " matmul on this CPU (" + isa + ")");
+          }
+          break;
         }
+        if (!f32.native) {
+          return Support::No("no " + type + " and no f32 matmul in oneDNN on this CPU (" + isa +
+                             ")");
+        }
+        yes = Support::ByConversion(
+            type + " via f32: " +
+            (probed ? std::string("as configured") : "no " + type + " matmul on this CPU (" + isa + ")") +
+            "; oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to " + type +
+            " with one rounding to nearest even");
         break;
+      }
       case DType::kDouble:
         return Support::No(
             "oneDNN has no f64 matmul (its CPU matmul computes f32, bf16, f16 and "
@@ -304,7 +377,8 @@ struct OneDnnBackend::State {
         return Support::No("oneDNN has no " + std::string(DTypeName(dtype)) +
                            " matmul (its integer matmul takes int8/uint8 inputs only)");
     }
-    // Zero-size problems never reach oneDNN, so its limits do not apply to them.
+    // Zero-size problems never reach oneDNN (the engine answers them), so its limits do not
+    // apply to them.
     if (plan.y_elements == 0 || plan.k == 0) return yes;
     const ProblemShapes shapes = CollapseShapes(plan);
     if (shapes.dst.size() > static_cast<std::size_t>(onednn_internal::kMaxRank)) {
@@ -334,11 +408,14 @@ struct OneDnnBackend::State {
     compiled->weights_md = DenseDesc(shapes.weights, type);
     compiled->dst_md = DenseDesc(shapes.dst, type);
     const dnnl::matmul::desc desc(compiled->src_md, compiled->weights_md, compiled->dst_md);
-    compiled->matmul = dnnl::matmul(dnnl::matmul::primitive_desc(desc, engine));
+    const dnnl::matmul::primitive_desc pd(desc, engine);
+    compiled->implementation = pd.impl_info_str();
+    compiled->matmul = dnnl::matmul(pd);
     if (key.via_f32) {
-      compiled->a16_md = DenseDesc(shapes.src, DnnlType::f16);
-      compiled->b16_md = DenseDesc(shapes.weights, DnnlType::f16);
-      compiled->y16_md = DenseDesc(shapes.dst, DnnlType::f16);
+      const DnnlType narrow = ToDnnl(key.dtype);
+      compiled->a16_md = DenseDesc(shapes.src, narrow);
+      compiled->b16_md = DenseDesc(shapes.weights, narrow);
+      compiled->y16_md = DenseDesc(shapes.dst, narrow);
       compiled->a_to_f32 = dnnl::reorder(
           dnnl::reorder::primitive_desc(engine, compiled->a16_md, engine, compiled->src_md));
       compiled->b_to_f32 = dnnl::reorder(
@@ -380,22 +457,42 @@ StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) 
     return InternalError("oneDNN status " + std::string(dnnl_status2str(e.status)) +
                          " while creating its CPU engine and stream: " + e.what());
   }
-  // Does this CPU's oneDNN have an f16 matmul? allow_empty turns "no" into an empty descriptor.
-  try {
-    const dnnl::memory::desc md = DenseDesc({2, 2}, DnnlType::f16);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), state->engine,
-                                          /*allow_empty=*/true);
-    state->f16_probe_native = static_cast<bool>(pd);
-  } catch (const dnnl::error&) {
-    state->f16_probe_native = false;
-  }
+  state->isa = EffectiveIsa();
+  state->f32 = ProbeMatmul(state->engine, DnnlType::f32);
+  state->bf16 = ProbeMatmul(state->engine, DnnlType::bf16);
+  state->f16 = ProbeMatmul(state->engine, DnnlType::f16);
   return std::unique_ptr<OneDnnBackend>(new OneDnnBackend(std::move(state)));
 }
 
 OneDnnBackend::OneDnnBackend(std::unique_ptr<State> state) : state_(std::move(state)) {}
 OneDnnBackend::~OneDnnBackend() = default;
 
-bool OneDnnBackend::float16_native() const { return state_->F16Native(); }
+OneDnnBackend::Probe OneDnnBackend::probe(DType dtype) const {
+  if (dtype != DType::kFloat && dtype != DType::kBFloat16 && dtype != DType::kFloat16) return {};
+  return state_->ProbeOf(dtype);
+}
+
+bool OneDnnBackend::native(DType dtype) const {
+  if (dtype == DType::kFloat) return state_->f32.native;
+  if (dtype != DType::kBFloat16 && dtype != DType::kFloat16) return false;
+  return state_->Native(dtype) && state_->ProbeOf(dtype).native;
+}
+
+std::string OneDnnBackend::EffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
+
+std::string OneDnnBackend::RunsOn() const {
+  const dnnl::version_t* v = dnnl::version();
+  std::string text = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                     std::to_string(v->patch) +
+                     (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") +
+                     ", effective ISA " + state_->isa + ";";
+  for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
+    const Probe& p = state_->ProbeOf(dtype);
+    text += std::string(" ") + ShortName(dtype) + " " + (p.native ? p.implementation : "none");
+    if (dtype != DType::kFloat16) text += ",";
+  }
+  return text;
+}
 
 OneDnnBackend::CacheStats OneDnnBackend::cache_stats() const {
   CacheStats stats = state_->stats;
@@ -409,22 +506,20 @@ Support OneDnnBackend::Supports(const MatMulDesc& desc) const {
   return state_->SupportsPlan(*plan);
 }
 
-StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::Prepare(const MatMulPlan& plan) {
+StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::PrepareProduct(const MatMulPlan& plan) {
   const Support support = state_->SupportsPlan(plan);
   if (!support.supported()) {
     return UnimplementedError("onednn cannot compute " + plan.desc.ToString() + ": " +
                               support.note);
   }
-  if (plan.y_elements == 0 || plan.k == 0) {
-    return std::unique_ptr<MatMulPrimitive>(std::make_unique<ZeroSizePrimitive>(plan));
-  }
   try {
     const ProblemShapes shapes = CollapseShapes(plan);
-    const CacheKey key{plan.desc.dtype, plan.desc.dtype == DType::kFloat16 && !state_->F16Native(),
-                       shapes.src, shapes.weights};
+    const DType dtype = plan.desc.dtype;
+    const bool via_f32 = dtype != DType::kFloat && !state_->Native(dtype);
+    const CacheKey key{dtype, via_f32, shapes.src, shapes.weights};
     std::shared_ptr<const Compiled> compiled = state_->GetOrCompile(key, shapes);
     return std::unique_ptr<MatMulPrimitive>(std::make_unique<OneDnnPrimitive>(
-        plan, std::move(compiled), state_->engine, state_->stream));
+        plan, std::move(compiled), state_->engine, state_->stream, state_->isa));
   } catch (const dnnl::error& e) {
     return StatusFromDnnlError(e, "creating the matmul primitive", plan.desc);
   } catch (const std::bad_alloc&) {

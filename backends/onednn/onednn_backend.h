@@ -7,36 +7,42 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "engine/backend.h"
 
 namespace mm {
 
-// Computes MatMul with oneDNN's CPU engine.
-//  - float and bfloat16: native oneDNN matmul (f32 accumulation; bfloat16 rounds once from f32).
-//  - float16: native where this CPU's oneDNN implements an f16 matmul (probed once when the backend
-//    is created); otherwise "f16 via f32": oneDNN reorders A and B to f32 (exact), runs an f32
-//    matmul and reorders Y back to f16 with one rounding to nearest even. Supports() says which.
-//  - double and the integer types: Supports() says no (oneDNN has no such matmul) and Prepare
-//    returns UNIMPLEMENTED.
+// Computes MatMul with oneDNN's CPU engine. What it can do is probed on the running CPU, once per
+// instance, for each of float, bfloat16 and float16 (a primitive descriptor for a small problem,
+// after ONEDNN_MAX_CPU_ISA has capped the ISA), never assumed:
+//  - a dtype whose matmul oneDNN implements here: native (f32 accumulation; bf16/f16 Y rounded
+//    once from f32). On AVX-512 oneDNN 2.6 has f32 and bf16 (brg:avx512_core[_bf16]) and no f16;
+//    on AVX2 or SSE4.1 only f32 (gemm:jit).
+//  - bfloat16 or float16 without a native matmul here: "via f32": oneDNN reorders A and B to f32
+//    (exact), runs its f32 matmul and reorders Y back with one rounding to nearest even.
+//    Supports() says so, with the reason ("no bf16 matmul on this CPU (avx2)").
+//  - float without an f32 matmul here (not seen on x86-64): Supports() says no, with the reason.
+//  - double and the integer types: Supports() says no (oneDNN has no such matmul).
 // Every numpy.matmul form PlanMatMul accepts is handled: 1-D operands are the plan's promoted
 // [1, K] / [K, 1] matrices (same bytes), batch dims broadcast natively in oneDNN; batch axes are
 // collapsed where that is exact (axes of extent 1 dropped, neighbours that broadcast alike merged,
 // a batch that shares one B folded into M) so ranks beyond oneDNN's 12 dims work when they
-// collapse to 12 (UNSUPPORTED with the reason when they do not). Zero-size problems never reach
-// oneDNN (it crashes on them): K = 0 gives zeros, an empty Y is left empty.
+// collapse to 12 (UNSUPPORTED with the reason when they do not). K = 0 and empty outputs are the
+// engine's (oneDNN 2.6 crashes on zero extents, and never sees them).
 // One dnnl::engine and dnnl::stream per instance; oneDNN's threads follow OMP_NUM_THREADS. Not
 // thread-safe: use one backend (and its primitives) per thread.
 class OneDnnBackend final : public Backend {
  public:
-  // How float16 is computed.
-  enum class Float16Path {
-    kAuto,        // Native if oneDNN has an f16 matmul here, else via f32.
+  // How bfloat16 or float16 is computed.
+  enum class Path {
+    kAuto,        // Native where the probe found oneDNN's matmul for the type here, else via f32.
     kViaFloat32,  // Always via f32 (reorders + f32 matmul + one rounding).
-    kNative,  // Always oneDNN's f16 matmul; Prepare fails with oneDNN's status where it has none.
+    kNative,      // Always oneDNN's own matmul for the type; where it has none, Supports() says no.
   };
   struct Options {
-    Float16Path float16_path = Float16Path::kAuto;
+    Path float16_path = Path::kAuto;
+    Path bfloat16_path = Path::kAuto;
     // Compiled primitives kept for reuse, least recently used evicted first; 0 disables the cache.
     std::size_t cache_capacity = 64;
   };
@@ -46,25 +52,39 @@ class OneDnnBackend final : public Backend {
     std::int64_t misses = 0;  // oneDNN primitive creations.
     std::size_t size = 0;     // Entries held now (<= cache_capacity).
   };
+  // What the probe of one dtype found on this CPU.
+  struct Probe {
+    bool native = false;        // oneDNN has a matmul for the dtype here.
+    std::string implementation;  // Its impl_info_str ("brg:avx512_core_bf16"); empty if none.
+  };
 
-  // Creates the oneDNN CPU engine and stream and probes f16 support; INTERNAL naming oneDNN's
-  // status when the engine cannot be created.
+  // Creates the oneDNN CPU engine and stream and probes float, bfloat16 and float16; INTERNAL
+  // naming oneDNN's status when the engine cannot be created.
   static StatusOr<std::unique_ptr<OneDnnBackend>> Create(Options options);
   static StatusOr<std::unique_ptr<OneDnnBackend>> Create() { return Create(Options{}); }
   ~OneDnnBackend() override;
 
   std::string_view name() const override { return "onednn"; }
   Support Supports(const MatMulDesc& desc) const override;
+  // "oneDNN 2.6.3 (cpu, OpenMP), effective ISA avx2; f32 gemm:jit, bf16 none, f16 none".
+  std::string RunsOn() const override;
+
+  // The probe's finding for float, bfloat16 or float16 (no matmul for any other dtype).
+  Probe probe(DType dtype) const;
+  // True when `dtype` (bfloat16 or float16) runs on oneDNN's own matmul, per Options and probe.
+  bool native(DType dtype) const;
+  bool float16_native() const { return native(DType::kFloat16); }
+  CacheStats cache_stats() const;
+  // dnnl::get_effective_cpu_isa() as oneDNN names it ("avx512_core_bf16", "avx2", "sse41").
+  static std::string EffectiveIsa();
+
+  struct State;  // oneDNN objects; defined in the .cc so dnnl.hpp stays out of this header.
+
+ protected:
   // Creates (or takes from the cache) the oneDNN primitive for plan's problem. The returned
   // primitive shares the compiled oneDNN objects and this backend's stream; it stays valid after
   // the backend is destroyed.
-  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) override;
-
-  // True when float16 runs on oneDNN's own f16 matmul (per Options and the probe).
-  bool float16_native() const;
-  CacheStats cache_stats() const;
-
-  struct State;  // oneDNN objects; defined in the .cc so dnnl.hpp stays out of this header.
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
 
  private:
   explicit OneDnnBackend(std::unique_ptr<State> state);

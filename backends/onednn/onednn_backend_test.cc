@@ -1,12 +1,16 @@
-// The oneDNN backend against the reference backend over every numpy.matmul form, its honest
-// refusals, its primitive cache, and its error path. ctest runs this binary twice, with
-// OMP_NUM_THREADS=1 and =2 (suffixes .omp1 / .omp2).
+// The oneDNN backend's own internals: its probes of the running CPU and the paths they choose, its
+// honest refusals, its primitive cache, its shape collapsing and its error path. (Every form and
+// dtype against the reference is the cross-backend suite's, backends/tests.) ctest runs this
+// binary with OMP_NUM_THREADS=1 and =2 (suffixes .omp1 / .omp2), and again under
+// ONEDNN_MAX_CPU_ISA=AVX2 and SSE41 (label isa).
 #include "backends/onednn/onednn_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <utility>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,6 +24,7 @@ namespace mm {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::MatMulTester;
 
 std::unique_ptr<OneDnnBackend> MakeBackend(OneDnnBackend::Options options = {}) {
@@ -28,79 +33,25 @@ std::unique_ptr<OneDnnBackend> MakeBackend(OneDnnBackend::Options options = {}) 
   return backend.ok() ? std::move(backend).value() : nullptr;
 }
 
-struct ShapeCase {
-  const char* why;
-  Dims a;
-  Dims b;
-};
-
 // Batch dims of `extents` followed by the matrix dims `matrix`.
 Dims With(Dims extents, std::initializer_list<std::int64_t> matrix) {
   extents.insert(extents.end(), matrix);
   return extents;
 }
 
-const ShapeCase kShapes[] = {
-    // 1-D forms: oneDNN has no 1-D matmul; the plan's promoted matrices must give numpy's shapes.
-    {"1-D x 1-D: dot product, rank-0 Y", {7}, {7}},
-    {"1-D A x 2-D B: A promoted to a row", {5}, {5, 3}},
-    {"2-D A x 1-D B: B promoted to a column", {4, 5}, {5}},
-    {"1-D A x batched B: the promoted row broadcasts over B's batch", {5}, {2, 3, 5, 4}},
-    {"batched A x 1-D B: the column is shared by the batch (folds into M)", {2, 3, 4, 5}, {5}},
-    {"1-D x 1-D of length 0: K = 0 gives a scalar 0", {0}, {0}},
-    // Batch broadcasting, handed to oneDNN natively.
-    {"broadcast on A: 2-D A against a batched B", {3, 5}, {2, 5, 4}},
-    {"broadcast on A: A's batch axis is 1", {1, 3, 5}, {4, 5, 6}},
-    {"broadcast on B: 2-D B shared by a rank-4 batch (folds into M)", {2, 3, 4, 5}, {5, 6}},
-    {"broadcast on B: B is 1 in the middle batch axis", {2, 3, 4, 5}, {2, 1, 5, 6}},
-    {"broadcast on both: 3x1 against 1x2", {3, 1, 3, 4}, {1, 2, 4, 2}},
-    {"broadcast on both with different ranks", {2, 1, 3, 4}, {5, 4, 2}},
-    {"rank 5 with broadcast in both operands", {2, 1, 3, 3, 4}, {1, 2, 3, 4, 5}},
-    {"rank 5 without broadcast: 3 batch axes merge into one", {2, 3, 4, 5, 6}, {2, 3, 4, 6, 7}},
-    {"rank 12, oneDNN's limit, with no batch axis that can merge",
-     With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {3, 4}), With({1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {4, 5})},
-    {"rank 14 that collapses to rank 4: A's 6 axes against B's 6 other axes",
-     With({2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1}, {3, 4}),
-     With({1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2}, {4, 5})},
-    {"rank 14 with no broadcast: collapses to one batch axis",
-     With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {3, 4}),
-     With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {4, 2})},
-    // Degenerate extents.
-    {"K = 1: an outer product", {6, 1}, {1, 5}},
-    {"K = 0: Y is all zeros, without calling oneDNN", {3, 0}, {0, 4}},
-    {"K = 0 with a broadcast batch", {2, 3, 0}, {0, 4}},
-    {"M = 0: empty Y", {0, 4}, {4, 3}},
-    {"N = 0: empty Y", {3, 4}, {4, 0}},
-    {"batch = 0 broadcast against 1: empty Y", {0, 3, 4}, {1, 4, 5}},
-    // Odd sizes, off every vector width and blocking oneDNN uses.
-    {"odd sizes 1x1x1", {1, 1}, {1, 1}},
-    {"odd sizes 7x7x7", {7, 7}, {7, 7}},
-    {"odd sizes 17x33x7", {17, 33}, {33, 7}},
-    {"odd sizes 33x257x17", {33, 257}, {257, 17}},
-    {"odd sizes 257x33x257", {257, 33}, {33, 257}},
-    // Long accumulation: float32 accumulation error grows with K; the tester's bound scales with
-    // it.
-    {"K = 4096: long float32 accumulation", {8, 4096}, {4096, 16}},
-};
-
 constexpr DType kComputedDTypes[] = {DType::kFloat, DType::kBFloat16, DType::kFloat16};
 
-class OneDnnShapeTest : public ::testing::TestWithParam<std::tuple<ShapeCase, DType>> {};
-
-TEST_P(OneDnnShapeTest, MatchesTheReference) {
-  const auto& [shape, dtype] = GetParam();
-  auto backend = MakeBackend();
-  ASSERT_NE(backend, nullptr);
-  MatMulTester().a_dims(shape.a).b_dims(shape.b).dtype(dtype).Test(*backend);
+// Whether oneDNN itself, asked directly, creates a matmul of `type` here.
+bool OneDnnHasMatmul(dnnl::memory::data_type type) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const dnnl::memory::desc md({4, 4}, type, dnnl::memory::format_tag::ab);
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), engine);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
-
-INSTANTIATE_TEST_SUITE_P(AllForms, OneDnnShapeTest,
-                         ::testing::Combine(::testing::ValuesIn(kShapes),
-                                            ::testing::ValuesIn(kComputedDTypes)),
-                         [](const auto& info) {
-                           return testing::TestNameFromWhy(std::get<0>(info.param).why) + "_" +
-                                  std::string(DTypeName(std::get<1>(info.param)));
-                         });
 
 TEST(OneDnnBackendTest, RepeatedExecuteOnOnePrimitiveGivesTheSameAnswerEachTime) {
   auto backend = MakeBackend();
@@ -158,30 +109,83 @@ TEST(OneDnnBackendTest, DoubleAndIntegersAreUnsupportedWithAReason) {
   }
 }
 
-TEST(OneDnnBackendTest, Float16SaysWhichPathItTakes) {
+TEST(OneDnnBackendTest, ProbesAgreeWithOneDnnAskedDirectly) {
   auto backend = MakeBackend();
   ASSERT_NE(backend, nullptr);
-  const Support support = backend->Supports({DType::kFloat16, {2, 3}, {3, 4}});
-  if (backend->float16_native()) {
-    EXPECT_EQ(support.level, Support::Level::kNative);
-  } else {
-    EXPECT_EQ(support.level, Support::Level::kByConversion);
-    EXPECT_THAT(support.note, HasSubstr("f16 via f32"));
+  const std::pair<DType, dnnl::memory::data_type> kTypes[] = {
+      {DType::kFloat, dnnl::memory::data_type::f32},
+      {DType::kBFloat16, dnnl::memory::data_type::bf16},
+      {DType::kFloat16, dnnl::memory::data_type::f16}};
+  for (const auto& [dtype, type] : kTypes) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    const OneDnnBackend::Probe probe = backend->probe(dtype);
+    EXPECT_EQ(probe.native, OneDnnHasMatmul(type));
+    EXPECT_EQ(probe.implementation.empty(), !probe.native);
+    EXPECT_THAT(backend->RunsOn(), HasSubstr(probe.native ? probe.implementation : "none"));
   }
-  EXPECT_EQ(backend->Supports({DType::kFloat, {2, 3}, {3, 4}}).level, Support::Level::kNative);
-  EXPECT_EQ(backend->Supports({DType::kBFloat16, {2, 3}, {3, 4}}).level, Support::Level::kNative);
+  EXPECT_THAT(backend->RunsOn(), HasSubstr("effective ISA " + OneDnnBackend::EffectiveIsa()));
 }
 
-TEST(OneDnnBackendTest, Float16ViaFloat32ComputesWithOneRounding) {
-  auto backend = MakeBackend({.float16_path = OneDnnBackend::Float16Path::kViaFloat32});
+TEST(OneDnnBackendTest, SixteenBitTypesAreNativeWhereProbedElseViaFloat32WithTheReason) {
+  auto backend = MakeBackend();
   ASSERT_NE(backend, nullptr);
-  EXPECT_FALSE(backend->float16_native());
-  EXPECT_EQ(backend->Supports({DType::kFloat16, {2, 3}, {3, 4}}).level,
+  EXPECT_EQ(backend->Supports({DType::kFloat, {2, 3}, {3, 4}}).level, Support::Level::kNative);
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    const std::string type = dtype == DType::kBFloat16 ? "bf16" : "f16";
+    const Support support = backend->Supports({dtype, {2, 3}, {3, 4}});
+    auto primitive = backend->Prepare(PlanMatMul({dtype, {2, 3}, {3, 4}}).value());
+    ASSERT_TRUE(primitive.ok()) << primitive.status();
+    if (backend->probe(dtype).native) {
+      EXPECT_EQ(support.level, Support::Level::kNative);
+      EXPECT_TRUE(backend->native(dtype));
+      EXPECT_THAT((*primitive)->implementation(), Not(HasSubstr("via f32")));
+    } else {
+      EXPECT_EQ(support.level, Support::Level::kByConversion);
+      EXPECT_THAT(support.note, HasSubstr(type + " via f32: no " + type +
+                                          " matmul on this CPU (" + OneDnnBackend::EffectiveIsa() +
+                                          ")"));
+      EXPECT_THAT((*primitive)->implementation(), HasSubstr(type + " via f32"));
+    }
+    EXPECT_THAT((*primitive)->implementation(), HasSubstr("ISA " + OneDnnBackend::EffectiveIsa()));
+  }
+}
+
+TEST(OneDnnBackendTest, CappedIsaIsHonoured) {
+  // Under the isa test variants ONEDNN_MAX_CPU_ISA caps what oneDNN may use; without it this only
+  // checks that the ISA has a name.
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string isa = OneDnnBackend::EffectiveIsa();
+  EXPECT_THAT(isa, Not(HasSubstr("isa 0x")));
+  if (cap == nullptr) return;
+  if (std::string(cap) == "SSE41") {
+    EXPECT_EQ(isa, "sse41");
+  } else if (std::string(cap) == "AVX2") {
+    EXPECT_THAT(isa, ::testing::AnyOf("avx2", "avx", "sse41"));
+  }
+  // No bf16 matmul below avx512_core in oneDNN 2.6: the backend must take the f32 path.
+  auto backend = MakeBackend();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_FALSE(backend->probe(DType::kBFloat16).native);
+  EXPECT_EQ(backend->Supports({DType::kBFloat16, {2, 3}, {3, 4}}).level,
             Support::Level::kByConversion);
-  MatMulTester().a_dims({3, 1, 9, 17}).b_dims({1, 2, 17, 5}).dtype(DType::kFloat16).Test(*backend);
-  MatMulTester().a_dims({33}).b_dims({33}).dtype(DType::kFloat16).Test(*backend);
+}
+
+TEST(OneDnnBackendTest, ViaFloat32RoundsOnceForBothSixteenBitTypes) {
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    auto backend = MakeBackend({.float16_path = OneDnnBackend::Path::kViaFloat32,
+                                .bfloat16_path = OneDnnBackend::Path::kViaFloat32});
+    ASSERT_NE(backend, nullptr);
+    EXPECT_FALSE(backend->native(dtype));
+    EXPECT_EQ(backend->Supports({dtype, {2, 3}, {3, 4}}).level, Support::Level::kByConversion);
+    MatMulTester().a_dims({3, 1, 9, 17}).b_dims({1, 2, 17, 5}).dtype(dtype).Test(*backend);
+    MatMulTester().a_dims({33}).b_dims({33}).dtype(dtype).Test(*backend);
+  }
   // 1 + 2^-11 + 2^-20 (exact in f32) lies just above the tie between 1 and 1 + 2^-10: one rounding
   // of the f32 sum gives 1 + 2^-10; an f16 accumulator would round 1 + 2^-11 to 1 first and stay.
+  auto backend = MakeBackend({.float16_path = OneDnnBackend::Path::kViaFloat32});
+  ASSERT_NE(backend, nullptr);
   const float16 a_values[] = {float16(1.0f), float16(std::ldexp(1.0f, -11)),
                               float16(std::ldexp(1.0f, -20))};
   const float16 b_values[] = {float16(1.0f), float16(1.0f), float16(1.0f)};
@@ -190,25 +194,32 @@ TEST(OneDnnBackendTest, Float16ViaFloat32ComputesWithOneRounding) {
   auto y = MatMul(*backend, a.view(), b.view());
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(static_cast<float>(y->Data<float16>()[0]), 1.0f + std::ldexp(1.0f, -10));
+  // The same for bfloat16 one binade up: 1 + 2^-8 + 2^-16 rounds once to 1 + 2^-7.
+  const bfloat16 a16[] = {bfloat16(1.0f), bfloat16(std::ldexp(1.0f, -8)),
+                          bfloat16(std::ldexp(1.0f, -16))};
+  const bfloat16 b16[] = {bfloat16(1.0f), bfloat16(1.0f), bfloat16(1.0f)};
+  auto bf_backend = MakeBackend({.bfloat16_path = OneDnnBackend::Path::kViaFloat32});
+  ASSERT_NE(bf_backend, nullptr);
+  auto y16 = MatMul(*bf_backend, Tensor::FromValues<bfloat16>({3}, a16).value().view(),
+                    Tensor::FromValues<bfloat16>({3}, b16).value().view());
+  ASSERT_TRUE(y16.ok()) << y16.status();
+  EXPECT_EQ(static_cast<float>(y16->Data<bfloat16>()[0]), 1.0f + std::ldexp(1.0f, -7));
 }
 
-TEST(OneDnnBackendTest, ForcedNativeFloat16ComputesOrFailsWithAStatusNamingOneDnn) {
-  auto automatic = MakeBackend();
-  auto forced = MakeBackend({.float16_path = OneDnnBackend::Float16Path::kNative});
-  ASSERT_NE(automatic, nullptr);
-  ASSERT_NE(forced, nullptr);
-  const MatMulPlan plan = PlanMatMul({DType::kFloat16, {2, 3, 4}, {4, 5}}).value();
-  auto primitive = forced->Prepare(plan);
-  if (automatic->float16_native()) {
-    ASSERT_TRUE(primitive.ok()) << primitive.status();
-    MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(DType::kFloat16).Test(*forced);
-  } else {
-    // This CPU's oneDNN has no f16 matmul: primitive creation throws inside oneDNN, and the
-    // backend's edge turns that into a Status, never an exception.
-    ASSERT_FALSE(primitive.ok());
-    EXPECT_EQ(primitive.status().code(), StatusCode::kUnimplemented);
-    EXPECT_THAT(primitive.status().message(), HasSubstr("oneDNN status unimplemented"));
-    EXPECT_THAT(primitive.status().message(), HasSubstr("float16 [2,3,4] x [4,5]"));
+TEST(OneDnnBackendTest, RequiredNativeWithoutOneIsRefusedNotFailed) {
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    auto forced = MakeBackend(
+        {.float16_path = OneDnnBackend::Path::kNative, .bfloat16_path = OneDnnBackend::Path::kNative});
+    ASSERT_NE(forced, nullptr);
+    if (forced->probe(dtype).native) {
+      EXPECT_EQ(forced->Supports({dtype, {2, 3, 4}, {4, 5}}).level, Support::Level::kNative);
+      MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(dtype).Test(*forced);
+    } else {
+      // Supports says no with the reason, so Prepare is refused: never an error after a yes.
+      MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(dtype).TestUnsupported(*forced);
+      EXPECT_THAT(forced->Supports({dtype, {2, 3, 4}, {4, 5}}).note, HasSubstr("required"));
+    }
   }
 }
 
@@ -239,7 +250,7 @@ TEST(OneDnnBackendTest, RanksThatDoNotCollapseTo12DimsAreUnsupportedWithTheReaso
   const Dims b = With({1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {4, 5});
   MatMulTester().a_dims(a).b_dims(b).TestUnsupported(*backend);
   EXPECT_THAT(backend->Supports({DType::kFloat, a, b}).note, HasSubstr("12-dim limit"));
-  // The same rank with K = 0 never reaches oneDNN, so it is computed (as zeros).
+  // The same rank with K = 0 never reaches oneDNN (the engine answers it), so it is computed.
   MatMulTester()
       .a_dims(With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 0}))
       .b_dims(With({1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {0, 5}))
@@ -371,42 +382,6 @@ TEST(OneDnnCacheTest, APrimitiveOutlivesItsBackend) {
   Tensor y = Tensor::Create(DType::kFloat16, {2, 2}).value();
   ASSERT_TRUE(primitive->Execute(a.view(), b.view(), y.mutable_view()).ok());
   for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(static_cast<float>(y.Data<float16>()[i]), 3.0f);
-}
-
-template <class T>
-void CheckNanAndInfinityPropagate(OneDnnBackend& backend) {
-  SCOPED_TRACE(std::string(DTypeName(DTypeOf<T>())));
-  const T a_values[] = {T(INFINITY), T(1.0f), T(NAN), T(1.0f), T(2.0f), T(1.0f)};
-  const T b_values[] = {T(1.0f), T(0.0f)};
-  Tensor a = Tensor::FromValues<T>({3, 2}, a_values).value();
-  Tensor b = Tensor::FromValues<T>({2, 1}, b_values).value();
-  auto y = MatMul(backend, a.view(), b.view());
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_EQ(static_cast<float>(y->template Data<T>()[0]), INFINITY);      // inf*1 + 1*0
-  EXPECT_TRUE(std::isnan(static_cast<float>(y->template Data<T>()[1])));  // NaN poisons the sum
-  EXPECT_EQ(static_cast<float>(y->template Data<T>()[2]), 2.0f);
-  // inf * 0 is NaN.
-  const T b2_values[] = {T(0.0f), T(1.0f)};
-  Tensor b2 = Tensor::FromValues<T>({2, 1}, b2_values).value();
-  y = MatMul(backend, a.view(), b2.view());
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_TRUE(std::isnan(static_cast<float>(y->template Data<T>()[0])));
-  EXPECT_TRUE(std::isnan(static_cast<float>(y->template Data<T>()[1])));
-  EXPECT_EQ(static_cast<float>(y->template Data<T>()[2]), 1.0f);
-}
-
-TEST(OneDnnBackendTest, NanAndInfinityPropagate) {
-  auto backend = MakeBackend();
-  ASSERT_NE(backend, nullptr);
-  CheckNanAndInfinityPropagate<float>(*backend);
-  CheckNanAndInfinityPropagate<bfloat16>(*backend);
-  CheckNanAndInfinityPropagate<float16>(*backend);
-}
-
-TEST(OneDnnBackendTest, WorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
-  auto backend = MakeBackend();
-  ASSERT_NE(backend, nullptr);
-  testing::ExpectWorkedExamplesPass(*backend);
 }
 
 TEST(OneDnnBackendTest, IsRegisteredAsOnednn) {

@@ -54,9 +54,27 @@ void ReferenceMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y) {
   }
 }
 
+// How the reference accumulates `dtype`, for implementation().
+std::string AccumulationOf(DType dtype) {
+  switch (dtype) {
+    case DType::kInt32:
+    case DType::kUInt32:
+      return "uint32 accumulation (wraps modulo 2^32)";
+    case DType::kInt64:
+    case DType::kUInt64:
+      return "uint64 accumulation (wraps modulo 2^64)";
+    default:
+      return "double accumulation, one rounding to " + std::string(DTypeName(dtype));
+  }
+}
+
 class ReferencePrimitive final : public MatMulPrimitive {
  public:
   using MatMulPrimitive::MatMulPrimitive;
+
+  std::string implementation() const override {
+    return "reference i-k-j loops, " + AccumulationOf(plan().desc.dtype);
+  }
 
  protected:
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
@@ -72,7 +90,12 @@ class ReferencePrimitive final : public MatMulPrimitive {
 
 Support ReferenceBackend::Supports(const MatMulDesc&) const { return Support::Native(); }
 
-StatusOr<std::unique_ptr<MatMulPrimitive>> ReferenceBackend::Prepare(const MatMulPlan& plan) {
+std::string ReferenceBackend::RunsOn() const {
+  return "mm reference: scalar i-k-j loops (the same code on every CPU)";
+}
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> ReferenceBackend::PrepareProduct(
+    const MatMulPlan& plan) {
   return std::unique_ptr<MatMulPrimitive>(std::make_unique<ReferencePrimitive>(plan));
 }
 

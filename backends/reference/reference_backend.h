@@ -23,7 +23,11 @@ class ReferenceBackend final : public Backend {
  public:
   std::string_view name() const override { return "reference"; }
   Support Supports(const MatMulDesc& desc) const override;
-  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) override;
+  // "mm reference: i-k-j loops, ..." (no library, no SIMD choice: the same on every CPU).
+  std::string RunsOn() const override;
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
 };
 
 }  // namespace mm

@@ -48,7 +48,9 @@ class FakeBackend final : public Backend {
     if (fault_ == Fault::kByConversion) return Support::ByConversion("f32 via f64");
     return Support::Native();
   }
-  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan) override {
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
     if (fault_ == Fault::kPrepareFails) return InternalError("out of primitives");
     return std::unique_ptr<MatMulPrimitive>(std::make_unique<FakePrimitive>(plan, fault_));
   }

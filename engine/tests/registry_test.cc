@@ -14,7 +14,9 @@ class FakeBackend final : public Backend {
   explicit FakeBackend(std::string name) : name_(std::move(name)) {}
   std::string_view name() const override { return name_; }
   Support Supports(const MatMulDesc&) const override { return Support::No("fake"); }
-  StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan&) override {
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan&) override {
     return UnimplementedError("fake");
   }
 
