@@ -12,12 +12,15 @@ namespace {
 
 // Plans, prepares and executes y = MatMul(a, b) on `backend`. Returns the Support decision through
 // `support`; an unsupported desc returns no tensor and OK.
+// `implementation` receives what the prepared primitive says computes it.
 StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan,
-                                        const DataSet& set, Support& support) {
+                                        const DataSet& set, Support& support,
+                                        std::string* implementation = nullptr) {
   try {
     support = backend.Supports(plan.desc);
     if (!support.supported()) return std::optional<Tensor>();
     MM_ASSIGN_OR_RETURN(auto primitive, backend.Prepare(plan));
+    if (implementation != nullptr) *implementation = primitive->implementation();
     MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.desc.dtype, plan.y_dims));
     MM_RETURN_IF_ERROR(primitive->Execute(set.a.view(), set.b.view(), y.mutable_view()));
     return std::optional<Tensor>(std::move(y));
@@ -66,6 +69,23 @@ Verdict WorseVerdict(Verdict a, Verdict b) {
     return 3;
   };
   return rank(a) >= rank(b) ? a : b;
+}
+
+std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
+                                          const std::vector<std::string>& names) {
+  std::vector<BackendInfo> infos;
+  for (const std::string& name : names) {
+    BackendInfo info{name, registry.Description(name), {}};
+    try {
+      auto backend = registry.Create(name);
+      info.runs_on = backend.ok() ? (*backend)->RunsOn()
+                                  : "failed to start: " + backend.status().message();
+    } catch (const std::exception& e) {
+      info.runs_on = std::string("failed to start: ") + e.what();
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
 }
 
 std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
@@ -166,7 +186,7 @@ std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry
         }
         Support support;
         const auto start = std::chrono::steady_clock::now();
-        auto y = Execute(**created, *plan, set, support);
+        auto y = Execute(**created, *plan, set, support, &r.implementation);
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!y.ok()) {
           r.verdict = Verdict::kError;

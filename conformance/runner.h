@@ -35,6 +35,9 @@ struct Result {
   // backend's reason; ERROR: what went wrong.
   std::string message;
   std::string support_note;  // The backend's note for kByConversion ("f16 via f32"); else empty.
+  // What actually computed Y (MatMulPrimitive::implementation(): "oneDNN gemm:jit (ISA avx2)",
+  // "engine: K = 0, Y is exact zeros"); empty when nothing ran or the backend does not say.
+  std::string implementation;
   // Wall time of Supports + Prepare + Execute on this data set, for JUnit's time attribute; node
   // tests are tiny, so this says nothing about throughput (mm-bench does).
   double seconds = 0;
@@ -50,6 +53,16 @@ struct RunOptions {
   std::vector<std::string> backends;  // Names to run, in order; every name must be registered.
   Tolerance tolerance;
 };
+
+// What one backend runs on here (Backend::RunsOn()), for reports.
+struct BackendInfo {
+  std::string name;
+  std::string description;  // The registry's one-line description.
+  std::string runs_on;      // RunsOn(), or "failed to start: ..." when it cannot be created.
+};
+// Creates each of `names` once and asks what it runs on. Never throws.
+std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
+                                          const std::vector<std::string>& names);
 
 // Runs every case of `catalog` on every backend of `options`. Each backend is created once; a
 // backend that fails to start gives ERROR results. Invalid cases give one ERROR result per backend.

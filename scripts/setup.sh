@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libssl-dev
+  nlohmann-json3-dev libpugixml-dev
 )
 
 missing=()

@@ -192,8 +192,9 @@ class EigenPrimitive final : public MatMulPrimitive {
   }
 
   std::string implementation() const override {
-    std::string how = "Eigen GEMM (" + std::string(Eigen::SimdInstructionSetsInUse()) + ") in " +
-                      ComputeName();
+    // The widest instruction set Eigen was compiled for names the kernels ("AVX512", "AVX2").
+    const std::string sets = Eigen::SimdInstructionSetsInUse();
+    std::string how = "Eigen GEMM (" + sets.substr(0, sets.find(',')) + ") in " + ComputeName();
     if constexpr (kWidens<T>) how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
     if (fold_) how += ", batch folded into M";
     return how;

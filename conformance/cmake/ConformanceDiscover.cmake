@@ -1,7 +1,8 @@
 # Run by ctest (TEST_INCLUDE_FILES) before any test: asks mm-conformance which (case, backend)
 # pairs exist over the configured data and registers one test per pair. Inputs:
 # MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots),
-# MM_CONFORMANCE_REQUIRE_OFFICIAL (ON: add conformance.official_corpus).
+# MM_CONFORMANCE_REQUIRE_OFFICIAL (ON: add conformance.official_corpus), MM_ISA_VARIANTS
+# (ONEDNN_MAX_CPU_ISA values under which the onednn tests run once more, label isa).
 
 if(NOT EXISTS "${MM_CONFORMANCE_EXE}")
   add_test(conformance.NOT_BUILT "${CMAKE_COMMAND}" -E echo
@@ -61,6 +62,17 @@ foreach(mm_line IN LISTS mm_lines)
            --skip-exit-code 77)
   set_tests_properties("${mm_name}" PROPERTIES LABELS conformance SKIP_RETURN_CODE 77
                        ENVIRONMENT_MODIFICATION "${mm_env_modification}")
+  if(mm_backend STREQUAL "onednn")
+    foreach(mm_isa IN LISTS MM_ISA_VARIANTS)
+      string(TOLOWER "${mm_isa}" mm_suffix)
+      add_test("${mm_name}.isa_${mm_suffix}" "${MM_CONFORMANCE_EXE}" --case "${mm_case}"
+               --backend "${mm_backend}" --skip-exit-code 77)
+      set_tests_properties("${mm_name}.isa_${mm_suffix}" PROPERTIES
+                           LABELS "conformance;isa" SKIP_RETURN_CODE 77
+                           ENVIRONMENT_MODIFICATION
+                           "${mm_env_modification};ONEDNN_MAX_CPU_ISA=set:${mm_isa}")
+    endforeach()
+  endif()
 endforeach()
 
 if(MM_CONFORMANCE_REQUIRE_OFFICIAL)

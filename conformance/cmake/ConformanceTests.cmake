@@ -9,6 +9,10 @@
 # with the same MM_ONNX_DATA. scripts/build.sh re-configures when the environment's MM_ONNX_DATA
 # differs from the cached value.
 #
+# The onednn tests are registered once more per ONEDNN_MAX_CPU_ISA value of MM_ISA_VARIANTS
+# (conformance.<case>.onednn.isa_avx2, ...; labels conformance and isa), so any machine checks the
+# verdicts a smaller CPU gives.
+#
 # conformance.official_corpus fails unless all 7 official ONNX MatMul node tests are found intact
 # (mm-conformance --list --require-official). MM_CONFORMANCE_REQUIRE_OFFICIAL decides whether it
 # exists: AUTO (default) when MM_ONNX_DATA was set at configure time (CI), ON always, OFF never
@@ -53,6 +57,7 @@ function(mm_add_conformance_tests target)
 set(MM_CONFORMANCE_EXE [==[$<TARGET_FILE:${target}>]==])
 set(MM_CONFORMANCE_ONNX_DATA [==[${data}]==])
 set(MM_CONFORMANCE_REQUIRE_OFFICIAL ${require_official})
+set(MM_ISA_VARIANTS [==[${MM_ISA_VARIANTS}]==])
 include([==[${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ConformanceDiscover.cmake]==])
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")

@@ -321,4 +321,13 @@ StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::
   return out;
 }
 
+std::string LoaderVersions() {
+  const int v = GOOGLE_PROTOBUF_VERSION;
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto it = ranges.find("");
+  return "protobuf " + std::to_string(v / 1000000) + "." + std::to_string(v / 1000 % 1000) + "." +
+         std::to_string(v % 1000) + ", ONNX schemas up to opset " +
+         (it == ranges.end() ? std::string("?") : std::to_string(it->second.second));
+}
+
 }  // namespace mm::conformance

@@ -81,6 +81,9 @@ StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::
 // Reads model.onnx of `case_dir` and classifies it.
 StatusOr<ModelKind> ClassifyCaseDir(const std::filesystem::path& case_dir);
 
+// The libraries that read cases, for reports: "protobuf 3.21.12, ONNX schemas up to opset 17".
+std::string LoaderVersions();
+
 }  // namespace mm::conformance
 
 #endif  // MM_CONFORMANCE_LOADER_MATMUL_CASE_H_

@@ -7,6 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
 namespace mm::conformance {
 namespace {
 
@@ -47,11 +50,15 @@ void ForEachCodePoint(std::string_view text, Emit emit) {
   }
 }
 
-std::string JsonString(std::string_view text) { return "\"" + JsonEscape(text) + "\""; }
+using Json = nlohmann::ordered_json;
 
-std::string JsonNumber(double value) {
-  if (!std::isfinite(value)) return JsonString(FormatDouble(value));
-  return FormatDouble(value);
+// A string for JSON: valid UTF-8 always (nlohmann refuses anything else).
+Json JsonText(std::string_view text) { return ValidUtf8(text); }
+
+// Non-finite numbers are not JSON: "nan", "inf", "-inf" instead.
+Json JsonNumber(double value) {
+  if (!std::isfinite(value)) return FormatDouble(value);
+  return value;
 }
 
 // JUnit's time attribute is an xs:decimal for some readers: no exponent.
@@ -101,98 +108,63 @@ std::string ToleranceText(const Tolerance& t) {
   return "rtol " + FormatDouble(t.rtol) + ", atol " + FormatDouble(t.atol);
 }
 
-void ComparisonJson(std::ostringstream& out, const Comparison& c) {
-  out << "{\"match\": " << (c.match ? "true" : "false") << ", \"elements\": " << c.elements
-      << ", \"differing\": " << c.differing
-      << ", \"bitwise_equal\": " << (c.bitwise_equal ? "true" : "false")
-      << ", \"max_abs_error\": " << JsonNumber(c.max_abs_error)
-      << ", \"max_rel_error\": " << JsonNumber(c.max_rel_error);
-  if (!c.mismatch.empty()) out << ", \"mismatch\": " << JsonString(c.mismatch);
+Json ComparisonJson(const Comparison& c) {
+  Json j = {{"match", c.match},
+            {"elements", c.elements},
+            {"differing", c.differing},
+            {"bitwise_equal", c.bitwise_equal},
+            {"max_abs_error", JsonNumber(c.max_abs_error)},
+            {"max_rel_error", JsonNumber(c.max_rel_error)}};
+  if (!c.mismatch.empty()) j["mismatch"] = JsonText(c.mismatch);
   if (c.worst) {
     const WorstElement& w = *c.worst;
-    out << ", \"worst\": {\"index\": [";
-    for (std::size_t i = 0; i < w.index.size(); ++i) out << (i ? ", " : "") << w.index[i];
-    out << "], \"flat_index\": " << w.flat_index << ", \"expected\": " << JsonString(w.expected)
-        << ", \"actual\": " << JsonString(w.actual)
-        << ", \"abs_error\": " << JsonNumber(w.abs_error)
-        << ", \"rel_error\": " << JsonNumber(w.rel_error)
-        << ", \"allowed\": " << JsonNumber(w.allowed) << "}";
+    j["worst"] = {{"index", w.index},
+                  {"flat_index", w.flat_index},
+                  {"expected", JsonText(w.expected)},
+                  {"actual", JsonText(w.actual)},
+                  {"abs_error", JsonNumber(w.abs_error)},
+                  {"rel_error", JsonNumber(w.rel_error)},
+                  {"allowed", JsonNumber(w.allowed)}};
   }
-  out << "}";
+  return j;
+}
+
+Json MachineJson(const Report& report) {
+  const MachineInfo& m = report.machine;
+  return {{"cpu_model", JsonText(m.cpu_model)},
+          {"logical_cpus", m.logical_cpus},
+          {"cpu_features", JsonText(m.cpu_features)},
+          {"omp_num_threads", JsonText(m.omp_num_threads)},
+          {"onednn_max_cpu_isa", JsonText(m.onednn_max_cpu_isa)},
+          {"os", JsonText(m.os)},
+          {"compiler", JsonText(m.compiler)},
+          {"loader", JsonText(report.loader_versions)}};
+}
+
+// "name: runs_on" lines, for text reports.
+std::vector<std::pair<std::string, std::string>> RunsOn(const Report& report) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const BackendInfo& info : report.backend_info) lines.emplace_back(info.name, info.runs_on);
+  return lines;
 }
 
 }  // namespace
 
-std::string JsonEscape(std::string_view text) {
+std::string ValidUtf8(std::string_view text) {
   std::string out;
-  ForEachCodePoint(text, [&](char32_t cp, std::string_view bytes) {
-    switch (cp) {
-      case U'"':
-        out += "\\\"";
-        return;
-      case U'\\':
-        out += "\\\\";
-        return;
-      case U'\n':
-        out += "\\n";
-        return;
-      case U'\r':
-        out += "\\r";
-        return;
-      case U'\t':
-        out += "\\t";
-        return;
-      default:
-        break;
-    }
-    if (cp < 0x20 || cp == 0x7F) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", static_cast<unsigned>(cp));
-      out += buffer;
-    } else {
-      out += bytes;
-    }
-  });
+  out.reserve(text.size());
+  ForEachCodePoint(text, [&](char32_t, std::string_view bytes) { out += bytes; });
   return out;
 }
 
-std::string XmlEscape(std::string_view text) {
+std::string XmlSafeText(std::string_view text) {
   std::string out;
+  out.reserve(text.size());
   ForEachCodePoint(text, [&](char32_t cp, std::string_view bytes) {
-    switch (cp) {
-      case U'&':
-        out += "&amp;";
-        return;
-      case U'<':
-        out += "&lt;";
-        return;
-      case U'>':
-        out += "&gt;";
-        return;
-      case U'"':
-        out += "&quot;";
-        return;
-      case U'\'':
-        out += "&apos;";
-        return;
-      case U'\n':
-        out += "&#10;";
-        return;
-      case U'\t':
-        out += "&#9;";
-        return;
-      case U'\r':
-        out += "&#13;";
-        return;
-      default:
-        break;
-    }
     // XML 1.0 cannot hold other control characters, even as references.
-    if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF) {
-      out += "\xEF\xBF\xBD";
-    } else {
-      out += bytes;
-    }
+    const bool allowed = cp == U'\t' || cp == U'\n' || cp == U'\r' ||
+                         (cp >= 0x20 && cp != 0xFFFE && cp != 0xFFFF);
+    out += allowed ? bytes : std::string_view("\xEF\xBF\xBD");
   });
   return out;
 }
@@ -291,6 +263,7 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
     }
     if (!decisive->support_note.empty())
       out << " (by conversion: " << decisive->support_note << ")";
+    if (!decisive->implementation.empty()) out << " [ran: " << decisive->implementation << "]";
     out << "\n";
   }
 
@@ -319,6 +292,10 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
     out << "shadowed: " << PrintableText(s.name) << " at " << PrintableText(s.dir.string()) << " ("
         << PrintableText(s.winner) << " wins)\n";
   }
+  out << "machine: " << PrintableText(report.machine.ToString()) << "\n";
+  for (const auto& [name, runs_on] : RunsOn(report)) {
+    out << "  " << name << ": " << PrintableText(runs_on) << "\n";
+  }
   const Summary sum = Summarize(report.results);
   out << "summary: " << sum.total() << " results (" << rows.size()
       << " case x backend): " << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
@@ -327,116 +304,133 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
 }
 
 std::string ToJson(const Report& report) {
-  std::ostringstream out;
   const Summary sum = Summarize(report.results);
-  out << "{\n  \"tool\": \"mm-conformance\",\n  \"version\": " << JsonString(report.version)
-      << ",\n  \"tolerance\": {\"rtol\": " << JsonNumber(report.tolerance.rtol)
-      << ", \"atol\": " << JsonNumber(report.tolerance.atol)
-      << "},\n  \"strict\": " << (report.strict ? "true" : "false")
-      << ",\n  \"require_official\": " << (report.require_official ? "true" : "false")
-      << ",\n  \"backends\": [";
-  for (std::size_t i = 0; i < report.backends.size(); ++i) {
-    out << (i ? ", " : "") << JsonString(report.backends[i]);
+  Json j;
+  j["tool"] = "mm-conformance";
+  j["version"] = JsonText(report.version);
+  j["tolerance"] = {{"rtol", JsonNumber(report.tolerance.rtol)},
+                    {"atol", JsonNumber(report.tolerance.atol)}};
+  j["strict"] = report.strict;
+  j["require_official"] = report.require_official;
+  j["backends"] = Json::array();
+  for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
+  j["runs_on"] = Json::object();
+  for (const auto& [name, runs_on] : RunsOn(report)) j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+  j["machine"] = MachineJson(report);
+  j["data_roots"] = Json::array();
+  for (const DataRoot& root : report.roots) {
+    j["data_roots"].push_back({{"path", JsonText(root.path.string())},
+                               {"origin", JsonText(root.origin)}});
   }
-  out << "],\n  \"data_roots\": [";
-  for (std::size_t i = 0; i < report.roots.size(); ++i) {
-    out << (i ? ", " : "") << "{\"path\": " << JsonString(report.roots[i].path.string())
-        << ", \"origin\": " << JsonString(report.roots[i].origin) << "}";
+  j["summary"] = {{"total", sum.total()},
+                  {"PASS", sum.pass},
+                  {"FAIL", sum.fail},
+                  {"UNSUPPORTED", sum.unsupported},
+                  {"ERROR", sum.error}};
+  j["exit_code"] = report.exit_code;
+  Json& results = j["results"] = Json::array();
+  for (const Result& r : report.results) {
+    const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
+    results.push_back({
+        {"case", JsonText(r.case_name)},
+        {"source", JsonText(r.source)},
+        {"data_set", r.data_set.empty() ? Json(nullptr) : JsonText(r.data_set)},
+        {"backend", JsonText(r.backend)},
+        {"dtype", r.dtype ? Json(std::string(DTypeName(*r.dtype))) : Json(nullptr)},
+        {"a_shape", r.dtype ? Json(DimsToString(r.a_dims)) : Json(nullptr)},
+        {"b_shape", r.dtype ? Json(DimsToString(r.b_dims)) : Json(nullptr)},
+        {"verdict", std::string(VerdictName(r.verdict))},
+        {"message", JsonText(r.message)},
+        {"support_note", r.support_note.empty() ? Json(nullptr) : JsonText(r.support_note)},
+        {"implementation", r.implementation.empty() ? Json(nullptr) : JsonText(r.implementation)},
+        {"seconds", JsonNumber(r.seconds)},
+        {"max_abs_error", measured ? JsonNumber(r.vs_expected->max_abs_error) : Json(nullptr)},
+        {"max_rel_error", measured ? JsonNumber(r.vs_expected->max_rel_error) : Json(nullptr)},
+        {"vs_expected", r.vs_expected ? ComparisonJson(*r.vs_expected) : Json(nullptr)},
+        {"vs_reference", JsonText(r.vs_reference)},
+        {"vs_reference_detail",
+         r.vs_reference_comparison ? ComparisonJson(*r.vs_reference_comparison) : Json(nullptr)},
+    });
   }
-  out << "],\n  \"summary\": {\"total\": " << sum.total() << ", \"PASS\": " << sum.pass
-      << ", \"FAIL\": " << sum.fail << ", \"UNSUPPORTED\": " << sum.unsupported
-      << ", \"ERROR\": " << sum.error << "},\n  \"exit_code\": " << report.exit_code
-      << ",\n  \"results\": [";
-  for (std::size_t i = 0; i < report.results.size(); ++i) {
-    const Result& r = report.results[i];
-    out << (i ? "," : "") << "\n    {\"case\": " << JsonString(r.case_name)
-        << ", \"source\": " << JsonString(r.source)
-        << ", \"data_set\": " << (r.data_set.empty() ? "null" : JsonString(r.data_set))
-        << ", \"backend\": " << JsonString(r.backend)
-        << ", \"dtype\": " << (r.dtype ? JsonString(DTypeName(*r.dtype)) : "null")
-        << ", \"a_shape\": " << (r.dtype ? JsonString(DimsToString(r.a_dims)) : "null")
-        << ", \"b_shape\": " << (r.dtype ? JsonString(DimsToString(r.b_dims)) : "null")
-        << ", \"verdict\": " << JsonString(VerdictName(r.verdict))
-        << ", \"message\": " << JsonString(r.message)
-        << ", \"support_note\": " << (r.support_note.empty() ? "null" : JsonString(r.support_note))
-        << ", \"seconds\": " << JsonNumber(r.seconds);
-    out << ", \"max_abs_error\": "
-        << (r.vs_expected && r.vs_expected->mismatch.empty()
-                ? JsonNumber(r.vs_expected->max_abs_error)
-                : "null")
-        << ", \"max_rel_error\": "
-        << (r.vs_expected && r.vs_expected->mismatch.empty()
-                ? JsonNumber(r.vs_expected->max_rel_error)
-                : "null");
-    out << ", \"vs_expected\": ";
-    if (r.vs_expected) {
-      ComparisonJson(out, *r.vs_expected);
-    } else {
-      out << "null";
-    }
-    out << ", \"vs_reference\": " << JsonString(r.vs_reference) << ", \"vs_reference_detail\": ";
-    if (r.vs_reference_comparison) {
-      ComparisonJson(out, *r.vs_reference_comparison);
-    } else {
-      out << "null";
-    }
-    out << "}";
-  }
-  out << "\n  ],\n  \"official\": {\"complete\": "
-      << (report.official.complete() ? "true" : "false") << ", \"found\": [";
-  bool first = true;
+  Json found = Json::array(), missing = Json::array(), altered = Json::array();
   for (const OfficialStatus& s : report.official.cases) {
-    if (s.state != OfficialStatus::State::kIntact) continue;
-    out << (first ? "" : ", ") << "{\"case\": " << JsonString(s.name)
-        << ", \"dir\": " << JsonString(s.dir.string()) << "}";
-    first = false;
-  }
-  out << "], \"missing\": [";
-  first = true;
-  for (const OfficialStatus& s : report.official.cases) {
-    if (s.state != OfficialStatus::State::kMissing) continue;
-    out << (first ? "" : ", ") << JsonString(s.name);
-    first = false;
-  }
-  out << "], \"altered\": [";
-  first = true;
-  for (const OfficialStatus& s : report.official.cases) {
-    if (s.state != OfficialStatus::State::kAltered) continue;
-    out << (first ? "" : ", ") << "{\"case\": " << JsonString(s.name)
-        << ", \"dir\": " << JsonString(s.dir.string()) << ", \"problems\": [";
-    for (std::size_t i = 0; i < s.problems.size(); ++i) {
-      out << (i ? ", " : "") << JsonString(s.problems[i]);
+    switch (s.state) {
+      case OfficialStatus::State::kIntact:
+        found.push_back({{"case", JsonText(s.name)}, {"dir", JsonText(s.dir.string())}});
+        break;
+      case OfficialStatus::State::kMissing:
+        missing.push_back(JsonText(s.name));
+        break;
+      case OfficialStatus::State::kAltered: {
+        Json problems = Json::array();
+        for (const std::string& p : s.problems) problems.push_back(JsonText(p));
+        altered.push_back({{"case", JsonText(s.name)},
+                           {"dir", JsonText(s.dir.string())},
+                           {"problems", std::move(problems)}});
+        break;
+      }
     }
-    out << "]}";
-    first = false;
   }
-  out << "]},\n  \"skipped\": [";
-  for (std::size_t i = 0; i < report.skipped.size(); ++i) {
-    const SkippedModel& s = report.skipped[i];
-    out << (i ? "," : "") << "\n    {\"case\": " << JsonString(s.name)
-        << ", \"dir\": " << JsonString(s.dir.string()) << ", \"reason\": " << JsonString(s.reason)
-        << "}";
+  j["official"] = {{"complete", report.official.complete()},
+                   {"found", std::move(found)},
+                   {"missing", std::move(missing)},
+                   {"altered", std::move(altered)}};
+  j["skipped"] = Json::array();
+  for (const SkippedModel& s : report.skipped) {
+    j["skipped"].push_back({{"case", JsonText(s.name)},
+                            {"dir", JsonText(s.dir.string())},
+                            {"reason", JsonText(s.reason)}});
   }
-  out << (report.skipped.empty() ? "" : "\n  ") << "],\n  \"shadowed\": [";
-  for (std::size_t i = 0; i < report.shadowed.size(); ++i) {
-    const ShadowedCase& s = report.shadowed[i];
-    out << (i ? ", " : "") << "{\"case\": " << JsonString(s.name)
-        << ", \"dir\": " << JsonString(s.dir.string()) << ", \"winner\": " << JsonString(s.winner)
-        << "}";
+  j["shadowed"] = Json::array();
+  for (const ShadowedCase& s : report.shadowed) {
+    j["shadowed"].push_back({{"case", JsonText(s.name)},
+                             {"dir", JsonText(s.dir.string())},
+                             {"winner", JsonText(s.winner)}});
   }
-  out << "]\n}\n";
-  return out.str();
+  return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Sets attribute `name` to XML-safe `value`.
+void Attr(pugi::xml_node node, const char* name, std::string_view value) {
+  node.append_attribute(name) = XmlSafeText(value).c_str();
+}
+void Attr(pugi::xml_node node, const char* name, long long value) {
+  node.append_attribute(name) = value;
+}
+
+void Property(pugi::xml_node properties, std::string_view name, std::string_view value) {
+  pugi::xml_node p = properties.append_child("property");
+  Attr(p, "name", name);
+  Attr(p, "value", value);
+}
+
+// An element of `kind` ("failure", "error", "skipped") with a type, message and text.
+void Outcome(pugi::xml_node testcase, const char* kind, std::string_view type,
+             std::string_view message, std::string_view text) {
+  pugi::xml_node node = testcase.append_child(kind);
+  if (!type.empty()) Attr(node, "type", type);
+  Attr(node, "message", message);
+  if (!text.empty()) node.text() = XmlSafeText(text).c_str();
+}
+
+}  // namespace
+
 std::string ToJUnitXml(const Report& report) {
-  std::ostringstream out;
   const Summary sum = Summarize(report.results);
   const int strict_failures = report.strict ? sum.unsupported : 0;
   const bool official_failed = report.require_official && !report.official.complete();
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"mm-conformance\" tests=\"" << sum.total() + 1 << "\" failures=\""
-      << sum.fail + strict_failures + (official_failed ? 1 : 0) << "\" errors=\"" << sum.error
-      << "\" skipped=\"" << sum.unsupported - strict_failures << "\">\n";
+  pugi::xml_document doc;
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version") = "1.0";
+  decl.append_attribute("encoding") = "UTF-8";
+  pugi::xml_node suites = doc.append_child("testsuites");
+  Attr(suites, "name", "mm-conformance");
+  Attr(suites, "tests", sum.total() + 1);
+  Attr(suites, "failures", sum.fail + strict_failures + (official_failed ? 1 : 0));
+  Attr(suites, "errors", sum.error);
+  Attr(suites, "skipped", sum.unsupported - strict_failures);
   for (const std::string& backend : report.backends) {
     std::vector<const Result*> mine;
     for (const Result& r : report.results) {
@@ -449,42 +443,53 @@ std::string ToJUnitXml(const Report& report) {
       error += r->verdict == Verdict::kError;
       skipped += !report.strict && r->verdict == Verdict::kUnsupported;
     }
-    out << "  <testsuite name=\"conformance." << XmlEscape(backend) << "\" tests=\"" << mine.size()
-        << "\" failures=\"" << fail << "\" errors=\"" << error << "\" skipped=\"" << skipped
-        << "\">\n";
+    pugi::xml_node suite = suites.append_child("testsuite");
+    Attr(suite, "name", "conformance." + backend);
+    Attr(suite, "tests", static_cast<long long>(mine.size()));
+    Attr(suite, "failures", fail);
+    Attr(suite, "errors", error);
+    Attr(suite, "skipped", skipped);
+    pugi::xml_node properties = suite.append_child("properties");
+    Property(properties, "machine", report.machine.ToString());
+    Property(properties, "os", report.machine.os);
+    for (const BackendInfo& info : report.backend_info) {
+      if (info.name == backend) Property(properties, "runs_on", info.runs_on);
+    }
     for (const Result* r : mine) {
-      const std::string name = r->case_name + "/" + (r->data_set.empty() ? "-" : r->data_set);
-      out << "    <testcase name=\"" << XmlEscape(name) << "\" classname=\"conformance."
-          << XmlEscape(backend) << "\" file=\"" << XmlEscape(r->source) << "\" time=\""
-          << JUnitSeconds(r->seconds) << "\"";
+      pugi::xml_node testcase = suite.append_child("testcase");
+      Attr(testcase, "name", r->case_name + "/" + (r->data_set.empty() ? "-" : r->data_set));
+      Attr(testcase, "classname", "conformance." + backend);
+      Attr(testcase, "file", r->source);
+      Attr(testcase, "time", JUnitSeconds(r->seconds));
+      if (!r->implementation.empty() || !r->support_note.empty()) {
+        pugi::xml_node props = testcase.append_child("properties");
+        if (!r->implementation.empty()) Property(props, "implementation", r->implementation);
+        if (!r->support_note.empty()) Property(props, "by_conversion", r->support_note);
+      }
       const std::string detail =
           r->message + "\nvs reference: " + r->vs_reference +
           (r->support_note.empty() ? "" : "\nby conversion: " + r->support_note) +
+          (r->implementation.empty() ? "" : "\ncomputed by: " + r->implementation) +
           "\ntolerance: " + ToleranceText(report.tolerance);
       switch (r->verdict) {
         case Verdict::kPass:
-          out << ">\n      <system-out>" << XmlEscape(detail) << "</system-out>\n    </testcase>\n";
+          testcase.append_child("system-out").text() = XmlSafeText(detail).c_str();
           break;
         case Verdict::kFail:
-          out << ">\n      <failure type=\"FAIL\" message=\"" << XmlEscape(r->message) << "\">"
-              << XmlEscape(detail) << "</failure>\n    </testcase>\n";
+          Outcome(testcase, "failure", "FAIL", r->message, detail);
           break;
         case Verdict::kError:
-          out << ">\n      <error type=\"ERROR\" message=\"" << XmlEscape(r->message) << "\">"
-              << XmlEscape(detail) << "</error>\n    </testcase>\n";
+          Outcome(testcase, "error", "ERROR", r->message, detail);
           break;
         case Verdict::kUnsupported:
           if (report.strict) {
-            out << ">\n      <failure type=\"UNSUPPORTED\" message=\""
-                << XmlEscape("unsupported (--strict): " + r->message) << "\"/>\n    </testcase>\n";
+            Outcome(testcase, "failure", "UNSUPPORTED", "unsupported (--strict): " + r->message, "");
           } else {
-            out << ">\n      <skipped message=\"" << XmlEscape("UNSUPPORTED: " + r->message)
-                << "\"/>\n    </testcase>\n";
+            Outcome(testcase, "skipped", "", "UNSUPPORTED: " + r->message, "");
           }
           break;
       }
     }
-    out << "  </testsuite>\n";
   }
   // The tripwire as a test of its own, so a CI dashboard shows a missing official case.
   std::string problems;
@@ -494,21 +499,22 @@ std::string ToJUnitXml(const Report& report) {
     for (const std::string& p : s.problems) problems += "\n  " + p;
     problems += "\n";
   }
-  out << "  <testsuite name=\"official-corpus\" tests=\"1\" failures=\""
-      << (official_failed ? 1 : 0) << "\" errors=\"0\" skipped=\""
-      << (!report.official.complete() && !official_failed ? 1 : 0)
-      << "\">\n    <testcase name=\"official_corpus\" classname=\"conformance.official\"";
-  if (report.official.complete()) {
-    out << "/>\n";
-  } else if (official_failed) {
-    out << ">\n      <failure type=\"OFFICIAL\" message=\"official corpus incomplete or altered\">"
-        << XmlEscape(problems) << "</failure>\n    </testcase>\n";
-  } else {
-    out << ">\n      <skipped message=\""
-        << XmlEscape("official corpus incomplete (not required): " + problems) << "\"/>\n"
-        << "    </testcase>\n";
+  pugi::xml_node suite = suites.append_child("testsuite");
+  Attr(suite, "name", "official-corpus");
+  Attr(suite, "tests", 1);
+  Attr(suite, "failures", official_failed ? 1 : 0);
+  Attr(suite, "errors", 0);
+  Attr(suite, "skipped", !report.official.complete() && !official_failed ? 1 : 0);
+  pugi::xml_node testcase = suite.append_child("testcase");
+  Attr(testcase, "name", "official_corpus");
+  Attr(testcase, "classname", "conformance.official");
+  if (official_failed) {
+    Outcome(testcase, "failure", "OFFICIAL", "official corpus incomplete or altered", problems);
+  } else if (!report.official.complete()) {
+    Outcome(testcase, "skipped", "", "official corpus incomplete (not required): " + problems, "");
   }
-  out << "  </testsuite>\n</testsuites>\n";
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
   return out.str();
 }
 
@@ -522,6 +528,20 @@ std::string ToMarkdown(const Report& report) {
       << "**" << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
       << " UNSUPPORTED, " << sum.error << " ERROR** of " << sum.total()
       << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+
+  const MachineInfo& m = report.machine;
+  out << "## Machine\n\n| | |\n|---|---|\n"
+      << "| CPU | " << MarkdownEscape(m.cpu_model) << ", " << m.logical_cpus << " logical CPUs |\n"
+      << "| CPU features | " << MarkdownEscape(m.cpu_features) << " |\n"
+      << "| OMP_NUM_THREADS | " << MarkdownEscape(m.omp_num_threads) << " |\n"
+      << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.onednn_max_cpu_isa) << " |\n"
+      << "| OS | " << MarkdownEscape(m.os) << " |\n"
+      << "| Built with | " << MarkdownEscape(m.compiler) << " |\n"
+      << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
+  for (const auto& [name, runs_on] : RunsOn(report)) {
+    out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
+  }
+  out << "\n";
 
   // The comparison matrix: one row per case, one column per backend.
   std::vector<std::string> cases;
@@ -554,7 +574,7 @@ std::string ToMarkdown(const Report& report) {
   }
 
   out << "\n## Details\n\n| Case | Data set | Backend | Verdict | Max abs | Max rel | Message | vs "
-         "reference |\n|---|---|---|---|---|---|---|---|\n";
+         "reference | Computed by |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& r : report.results) {
     const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
     std::string message = r.message;
@@ -563,7 +583,8 @@ std::string ToMarkdown(const Report& report) {
         << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict) << " | "
         << (measured ? FormatShort(r.vs_expected->max_abs_error) : "-") << " | "
         << (measured ? FormatShort(r.vs_expected->max_rel_error) : "-") << " | "
-        << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " |\n";
+        << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " | "
+        << MarkdownEscape(r.implementation.empty() ? "-" : r.implementation) << " |\n";
   }
 
   out << "\n## Official corpus\n\n"

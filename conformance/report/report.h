@@ -11,6 +11,7 @@
 #include "conformance/loader/catalog.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/runner.h"
+#include "engine/machine.h"
 
 namespace mm::conformance {
 
@@ -21,6 +22,9 @@ struct Report {
   bool strict = false;
   bool require_official = false;
   std::vector<std::string> backends;  // Selected, in order.
+  std::vector<BackendInfo> backend_info;  // What each selected backend runs on, in that order.
+  MachineInfo machine;
+  std::string loader_versions;  // The libraries that read the cases ("protobuf 3.21.12, ...").
   std::vector<DataRoot> roots;
   std::vector<SkippedModel> skipped;
   std::vector<ShadowedCase> shadowed;
@@ -40,23 +44,28 @@ Summary Summarize(const std::vector<Result>& results);
 // then the official corpus, skipped and shadowed counts and the summary.
 void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
 
-// JSON: {"tool", "version", "tolerance", "backends", "data_roots", "summary", "results",
-// "official", "skipped", "shadowed", "exit_code"}; non-finite numbers as the strings "nan", "inf",
-// "-inf".
+// JSON (written with nlohmann-json): {"tool", "version", "tolerance", "strict",
+// "require_official", "backends", "runs_on" {backend: text}, "machine" {...}, "data_roots",
+// "summary", "exit_code", "results" [{..., "implementation"}], "official", "skipped", "shadowed"};
+// non-finite numbers as the strings "nan", "inf", "-inf"; invalid UTF-8 replaced by U+FFFD.
 std::string ToJson(const Report& report);
-// JUnit XML: one <testsuite> per backend, one <testcase> per (case, data set) in it, named
-// "<case>/<data set>" with classname "conformance.<backend>"; FAIL as <failure>, ERROR as <error>,
+// JUnit XML (written with pugixml): one <testsuite> per backend with <properties> (machine,
+// runs_on), one <testcase> per (case, data set) in it, named "<case>/<data set>" with classname
+// "conformance.<backend>" and a property "implementation"; FAIL as <failure>, ERROR as <error>,
 // UNSUPPORTED as <skipped> (as <failure> under --strict); plus a suite "official-corpus".
 std::string ToJUnitXml(const Report& report);
-// Markdown: summary, a case x backend verdict matrix, the details of every non-PASS result, the
-// official corpus table, skipped and shadowed lists.
+// Markdown: summary, the machine and what each backend runs on, a case x backend verdict matrix,
+// the details of every result (with what computed it), the official corpus table, skipped and
+// shadowed lists.
 std::string ToMarkdown(const Report& report);
 
 // Escapers. All replace invalid UTF-8 with U+FFFD.
-// JSON string contents, without the surrounding quotes.
-std::string JsonEscape(std::string_view text);
-// XML attribute values and text; control characters XML 1.0 cannot hold become U+FFFD.
-std::string XmlEscape(std::string_view text);
+// Text XML 1.0 can hold: invalid UTF-8 and the control characters XML 1.0 forbids (all below
+// U+0020 but tab, newline and carriage return, and U+FFFE/U+FFFF) become U+FFFD. Escaping itself
+// is pugixml's.
+std::string XmlSafeText(std::string_view text);
+// Valid UTF-8: each byte of an invalid sequence becomes U+FFFD.
+std::string ValidUtf8(std::string_view text);
 // A Markdown table cell: one line, | and markup escaped.
 std::string MarkdownEscape(std::string_view text);
 // A terminal or CI log line: control characters (newlines included) become U+FFFD, so text from a

@@ -11,6 +11,9 @@
 #include <functional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
 #include "backends/backend_list.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/tests/bad_cases.h"
@@ -180,8 +183,18 @@ TEST(CliTest, WritesEveryReport) {
   CliRun r = Cli({"--data-dir", root.path().string(), "--backend", "reference", "--json",
                   json.string(), "--junit", xml.string(), "--markdown", md.string()});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
-  EXPECT_THAT(ReadFile(json), HasSubstr("\"summary\": {\"total\": 10, \"PASS\": 10"));
-  EXPECT_THAT(ReadFile(xml), HasSubstr("<testcase name=\"test_one/test_data_set_0\""));
+  const nlohmann::json report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(report["summary"]["total"], 10);
+  EXPECT_EQ(report["summary"]["PASS"], 10);
+  EXPECT_EQ(report["results"][0]["case"], "test_one");
+  EXPECT_FALSE(report["results"][0]["implementation"].get<std::string>().empty());
+  EXPECT_FALSE(report["runs_on"]["reference"].get<std::string>().empty());
+  EXPECT_GT(report["machine"]["logical_cpus"].get<int>(), 0);
+  pugi::xml_document junit;
+  ASSERT_TRUE(junit.load_file(xml.c_str()));
+  EXPECT_TRUE(junit.child("testsuites")
+                  .find_child_by_attribute("testsuite", "name", "conformance.reference")
+                  .find_child_by_attribute("testcase", "name", "test_one/test_data_set_0"));
   EXPECT_THAT(ReadFile(md), HasSubstr("| test\\_one | float | [2,3] x [3,2] | PASS |"));
   CliRun unwritable = Cli({"--data-dir", root.path().string(), "--json",
                            (out.path() / "no" / "such" / "dir.json").string()});

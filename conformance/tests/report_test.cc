@@ -1,8 +1,12 @@
-// Reports: escaping for each format, and the contents CI systems and people read.
+// Reports: the contents CI systems and people read, checked by parsing what was written (JSON with
+// nlohmann-json, XML with pugixml), and text that no format may be broken by.
 #include "conformance/report/report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
 
 namespace mm::conformance {
 namespace {
@@ -10,17 +14,17 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-TEST(EscapeTest, Json) {
-  EXPECT_EQ(JsonEscape("a\"b\\c\nd\te\x01"), "a\\\"b\\\\c\\nd\\te\\u0001");
-  EXPECT_EQ(JsonEscape("caf\xC3\xA9"), "caf\xC3\xA9");            // Valid UTF-8 kept.
-  EXPECT_EQ(JsonEscape("bad\xFF"), "bad\xEF\xBF\xBD");            // Invalid byte -> U+FFFD.
-  EXPECT_EQ(JsonEscape("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // Overlong '/' refused.
+TEST(EscapeTest, InvalidUtf8BecomesReplacementCharacters) {
+  EXPECT_EQ(ValidUtf8("caf\xC3\xA9"), "caf\xC3\xA9");            // Valid UTF-8 kept.
+  EXPECT_EQ(ValidUtf8("bad\xFF"), "bad\xEF\xBF\xBD");            // Invalid byte -> U+FFFD.
+  EXPECT_EQ(ValidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // Overlong '/' refused.
 }
 
-TEST(EscapeTest, Xml) {
-  EXPECT_EQ(XmlEscape("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
-  EXPECT_EQ(XmlEscape("line\nnext"), "line&#10;next");
-  EXPECT_EQ(XmlEscape("bell\x07"), "bell\xEF\xBF\xBD");  // Not representable in XML 1.0.
+TEST(EscapeTest, XmlSafeTextDropsWhatXml10CannotHold) {
+  EXPECT_EQ(XmlSafeText("<a href=\"x\">&'</a>"), "<a href=\"x\">&'</a>");  // pugixml escapes.
+  EXPECT_EQ(XmlSafeText("line\nnext\ttab"), "line\nnext\ttab");
+  EXPECT_EQ(XmlSafeText("bell\x07"), "bell\xEF\xBF\xBD");  // Not representable in XML 1.0.
+  EXPECT_EQ(XmlSafeText("bad\xFF"), "bad\xEF\xBF\xBD");
 }
 
 TEST(EscapeTest, Markdown) {
@@ -59,6 +63,7 @@ Report SampleReport() {
                                 .max_rel_error = 0,
                                 .worst = {}};
   pass.vs_reference = "is reference";
+  pass.implementation = "reference i-k-j loops, double accumulation, one rounding to float";
   pass.seconds = 0.00025;
   Result fail = pass;
   fail.backend = "other";
@@ -73,13 +78,31 @@ Report SampleReport() {
                                 .max_rel_error = std::numeric_limits<double>::infinity(),
                                 .worst = {}};
   fail.vs_reference = "differs";
+  fail.implementation = "oneDNN gemm:jit (ISA avx2)";
+  fail.support_note = "bf16 via f32: no bf16 matmul on this CPU (avx2)";
   Result unsupported = pass;
   unsupported.case_name = "test_b";
   unsupported.backend = "other";
   unsupported.verdict = Verdict::kUnsupported;
   unsupported.message = "no f64 kernel";
   unsupported.vs_expected.reset();
-  report.results = {pass, fail, unsupported};
+  unsupported.implementation.clear();
+  unsupported.support_note.clear();
+  Result error = unsupported;
+  error.case_name = "test_c";
+  error.verdict = Verdict::kError;
+  error.message = "invalid case: bad\xFF byte and a bell\x07 in model.onnx";
+  report.results = {pass, fail, unsupported, error};
+  report.backend_info = {{"reference", "the oracle", "mm reference: scalar loops"},
+                         {"other", "test", "oneDNN 2.6.3, effective ISA avx2"}};
+  report.machine = {.cpu_model = "AMD EPYC",
+                    .logical_cpus = 2,
+                    .cpu_features = "sse4_1 avx avx2 fma",
+                    .omp_num_threads = "2",
+                    .onednn_max_cpu_isa = "AVX2",
+                    .os = "Linux 6.1 x86_64",
+                    .compiler = "g++ 12"};
+  report.loader_versions = "protobuf 3.21.12, ONNX schemas up to opset 17";
   report.skipped = {{"test_add", "/data/test_add", "not a MatMul case: op Add"}};
   report.official.cases = {{"test_matmul_2d", OfficialStatus::State::kMissing, {}, {}}};
   report.exit_code = 1;
@@ -87,40 +110,106 @@ Report SampleReport() {
 }
 
 TEST(JsonReportTest, HasTheFieldsToolsRead) {
-  const std::string json = ToJson(SampleReport());
-  for (const char* key :
-       {"\"summary\": {\"total\": 3, \"PASS\": 1, \"FAIL\": 1, \"UNSUPPORTED\": 1, \"ERROR\": 0}",
-        "\"case\": \"test_a\"", "\"data_set\": \"test_data_set_0\"", "\"backend\": \"other\"",
-        "\"dtype\": \"float\"", "\"verdict\": \"FAIL\"", "\"max_abs_error\": 1",
-        "\"max_rel_error\": \"inf\"", "\"vs_reference\": \"differs\"",
-        "\"missing\": [\"test_matmul_2d\"]", "\"reason\": \"not a MatMul case: op Add\"",
-        "\"exit_code\": 1"}) {
-    EXPECT_THAT(json, HasSubstr(key));
-  }
-  EXPECT_THAT(json, HasSubstr("expected <1>, got \\\"2\\\""));
+  const nlohmann::json json = nlohmann::json::parse(ToJson(SampleReport()));
+  EXPECT_EQ(json["summary"],
+            nlohmann::json::parse(
+                R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1})"));
+  EXPECT_EQ(json["exit_code"], 1);
+  ASSERT_EQ(json["results"].size(), 4u);
+  const nlohmann::json& fail = json["results"][1];
+  EXPECT_EQ(fail["case"], "test_a");
+  EXPECT_EQ(fail["data_set"], "test_data_set_0");
+  EXPECT_EQ(fail["backend"], "other");
+  EXPECT_EQ(fail["dtype"], "float");
+  EXPECT_EQ(fail["verdict"], "FAIL");
+  EXPECT_EQ(fail["max_abs_error"], 1);
+  EXPECT_EQ(fail["max_rel_error"], "inf");
+  EXPECT_EQ(fail["vs_reference"], "differs");
+  EXPECT_EQ(fail["implementation"], "oneDNN gemm:jit (ISA avx2)");
+  EXPECT_EQ(fail["support_note"], "bf16 via f32: no bf16 matmul on this CPU (avx2)");
+  // Quotes and markup come back exactly as they were.
+  EXPECT_EQ(fail["message"], "1 of 2 elements differ; worst at [1]: expected <1>, got \"2\" | x");
+  EXPECT_TRUE(json["results"][2]["implementation"].is_null());
+  // Invalid UTF-8 from a file never makes the report unreadable.
+  EXPECT_EQ(json["results"][3]["message"],
+            "invalid case: bad\xEF\xBF\xBD byte and a bell\x07 in model.onnx");
+  EXPECT_EQ(json["official"]["missing"], nlohmann::json::parse(R"(["test_matmul_2d"])"));
+  EXPECT_EQ(json["skipped"][0]["reason"], "not a MatMul case: op Add");
+  EXPECT_EQ(json["machine"]["cpu_model"], "AMD EPYC");
+  EXPECT_EQ(json["machine"]["logical_cpus"], 2);
+  EXPECT_EQ(json["machine"]["onednn_max_cpu_isa"], "AVX2");
+  EXPECT_EQ(json["machine"]["loader"], "protobuf 3.21.12, ONNX schemas up to opset 17");
+  EXPECT_EQ(json["runs_on"]["other"], "oneDNN 2.6.3, effective ISA avx2");
+  EXPECT_EQ(json["backends"], nlohmann::json::parse(R"(["reference", "other"])"));
 }
 
-TEST(JUnitReportTest, FailuresAndSkips) {
-  const std::string xml = ToJUnitXml(SampleReport());
-  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"conformance.other\" tests=\"2\" failures=\"1\" "
-                             "errors=\"0\" skipped=\"1\">"));
-  EXPECT_THAT(xml, HasSubstr("<testcase name=\"test_a/test_data_set_0\" "
-                             "classname=\"conformance.other\" file=\"\" time=\"0.000250\">"));
-  EXPECT_THAT(xml, HasSubstr("<failure type=\"FAIL\" message=\"1 of 2 elements differ; worst at "
-                             "[1]: expected &lt;1&gt;, got &quot;2&quot; | x\">"));
-  EXPECT_THAT(xml, HasSubstr("<skipped message=\"UNSUPPORTED: no f64 kernel\"/>"));
+// The XML document of `text`, failing the test when it does not parse.
+pugi::xml_document ParseXml(const std::string& text) {
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_string(text.c_str());
+  EXPECT_TRUE(parsed) << parsed.description() << " at offset " << parsed.offset;
+  return doc;
+}
+
+TEST(JUnitReportTest, FailuresSkipsErrorsAndWhatRan) {
+  const pugi::xml_document doc = ParseXml(ToJUnitXml(SampleReport()));
+  const pugi::xml_node suites = doc.child("testsuites");
+  EXPECT_EQ(suites.attribute("tests").as_int(), 5);
+  EXPECT_EQ(suites.attribute("errors").as_int(), 1);
+  const pugi::xml_node other = suites.find_child_by_attribute("testsuite", "name", "conformance.other");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other.attribute("tests").as_int(), 3);
+  EXPECT_EQ(other.attribute("failures").as_int(), 1);
+  EXPECT_EQ(other.attribute("errors").as_int(), 1);
+  EXPECT_EQ(other.attribute("skipped").as_int(), 1);
+  EXPECT_STREQ(other.child("properties")
+                   .find_child_by_attribute("property", "name", "runs_on")
+                   .attribute("value")
+                   .value(),
+               "oneDNN 2.6.3, effective ISA avx2");
+  EXPECT_THAT(other.child("properties")
+                  .find_child_by_attribute("property", "name", "machine")
+                  .attribute("value")
+                  .value(),
+              HasSubstr("AMD EPYC, 2 logical CPUs"));
+  const pugi::xml_node failed =
+      other.find_child_by_attribute("testcase", "name", "test_a/test_data_set_0");
+  ASSERT_TRUE(failed);
+  EXPECT_STREQ(failed.attribute("classname").value(), "conformance.other");
+  EXPECT_STREQ(failed.attribute("time").value(), "0.000250");
+  EXPECT_STREQ(failed.child("failure").attribute("message").value(),
+               "1 of 2 elements differ; worst at [1]: expected <1>, got \"2\" | x");
+  EXPECT_STREQ(failed.child("properties")
+                   .find_child_by_attribute("property", "name", "implementation")
+                   .attribute("value")
+                   .value(),
+               "oneDNN gemm:jit (ISA avx2)");
+  EXPECT_THAT(failed.child("failure").text().get(), HasSubstr("computed by: oneDNN gemm:jit"));
+  const pugi::xml_node skipped = other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
+  EXPECT_STREQ(skipped.child("skipped").attribute("message").value(), "UNSUPPORTED: no f64 kernel");
+  // A bell character cannot be in XML 1.0: replaced, so the document still parses.
+  const pugi::xml_node errored = other.find_child_by_attribute("testcase", "name", "test_c/test_data_set_0");
+  EXPECT_STREQ(errored.child("error").attribute("message").value(),
+               "invalid case: bad\xEF\xBF\xBD byte and a bell\xEF\xBF\xBD in model.onnx");
   // The official corpus is incomplete but not required: a skipped test, not a failure.
-  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"official-corpus\" tests=\"1\" failures=\"0\""));
+  const pugi::xml_node official = suites.find_child_by_attribute("testsuite", "name", "official-corpus");
+  EXPECT_EQ(official.attribute("failures").as_int(), 0);
+  EXPECT_TRUE(official.child("testcase").child("skipped"));
 }
 
 TEST(JUnitReportTest, StrictTurnsUnsupportedIntoFailureAndRequiredOfficialFails) {
   Report report = SampleReport();
   report.strict = true;
   report.require_official = true;
-  const std::string xml = ToJUnitXml(report);
-  EXPECT_THAT(xml, HasSubstr("<failure type=\"UNSUPPORTED\""));
-  EXPECT_THAT(xml, Not(HasSubstr("<skipped message=\"UNSUPPORTED")));
-  EXPECT_THAT(xml, HasSubstr("<failure type=\"OFFICIAL\""));
+  const pugi::xml_document doc = ParseXml(ToJUnitXml(report));
+  const pugi::xml_node suites = doc.child("testsuites");
+  const pugi::xml_node other = suites.find_child_by_attribute("testsuite", "name", "conformance.other");
+  const pugi::xml_node unsupported = other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
+  EXPECT_STREQ(unsupported.child("failure").attribute("type").value(), "UNSUPPORTED");
+  EXPECT_FALSE(unsupported.child("skipped"));
+  const pugi::xml_node official = suites.find_child_by_attribute("testsuite", "name", "official-corpus");
+  EXPECT_STREQ(official.child("testcase").child("failure").attribute("type").value(), "OFFICIAL");
+  EXPECT_EQ(suites.attribute("failures").as_int(), 3);  // FAIL + strict UNSUPPORTED + official.
 }
 
 TEST(MarkdownReportTest, MatrixAndEscapedDetails) {
@@ -130,6 +219,9 @@ TEST(MarkdownReportTest, MatrixAndEscapedDetails) {
   EXPECT_THAT(md, HasSubstr("| test\\_b | float | [2,3] x [3] | - | UNSUPPORTED |"));
   EXPECT_THAT(md, HasSubstr("expected &lt;1&gt;, got \"2\" \\| x"));
   EXPECT_THAT(md, HasSubstr("| test\\_matmul\\_2d | missing |"));
+  EXPECT_THAT(md, HasSubstr("| CPU | AMD EPYC, 2 logical CPUs |"));
+  EXPECT_THAT(md, HasSubstr("| other runs on | oneDNN 2.6.3, effective ISA avx2 |"));
+  EXPECT_THAT(md, HasSubstr("| oneDNN gemm:jit (ISA avx2) |"));
 }
 
 TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
@@ -140,8 +232,12 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   EXPECT_THAT(text, HasSubstr("FAIL        test_a"));
   EXPECT_THAT(text, HasSubstr("UNSUPPORTED test_b"));
   EXPECT_THAT(text, HasSubstr("official corpus: 0 of 1 intact, 1 missing"));
-  EXPECT_THAT(text, HasSubstr("summary: 3 results (3 case x backend): 1 PASS, 1 FAIL, "
-                              "1 UNSUPPORTED, 0 ERROR; exit 1"));
+  EXPECT_THAT(text, HasSubstr("[ran: oneDNN gemm:jit (ISA avx2)]"));
+  EXPECT_THAT(text, HasSubstr("machine: AMD EPYC, 2 logical CPUs (sse4_1 avx avx2 fma), "
+                              "OMP_NUM_THREADS=2, ONEDNN_MAX_CPU_ISA=AVX2"));
+  EXPECT_THAT(text, HasSubstr("  other: oneDNN 2.6.3, effective ISA avx2"));
+  EXPECT_THAT(text, HasSubstr("summary: 4 results (4 case x backend): 1 PASS, 1 FAIL, "
+                              "1 UNSUPPORTED, 1 ERROR; exit 1"));
   std::ostringstream quiet;
   WriteConsole(SampleReport(), quiet, /*quiet=*/true);
   EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));

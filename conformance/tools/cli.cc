@@ -9,6 +9,8 @@
 #include <regex>
 
 #include "conformance/loader/catalog.h"
+#include "conformance/loader/matmul_case.h"
+#include "engine/machine.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/report/report.h"
 #include "conformance/runner.h"
@@ -331,6 +333,9 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
+  report.backend_info = DescribeBackends(registry, backends);
+  report.machine = DescribeMachine();
+  report.loader_versions = LoaderVersions();
   report.roots = catalog.roots;
   report.skipped = catalog.skipped;
   report.shadowed = catalog.shadowed;
