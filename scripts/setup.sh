@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libssl-dev
+  libcli11-dev
 )
 
 missing=()
