@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
+  libcli11-dev
 )
 
 missing=()

@@ -68,11 +68,40 @@ TEST(CliTest, UsageErrorsExitTwo) {
                                              {"--data-dir"},
                                              {"--data-dir", (dir.path() / "absent").string()},
                                              {"--strict=yes"},
+                                             {"--json", ""},
+                                             {"--list", "--list-tests"},
+                                             {"positional"},
                                              {"--skip-exit-code", "1"}}) {
     CliRun r = Cli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_THAT(r.err, HasSubstr("mm-conformance: ")) << ::testing::PrintToString(args);
   }
+}
+
+TEST(CliTest, HelpIsGeneratedFromTheOneDefinitionWithEveryOption) {
+  const std::string help = Cli({"--help"}).out;
+  for (const char* option :
+       {"--data-dir DIR", "--backend NAME", "--case NAME", "--filter REGEX", "--exclude REGEX",
+        "--no-builtin", "--rtol X", "--atol X", "--strict", "--require-official", "--list",
+        "--list-tests", "--json FILE", "--junit FILE", "--markdown FILE", "-q,--quiet",
+        "--skip-exit-code N", "--version", "-h,--help"}) {
+    EXPECT_THAT(help, HasSubstr(std::string("\n  ") + option + " ")) << option;
+  }
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 100u) << "help lines wrap at 100 columns: " << line;
+  }
+}
+
+TEST(CliTest, AnOptionGivenTwiceKeepsItsLastValue) {
+  TempDir root, out;
+  testing::WriteFloatCase(root.path(), "test_one", {2}, {2});
+  const fs::path first = out.path() / "first.json", last = out.path() / "last.json";
+  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference",
+                  "--json", first.string(), "--json", last.string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitPassed) << r.err;
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(last));
 }
 
 TEST(CliTest, NoMatMulCaseExitsTwo) {

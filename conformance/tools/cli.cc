@@ -1,12 +1,8 @@
 #include "conformance/tools/cli.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <fstream>
 #include <iomanip>
-#include <optional>
-#include <regex>
 
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
@@ -14,189 +10,12 @@
 #include "conformance/official/official_corpus.h"
 #include "conformance/report/report.h"
 #include "conformance/runner.h"
+#include "conformance/tools/cli_options.h"
 
 namespace mm::conformance {
 namespace {
 
-constexpr std::string_view kHelp =
-    R"(mm-conformance: does each MatMul backend compute what ONNX says (numpy.matmul)?
-
-Usage: mm-conformance [options]
-
-Loads ONNX node-test cases (a directory with model.onnx and test_data_set_N/{input_K,output_0}.pb),
-runs every (case, data set) on every backend, and compares each result with the expected output
-(pass iff |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; inf must match; integers
-exact; shape and dtype equal) and with the reference backend's result (three-way).
-
-Where cases come from (a name found twice: the first source wins, the other is shadowed):
-  --data-dir DIR      a folder of case directories (like ONNX's data/node) or one case directory;
-                      repeatable. When given, MM_ONNX_DATA and the defaults are not used.
-  MM_ONNX_DATA        colon-separated data directories, used when no --data-dir is given.
-  defaults            when neither is given: /usr/share/libonnx-testdata/data/node (Debian's
-                      libonnx-testdata) and third_party/onnx-testdata/node, when present.
-  built-in cases      the 9 worked examples of the ONNX MatMul page (test_cc_matmul_*), always
-                      appended last unless --no-builtin.
-Models that are not MatMul cases are listed as skipped (with the reason), never run.
-
-Selecting:
-  --backend NAME      run this backend (repeatable; default: all of {backends})
-  --case NAME         run only the case with exactly this name (repeatable)
-  --filter REGEX      run only cases whose name matches REGEX (ECMAScript, partial match)
-  --exclude REGEX     skip cases whose name matches REGEX
-  --no-builtin        leave out the built-in cases
-
-Judging:
-  --rtol X            relative tolerance (default 1e-3, ONNX's)
-  --atol X            absolute tolerance (default 1e-7, ONNX's)
-  --strict            count UNSUPPORTED as a failure
-  --require-official  exit 3 unless all 7 official ONNX MatMul node tests are found with their
-                      official bytes (SHA-256 of every file is built in)
-
-Output:
-  --list              list cases (with source), skipped models and why, shadowed names, the
-                      official corpus and the backends; runs nothing
-  --list-tests        print "CASE<TAB>BACKEND" per test, for ctest registration; runs nothing
-  --json FILE         write the JSON report (summary, results, official, skipped)
-  --junit FILE        write JUnit XML (one testcase per case, data set and backend)
-  --markdown FILE     write a Markdown report (verdict matrix, details, official corpus)
-  --quiet             print only the summary, not one line per case and backend
-  --skip-exit-code N  exit N when every result is UNSUPPORTED (for ctest's SKIP_RETURN_CODE)
-  --help, --version
-
-Exit codes:
-  0  every selected result passed (UNSUPPORTED allowed unless --strict)
-  1  any FAIL or ERROR (or UNSUPPORTED under --strict)
-  2  usage error, unwritable report, or no MatMul case found
-  3  --require-official and an official case is missing or altered
-
-Examples:
-  mm-conformance                                      # default data, every backend
-  MM_ONNX_DATA=../shared/onnx-node-tests/node mm-conformance --require-official
-  mm-conformance --backend reference --filter 'bcast|4d' --junit conformance.xml
-)";
-
-struct Options {
-  std::vector<std::string> data_dirs;
-  std::vector<std::string> backends;
-  std::vector<std::string> cases;
-  std::optional<std::regex> filter, exclude;
-  Tolerance tolerance;
-  bool no_builtin = false, strict = false, require_official = false, list = false,
-       list_tests = false, quiet = false;
-  std::optional<int> skip_exit_code;
-  std::string json, junit, markdown;
-};
-
-std::optional<double> ParseDouble(const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// Parses `args` into `options`; on error returns the message for a usage error.
-std::optional<std::string> Parse(const std::vector<std::string>& args, Options& options, bool& help,
-                                 bool& version) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inline_value;
-    if (arg.rfind("--", 0) == 0) {
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        inline_value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-      }
-    }
-    auto flag = [&](bool& target) -> std::optional<std::string> {
-      if (inline_value) return arg + " takes no value";
-      target = true;
-      return std::nullopt;
-    };
-    auto value = [&](std::string& target) -> std::optional<std::string> {
-      if (inline_value) {
-        target = *inline_value;
-      } else if (i + 1 < args.size()) {
-        target = args[++i];
-      } else {
-        return arg + " needs a value";
-      }
-      if (target.empty()) return arg + " needs a non-empty value";
-      return std::nullopt;
-    };
-    std::string v;
-    std::optional<std::string> error;
-    if (arg == "--help" || arg == "-h") {
-      error = flag(help);
-    } else if (arg == "--version") {
-      error = flag(version);
-    } else if (arg == "--data-dir") {
-      if (!(error = value(v))) options.data_dirs.push_back(v);
-    } else if (arg == "--backend") {
-      // A backend named twice runs once.
-      if (!(error = value(v)) && std::find(options.backends.begin(), options.backends.end(), v) ==
-                                     options.backends.end()) {
-        options.backends.push_back(v);
-      }
-    } else if (arg == "--case") {
-      if (!(error = value(v))) options.cases.push_back(v);
-    } else if (arg == "--filter" || arg == "--exclude") {
-      if (!(error = value(v))) {
-        try {
-          (arg == "--filter" ? options.filter : options.exclude) = std::regex(v);
-        } catch (const std::regex_error& e) {
-          error = arg + ": invalid regular expression '" + v + "': " + e.what();
-        }
-      }
-    } else if (arg == "--rtol" || arg == "--atol") {
-      if (!(error = value(v))) {
-        auto parsed = ParseDouble(v);
-        if (!parsed || !std::isfinite(*parsed) || *parsed < 0) {
-          error = arg + ": '" + v + "' is not a finite number >= 0";
-        } else {
-          (arg == "--rtol" ? options.tolerance.rtol : options.tolerance.atol) = *parsed;
-        }
-      }
-    } else if (arg == "--skip-exit-code") {
-      if (!(error = value(v))) {
-        int code = 0;
-        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), code);
-        if (ec != std::errc() || end != v.data() + v.size() || code < 4 || code > 255) {
-          error = "--skip-exit-code: '" + v + "' must be an integer in 4..255 (0-3 have meanings)";
-        } else {
-          options.skip_exit_code = code;
-        }
-      }
-    } else if (arg == "--json") {
-      error = value(options.json);
-    } else if (arg == "--junit") {
-      error = value(options.junit);
-    } else if (arg == "--markdown") {
-      error = value(options.markdown);
-    } else if (arg == "--no-builtin") {
-      error = flag(options.no_builtin);
-    } else if (arg == "--strict") {
-      error = flag(options.strict);
-    } else if (arg == "--require-official") {
-      error = flag(options.require_official);
-    } else if (arg == "--list") {
-      error = flag(options.list);
-    } else if (arg == "--list-tests") {
-      error = flag(options.list_tests);
-    } else if (arg == "--quiet" || arg == "-q") {
-      error = flag(options.quiet);
-    } else {
-      error = "unknown argument '" + args[i] + "'";
-    }
-    if (error) return error;
-  }
-  if (options.list && options.list_tests) return "--list and --list-tests exclude each other";
-  return std::nullopt;
-}
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
+using cli::Joined;
 
 Status WriteFile(const std::string& path, const std::string& contents) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
@@ -265,19 +84,17 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
 
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& registry,
                       const char* env_onnx_data, std::ostream& out, std::ostream& err) {
-  Options options;
-  bool help = false, version = false;
-  if (auto error = Parse(args, options, help, version)) {
+  CliOptions options;
+  std::string help;
+  if (auto error = ParseConformanceArgs(args, registry.Names(), options, help)) {
+    if (error->empty()) {
+      out << help;
+      return kExitPassed;
+    }
     err << "mm-conformance: " << *error << "\nTry 'mm-conformance --help'.\n";
     return kExitUsage;
   }
-  if (help) {
-    std::string text(kHelp);
-    text.replace(text.find("{backends}"), 10, Joined(registry.Names()));
-    out << text;
-    return kExitPassed;
-  }
-  if (version) {
+  if (options.version) {
     out << "mm-conformance " << MM_VERSION << " (ONNX MatMul node tests; official corpus: ONNX "
         << "v1.22.0, " << OfficialCases().size() << " cases)\n";
     return kExitPassed;

@@ -1,0 +1,241 @@
+#include "conformance/tools/cli_options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace mm::conformance {
+namespace cli {
+
+const CLI::Validator& NonEmpty() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        return value.empty() ? "needs a non-empty value" : "";
+      },
+      "");
+  return validator;
+}
+
+const CLI::Validator& FiniteNonNegative() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        double parsed = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        if (ec != std::errc() || end != value.data() + value.size() || !std::isfinite(parsed) ||
+            parsed < 0) {
+          return "'" + value + "' is not a finite number >= 0";
+        }
+        return "";
+      },
+      "");
+  return validator;
+}
+
+const CLI::Validator& Regex() {
+  static const CLI::Validator validator(
+      [](std::string& value) -> std::string {
+        try {
+          std::regex compiled(value);
+        } catch (const std::regex_error& e) {
+          return "invalid regular expression '" + value + "': " + e.what();
+        }
+        return "";
+      },
+      "");
+  return validator;
+}
+
+HelpFormatter::HelpFormatter() { column_width(26); }
+
+std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
+  return opt->get_option_text().empty() ? "" : " " + opt->get_option_text();
+}
+
+std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const {
+  // CLI11 indents every line after a '\n' to the description column, so wrapping is inserting
+  // line breaks between words.
+  const std::size_t width = 100 - get_column_width();
+  std::string out, line, word;
+  std::istringstream words(opt->get_description());
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+void AppendOnce(std::vector<std::string>& list, const std::string& value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace cli
+
+namespace {
+
+constexpr const char* kDescription =
+    R"(mm-conformance: does each MatMul backend compute what ONNX says (numpy.matmul)?
+
+Loads ONNX node-test cases (a directory with model.onnx and test_data_set_N/{input_K,output_0}.pb),
+runs every (case, data set) on every backend, and compares each result with the expected output
+(pass iff |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; inf must match; integers
+exact; shape and dtype equal) and with the reference backend's result (three-way).
+
+Where cases come from (a name found twice: the first source wins, the other is shadowed):
+  --data-dir DIR      the folders given (option below); then MM_ONNX_DATA and the defaults
+                      are not used.
+  MM_ONNX_DATA        colon-separated data directories, used when no --data-dir is given.
+  defaults            when neither is given: /usr/share/libonnx-testdata/data/node (Debian's
+                      libonnx-testdata) and third_party/onnx-testdata/node, when present.
+  built-in cases      the 9 worked examples of the ONNX MatMul page (test_cc_matmul_*), always
+                      appended last unless --no-builtin.
+Models that are not MatMul cases are listed as skipped (with the reason), never run.)";
+
+constexpr const char* kFooter = R"(Exit codes:
+  0  every selected result passed (UNSUPPORTED allowed unless --strict)
+  1  any FAIL or ERROR (or UNSUPPORTED under --strict)
+  2  usage error, unwritable report, or no MatMul case found
+  3  --require-official and an official case is missing or altered
+
+Examples:
+  mm-conformance                                      # default data, every backend
+  MM_ONNX_DATA=../shared/onnx-node-tests/node mm-conformance --require-official
+  mm-conformance --backend reference --filter 'bcast|4d' --junit conformance.xml)";
+
+// A repeatable option whose values are appended to `list`.
+CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::string>& list,
+                     const std::string& text, const std::string& help) {
+  return app
+      .add_option_function<std::vector<std::string>>(
+          name, [&list](const std::vector<std::string>& values) {
+            for (const std::string& v : values) list.push_back(v);
+          },
+          help)
+      ->option_text(text)
+      ->check(cli::NonEmpty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+}  // namespace
+
+std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
+                                             const std::vector<std::string>& backend_names) {
+  auto app = std::make_unique<CLI::App>(kDescription, "mm-conformance");
+  app->footer(kFooter);
+  app->formatter(std::make_shared<cli::HelpFormatter>());
+  app->get_formatter()->label("OPTIONS", "options");
+  // A flag given a value (--strict=yes) is an error; an option given twice keeps its last value.
+  app->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  app->option_defaults()->group("Where cases come from");
+  AddList(*app, "--data-dir", options.data_dirs, "DIR",
+          "a folder of case directories (like ONNX's data/node) or one case directory; "
+          "repeatable. When given, MM_ONNX_DATA and the defaults are not used.");
+
+  app->option_defaults()->group("Selecting");
+  app->add_option_function<std::vector<std::string>>(
+         "--backend",
+         [&options](const std::vector<std::string>& names) {
+           for (const std::string& name : names) cli::AppendOnce(options.backends, name);
+         },
+         "run this backend (repeatable; default: all of " + cli::Joined(backend_names) + ")")
+      ->option_text("NAME")
+      ->check(cli::NonEmpty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddList(*app, "--case", options.cases, "NAME",
+          "run only the case with exactly this name (repeatable)");
+  app->add_option_function<std::string>(
+         "--filter", [&options](const std::string& v) { options.filter = std::regex(v); },
+         "run only cases whose name matches REGEX (ECMAScript, partial match)")
+      ->option_text("REGEX")
+      ->check(cli::NonEmpty())
+      ->check(cli::Regex());
+  app->add_option_function<std::string>(
+         "--exclude", [&options](const std::string& v) { options.exclude = std::regex(v); },
+         "skip cases whose name matches REGEX")
+      ->option_text("REGEX")
+      ->check(cli::NonEmpty())
+      ->check(cli::Regex());
+  app->add_flag("--no-builtin", options.no_builtin, "leave out the built-in cases");
+
+  app->option_defaults()->group("Judging");
+  app->add_option("--rtol", options.tolerance.rtol, "relative tolerance (default 1e-3, ONNX's)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  app->add_option("--atol", options.tolerance.atol, "absolute tolerance (default 1e-7, ONNX's)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  app->add_flag("--strict", options.strict, "count UNSUPPORTED as a failure");
+  app->add_flag("--require-official", options.require_official,
+                "exit 3 unless all 7 official ONNX MatMul node tests are found with their "
+                "official bytes (SHA-256 of every file is built in)");
+
+  app->option_defaults()->group("Output");
+  CLI::Option* list =
+      app->add_flag("--list", options.list,
+                    "list cases (with source), skipped models and why, shadowed names, the "
+                    "official corpus and the backends; runs nothing");
+  CLI::Option* list_tests = app->add_flag(
+      "--list-tests", options.list_tests,
+      "print \"CASE<TAB>BACKEND\" per test, for ctest registration; runs nothing");
+  list->excludes(list_tests);
+  app->add_option("--json", options.json, "write the JSON report (summary, results, official, "
+                                          "skipped)")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  app->add_option("--junit", options.junit,
+                  "write JUnit XML (one testcase per case, data set and backend)")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  app->add_option("--markdown", options.markdown,
+                  "write a Markdown report (verdict matrix, details, official corpus)")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  app->add_flag("-q,--quiet", options.quiet,
+                "print only the summary, not one line per case and backend");
+  app->add_option_function<int>(
+         "--skip-exit-code", [&options](int code) { options.skip_exit_code = code; },
+         "exit N when every result is UNSUPPORTED (for ctest's SKIP_RETURN_CODE)")
+      ->option_text("N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            int code = 0;
+            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), code);
+            if (ec != std::errc() || end != v.data() + v.size() || code < 4 || code > 255) {
+              return "'" + v + "' must be an integer in 4..255 (0-3 have meanings)";
+            }
+            return "";
+          },
+          ""));
+  app->add_flag("--version", options.version, "print the version and exit");
+  app->set_help_flag("-h,--help", "print this help and exit")->group("Output");
+  return app;
+}
+
+std::optional<std::string> ParseConformanceArgs(const std::vector<std::string>& args,
+                                                const std::vector<std::string>& backend_names,
+                                                CliOptions& options, std::string& help) {
+  std::unique_ptr<CLI::App> app = MakeConformanceApp(options, backend_names);
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    help = app->help();
+    return "";
+  } catch (const CLI::ParseError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace mm::conformance
