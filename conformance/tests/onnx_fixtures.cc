@@ -105,6 +105,19 @@ fs::path WriteFloatCase(const fs::path& root, const std::string& name, const Dim
   return dir;
 }
 
+fs::path WriteCase(const fs::path& root, const std::string& name, const Tensor& a,
+                   const Tensor& b, int opset) {
+  const fs::path dir = root / name;
+  ReferenceBackend reference;
+  const Tensor y = MatMul(reference, a.view(), b.view()).value();
+  WriteMessage(dir / "model.onnx",
+               MatMulModel(GetDTypeInfo(a.dtype()).onnx_enum, a.dims(), b.dims(), y.dims(), opset));
+  WriteMessage(dir / "test_data_set_0" / "input_0.pb", RawTensorProto(a, "a"));
+  WriteMessage(dir / "test_data_set_0" / "input_1.pb", RawTensorProto(b, "b"));
+  WriteMessage(dir / "test_data_set_0" / "output_0.pb", RawTensorProto(y, "y"));
+  return dir;
+}
+
 std::vector<DataRoot> OfficialDataRootsForTests() {
   std::vector<DataRoot> roots;
   if (const char* env = std::getenv("MM_ONNX_DATA"); env && *env) {

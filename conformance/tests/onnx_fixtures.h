@@ -47,6 +47,11 @@ void WriteBytes(const std::filesystem::path& path, const std::string& bytes);
 std::filesystem::path WriteFloatCase(const std::filesystem::path& root, const std::string& name,
                                      const Dims& a, const Dims& b);
 
+// Writes a valid MatMul case `name` of a's dtype under `root`: model.onnx (opset `opset`) and
+// test_data_set_0 with `a`, `b` and the reference backend's Y. Returns the case directory.
+std::filesystem::path WriteCase(const std::filesystem::path& root, const std::string& name,
+                                const Tensor& a, const Tensor& b, int opset = 13);
+
 // The exact float MatMul of a and b (double accumulation, one rounding), for small fixtures.
 Tensor ExactFloatMatMul(const Tensor& a, const Tensor& b);
 

@@ -1,0 +1,109 @@
+// The same verdicts on every CPU: what the harness says about 16-bit float cases and about cases
+// whose shapes are huge around an empty output must not depend on the machine. ctest runs these
+// once more under ONEDNN_MAX_CPU_ISA=AVX2 and SSE41 (label isa), where oneDNN has no bf16 matmul.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backends/backend_list.h"
+#include "conformance/tests/onnx_fixtures.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+// Values -2.0, -1.75, ... (exact in every float type), `count` of them cycling every 16.
+template <class T>
+Tensor Ramp(const Dims& dims) {
+  Tensor t = Tensor::Create(DTypeOf<T>(), dims).value();
+  for (std::int64_t i = 0; i < t.NumElements(); ++i) {
+    t.Data<T>()[i] = T(-2.0f + 0.25f * static_cast<float>(i % 16));
+  }
+  return t;
+}
+
+struct CliRun {
+  int code;
+  std::string out, err;
+  nlohmann::json report;
+};
+
+CliRun RunCli(const fs::path& root, const fs::path& json) {
+  std::ostringstream out, err;
+  const int code = RunConformanceCli({"--data-dir", root.string(), "--no-builtin", "--json",
+                                      json.string()},
+                                     BuiltinBackends(), nullptr, out, err);
+  std::ifstream in(json);
+  nlohmann::json report = in ? nlohmann::json::parse(in) : nlohmann::json();
+  return {code, out.str(), err.str(), std::move(report)};
+}
+
+TEST(CpuIndependentVerdictsTest, SixteenBitCasesPassOnEveryBackendAndSayHow) {
+  TempDir root, out;
+  // Batched with a broadcast B and odd sizes, so every path of each backend is taken.
+  testing::WriteCase(root.path(), "test_bf16", Ramp<bfloat16>({2, 3, 5}), Ramp<bfloat16>({5, 7}));
+  testing::WriteCase(root.path(), "test_f16", Ramp<float16>({3, 1, 4, 9}),
+                     Ramp<float16>({2, 9, 3}));
+  testing::WriteCase(root.path(), "test_f32", Ramp<float>({4, 6}), Ramp<float>({6}));
+  const CliRun run = RunCli(root.path(), out.path() / "r.json");
+  ASSERT_EQ(run.code, kExitPassed) << run.out << run.err;
+  const BackendRegistry registry = BuiltinBackends();
+  ASSERT_EQ(run.report["results"].size(), 3 * registry.Names().size());
+  for (const nlohmann::json& r : run.report["results"]) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r["verdict"], "PASS");
+    ASSERT_TRUE(r["implementation"].is_string());
+    EXPECT_FALSE(r["implementation"].get<std::string>().empty());
+    // The note is there exactly when the backend computes through another type on this CPU.
+    auto backend = registry.Create(r["backend"].get<std::string>()).value();
+    const DType dtype = DTypeFromName(r["dtype"].get<std::string>()).value();
+    const Support support = backend->Supports({dtype, {2, 3}, {3, 4}});
+    EXPECT_EQ(r["support_note"].is_string(), support.level == Support::Level::kByConversion);
+    if (r["backend"] == "onednn" && dtype != DType::kFloat) {
+      EXPECT_THAT(r["implementation"].get<std::string>(), HasSubstr("ISA "));
+    }
+  }
+  EXPECT_THAT(run.report["runs_on"]["onednn"].get<std::string>(), HasSubstr("effective ISA"));
+}
+
+std::int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+}
+
+TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) {
+  // About 120 bytes of files: A [0, 0], B [0, 2^31], Y [0, 2^31], no data. Before the engine
+  // answered empty outputs, the reference backend sized a row of N accumulators: 16 GiB.
+  TempDir root, out;
+  testing::WriteCase(root.path(), "test_empty_wide", Tensor::Create(DType::kFloat, {0, 0}).value(),
+                     Tensor::Create(DType::kFloat, {0, std::int64_t{1} << 31}).value());
+  testing::WriteCase(root.path(), "test_empty_batch",
+                     Tensor::Create(DType::kFloat, {std::int64_t{1} << 40, 0, 3}).value(),
+                     Tensor::Create(DType::kFloat, {3, 4}).value());
+  std::uintmax_t bytes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root.path())) {
+    if (entry.is_regular_file()) bytes += entry.file_size();
+  }
+  EXPECT_LT(bytes, 1024u);
+  const std::int64_t before = PeakRssBytes();
+  const CliRun run = RunCli(root.path(), out.path() / "r.json");
+  EXPECT_EQ(run.code, kExitPassed) << run.out << run.err;
+  for (const nlohmann::json& r : run.report["results"]) {
+    EXPECT_EQ(r["verdict"], "PASS") << r.dump();
+    EXPECT_EQ(r["implementation"], "engine: empty Y, nothing to compute") << r.dump();
+  }
+  EXPECT_LT(PeakRssBytes() - before, std::int64_t{64} << 20);
+}
+
+}  // namespace
+}  // namespace mm::conformance
