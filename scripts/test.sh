@@ -11,4 +11,6 @@ if [[ "${1:-}" == "--asan" ]]; then
   shift
 fi
 bash scripts/build.sh "$preset"
+# Tests are independent processes: run as many at once as there are cores, unless told otherwise.
+export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"
 ctest --preset "$preset" "$@"
