@@ -23,6 +23,10 @@
 #include "engine/testing/test_names.h"
 
 namespace mm {
+
+// gtest prints parameters in test names (and ctest shows them): "float", not a byte dump.
+void PrintTo(DType dtype, std::ostream* os) { *os << DTypeName(dtype); }
+
 namespace {
 
 using testing::MatMulTester;
@@ -89,6 +93,9 @@ const Form kForms[] = {
     {"K = 4096: long accumulation", {3, 4096}, {4096, 5}},
     {"K = 4096 dot product", {4096}, {4096}},
 };
+
+// gtest prints parameters in test names (and ctest shows them): the why, not the bytes.
+void PrintTo(const Form& form, std::ostream* os) { *os << form.why; }
 
 std::vector<std::string> RegisteredBackends() { return BuiltinBackends().Names(); }
 
