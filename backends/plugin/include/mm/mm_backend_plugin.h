@@ -1,0 +1,216 @@
+/*
+ * mm backend plugin ABI, version 1: how a MatMul implementation in a shared library (written in C,
+ * C++, Rust, Fortran, ...) joins mm's conformance harness and benchmark without changing mm.
+ *
+ * Pure C (C99 and later, and C++), no dependency beyond <stddef.h> and <stdint.h>.
+ *
+ * A plugin is a shared object that exports ONE function, MM_BACKEND_PLUGIN_ENTRY_NAME:
+ *
+ *     MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void);
+ *
+ * It returns a pointer to a table (mm_backend_plugin) of a name, a description and function
+ * pointers. mm loads the library (`--backend-lib PATH` or MM_BACKEND_LIBS), calls the entry once,
+ * checks the table, and from then on the plugin is a backend like the built-in ones.
+ *
+ * The call sequence for one MatMul problem:
+ *
+ *     supports(problem)            -> NATIVE / BY_CONVERSION (+ how) / NO (+ why)
+ *     prepare(problem, &handle)    -> OK, or an error status with a message   (once per shape)
+ *     execute(handle, a, b, y)     -> OK, or an error status with a message   (any number of times)
+ *     release(handle)              -> exactly once for every successful prepare
+ *
+ * Ownership, in one rule: whoever allocates a buffer frees it, and nothing is kept across calls
+ * except the plugin's own handle.
+ *  - Everything mm passes in (problems, dims arrays, tensors, A, B, Y, text buffers) belongs to mm
+ *    and is valid only during the call that receives it. A plugin must not free it and must not
+ *    keep a pointer to it after returning (copy what it needs into its handle).
+ *  - Everything the plugin returns through the table (the table itself, name, description) belongs
+ *    to the plugin and must stay valid and unchanged while the library is loaded. mm never writes
+ *    to it and never frees it; mm keeps the library loaded until the process exits.
+ *  - Text from the plugin to mm (support notes, error messages, implementation descriptions) is
+ *    written by the plugin INTO A BUFFER MM OWNS (`text`, `capacity` bytes, capacity >= 256,
+ *    zero-filled before the call). The plugin writes a NUL-terminated UTF-8 string of at most
+ *    capacity - 1 bytes (snprintf(text, capacity, ...) does exactly that). Longer text is cut.
+ *  - A handle is the plugin's own (opaque to mm, may be NULL); mm gives it back to execute,
+ *    describe and release, and calls release exactly once per successful prepare.
+ *
+ * Threads: mm calls a plugin's functions from one thread at a time (never concurrently), but not
+ * necessarily always from the same thread. A plugin needs no locking of its own.
+ *
+ * Shapes are numpy.matmul's (ONNX MatMul): a 1-D A of [K] acts as [1, K] and that 1 is removed
+ * from Y; a 1-D B of [K] acts as [K, 1] likewise; the dims before the last two are batch dims that
+ * broadcast numpy-style. mm does all shape logic: the problem carries both the original dims and
+ * the derived M, N, K, batch shape and per-operand batch strides, so a plugin never re-derives
+ * broadcasting. mm answers K = 0 (Y is all zeros) and empty Y (M, N or a batch dim of 0) itself:
+ * prepare and execute are never called for them (supports may be).
+ *
+ * Every tensor is dense and row-major (C order), elements of the problem's dtype, little-endian as
+ * the machine stores them; float16 and bfloat16 are passed as their uint16_t bit patterns.
+ *
+ * Numbers a plugin is judged by: the harness compares Y with ONNX's expected output at
+ * |y - expected| <= 1e-7 + 1e-3 * |expected| (integers exactly, wrapping modulo 2^bits as numpy),
+ * and with mm's reference backend. A plugin that cannot do a dtype or shape says NO with a reason:
+ * UNSUPPORTED is never counted as a failure (unless the user asks), a wrong answer always is.
+ *
+ * What mm checks, and refuses to load (exit code 2, naming the file and the problem): the file
+ * exists and is a loadable shared object; it exports the entry; the table's abi_version is 1; name,
+ * supports, prepare, execute and release are not NULL; the name is 1 to 64 characters of
+ * [A-Za-z0-9_-] and not the name of another backend; on a small probe (every dtype, [2,3] x [3,4])
+ * supports answers one of the three values with a note where one is required, and prepare and
+ * execute return either OK or an error status with a message. The same contract violations found
+ * later, during a run, make that result an ERROR. After every execute the harness also checks that
+ * the plugin wrote only Y: A and B unchanged, the bytes right before and after Y untouched.
+ */
+#ifndef MM_BACKEND_PLUGIN_H_
+#define MM_BACKEND_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version this header describes. A table reporting another version is refused. */
+#define MM_BACKEND_PLUGIN_ABI_VERSION 1
+
+/* The name of the one symbol a plugin exports (as a string, for dlsym). */
+#define MM_BACKEND_PLUGIN_ENTRY_NAME "mm_backend_plugin_entry"
+
+/* Put before the entry function's definition so it is exported even with -fvisibility=hidden. */
+#if defined(_WIN32)
+#define MM_BACKEND_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define MM_BACKEND_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Element types: the values of ONNX's TensorProto.DataType, so they never change. */
+typedef enum mm_dtype {
+  MM_DTYPE_FLOAT = 1,     /* IEEE binary32, C float */
+  MM_DTYPE_INT32 = 6,     /* int32_t */
+  MM_DTYPE_INT64 = 7,     /* int64_t */
+  MM_DTYPE_FLOAT16 = 10,  /* IEEE binary16, as uint16_t bits; round to nearest even */
+  MM_DTYPE_DOUBLE = 11,   /* IEEE binary64, C double */
+  MM_DTYPE_UINT32 = 12,   /* uint32_t */
+  MM_DTYPE_UINT64 = 13,   /* uint64_t */
+  MM_DTYPE_BFLOAT16 = 16  /* upper half of a binary32, as uint16_t bits; round to nearest even */
+} mm_dtype;
+
+/* Answers of supports(). Any other value is a contract violation. */
+typedef enum mm_support {
+  MM_SUPPORT_NATIVE = 0,        /* Computed in the dtype itself. No note. */
+  MM_SUPPORT_BY_CONVERSION = 1, /* Computed through another type; the note says how, e.g.
+                                   "float16 via float32 accumulation". */
+  MM_SUPPORT_NO = 2             /* Not computed; the note says why, e.g. "no int64 kernel". */
+} mm_support;
+
+/* Status codes returned by prepare() and execute(); abseil's numbering. Any non-zero value is an
+ * error and must come with a message. Unknown non-zero values are reported as UNKNOWN(n). */
+typedef enum mm_status {
+  MM_STATUS_OK = 0,
+  MM_STATUS_INVALID_ARGUMENT = 3,   /* The inputs make no sense to the plugin. */
+  MM_STATUS_RESOURCE_EXHAUSTED = 8, /* Out of memory or device resources. */
+  MM_STATUS_UNIMPLEMENTED = 12,     /* Not supported after all (supports() should have said so). */
+  MM_STATUS_INTERNAL = 13           /* Anything else that went wrong inside the plugin. */
+} mm_status;
+
+/* One MatMul problem, Y = MatMul(A, B): everything is owned by mm and valid during the call only.
+ * The first block is what was asked; the second is what mm derived from it (numpy.matmul). */
+typedef struct mm_matmul_problem {
+  int32_t dtype; /* An mm_dtype; A, B and Y all have it. */
+
+  int32_t a_rank;        /* >= 1 */
+  const int64_t* a_dims; /* a_rank extents, outermost first */
+  int32_t b_rank;        /* >= 1 */
+  const int64_t* b_dims; /* b_rank extents */
+  int32_t y_rank;        /* >= 0 (0 for 1-D x 1-D: Y is a scalar) */
+  const int64_t* y_dims; /* y_rank extents (NULL when y_rank is 0) */
+
+  int64_t m; /* Rows of every A and Y matrix (1 when A is 1-D). */
+  int64_t n; /* Columns of every B and Y matrix (1 when B is 1-D). */
+  int64_t k; /* The contraction length. */
+  /* Batch: Y holds `batch` m x n matrices, one after another (row-major over batch_dims). For the
+   * flat batch index i with multi-index (i_0, ..., i_{batch_rank-1}) over batch_dims, A's m x k
+   * matrix starts at element sum_j i_j * a_batch_strides[j] of A, B's k x n matrix at
+   * sum_j i_j * b_batch_strides[j] of B, and Y's at i * m * n. A stride is 0 where that operand
+   * broadcasts along the axis. */
+  int64_t batch;                  /* Product of batch_dims; 1 when there are none. */
+  int32_t batch_rank;             /* Number of batch axes of Y (may be 0). */
+  const int64_t* batch_dims;      /* batch_rank extents (NULL when batch_rank is 0) */
+  const int64_t* a_batch_strides; /* batch_rank element strides of A's matrices */
+  const int64_t* b_batch_strides; /* batch_rank element strides of B's matrices */
+} mm_matmul_problem;
+
+/* A tensor mm passes in, read-only: owned by mm, valid during the call only. dtype, rank and dims
+ * are those of the problem given to prepare(). data holds product(dims) elements, row-major. */
+typedef struct mm_const_tensor {
+  int32_t dtype;       /* An mm_dtype. */
+  int32_t rank;        /* Number of dims. */
+  const int64_t* dims; /* rank extents (NULL when rank is 0) */
+  const void* data;    /* Must not be written. */
+} mm_const_tensor;
+
+/* The output tensor: owned by mm, valid during the call only. The plugin writes every one of its
+ * product(dims) elements and nothing else (not one byte before or after, nothing in A or B). */
+typedef struct mm_tensor {
+  int32_t dtype;
+  int32_t rank;
+  const int64_t* dims;
+  void* data;
+} mm_tensor;
+
+/* The table a plugin's entry returns. Owned by the plugin (typically a static const), valid and
+ * unchanged while the library is loaded. Fields are in ABI order; never reorder them. */
+typedef struct mm_backend_plugin {
+  /* Must be MM_BACKEND_PLUGIN_ABI_VERSION. Always the first field, in every version, so mm can say
+   * which version a plugin speaks before reading anything else. */
+  uint32_t abi_version;
+
+  /* The backend's name in reports, --backend NAME and test names: 1 to 64 characters of
+   * [A-Za-z0-9_-], unique among loaded backends. NUL-terminated, owned by the plugin. */
+  const char* name;
+
+  /* One line for humans (what it is, which dtypes), shown by --list. NUL-terminated, owned by the
+   * plugin; may be NULL or empty. */
+  const char* description;
+
+  /* Whether the plugin computes `problem`, and how. Returns an mm_support value; for
+   * MM_SUPPORT_BY_CONVERSION and MM_SUPPORT_NO writes a non-empty note into `text` (see the
+   * ownership rules above). Cheap and without side effects: mm may ask about problems it never
+   * runs. Required (not NULL). */
+  int32_t (*supports)(const mm_matmul_problem* problem, char* text, size_t capacity);
+
+  /* Prepares `problem` (called only when supports() said NATIVE or BY_CONVERSION; never for
+   * K = 0 or an empty Y). On success returns MM_STATUS_OK and stores the plugin's handle (any
+   * value, NULL allowed) in *handle; the expensive work (planning, packing choices, device set-up)
+   * belongs here. On failure returns a non-zero mm_status, writes a non-empty message into `text`,
+   * and leaves nothing to release. `problem` is valid during the call only: copy what execute will
+   * need into the handle. Required. */
+  int32_t (*prepare)(const mm_matmul_problem* problem, void** handle, char* text, size_t capacity);
+
+  /* Computes Y = MatMul(A, B) for the problem the handle was prepared for: shapes and dtype match
+   * it, and Y does not overlap A or B (mm checks both before calling). Writes all of Y and nothing
+   * else. Cheap and repeatable: it may be called many times, with different buffers each time.
+   * Returns MM_STATUS_OK, or a non-zero mm_status with a non-empty message in `text`. Required. */
+  int32_t (*execute)(void* handle, const mm_const_tensor* a, const mm_const_tensor* b,
+                     const mm_tensor* y, char* text, size_t capacity);
+
+  /* Frees everything prepare allocated for `handle`. Called exactly once per successful prepare,
+   * after the last execute with it. Required (a plugin with nothing to free provides an empty
+   * function). */
+  void (*release)(void* handle);
+
+  /* Optional (may be NULL): says what actually runs for `handle`, e.g. "avx2 8x8 micro-kernel" or
+   * "naive loops", into `text`. Shown in reports beside the verdict. */
+  void (*describe)(void* handle, char* text, size_t capacity);
+} mm_backend_plugin;
+
+/* The signature of the entry. It takes nothing, returns the plugin's table (never NULL), and may
+ * be called more than once (return the same table). */
+typedef const mm_backend_plugin* (*mm_backend_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MM_BACKEND_PLUGIN_H_ */

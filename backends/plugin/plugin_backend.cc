@@ -1,0 +1,462 @@
+#include "backends/plugin/plugin_backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "engine/backend.h"
+#include "engine/matmul_plan.h"
+#include "mm/mm_backend_plugin.h"
+
+namespace mm {
+namespace {
+
+// Size of every text buffer handed to a plugin (the header promises at least 256).
+constexpr std::size_t kTextCapacity = 1024;
+constexpr std::size_t kMaxNameLength = 64;
+
+// A zero-filled buffer the plugin writes a NUL-terminated string into; Text() never reads past it
+// even when the plugin forgot the NUL.
+class TextBuffer {
+ public:
+  char* data() { return buffer_.data(); }
+  std::size_t capacity() const { return buffer_.size(); }
+  std::string Text() {
+    buffer_.back() = '\0';
+    return std::string(buffer_.data());
+  }
+
+ private:
+  std::array<char, kTextCapacity> buffer_{};
+};
+
+std::string_view PluginStatusName(std::int32_t code) {
+  switch (code) {
+    case MM_STATUS_OK:
+      return "OK";
+    case MM_STATUS_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case MM_STATUS_RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case MM_STATUS_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case MM_STATUS_INTERNAL:
+      return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
+StatusCode ToStatusCode(std::int32_t code) {
+  switch (code) {
+    case MM_STATUS_INVALID_ARGUMENT:
+      return StatusCode::kInvalidArgument;
+    case MM_STATUS_RESOURCE_EXHAUSTED:
+      return StatusCode::kResourceExhausted;
+    case MM_STATUS_UNIMPLEMENTED:
+      return StatusCode::kUnimplemented;
+    case MM_STATUS_INTERNAL:
+      return StatusCode::kInternal;
+  }
+  return StatusCode::kUnknown;
+}
+
+std::int32_t ToPluginDType(DType dtype) { return GetDTypeInfo(dtype).onnx_enum; }
+
+// The problem as the ABI describes it, pointing into a plan this object keeps.
+class Problem {
+ public:
+  explicit Problem(MatMulPlan plan) : plan_(std::move(plan)) {
+    problem_.dtype = ToPluginDType(plan_.desc.dtype);
+    problem_.a_rank = static_cast<std::int32_t>(plan_.desc.a_dims.size());
+    problem_.a_dims = plan_.desc.a_dims.data();
+    problem_.b_rank = static_cast<std::int32_t>(plan_.desc.b_dims.size());
+    problem_.b_dims = plan_.desc.b_dims.data();
+    problem_.y_rank = static_cast<std::int32_t>(plan_.y_dims.size());
+    problem_.y_dims = plan_.y_dims.empty() ? nullptr : plan_.y_dims.data();
+    problem_.m = plan_.m;
+    problem_.n = plan_.n;
+    problem_.k = plan_.k;
+    problem_.batch = plan_.batch;
+    problem_.batch_rank = static_cast<std::int32_t>(plan_.batch_dims.size());
+    const bool has_batch = !plan_.batch_dims.empty();
+    problem_.batch_dims = has_batch ? plan_.batch_dims.data() : nullptr;
+    problem_.a_batch_strides = has_batch ? plan_.a_batch_strides.data() : nullptr;
+    problem_.b_batch_strides = has_batch ? plan_.b_batch_strides.data() : nullptr;
+  }
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  const mm_matmul_problem* get() const { return &problem_; }
+  const MatMulPlan& plan() const { return plan_; }
+
+ private:
+  MatMulPlan plan_;
+  mm_matmul_problem problem_{};
+};
+
+// One loaded library: its table and the lock that keeps calls into it one at a time (the ABI
+// promises plugins they are never called concurrently, whatever the number of Backend instances).
+// The library is never unloaded: backends, primitives and strings may still point into it.
+class Library {
+ public:
+  Library(std::string path, const mm_backend_plugin* table)
+      : path_(std::move(path)), table_(*table), name_(table->name) {}
+
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  const mm_backend_plugin& table() const { return table_; }
+  std::mutex& mutex() { return mutex_; }
+
+  // "plugin 'name' (path)": the context added to errors met during a run. (At load time the
+  // refusal names the file already.)
+  std::string Who() const { return "plugin '" + name_ + "' (" + path_ + ")"; }
+
+  // Asks supports(); a contract violation (an answer outside the three values, or no note where
+  // one is required) is returned as an error.
+  StatusOr<Support> AskSupports(const Problem& problem) {
+    TextBuffer text;
+    std::int32_t answer;
+    {
+      std::lock_guard lock(mutex_);
+      answer = table_.supports(problem.get(), text.data(), text.capacity());
+    }
+    std::string note = text.Text();
+    const std::string what = problem.plan().desc.ToString();
+    switch (answer) {
+      case MM_SUPPORT_NATIVE:
+        return Support::Native();
+      case MM_SUPPORT_BY_CONVERSION:
+      case MM_SUPPORT_NO:
+        if (note.empty()) {
+          return InternalError(std::string("supports() answered ") +
+                               (answer == MM_SUPPORT_NO ? "NO" : "BY_CONVERSION") + " for " + what +
+                               " without a note; the plugin ABI requires one");
+        }
+        return answer == MM_SUPPORT_NO ? Support::No(std::move(note))
+                                       : Support::ByConversion(std::move(note));
+    }
+    return InternalError("supports() answered " + std::to_string(answer) + " for " + what +
+                         "; valid answers are 0 (native), 1 (by conversion), 2 (no)");
+  }
+
+  // True when a plugin's failure comes without the message the ABI requires.
+  static bool IsViolation(std::int32_t code, TextBuffer& text) {
+    return code != MM_STATUS_OK && text.Text().empty();
+  }
+
+  // Turns a plugin's status and message into a Status; a failure without a message is itself a
+  // contract violation, reported as such.
+  Status ToStatus(std::string_view function, std::int32_t code, TextBuffer& text,
+                  const MatMulDesc& desc) const {
+    if (code == MM_STATUS_OK) return OkStatus();
+    std::string message = text.Text();
+    const std::string code_text =
+        std::to_string(code) + " (" + std::string(PluginStatusName(code)) + ")";
+    if (message.empty()) {
+      return InternalError(std::string(function) + "() returned status " + code_text +
+                           " with no message for " + desc.ToString() +
+                           "; the plugin ABI requires one");
+    }
+    return Status(ToStatusCode(code),
+                  std::string(function) + "() failed with " + code_text + ": " + message);
+  }
+
+ private:
+  std::string path_;
+  mm_backend_plugin table_;  // A copy: the plugin promised it never changes.
+  std::string name_;
+  std::mutex mutex_;
+};
+
+class PluginPrimitive final : public MatMulPrimitive {
+ public:
+  // `handle` came from a successful prepare; it is released here, once.
+  PluginPrimitive(MatMulPlan plan, std::shared_ptr<Library> library, void* handle)
+      : MatMulPrimitive(std::move(plan)), library_(std::move(library)), handle_(handle) {}
+  ~PluginPrimitive() override {
+    std::lock_guard lock(library_->mutex());
+    library_->table().release(handle_);
+  }
+
+  // The plugin's describe() for this handle; empty when it has none.
+  std::string implementation() const override {
+    if (library_->table().describe == nullptr) return "";
+    TextBuffer text;
+    {
+      std::lock_guard lock(library_->mutex());
+      library_->table().describe(handle_, text.data(), text.capacity());
+    }
+    return text.Text();
+  }
+
+ protected:
+  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+    const std::int32_t dtype = ToPluginDType(plan().desc.dtype);
+    auto dims_or_null = [](std::span<const std::int64_t> dims) {
+      return dims.empty() ? nullptr : dims.data();
+    };
+    const mm_const_tensor a_tensor{dtype, static_cast<std::int32_t>(a.dims.size()),
+                                   dims_or_null(a.dims), a.data};
+    const mm_const_tensor b_tensor{dtype, static_cast<std::int32_t>(b.dims.size()),
+                                   dims_or_null(b.dims), b.data};
+    const mm_tensor y_tensor{dtype, static_cast<std::int32_t>(y.dims.size()), dims_or_null(y.dims),
+                             y.data};
+    TextBuffer text;
+    std::int32_t code;
+    {
+      std::lock_guard lock(library_->mutex());
+      code = library_->table().execute(handle_, &a_tensor, &b_tensor, &y_tensor, text.data(),
+                                       text.capacity());
+    }
+    return library_->ToStatus("execute", code, text, plan().desc).WithContext(library_->Who());
+  }
+
+ private:
+  std::shared_ptr<Library> library_;
+  void* handle_;
+};
+
+class PluginBackend final : public Backend {
+ public:
+  explicit PluginBackend(std::shared_ptr<Library> library) : library_(std::move(library)) {}
+
+  std::string_view name() const override { return library_->name(); }
+
+  Support Supports(const MatMulDesc& desc) const override {
+    auto plan = PlanMatMul(desc);
+    if (!plan.ok()) return Support::No("not a valid MatMul: " + plan.status().message());
+    Problem problem(std::move(*plan));
+    auto support = library_->AskSupports(problem);
+    // A contract violation must not look like a declared UNSUPPORTED: the caller goes on to
+    // Prepare, whose PrepareProduct asks again and reports the violation as an error.
+    if (!support.ok()) return Support::Native();
+    return *support;
+  }
+
+  std::string RunsOn() const override {
+    return "plugin " + library_->path() + " (ABI version " +
+           std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) + ")";
+  }
+
+ protected:
+  // Reached only when Supports() accepted the plan and K > 0 and Y is not empty: the engine
+  // answers those (the ABI promises plugins they never see them).
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    Problem problem(plan);
+    auto asked = library_->AskSupports(problem);
+    if (!asked.ok()) return asked.status().WithContext(library_->Who());
+    if (!asked->supported()) {
+      return UnimplementedError(library_->Who() + " does not support " + plan.desc.ToString() +
+                                ": " + asked->note);
+    }
+    TextBuffer text;
+    void* handle = nullptr;
+    std::int32_t code;
+    {
+      std::lock_guard lock(library_->mutex());
+      code = library_->table().prepare(problem.get(), &handle, text.data(), text.capacity());
+    }
+    MM_RETURN_IF_ERROR(
+        library_->ToStatus("prepare", code, text, plan.desc).WithContext(library_->Who()));
+    return std::unique_ptr<MatMulPrimitive>(
+        std::make_unique<PluginPrimitive>(plan, library_, handle));
+  }
+
+ private:
+  std::shared_ptr<Library> library_;
+};
+
+// Runs supports() for every dtype on [2,3] x [3,4], then prepare, execute and release on the first
+// supported one, and returns the first contract violation. The plugin's own failures (with a
+// message) are its business and show up in the results; only broken promises refuse the load. Y
+// has slack on both sides, so a plugin writing outside Y cannot corrupt memory here (the harness
+// reports such writes as ERROR).
+Status Probe(Library& library) {
+  std::optional<DType> runnable;
+  for (DType dtype : kAllDTypes) {
+    MM_ASSIGN_OR_RETURN(MatMulPlan plan, PlanMatMul({dtype, {2, 3}, {3, 4}}));
+    Problem problem(std::move(plan));
+    MM_ASSIGN_OR_RETURN(Support support, library.AskSupports(problem));
+    if (support.supported() && !runnable) runnable = dtype;
+  }
+  if (!runnable) return OkStatus();
+  MM_ASSIGN_OR_RETURN(MatMulPlan plan, PlanMatMul({*runnable, {2, 3}, {3, 4}}));
+  const Problem problem(plan);
+  const mm_backend_plugin& table = library.table();
+  std::lock_guard lock(library.mutex());
+  TextBuffer text;
+  void* handle = nullptr;
+  const std::int32_t prepared = table.prepare(problem.get(), &handle, text.data(), text.capacity());
+  if (prepared != MM_STATUS_OK) {
+    return library.IsViolation(prepared, text)
+               ? library.ToStatus("prepare", prepared, text, plan.desc)
+               : OkStatus();
+  }
+  const std::size_t element = DTypeSize(*runnable);
+  constexpr std::size_t kSlack = 256;
+  std::vector<std::byte> a(6 * element), b(12 * element), y(kSlack + 8 * element + kSlack);
+  const std::int32_t dtype = ToPluginDType(*runnable);
+  const mm_const_tensor a_tensor{dtype, 2, plan.desc.a_dims.data(), a.data()};
+  const mm_const_tensor b_tensor{dtype, 2, plan.desc.b_dims.data(), b.data()};
+  const mm_tensor y_tensor{dtype, 2, plan.y_dims.data(), y.data() + kSlack};
+  TextBuffer execute_text;
+  const std::int32_t executed = table.execute(handle, &a_tensor, &b_tensor, &y_tensor,
+                                              execute_text.data(), execute_text.capacity());
+  table.release(handle);
+  return library.IsViolation(executed, execute_text)
+             ? library.ToStatus("execute", executed, execute_text, plan.desc)
+             : OkStatus();
+}
+
+Status CheckName(const std::string& name) {
+  if (name.empty()) return InvalidArgumentError("the backend name is empty");
+  if (name.size() > kMaxNameLength) {
+    return InvalidArgumentError("the backend name '" + name.substr(0, kMaxNameLength) +
+                                "...' is longer than 64 characters");
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) {
+      std::string shown;
+      for (char s : name) shown += (s >= 0x20 && s < 0x7f) ? s : '?';
+      return InvalidArgumentError("the backend name '" + shown +
+                                  "' has a character outside [A-Za-z0-9_-]");
+    }
+  }
+  return OkStatus();
+}
+
+bool HasElfHeader(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  char magic[4] = {};
+  file.read(magic, sizeof(magic));
+  return file.gcount() == 4 && std::memcmp(magic,
+                                           "\x7f"
+                                           "ELF",
+                                           4) == 0;
+}
+
+// Loads and checks one library; returns it, or the refusal (without the "backend library" prefix).
+StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
+                                        const std::filesystem::path& absolute) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(absolute, ec);
+  if (!std::filesystem::exists(status)) return NotFoundError("no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    return InvalidArgumentError("not a regular file (a shared object is expected)");
+  }
+  if (!HasElfHeader(absolute)) {
+    return InvalidArgumentError(
+        "not a shared object (no ELF header; build the plugin as a shared "
+        "library, e.g. CMake add_library(NAME MODULE ...))");
+  }
+  // RTLD_NOW: an unresolved symbol is a refusal now, not a crash in the middle of a run.
+  void* handle = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return InvalidArgumentError(std::string("cannot be loaded as a shared object: ") +
+                                (error ? error : "unknown dlopen error"));
+  }
+  dlerror();
+  void* entry = dlsym(handle, MM_BACKEND_PLUGIN_ENTRY_NAME);
+  if (entry == nullptr) {
+    return InvalidArgumentError(std::string("does not export the entry function '") +
+                                MM_BACKEND_PLUGIN_ENTRY_NAME +
+                                "' (declare it with MM_BACKEND_PLUGIN_EXPORT and extern \"C\"; "
+                                "see mm/mm_backend_plugin.h)");
+  }
+  const mm_backend_plugin* table = reinterpret_cast<mm_backend_plugin_entry_fn>(entry)();
+  if (table == nullptr) return InvalidArgumentError("the entry function returned NULL");
+  if (table->abi_version != MM_BACKEND_PLUGIN_ABI_VERSION) {
+    return InvalidArgumentError("speaks plugin ABI version " + std::to_string(table->abi_version) +
+                                ", but this mm speaks version " +
+                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) +
+                                "; rebuild the plugin against this mm's mm/mm_backend_plugin.h");
+  }
+  if (table->name == nullptr) return InvalidArgumentError("the backend name is NULL");
+  MM_RETURN_IF_ERROR(CheckName(table->name));
+  std::string null_functions;
+  for (const auto& [field, is_null] : {std::pair{"supports", table->supports == nullptr},
+                                       {"prepare", table->prepare == nullptr},
+                                       {"execute", table->execute == nullptr},
+                                       {"release", table->release == nullptr}}) {
+    if (is_null) null_functions += (null_functions.empty() ? "" : ", ") + std::string(field);
+  }
+  if (!null_functions.empty()) {
+    return InvalidArgumentError("required function pointer(s) NULL in the table of '" +
+                                std::string(table->name) + "': " + null_functions);
+  }
+  auto library = std::make_shared<Library>(path, table);
+  MM_RETURN_IF_ERROR(Probe(*library));
+  return library;
+}
+
+}  // namespace
+
+Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths) {
+  std::set<std::filesystem::path> loaded;
+  for (const std::string& path : paths) {
+    auto fail = [&path](const Status& status) {
+      return Status(status.code(), "backend library '" + path + "': " + status.message());
+    };
+    std::error_code ec;
+    // dlopen searches the library path for a name without a slash; a path given here is a file.
+    std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+    if (ec) return fail(InvalidArgumentError("invalid path: " + ec.message()));
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, ec);
+    if (!ec) {
+      if (!loaded.insert(canonical).second) continue;
+      absolute = canonical;
+    }
+    auto library = Load(path, absolute);
+    if (!library.ok()) return fail(library.status());
+    const std::string& name = (*library)->name();
+    if (registry.Contains(name)) {
+      return fail(InvalidArgumentError("the backend name '" + name + "' is already taken by " +
+                                       registry.Description(name)));
+    }
+    std::string description = (*library)->table().description != nullptr
+                                  ? std::string((*library)->table().description)
+                                  : std::string();
+    description += (description.empty() ? "" : " ") + std::string("[plugin ") + path + "]";
+    std::shared_ptr<Library> shared = *library;
+    const Status registered = registry.Register(
+        name, std::move(description), [shared]() -> StatusOr<std::unique_ptr<Backend>> {
+          return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(shared));
+        });
+    if (!registered.ok()) return fail(registered);
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> BackendLibrariesFromEnv(const char* env_value) {
+  std::vector<std::string> paths;
+  if (env_value == nullptr) return paths;
+  std::string_view rest(env_value);
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    std::string_view entry = rest.substr(0, colon);
+    if (!entry.empty()) paths.emplace_back(entry);
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return paths;
+}
+
+std::vector<std::string> BackendLibrariesToLoad(std::span<const std::string> flag_paths) {
+  std::vector<std::string> paths = BackendLibrariesFromEnv(std::getenv(kBackendLibsEnv));
+  paths.insert(paths.end(), flag_paths.begin(), flag_paths.end());
+  return paths;
+}
+
+}  // namespace mm

@@ -1,0 +1,41 @@
+// Backends from shared libraries: loads a plugin written against mm/mm_backend_plugin.h (ABI
+// version 1), checks it, and registers it in a BackendRegistry, where it is a backend like the
+// built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
+// MM_BACKEND_LIBS environment variable, both passed here.
+#ifndef MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
+#define MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/registry.h"
+#include "engine/status.h"
+
+namespace mm {
+
+// The environment variable holding colon-separated plugin paths, loaded by every tool.
+inline constexpr char kBackendLibsEnv[] = "MM_BACKEND_LIBS";
+
+// Loads the plugin at each of `paths`, in order, and registers each under the name its table
+// gives. The same file named twice (by any path) is loaded once. Stops at the first refusal and
+// returns it, as INVALID_ARGUMENT (NOT_FOUND for a missing file) with a message naming the file
+// and what is wrong: missing file, not a shared object, no entry symbol, another ABI version,
+// a required function pointer that is NULL, an empty, malformed or already registered name, or a
+// contract violation on the load-time probe (supports() answering outside the three values or
+// without a required note; prepare() or execute() failing without a message). Plugins registered
+// before a refusal stay registered. Libraries stay loaded until the process exits.
+Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths);
+
+// The paths of MM_BACKEND_LIBS's value `env_value` (colon-separated; empty entries ignored;
+// nullptr or empty gives none).
+std::vector<std::string> BackendLibrariesFromEnv(const char* env_value);
+
+// What a tool loads: the paths of MM_BACKEND_LIBS (read from the environment) followed by
+// `flag_paths` (its --backend-lib arguments). One line for any tool:
+//   MM_RETURN_IF_ERROR(RegisterBackendLibraries(registry, BackendLibrariesToLoad(flags)));
+std::vector<std::string> BackendLibrariesToLoad(std::span<const std::string> flag_paths);
+
+}  // namespace mm
+
+#endif  // MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_

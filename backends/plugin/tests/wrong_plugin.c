@@ -1,0 +1,157 @@
+/*
+ * Deliberately wrong backend plugins for tests: built once per MM_FAULT_* macro (see
+ * backends/plugin/CMakeLists.txt). Without a fault (MM_FAULT_NONE) it is a correct float-only
+ * plugin named "wrong_none"; each fault breaks exactly one promise of mm/mm_backend_plugin.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm/mm_backend_plugin.h"
+
+#if defined(MM_FAULT_TWIN)
+#define PLUGIN_NAME "wrong_none" /* Same name as the fault-free build: a clash. */
+#elif defined(MM_FAULT_EMPTY_NAME)
+#define PLUGIN_NAME ""
+#elif defined(MM_FAULT_BAD_NAME)
+#define PLUGIN_NAME "my gemm"
+#elif defined(MM_FAULT_NAME_REFERENCE)
+#define PLUGIN_NAME "reference"
+#else
+#define PLUGIN_NAME "wrong_" FAULT_NAME
+#endif
+
+typedef struct handle {
+  int64_t m, n, k, batch;
+  int32_t batch_rank;
+  int64_t batch_dims[16], a_strides[16], b_strides[16];
+} handle;
+
+static int32_t wrong_supports(const mm_matmul_problem* problem, char* text, size_t capacity) {
+#if defined(MM_FAULT_SUPPORT_OUT_OF_RANGE)
+  (void)problem;
+  (void)text;
+  (void)capacity;
+  return 7;
+#else
+  if (problem->dtype == MM_DTYPE_FLOAT) return MM_SUPPORT_NATIVE;
+#if !defined(MM_FAULT_NOTE_MISSING)
+  snprintf(text, capacity, "float only");
+#endif
+  return MM_SUPPORT_NO;
+#endif
+}
+
+static int32_t wrong_prepare(const mm_matmul_problem* problem, void** out, char* text,
+                             size_t capacity) {
+  handle* h;
+  int32_t axis;
+#if defined(MM_FAULT_PREPARE_ERROR_NO_MESSAGE)
+  (void)problem;
+  (void)out;
+  (void)text;
+  (void)capacity;
+  return MM_STATUS_INTERNAL;
+#endif
+#if defined(MM_FAULT_PREPARE_FAILS)
+  (void)problem;
+  (void)out;
+  snprintf(text, capacity, "no device available");
+  return MM_STATUS_RESOURCE_EXHAUSTED;
+#endif
+  if (problem->batch_rank > 16) {
+    snprintf(text, capacity, "more than 16 batch axes");
+    return MM_STATUS_UNIMPLEMENTED;
+  }
+  h = (handle*)calloc(1, sizeof(handle));
+  if (h == NULL) {
+    snprintf(text, capacity, "out of memory");
+    return MM_STATUS_RESOURCE_EXHAUSTED;
+  }
+  h->m = problem->m;
+  h->n = problem->n;
+  h->k = problem->k;
+  h->batch = problem->batch;
+  h->batch_rank = problem->batch_rank;
+  for (axis = 0; axis < problem->batch_rank; ++axis) {
+    h->batch_dims[axis] = problem->batch_dims[axis];
+    h->a_strides[axis] = problem->a_batch_strides[axis];
+    h->b_strides[axis] = problem->b_batch_strides[axis];
+  }
+  *out = h;
+  return MM_STATUS_OK;
+}
+
+static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_const_tensor* b,
+                             const mm_tensor* y, char* text, size_t capacity) {
+  const handle* h = (const handle*)opaque;
+  const float* ad = (const float*)a->data;
+  const float* bd = (const float*)b->data;
+  float* yd = (float*)y->data;
+  int64_t entry, i, j, p, count = h->batch * h->m * h->n;
+  (void)text;
+  (void)capacity;
+#if defined(MM_FAULT_EXECUTE_ERROR_NO_MESSAGE)
+  return MM_STATUS_INTERNAL;
+#endif
+  for (entry = 0; entry < h->batch; ++entry) {
+    int64_t rest = entry, a_offset = 0, b_offset = 0;
+    int32_t axis;
+    for (axis = h->batch_rank - 1; axis >= 0; --axis) {
+      const int64_t index = rest % h->batch_dims[axis];
+      rest /= h->batch_dims[axis];
+      a_offset += index * h->a_strides[axis];
+      b_offset += index * h->b_strides[axis];
+    }
+    for (i = 0; i < h->m; ++i) {
+      for (j = 0; j < h->n; ++j) {
+        double sum = 0;
+        for (p = 0; p < h->k; ++p) {
+          sum += (double)ad[a_offset + i * h->k + p] * bd[b_offset + p * h->n + j];
+        }
+        yd[entry * h->m * h->n + i * h->n + j] = (float)sum;
+      }
+    }
+  }
+#if defined(MM_FAULT_WRITE_PAST_END)
+  yd[count] = 1.0f; /* One float right after Y. */
+#elif defined(MM_FAULT_WRITE_BEFORE_START)
+  yd[-2] = 1.0f; /* Two floats before Y: 8 bytes. */
+#elif defined(MM_FAULT_MODIFY_A)
+  ((float*)a->data)[0] += 1.0f;
+#elif defined(MM_FAULT_MODIFY_B)
+  ((float*)b->data)[1] = -((float*)b->data)[1] - 1.0f;
+#endif
+  (void)count;
+  return MM_STATUS_OK;
+}
+
+static void wrong_release(void* opaque) { free(opaque); }
+
+static const mm_backend_plugin kTable = {
+#if defined(MM_FAULT_ABI_VERSION_2)
+    2,
+#else
+    MM_BACKEND_PLUGIN_ABI_VERSION,
+#endif
+    PLUGIN_NAME,
+    "a deliberately wrong plugin for tests",
+#if defined(MM_FAULT_NULL_FUNCTIONS)
+    wrong_supports,
+    NULL,
+    NULL,
+#else
+    wrong_supports,
+    wrong_prepare,
+    wrong_execute,
+#endif
+    wrong_release,
+    NULL,
+};
+
+#if defined(MM_FAULT_NO_ENTRY)
+/* A near miss: the entry's name with a typo. */
+MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entri(void) { return &kTable; }
+#else
+MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) { return &kTable; }
+#endif
