@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "conformance/write_guard.h"
 #include "engine/matmul_plan.h"
 
 namespace mm::conformance {
@@ -21,8 +22,8 @@ StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan
     if (!support.supported()) return std::optional<Tensor>();
     MM_ASSIGN_OR_RETURN(auto primitive, backend.Prepare(plan));
     if (implementation != nullptr) *implementation = primitive->implementation();
-    MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.desc.dtype, plan.y_dims));
-    MM_RETURN_IF_ERROR(primitive->Execute(set.a.view(), set.b.view(), y.mutable_view()));
+    // Every backend, built-in or plugin, must write only Y.
+    MM_ASSIGN_OR_RETURN(Tensor y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view()));
     return std::optional<Tensor>(std::move(y));
   } catch (const std::exception& e) {
     return InternalError(std::string("backend threw an exception: ") + e.what());
