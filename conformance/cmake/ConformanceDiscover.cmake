@@ -2,7 +2,8 @@
 # pairs exist over the configured data and registers one test per pair. Inputs:
 # MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots),
 # MM_CONFORMANCE_REQUIRE_OFFICIAL (ON: add conformance.official_corpus), MM_ISA_VARIANTS
-# (ONEDNN_MAX_CPU_ISA values under which the onednn tests run once more, label isa).
+# (ONEDNN_MAX_CPU_ISA values under which the onednn tests run once more, label isa),
+# MM_CONFORMANCE_BACKEND_LIB_ARGS ("--backend-lib;PATH;..." for every plugin).
 
 if(NOT EXISTS "${MM_CONFORMANCE_EXE}")
   add_test(conformance.NOT_BUILT "${CMAKE_COMMAND}" -E echo
@@ -17,6 +18,8 @@ if(MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
 else()
   set(mm_env_modification "MM_ONNX_DATA=set:${MM_CONFORMANCE_ONNX_DATA}")
 endif()
+# Only the configured plugins: a MM_BACKEND_LIBS in ctest's environment does not leak in.
+list(APPEND mm_env_modification "MM_BACKEND_LIBS=unset:")
 # OpenMP threads (oneDNN, Eigen backend) spin while idle by default; for tiny node tests on a busy
 # machine that spinning dominates the run. Passive waiting unless the caller chose otherwise.
 if(NOT DEFINED ENV{OMP_WAIT_POLICY})
@@ -32,9 +35,18 @@ if(MM_CONFORMANCE_ONNX_DATA STREQUAL "<unset>")
 else()
   set(ENV{MM_ONNX_DATA} "${MM_CONFORMANCE_ONNX_DATA}")
 endif()
-execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests
+set(mm_saved_libs_defined FALSE)
+if(DEFINED ENV{MM_BACKEND_LIBS})
+  set(mm_saved_libs_defined TRUE)
+  set(mm_saved_libs "$ENV{MM_BACKEND_LIBS}")
+  unset(ENV{MM_BACKEND_LIBS})
+endif()
+execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests ${MM_CONFORMANCE_BACKEND_LIB_ARGS}
                 OUTPUT_VARIABLE mm_list ERROR_VARIABLE mm_error RESULT_VARIABLE mm_result
                 TIMEOUT 60)
+if(mm_saved_libs_defined)
+  set(ENV{MM_BACKEND_LIBS} "${mm_saved_libs}")
+endif()
 if(mm_saved_defined)
   set(ENV{MM_ONNX_DATA} "${mm_saved_value}")
 else()
@@ -59,7 +71,7 @@ foreach(mm_line IN LISTS mm_lines)
   list(GET mm_fields 1 mm_backend)
   set(mm_name "conformance.${mm_case}.${mm_backend}")
   add_test("${mm_name}" "${MM_CONFORMANCE_EXE}" --case "${mm_case}" --backend "${mm_backend}"
-           --skip-exit-code 77)
+           --skip-exit-code 77 ${MM_CONFORMANCE_BACKEND_LIB_ARGS})
   set_tests_properties("${mm_name}" PROPERTIES LABELS conformance SKIP_RETURN_CODE 77
                        ENVIRONMENT_MODIFICATION "${mm_env_modification}")
   if(mm_backend STREQUAL "onednn")

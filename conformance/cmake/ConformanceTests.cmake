@@ -13,6 +13,12 @@
 # (conformance.<case>.onednn.isa_avx2, ...; labels conformance and isa), so any machine checks the
 # verdicts a smaller CPU gives.
 #
+# Backend plugins: every path of MM_CONFORMANCE_BACKEND_LIBS (a CMake list; relative paths are
+# taken from the repository root) and the BACKEND_LIBS given to mm_add_conformance_tests are
+# passed as `--backend-lib PATH` to discovery and to every test, so each plugin gets one test per
+# case like a built-in backend. MM_BACKEND_LIBS from the environment is ignored by the tests: the
+# configured list is the one source.
+#
 # conformance.official_corpus fails unless all 7 official ONNX MatMul node tests are found intact
 # (mm-conformance --list --require-official). MM_CONFORMANCE_REQUIRE_OFFICIAL decides whether it
 # exists: AUTO (default) when MM_ONNX_DATA was set at configure time (CI), ON always, OFF never
@@ -20,8 +26,23 @@
 set(MM_CONFORMANCE_REQUIRE_OFFICIAL AUTO CACHE STRING
     "Register conformance.official_corpus: AUTO (when MM_ONNX_DATA is set), ON or OFF")
 set_property(CACHE MM_CONFORMANCE_REQUIRE_OFFICIAL PROPERTY STRINGS AUTO ON OFF)
+set(MM_CONFORMANCE_BACKEND_LIBS "" CACHE STRING
+    "Backend plugin libraries (a ;-list of paths) whose conformance tests ctest registers")
 
+# mm_add_conformance_tests(<mm-conformance target> [BACKEND_LIBS <path or generator expression>...])
 function(mm_add_conformance_tests target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "BACKEND_LIBS")
+  set(backend_libs ${arg_BACKEND_LIBS})
+  foreach(lib IN LISTS MM_CONFORMANCE_BACKEND_LIBS)
+    if(NOT IS_ABSOLUTE "${lib}")
+      set(lib "${PROJECT_SOURCE_DIR}/${lib}")
+    endif()
+    list(APPEND backend_libs "${lib}")
+  endforeach()
+  set(backend_lib_args "")
+  foreach(lib IN LISTS backend_libs)
+    list(APPEND backend_lib_args --backend-lib "${lib}")
+  endforeach()
   if(DEFINED ENV{MM_ONNX_DATA} AND NOT "$ENV{MM_ONNX_DATA}" STREQUAL "")
     set(data "$ENV{MM_ONNX_DATA}")
   else()
@@ -58,6 +79,7 @@ set(MM_CONFORMANCE_EXE [==[$<TARGET_FILE:${target}>]==])
 set(MM_CONFORMANCE_ONNX_DATA [==[${data}]==])
 set(MM_CONFORMANCE_REQUIRE_OFFICIAL ${require_official})
 set(MM_ISA_VARIANTS [==[${MM_ISA_VARIANTS}]==])
+set(MM_CONFORMANCE_BACKEND_LIB_ARGS [==[${backend_lib_args}]==])
 include([==[${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ConformanceDiscover.cmake]==])
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iomanip>
 
+#include "backends/plugin/plugin_backend.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
 #include "engine/machine.h"
@@ -82,11 +83,11 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
 
 }  // namespace
 
-int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& registry,
+int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                       const char* env_onnx_data, std::ostream& out, std::ostream& err) {
   CliOptions options;
   std::string help;
-  if (auto error = ParseConformanceArgs(args, registry.Names(), options, help)) {
+  if (auto error = ParseConformanceArgs(args, builtin.Names(), options, help)) {
     if (error->empty()) {
       out << help;
       return kExitPassed;
@@ -98,6 +99,14 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     out << "mm-conformance " << MM_VERSION << " (ONNX MatMul node tests; official corpus: ONNX "
         << "v1.22.0, " << OfficialCases().size() << " cases)\n";
     return kExitPassed;
+  }
+  // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
+  BackendRegistry registry = builtin;
+  const Status loaded =
+      RegisterBackendLibraries(registry, BackendLibrariesToLoad(options.backend_libs));
+  if (!loaded.ok()) {
+    err << "mm-conformance: " << loaded.message() << "\n";
+    return kExitUsage;
   }
   std::vector<std::string> backends = options.backends;
   if (backends.empty()) backends = registry.Names();

@@ -19,8 +19,10 @@ inline constexpr int kExitOfficial = 3;  // --require-official and an official c
                                          // or altered.
 
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
-// `env_onnx_data` is the value of MM_ONNX_DATA (nullptr when unset). Returns the exit code.
-int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& registry,
+// `env_onnx_data` is the value of MM_ONNX_DATA (nullptr when unset). Runs the backends of
+// `builtin` and the plugins of MM_BACKEND_LIBS (read from the environment) and --backend-lib.
+// Returns the exit code.
+int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                       const char* env_onnx_data, std::ostream& out, std::ostream& err);
 
 }  // namespace mm::conformance

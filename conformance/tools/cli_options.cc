@@ -109,7 +109,8 @@ constexpr const char* kFooter = R"(Exit codes:
 Examples:
   mm-conformance                                      # default data, every backend
   MM_ONNX_DATA=../shared/onnx-node-tests/node mm-conformance --require-official
-  mm-conformance --backend reference --filter 'bcast|4d' --junit conformance.xml)";
+  mm-conformance --backend reference --filter 'bcast|4d' --junit conformance.xml
+  mm-conformance --backend-lib ./libmy_matmul.so --backend my_matmul   # your MatMul, a plugin)";
 
 // A repeatable option whose values are appended to `list`.
 CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::string>& list,
@@ -140,6 +141,13 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
   AddList(*app, "--data-dir", options.data_dirs, "DIR",
           "a folder of case directories (like ONNX's data/node) or one case directory; "
           "repeatable. When given, MM_ONNX_DATA and the defaults are not used.");
+
+  app->option_defaults()->group("Backends");
+  AddList(*app, "--backend-lib", options.backend_libs, "PATH",
+          "load the backend plugin at PATH (a shared object built against "
+          "mm/mm_backend_plugin.h; see docs/plugins.md); repeatable. MM_BACKEND_LIBS "
+          "(colon-separated paths) is loaded first. A plugin that cannot be loaded is a usage "
+          "error (2) naming the file and the problem.");
 
   app->option_defaults()->group("Selecting");
   app->add_option_function<std::vector<std::string>>(

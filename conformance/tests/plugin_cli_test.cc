@@ -1,0 +1,119 @@
+// Plugins through the mm-conformance command line, in-process: --backend-lib and MM_BACKEND_LIBS
+// load them, a plugin is a backend like any other in results and --list, and every refusal is a
+// usage error (exit 2) naming the file and the problem.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/backend_list.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::conformance {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun Cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The environment variable is read by the CLI itself; each test leaves it unset.
+class PluginCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("MM_BACKEND_LIBS"); }
+  void TearDown() override { unsetenv("MM_BACKEND_LIBS"); }
+};
+
+TEST_F(PluginCliTest, TheExamplePluginPassesEveryBuiltInCaseAsABackendLikeAnyOther) {
+  // Only the built-in cases: the data on this machine does not matter here.
+  CliRun r = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--backend",
+                  "reference", "--strict", "--filter", "^test_cc_"});
+  EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("summary: 18 results (18 case x backend): 18 PASS, 0 FAIL"));
+  EXPECT_THAT(r.out, HasSubstr("test_cc_matmul_bcast"));
+}
+
+TEST_F(PluginCliTest, BackendLibsFromTheEnvironmentAreLoadedToo) {
+  ASSERT_EQ(setenv("MM_BACKEND_LIBS", MM_EXAMPLE_PLUGIN, 1), 0);
+  CliRun r = Cli({"--list"});
+  EXPECT_EQ(r.code, kExitPassed) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("example C99 plugin"), HasSubstr(MM_EXAMPLE_PLUGIN)));
+  CliRun tests = Cli({"--list-tests", "--backend", "example"});
+  EXPECT_THAT(tests.out, HasSubstr("test_cc_matmul_2d\texample\n"));
+}
+
+TEST_F(PluginCliTest, AWrongPluginIsAnErrorResultNotAPass) {
+  CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_WRITE_PAST_END, "--backend",
+                  "wrong_write_past_end", "--case", "test_cc_matmul_2d"});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("ERROR"),
+                    HasSubstr("backend failed: DATA_LOSS: wrote 4 bytes past the end of Y")));
+}
+
+struct Refusal {
+  const char* why;
+  const char* path;
+  const char* message;
+};
+
+class PluginCliRefusalTest : public PluginCliTest, public ::testing::WithParamInterface<Refusal> {};
+
+TEST_P(PluginCliRefusalTest, IsAUsageErrorNamingTheFileAndTheProblem) {
+  CliRun r = Cli({"--backend-lib", GetParam().path});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr(std::string("mm-conformance: backend library '") + GetParam().path +
+                               "': " + GetParam().message));
+  EXPECT_EQ(r.out, "") << "nothing runs";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    WrongPlugins, PluginCliRefusalTest,
+    ::testing::Values(
+        Refusal{"missing_file", "no_such_dir/libmissing.so", "no such file"},
+        Refusal{"not_a_shared_object", MM_NOT_A_PLUGIN, "not a shared object (no ELF header"},
+        Refusal{"no_entry_symbol", MM_WRONG_PLUGIN_NO_ENTRY,
+                "does not export the entry function 'mm_backend_plugin_entry'"},
+        Refusal{"another_abi_version", MM_WRONG_PLUGIN_ABI_VERSION_2,
+                "speaks plugin ABI version 2, but this mm speaks version 1"},
+        Refusal{"null_function_pointers", MM_WRONG_PLUGIN_NULL_FUNCTIONS,
+                "required function pointer(s) NULL in the table of 'wrong_null_functions': "
+                "prepare, execute"},
+        Refusal{"empty_name", MM_WRONG_PLUGIN_EMPTY_NAME, "the backend name is empty"},
+        Refusal{"name_of_a_builtin_backend", MM_WRONG_PLUGIN_NAME_REFERENCE,
+                "the backend name 'reference' is already taken by naive i-k-j loops"},
+        Refusal{"out_of_range_support_answer", MM_WRONG_PLUGIN_SUPPORT_OUT_OF_RANGE,
+                "supports() answered 7 for float [2,3] x [3,4]; valid answers are 0 (native), 1 "
+                "(by conversion), 2 (no)"},
+        Refusal{"error_status_with_no_message", MM_WRONG_PLUGIN_PREPARE_ERROR_NO_MESSAGE,
+                "prepare() returned status 13 (INTERNAL) with no message"}),
+    [](const ::testing::TestParamInfo<Refusal>& info) { return std::string(info.param.why); });
+
+TEST_F(PluginCliTest, TwoPluginsWithOneNameAreAUsageError) {
+  CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_NONE, "--backend-lib", MM_WRONG_PLUGIN_TWIN});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, AllOf(HasSubstr(std::string("backend library '") + MM_WRONG_PLUGIN_TWIN),
+                           HasSubstr("the backend name 'wrong_none' is already taken")));
+}
+
+TEST_F(PluginCliTest, AMissingPathIsAUsageError) {
+  CliRun r = Cli({"--backend-lib"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("mm-conformance: --backend-lib"));
+}
+
+}  // namespace
+}  // namespace mm::conformance
