@@ -223,6 +223,14 @@ TEST(PluginLoadingTest, AnUnsupportedDtypeIsRefusedByPrepareWithThePluginsReason
   EXPECT_THAT(primitive.status().message(), HasSubstr("float only"));
 }
 
+TEST(PluginLoadingTest, ControlCharactersAndInvalidUtf8InPluginTextBecomeQuestionMarks) {
+  // Reports print and store plugin text (JSON writers reject invalid UTF-8); valid UTF-8 stays.
+  BackendRegistry registry;
+  ASSERT_TRUE(LoadInto(registry, {MM_WRONG_PLUGIN_MESSY_TEXT}).ok());
+  auto backend = registry.Create("wrong_messy_text").value();
+  EXPECT_EQ(backend->Supports({DType::kDouble, {2, 3}, {3, 4}}).note, "float only??[31m?\xc3\xa9");
+}
+
 // ---- Refusals: each names the file and what is wrong --------------------------------------------
 
 struct Refusal {

@@ -35,7 +35,10 @@ static int32_t wrong_supports(const mm_matmul_problem* problem, char* text, size
   return 7;
 #else
   if (problem->dtype == MM_DTYPE_FLOAT) return MM_SUPPORT_NATIVE;
-#if !defined(MM_FAULT_NOTE_MISSING)
+#if defined(MM_FAULT_MESSY_TEXT)
+  /* A newline, a terminal escape, a stray byte, then a valid UTF-8 e-acute. */
+  snprintf(text, capacity, "float only\n\x1b[31m\xff\xc3\xa9");
+#elif !defined(MM_FAULT_NOTE_MISSING)
   snprintf(text, capacity, "float only");
 #endif
   return MM_SUPPORT_NO;
