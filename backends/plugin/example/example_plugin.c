@@ -65,8 +65,10 @@ static uint16_t double_to_half(double x) {
   if (isnan(x)) return 0x7e00;
   const uint16_t sign = signbit(x) ? 0x8000 : 0;
   const double r = fabs(round_to_format(x, 11, -14));
-  if (r > 65504.0) return sign | 0x7c00; /* overflow (and infinity) */
-  if (r < ldexp(1.0, -14)) return sign | (uint16_t)(r * 16777216.0); /* subnormal: r / 2^-24 */
+  /* Overflow (and infinity). */
+  if (r > 65504.0) return sign | 0x7c00;
+  /* Subnormal: r / 2^-24, an integer below 1024. */
+  if (r < ldexp(1.0, -14)) return sign | (uint16_t)(r * 16777216.0);
   int e;
   const double f = frexp(r, &e); /* r = f * 2^e, f in [0.5, 1) */
   const uint16_t mantissa = (uint16_t)((f * 2.0 - 1.0) * 1024.0);
@@ -162,28 +164,28 @@ static void batch_offsets(const example_handle* h, int64_t index, int64_t* a_off
 
 /* One m x k by k x n product per batch entry. ELEMENT is the stored type, ACC the accumulator,
  * LOAD turns a stored element into ACC, STORE turns ACC back. */
-#define EXAMPLE_MATMUL(ELEMENT, ACC, LOAD, STORE)                                         \
-  do {                                                                                    \
-    const ELEMENT* a_data = (const ELEMENT*)a->data;                                      \
-    const ELEMENT* b_data = (const ELEMENT*)b->data;                                      \
-    ELEMENT* y_data = (ELEMENT*)y->data;                                                  \
-    int64_t entry, i, j, p;                                                               \
-    for (entry = 0; entry < h->batch; ++entry) {                                          \
-      int64_t a_offset, b_offset;                                                         \
-      batch_offsets(h, entry, &a_offset, &b_offset);                                      \
-      {                                                                                   \
-        const ELEMENT* am = a_data + a_offset;                                            \
-        const ELEMENT* bm = b_data + b_offset;                                            \
-        ELEMENT* ym = y_data + entry * h->m * h->n;                                       \
-        for (i = 0; i < h->m; ++i) {                                                      \
-          for (j = 0; j < h->n; ++j) {                                                    \
-            ACC sum = 0;                                                                  \
+#define EXAMPLE_MATMUL(ELEMENT, ACC, LOAD, STORE)                                              \
+  do {                                                                                         \
+    const ELEMENT* a_data = (const ELEMENT*)a->data;                                           \
+    const ELEMENT* b_data = (const ELEMENT*)b->data;                                           \
+    ELEMENT* y_data = (ELEMENT*)y->data;                                                       \
+    int64_t entry, i, j, p;                                                                    \
+    for (entry = 0; entry < h->batch; ++entry) {                                               \
+      int64_t a_offset, b_offset;                                                              \
+      batch_offsets(h, entry, &a_offset, &b_offset);                                           \
+      {                                                                                        \
+        const ELEMENT* am = a_data + a_offset;                                                 \
+        const ELEMENT* bm = b_data + b_offset;                                                 \
+        ELEMENT* ym = y_data + entry * h->m * h->n;                                            \
+        for (i = 0; i < h->m; ++i) {                                                           \
+          for (j = 0; j < h->n; ++j) {                                                         \
+            ACC sum = 0;                                                                       \
             for (p = 0; p < h->k; ++p) sum += LOAD(am[i * h->k + p]) * LOAD(bm[p * h->n + j]); \
-            ym[i * h->n + j] = STORE(sum);                                                \
-          }                                                                               \
-        }                                                                                 \
-      }                                                                                   \
-    }                                                                                     \
+            ym[i * h->n + j] = STORE(sum);                                                     \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
   } while (0)
 
 #define AS_DOUBLE(x) ((double)(x))

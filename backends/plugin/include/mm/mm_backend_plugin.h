@@ -86,14 +86,14 @@ extern "C" {
 
 /* Element types: the values of ONNX's TensorProto.DataType, so they never change. */
 typedef enum mm_dtype {
-  MM_DTYPE_FLOAT = 1,     /* IEEE binary32, C float */
-  MM_DTYPE_INT32 = 6,     /* int32_t */
-  MM_DTYPE_INT64 = 7,     /* int64_t */
-  MM_DTYPE_FLOAT16 = 10,  /* IEEE binary16, as uint16_t bits; round to nearest even */
-  MM_DTYPE_DOUBLE = 11,   /* IEEE binary64, C double */
-  MM_DTYPE_UINT32 = 12,   /* uint32_t */
-  MM_DTYPE_UINT64 = 13,   /* uint64_t */
-  MM_DTYPE_BFLOAT16 = 16  /* upper half of a binary32, as uint16_t bits; round to nearest even */
+  MM_DTYPE_FLOAT = 1,    /* IEEE binary32, C float */
+  MM_DTYPE_INT32 = 6,    /* int32_t */
+  MM_DTYPE_INT64 = 7,    /* int64_t */
+  MM_DTYPE_FLOAT16 = 10, /* IEEE binary16, as uint16_t bits; round to nearest even */
+  MM_DTYPE_DOUBLE = 11,  /* IEEE binary64, C double */
+  MM_DTYPE_UINT32 = 12,  /* uint32_t */
+  MM_DTYPE_UINT64 = 13,  /* uint64_t */
+  MM_DTYPE_BFLOAT16 = 16 /* upper half of a binary32, as uint16_t bits; round to nearest even */
 } mm_dtype;
 
 /* Answers of supports(). Any other value is a contract violation. */
