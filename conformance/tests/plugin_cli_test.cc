@@ -70,6 +70,8 @@ struct Refusal {
   const char* message;
 };
 
+void PrintTo(const Refusal& refusal, std::ostream* os) { *os << refusal.why; }
+
 class PluginCliRefusalTest : public PluginCliTest, public ::testing::WithParamInterface<Refusal> {};
 
 TEST_P(PluginCliRefusalTest, IsAUsageErrorNamingTheFileAndTheProblem) {

@@ -110,6 +110,8 @@ struct WrongWrite {
   const char* message;
 };
 
+void PrintTo(const WrongWrite& write, std::ostream* os) { *os << write.why; }
+
 class WrongWritePluginTest : public ::testing::TestWithParam<WrongWrite> {};
 
 TEST_P(WrongWritePluginTest, IsAnErrorNamingTheWrite) {

@@ -20,6 +20,10 @@
 #include "engine/testing/test_names.h"
 
 namespace mm {
+
+// gtest prints parameters in test names (and ctest shows them): "float", not a byte dump.
+void PrintTo(DType dtype, std::ostream* os) { *os << DTypeName(dtype); }
+
 namespace {
 
 using ::testing::AllOf;
@@ -66,6 +70,9 @@ const Shape kShapes[] = {
     {"17 x 33 x 9: odd sizes", {17, 33}, {33, 9}},
     {"K = 1024: long accumulation", {3, 1024}, {1024, 2}},
 };
+
+// Printed as the why, not the bytes.
+void PrintTo(const Shape& shape, std::ostream* os) { *os << shape.why; }
 
 using ShapeAndDType = std::tuple<Shape, DType>;
 class ExamplePluginShapeTest : public ::testing::TestWithParam<ShapeAndDType> {};
@@ -270,6 +277,8 @@ const Refusal kRefusals[] = {
     {"execute fails with no message", MM_WRONG_PLUGIN_EXECUTE_ERROR_NO_MESSAGE,
      StatusCode::kInternal, "execute() returned status 13 (INTERNAL) with no message"},
 };
+
+void PrintTo(const Refusal& refusal, std::ostream* os) { *os << refusal.why; }
 
 class RefusalTest : public ::testing::TestWithParam<Refusal> {};
 
