@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "conformance/write_guard.h"
+#include "conformance/worker_pool.h"
 #include "engine/matmul_plan.h"
 
 namespace mm::conformance {
@@ -49,6 +50,12 @@ std::string_view VerdictName(Verdict verdict) {
       return "FAIL";
     case Verdict::kUnsupported:
       return "UNSUPPORTED";
+    case Verdict::kXFail:
+      return "XFAIL";
+    case Verdict::kXPass:
+      return "XPASS";
+    case Verdict::kSkip:
+      return "SKIP";
     case Verdict::kError:
       break;
   }
@@ -60,14 +67,20 @@ Verdict WorseVerdict(Verdict a, Verdict b) {
     switch (v) {
       case Verdict::kPass:
         return 0;
-      case Verdict::kUnsupported:
+      case Verdict::kSkip:
         return 1;
-      case Verdict::kFail:
+      case Verdict::kXFail:
         return 2;
+      case Verdict::kUnsupported:
+        return 3;
+      case Verdict::kFail:
+        return 4;
+      case Verdict::kXPass:
+        return 5;
       case Verdict::kError:
         break;
     }
-    return 3;
+    return 6;
   };
   return rank(a) >= rank(b) ? a : b;
 }
@@ -89,139 +102,252 @@ std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
   return infos;
 }
 
-std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
-                                   const RunOptions& options) {
-  // One instance per backend, created up front; the reference is created even when not selected,
-  // for the three-way comparison.
-  std::map<std::string, StatusOr<std::unique_ptr<Backend>>> instances;
-  auto instance = [&](const std::string& name) -> StatusOr<std::unique_ptr<Backend>>& {
-    auto it = instances.find(name);
-    if (it == instances.end()) {
-      StatusOr<std::unique_ptr<Backend>> created = InternalError("not created");
-      try {
-        created = registry.Create(name);
-      } catch (const std::exception& e) {
-        created = InternalError(std::string("backend threw while starting: ") + e.what());
-      }
-      it = instances.emplace(name, std::move(created)).first;
-    }
-    return it->second;
-  };
-  const bool have_reference = registry.Contains(kReferenceBackend);
+bool InShard(std::string_view case_name, const Shard& shard) {
+  if (shard.count <= 1) return true;
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : case_name) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return static_cast<int>(hash % static_cast<std::uint64_t>(shard.count)) == shard.index - 1;
+}
 
+StatusOr<std::unique_ptr<Backend>>& BackendInstances::Get(const std::string& name) {
+  auto it = instances_.find(name);
+  if (it == instances_.end()) {
+    StatusOr<std::unique_ptr<Backend>> created = InternalError("not created");
+    try {
+      created = registry_.Create(name);
+    } catch (const std::exception& e) {
+      created = InternalError(std::string("backend threw while starting: ") + e.what());
+    } catch (...) {
+      created = InternalError("backend threw a non-standard exception while starting");
+    }
+    it = instances_.emplace(name, std::move(created)).first;
+  }
+  return it->second;
+}
+
+void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& set,
+                     const ReferenceY& reference, const Tolerance& tolerance, Result& r) {
+  Support support;
+  const auto start = std::chrono::steady_clock::now();
+  auto y = Execute(backend, plan, set, support, &r.implementation);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!y.ok()) {
+    r.verdict = Verdict::kError;
+    r.message = "backend failed: " + y.status().ToString();
+    r.vs_reference = "n/a (no result)";
+    return;
+  }
+  if (!y->has_value()) {
+    r.verdict = Verdict::kUnsupported;
+    r.message = support.note.empty() ? "backend declared it unsupported" : support.note;
+    r.vs_reference = "n/a (unsupported)";
+    return;
+  }
+  if (support.level == Support::Level::kByConversion) r.support_note = support.note;
+  const Tensor& actual = **y;
+  Comparison vs_expected = Compare(actual.view(), set.y.view(), tolerance);
+  r.verdict = vs_expected.match ? Verdict::kPass : Verdict::kFail;
+  r.message = vs_expected.Describe();
+  r.vs_expected = std::move(vs_expected);
+  if (r.backend == kReferenceBackend) {
+    r.vs_reference = "is reference";
+  } else if (reference.y) {
+    Comparison vs_ref = Compare(actual.view(), reference.y->view(), tolerance);
+    r.vs_reference = DescribeVsReference(vs_ref);
+    r.vs_reference_comparison = std::move(vs_ref);
+  } else {
+    r.vs_reference = reference.missing;
+  }
+}
+
+void ApplyExpectation(const Expectations* expectations, Result& r) {
+  if (expectations == nullptr) return;
+  const Expectation* e = expectations->Find(r.case_name, r.backend);
+  if (e == nullptr) return;
+  r.expectation = e->reason + " (" + e->link + ")";
+  if (e->kind == Expectation::Kind::kSkip) {
+    // Whatever else was found (an invalid case, say) is not looked at: the entry says so.
+    r.verdict = Verdict::kSkip;
+    r.support_note.clear();
+    r.seconds = 0;
+    r.vs_expected.reset();
+    r.vs_reference_comparison.reset();
+    r.message = "skipped as declared: " + r.expectation;
+    r.vs_reference = "n/a (skipped)";
+    return;
+  }
+  switch (r.verdict) {
+    case Verdict::kFail:
+    case Verdict::kError:
+      r.verdict = Verdict::kXFail;
+      r.message = "expected failure (" + r.expectation + "): " + r.message;
+      break;
+    case Verdict::kPass:
+      r.verdict = Verdict::kXPass;
+      r.message = "passed, but declared an expected failure (" + r.expectation +
+                  "); remove the entry: " + r.message;
+      break;
+    default:
+      break;
+  }
+}
+
+std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_index,
+                                       const RunOptions& options) {
+  const CaseEntry& entry = catalog.cases[case_index];
   std::vector<Result> results;
-  for (const CaseEntry& entry : catalog.cases) {
-    if (!entry.loaded) {
-      for (const std::string& backend : options.backends) {
-        Result r;
-        r.case_name = entry.name;
-        r.source = entry.source;
-        r.backend = backend;
-        r.verdict = Verdict::kError;
-        r.message = "invalid case: " + entry.error.message();
-        r.vs_reference = "n/a (invalid case)";
-        results.push_back(std::move(r));
+  for (const std::string& backend : options.backends) {
+    Result r;
+    r.case_name = entry.name;
+    r.case_index = static_cast<std::int64_t>(case_index);
+    r.source = entry.source;
+    r.backend = backend;
+    r.verdict = Verdict::kError;
+    r.message = "invalid case: " + entry.error.message();
+    r.vs_reference = "n/a (invalid case)";
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& instances,
+             const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
+             CaseEvents& events) {
+  const CaseEntry& entry = catalog.cases[case_index];
+  if (!entry.model) {
+    for (Result& r : InvalidCaseResults(catalog, case_index, options)) {
+      events.OnResult(std::move(r));
+    }
+    return;
+  }
+  const bool have_reference = registry.Contains(kReferenceBackend);
+  for (std::size_t d = from.data_set; d < entry.data_sets.size(); ++d) {
+    const std::size_t first_backend = d == from.data_set ? from.backend : 0;
+    CaseProgress at{d, first_backend, d == from.data_set ? from.reference_missing : ""};
+    Result base;
+    base.case_name = entry.name;
+    base.case_index = static_cast<std::int64_t>(case_index);
+    base.source = entry.source;
+    base.data_set = entry.data_sets[d].name;
+    base.dtype = entry.model->a.dtype;
+    // Each result carries its backend's name from here on.
+    auto for_each_backend = [&](auto&& fill) {
+      for (std::size_t b = first_backend; b < options.backends.size(); ++b) {
+        Result r = base;
+        r.backend = options.backends[b];
+        fill(r, b);
       }
+    };
+
+    events.OnStage(CaseEvents::Stage::kLoad, base, at);
+    auto loaded = LoadCaseDataSet(entry, d);
+    if (!loaded.ok()) {
+      base.dtype.reset();
+      for_each_backend([&](Result& r, std::size_t) {
+        r.dtype.reset();
+        r.message = "invalid case: " + loaded.status().message();
+        r.vs_reference = "n/a (invalid case)";
+        events.OnResult(std::move(r));
+      });
       continue;
     }
-    const MatMulCase& c = *entry.loaded;
-    for (const DataSet& set : c.data_sets) {
-      Result base;
-      base.case_name = c.name;
-      base.source = entry.source;
-      base.data_set = set.name;
-      base.dtype = c.dtype;
-      base.a_dims = set.a.dims();
-      base.b_dims = set.b.dims();
+    const DataSet& set = *loaded;
+    base.a_dims = set.a.dims();
+    base.b_dims = set.b.dims();
 
-      auto plan = PlanMatMul({c.dtype, set.a.dims(), set.b.dims()});
-      std::string case_error;
-      if (!plan.ok()) {
-        case_error = "invalid case: inputs are not a valid MatMul: " + plan.status().message();
-      } else if (plan->y_dims != set.y.dims()) {
-        case_error = "invalid case: MatMul of " + DimsToString(set.a.dims()) + " and " +
-                     DimsToString(set.b.dims()) + " gives " + DimsToString(plan->y_dims) +
-                     " but output_0.pb has shape " + DimsToString(set.y.dims());
-      }
-      if (!case_error.empty()) {
-        for (const std::string& backend : options.backends) {
-          Result r = base;
-          r.backend = backend;
-          r.message = case_error;
-          r.vs_reference = "n/a (invalid case)";
-          results.push_back(std::move(r));
-        }
-        continue;
-      }
+    auto plan = PlanMatMul({set.a.dtype(), set.a.dims(), set.b.dims()});
+    std::string case_error;
+    if (!plan.ok()) {
+      case_error = "invalid case: inputs are not a valid MatMul: " + plan.status().message();
+    } else if (plan->y_dims != set.y.dims()) {
+      case_error = "invalid case: MatMul of " + DimsToString(set.a.dims()) + " and " +
+                   DimsToString(set.b.dims()) + " gives " + DimsToString(plan->y_dims) +
+                   " but output_0.pb has shape " + DimsToString(set.y.dims());
+    }
+    if (!case_error.empty()) {
+      for_each_backend([&](Result& r, std::size_t) {
+        r.message = case_error;
+        r.vs_reference = "n/a (invalid case)";
+        events.OnResult(std::move(r));
+      });
+      continue;
+    }
 
-      // The reference result, once per data set, for the three-way comparison.
-      std::optional<Tensor> reference_y;
-      std::string no_reference = "n/a (no reference backend in this build)";
-      if (have_reference) {
-        auto& ref = instance(std::string(kReferenceBackend));
-        if (!ref.ok()) {
-          no_reference = "n/a (reference failed to start: " + ref.status().message() + ")";
-        } else {
-          Support support;
-          auto y = Execute(**ref, *plan, set, support);
-          if (!y.ok()) {
-            no_reference = "n/a (reference failed: " + y.status().message() + ")";
-          } else if (!y->has_value()) {
-            no_reference = "n/a (reference does not support it: " + support.note + ")";
-          } else {
-            reference_y = std::move(**y);
-          }
-        }
-      }
-
-      for (const std::string& backend : options.backends) {
-        Result r = base;
-        r.backend = backend;
-        auto& created = instance(backend);
-        if (!created.ok()) {
-          r.verdict = Verdict::kError;
-          r.message = "backend failed to start: " + created.status().message();
-          r.vs_reference = "n/a";
-          results.push_back(std::move(r));
-          continue;
-        }
+    // The reference result, once per data set, for the three-way comparison; needed only when a
+    // backend other than the reference remains to run.
+    ReferenceY reference;
+    reference.missing = "n/a (no reference backend in this build)";
+    bool need_reference = false;
+    for (std::size_t b = first_backend; b < options.backends.size(); ++b) {
+      need_reference |= options.backends[b] != kReferenceBackend;
+    }
+    if (!at.reference_missing.empty()) {
+      reference.missing = at.reference_missing;
+    } else if (have_reference && need_reference) {
+      events.OnStage(CaseEvents::Stage::kReference, base, at);
+      auto& ref = instances.Get(std::string(kReferenceBackend));
+      if (!ref.ok()) {
+        reference.missing = "n/a (reference failed to start: " + ref.status().message() + ")";
+      } else {
         Support support;
-        const auto start = std::chrono::steady_clock::now();
-        auto y = Execute(**created, *plan, set, support, &r.implementation);
-        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        auto y = Execute(**ref, *plan, set, support);
         if (!y.ok()) {
-          r.verdict = Verdict::kError;
-          r.message = "backend failed: " + y.status().ToString();
-          r.vs_reference = "n/a (no result)";
-          results.push_back(std::move(r));
-          continue;
-        }
-        if (!y->has_value()) {
-          r.verdict = Verdict::kUnsupported;
-          r.message = support.note.empty() ? "backend declared it unsupported" : support.note;
-          r.vs_reference = "n/a (unsupported)";
-          results.push_back(std::move(r));
-          continue;
-        }
-        if (support.level == Support::Level::kByConversion) r.support_note = support.note;
-        const Tensor& actual = **y;
-        Comparison vs_expected = Compare(actual.view(), set.y.view(), options.tolerance);
-        r.verdict = vs_expected.match ? Verdict::kPass : Verdict::kFail;
-        r.message = vs_expected.Describe();
-        r.vs_expected = std::move(vs_expected);
-        if (backend == kReferenceBackend) {
-          r.vs_reference = "is reference";
-        } else if (reference_y) {
-          Comparison vs_ref = Compare(actual.view(), reference_y->view(), options.tolerance);
-          r.vs_reference = DescribeVsReference(vs_ref);
-          r.vs_reference_comparison = std::move(vs_ref);
+          reference.missing = "n/a (reference failed: " + y.status().message() + ")";
+        } else if (!y->has_value()) {
+          reference.missing = "n/a (reference does not support it: " + support.note + ")";
         } else {
-          r.vs_reference = no_reference;
+          reference.y = std::move(**y);
         }
-        results.push_back(std::move(r));
       }
     }
+
+    for_each_backend([&](Result& r, std::size_t b) {
+      at.backend = b;
+      // Declared not to be run (it may crash or hang): never touched.
+      if (const Expectation* e =
+              options.expectations ? options.expectations->Find(r.case_name, r.backend) : nullptr;
+          e != nullptr && e->kind == Expectation::Kind::kSkip) {
+        r.verdict = Verdict::kSkip;
+        events.OnResult(std::move(r));
+        return;
+      }
+      events.OnStage(CaseEvents::Stage::kBackend, r, at);
+      auto& created = instances.Get(r.backend);
+      if (!created.ok()) {
+        r.verdict = Verdict::kError;
+        r.message = "backend failed to start: " + created.status().message();
+        r.vs_reference = "n/a";
+      } else {
+        ExecuteAndJudge(**created, *plan, set, reference, options.tolerance, r);
+      }
+      events.OnResult(std::move(r));
+    });
   }
+}
+
+std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
+                                   const RunOptions& options) {
+  std::vector<std::size_t> selected;
+  for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
+    if (InShard(catalog.cases[i].name, options.shard)) selected.push_back(i);
+  }
+  std::vector<Result> results;
+  if (options.isolate) {
+    results = RunIsolated(catalog, selected, registry, options);
+  } else {
+    struct Collect final : CaseEvents {
+      void OnStage(Stage, const Result&, const CaseProgress&) override {}
+      void OnResult(Result result) override { results.push_back(std::move(result)); }
+      std::vector<Result> results;
+    } collect;
+    BackendInstances instances(registry);
+    for (std::size_t i : selected) RunCase(catalog, i, instances, registry, options, {}, collect);
+    results = std::move(collect.results);
+  }
+  for (Result& r : results) ApplyExpectation(options.expectations, r);
   return results;
 }
 

@@ -3,20 +3,28 @@
 #ifndef MM_CONFORMANCE_RUNNER_H_
 #define MM_CONFORMANCE_RUNNER_H_
 
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "conformance/compare.h"
+#include "conformance/expectations.h"
 #include "conformance/loader/catalog.h"
+#include "engine/matmul_plan.h"
 #include "engine/registry.h"
 
 namespace mm::conformance {
 
-enum class Verdict { kPass, kFail, kUnsupported, kError };
-// "PASS", "FAIL", "UNSUPPORTED", "ERROR".
+// PASS, FAIL, UNSUPPORTED, ERROR; and for results an expectations file declares: XFAIL (expected
+// to fail, and it failed or errored: not a failure of the run), XPASS (expected to fail, but it
+// passed: a failure of the run) and SKIP (declared not to be run).
+enum class Verdict { kPass, kFail, kUnsupported, kError, kXFail, kXPass, kSkip };
+// "PASS", "FAIL", "UNSUPPORTED", "ERROR", "XFAIL", "XPASS", "SKIP".
 std::string_view VerdictName(Verdict verdict);
-// The worse of two verdicts: ERROR > FAIL > UNSUPPORTED > PASS.
+// The worse of two verdicts: ERROR > XPASS > FAIL > UNSUPPORTED > XFAIL > SKIP > PASS.
 Verdict WorseVerdict(Verdict a, Verdict b);
 
 // The name of the backend every other is compared with.
@@ -25,6 +33,9 @@ inline constexpr std::string_view kReferenceBackend = "reference";
 // One (case, data set, backend) outcome.
 struct Result {
   std::string case_name;
+  // The case's position in the catalog of the whole (unsharded) run: shard reports are merged in
+  // this order.
+  std::int64_t case_index = 0;
   std::string source;    // Where the case came from (data root or "built-in").
   std::string data_set;  // Empty when the case could not be loaded.
   std::string backend;
@@ -38,6 +49,8 @@ struct Result {
   // What actually computed Y (MatMulPrimitive::implementation(): "oneDNN gemm:jit (ISA avx2)",
   // "engine: K = 0, Y is exact zeros"); empty when nothing ran or the backend does not say.
   std::string implementation;
+  // For XFAIL, XPASS and SKIP: the declaring entry's "reason (link)"; else empty.
+  std::string expectation;
   // Wall time of Supports + Prepare + Execute on this data set, for JUnit's time attribute; node
   // tests are tiny, so this says nothing about throughput (mm-bench does).
   double seconds = 0;
@@ -49,9 +62,31 @@ struct Result {
   std::optional<Comparison> vs_reference_comparison;
 };
 
+// Which part of the cases a sharded run takes: shard `index` of `count`, 1-based (1/1 is all).
+struct Shard {
+  int index = 1;
+  int count = 1;
+};
+
+// Whether case `case_name` belongs to `shard`: by a hash of the name (64-bit FNV-1a), so the split
+// is the same on every machine and in every run, and a case stays in its shard when other cases
+// come or go. Every data set and backend of a case run in the same shard.
+bool InShard(std::string_view case_name, const Shard& shard);
+
 struct RunOptions {
   std::vector<std::string> backends;  // Names to run, in order; every name must be registered.
   Tolerance tolerance;
+  // Run results in worker processes, so a crash or hang in a backend costs only its own result.
+  // Workers are forked from this process (after the registry and catalog exist) and reused.
+  // Off: everything runs in this process, one result at a time (e.g. under a debugger).
+  bool isolate = true;
+  int jobs = 1;  // Worker processes when isolated (>= 1).
+  // A result that runs longer is an ERROR "timed out after N s" and its worker is replaced
+  // (isolated runs only).
+  double timeout_seconds = 60;
+  Shard shard;
+  // Known failures (XFAIL, SKIP); nullptr for none. SKIP results are not run.
+  const Expectations* expectations = nullptr;
 };
 
 // What one backend runs on here (Backend::RunsOn()), for reports.
@@ -64,11 +99,82 @@ struct BackendInfo {
 std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
                                           const std::vector<std::string>& names);
 
-// Runs every case of `catalog` on every backend of `options`. Each backend is created once; a
-// backend that fails to start gives ERROR results. Invalid cases give one ERROR result per backend.
-// Never throws: an exception escaping a backend becomes an ERROR.
+// Runs every case of `catalog` in `options.shard` on every backend of `options`, and returns one
+// Result per (case, data set, backend) in catalog order, then data set, then backend order,
+// whatever `jobs` is. Tensors are read when their data set runs and released after. Each backend
+// is created once per process; a backend that fails to start gives ERROR results. Invalid cases
+// give one ERROR result per backend. Never throws: an exception escaping a backend is an ERROR; in
+// isolated runs a crash (signal) is an ERROR naming the signal and the backend, and a hang past
+// the timeout is an ERROR; all other results are unaffected.
 std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
                                    const RunOptions& options);
+
+// --- The pieces RunConformance is made of, shared by in-process and isolated runs ---------------
+
+// Backend instances of one process, created on first use and kept.
+class BackendInstances {
+ public:
+  explicit BackendInstances(const BackendRegistry& registry) : registry_(registry) {}
+  // The instance of `name`, or why it could not be created.
+  StatusOr<std::unique_ptr<Backend>>& Get(const std::string& name);
+
+ private:
+  const BackendRegistry& registry_;
+  std::map<std::string, StatusOr<std::unique_ptr<Backend>>> instances_;
+};
+
+// The reference result for the three-way comparison of one data set: the tensor, or why there is
+// none ("n/a (...)").
+struct ReferenceY {
+  std::optional<Tensor> y;
+  std::string missing;
+};
+
+// Executes and judges one result: Supports, Prepare and Execute of `backend` on `set` (timed into
+// `seconds`), then the verdict against set.y and, three-way, against `reference`. `result` carries
+// the identity fields (case, data set, backend, dtype, shapes) and is filled in. The single place
+// where a verdict is decided; checks added here apply to in-process and isolated runs alike.
+void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& set,
+                     const ReferenceY& reference, const Tolerance& tolerance, Result& result);
+
+// Where to pick up a case: the data set and backend (indices into the case's data sets and the
+// selected backends) and, for that data set, why it has no reference result when the reference
+// already crashed on it (empty: compute it).
+struct CaseProgress {
+  std::size_t data_set = 0;
+  std::size_t backend = 0;
+  std::string reference_missing;
+};
+
+// What running a case reports as it goes.
+class CaseEvents {
+ public:
+  enum class Stage { kLoad, kReference, kBackend };
+  virtual ~CaseEvents() = default;
+  // About to enter `stage` at `at`; `about` is the result being worked on (identity fields only;
+  // for kLoad and kReference, its backend is empty). A crash or hang from here until the next
+  // stage is pinned on it.
+  virtual void OnStage(Stage stage, const Result& about, const CaseProgress& at) = 0;
+  // A finished result.
+  virtual void OnResult(Result result) = 0;
+};
+
+// Runs case `case_index` of `catalog` from `from` to its end: each data set is read, its reference
+// result computed (when a reference backend is registered), each backend executed and judged,
+// and the data set released.
+void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& instances,
+             const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
+             CaseEvents& events);
+
+// Decides `result` by the first entry of `expectations` matching its case and backend (none:
+// unchanged): XFAIL turns FAIL and ERROR into XFAIL and PASS into XPASS (UNSUPPORTED stays: it
+// neither failed nor passed); SKIP makes it SKIP. The one place where expectations apply, after
+// the verdict, for in-process and isolated runs, crashes included.
+void ApplyExpectation(const Expectations* expectations, Result& result);
+
+// The ERROR results of case `case_index` that cannot run (invalid case), one per backend.
+std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_index,
+                                       const RunOptions& options);
 
 }  // namespace mm::conformance
 

@@ -16,6 +16,8 @@ packages=(
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
   libcli11-dev
+  # The loader's fuzz target: clang with libFuzzer (CMake preset "fuzz").
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

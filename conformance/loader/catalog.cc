@@ -37,7 +37,46 @@ std::vector<std::pair<std::string, fs::path>> CaseDirsOf(const fs::path& root) {
   return dirs;
 }
 
+// The name of a built-in example's one data set.
+constexpr std::string_view kBuiltinDataSet = "example";
+
+// What a built-in example promises, as if it were a MatMul-13 model (the examples are from the
+// MatMul-13 page) declaring its tensors' exact dtypes and shapes.
+MatMulModel BuiltinModel(const ExampleCase& example) {
+  MatMulModel model;
+  model.opset = 13;
+  model.matmul_version = 13;
+  model.allowed_dtypes = {example.a.dtype()};
+  auto declare = [](const char* name, const Tensor& t) {
+    DeclaredTensor d{name, t.dtype(), true, {}};
+    for (std::int64_t dim : t.dims()) d.dims.emplace_back(dim);
+    return d;
+  };
+  model.a = declare("a", example.a);
+  model.b = declare("b", example.b);
+  model.y = declare("y", example.y);
+  return model;
+}
+
 }  // namespace
+
+StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
+  if (!entry.model) return FailedPreconditionError(entry.name + ": not a valid case");
+  if (index >= entry.data_sets.size()) {
+    return OutOfRangeError(entry.name + ": no data set " + std::to_string(index));
+  }
+  if (!entry.builtin()) return LoadDataSet(entry.data_sets[index], *entry.model);
+  // The examples are a few hundred bytes of embedded text: parsing them again is cheaper than
+  // keeping their tensors for the whole run.
+  MM_ASSIGN_OR_RETURN(std::vector<ExampleCase> examples, BuiltinExamples());
+  for (ExampleCase& example : examples) {
+    if (example.name == entry.name) {
+      return DataSet{std::string(kBuiltinDataSet), std::move(example.a), std::move(example.b),
+                     std::move(example.y)};
+    }
+  }
+  return NotFoundError(entry.name + ": no such built-in example");
+}
 
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>& cli_dirs,
                                                  const char* env_value,
@@ -92,7 +131,7 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
       }
       first_seen.emplace(name, dir.string());
       auto kind = ClassifyCaseDir(dir);
-      CaseEntry entry{name, root.path.string(), dir, std::nullopt, OkStatus()};
+      CaseEntry entry{name, root.path.string(), dir, std::nullopt, {}, OkStatus()};
       if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
         catalog.skipped.push_back({name, dir, "no model.onnx"});
         continue;
@@ -103,11 +142,12 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         catalog.skipped.push_back({name, dir, kind->skip_reason});
         continue;
       } else {
-        auto loaded = LoadMatMulCase(dir, name, *kind->matmul);
-        if (loaded.ok()) {
-          entry.loaded = std::move(loaded).value();
+        auto sets = ListDataSets(dir, *kind->matmul);
+        if (sets.ok()) {
+          entry.model = std::move(kind->matmul);
+          entry.data_sets = std::move(sets).value();
         } else {
-          entry.error = loaded.status();
+          entry.error = sets.status();
         }
       }
       catalog.cases.push_back(std::move(entry));
@@ -121,6 +161,7 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
                                std::string(kBuiltinSource),
                                {},
                                std::nullopt,
+                               {},
                                examples.status().WithContext("built-in examples")});
       return catalog;
     }
@@ -131,15 +172,12 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         continue;
       }
       first_seen.emplace(example.name, std::string(kBuiltinSource));
-      MatMulCase c;
-      c.name = example.name;
-      c.opset = 13;  // The examples are from the MatMul-13 page.
-      c.matmul_version = 13;
-      c.dtype = example.a.dtype();
-      c.data_sets.push_back(
-          {"example", std::move(example.a), std::move(example.b), std::move(example.y)});
-      catalog.cases.push_back(
-          {example.name, std::string(kBuiltinSource), {}, std::move(c), OkStatus()});
+      catalog.cases.push_back({example.name,
+                               std::string(kBuiltinSource),
+                               {},
+                               BuiltinModel(example),
+                               {{std::string(kBuiltinDataSet), {}, {}, {}}},
+                               OkStatus()});
     }
   }
   return catalog;

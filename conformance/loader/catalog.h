@@ -38,14 +38,23 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(
 // (where scripts/fetch-onnx-testdata.sh puts the official cases).
 std::vector<std::filesystem::path> DefaultDataRoots();
 
-// A MatMul case found in a source: loaded, or invalid with the reason (it is then an ERROR).
+// A MatMul case found in a source: classified and its data sets listed, or invalid with the reason
+// (it is then an ERROR). No tensor is read by discovery: LoadCaseDataSet reads one data set when
+// it runs, so memory does not grow with the corpus.
 struct CaseEntry {
   std::string name;
   std::string source;                // The data root's path, or kBuiltinSource.
   std::filesystem::path dir;         // The case directory; empty for built-ins.
-  std::optional<MatMulCase> loaded;  // Set when the case is valid.
-  Status error;                      // Why it is invalid, when `loaded` is empty.
+  std::optional<MatMulModel> model;  // Set when the case is valid (built-ins: MatMul-13).
+  std::vector<DataSetFiles> data_sets;  // Set when valid; built-ins have one without files.
+  Status error;                         // Why it is invalid, when `model` is empty.
+
+  bool builtin() const { return source == kBuiltinSource; }
 };
+
+// Reads data set `index` of the valid case `entry`: its tensor files (checked against the model),
+// or the embedded example for a built-in. Errors name the file.
+StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index);
 
 // A model found in a data root that is not a MatMul case: listed, never run, never passed.
 struct SkippedModel {

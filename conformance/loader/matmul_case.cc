@@ -261,18 +261,13 @@ StatusOr<ModelKind> ClassifyCaseDir(const std::filesystem::path& case_dir) {
   return kind;
 }
 
-StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::string name,
-                                    const MatMulModel& model) {
-  MatMulCase out;
-  out.name = std::move(name);
-  out.opset = model.opset;
-  out.matmul_version = model.matmul_version;
-  out.dtype = model.a.dtype;
-
+StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
+                                                 const MatMulModel& model) {
   std::error_code ec;
   std::vector<std::pair<int, fs::path>> set_dirs;
   for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
-    if (!entry.is_directory()) continue;
+    std::error_code type_ec;
+    if (!entry.is_directory(type_ec)) continue;
     if (auto index = DataSetIndex(entry.path().filename().string())) {
       set_dirs.emplace_back(*index, entry.path());
     }
@@ -285,6 +280,7 @@ StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::
   std::sort(set_dirs.begin(), set_dirs.end());
 
   const int num_inputs = std::max(model.a_input_index, model.b_input_index) + 1;
+  std::vector<DataSetFiles> sets;
   for (const auto& [index, dir] : set_dirs) {
     std::map<int, fs::path> inputs, outputs;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -311,11 +307,31 @@ StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::
     if (!outputs.count(0)) {
       return InvalidArgumentError(dir.string() + ": missing output_0.pb (the expected Y)");
     }
-    DataSet set;
-    set.name = dir.filename().string();
-    MM_ASSIGN_OR_RETURN(set.a, LoadChecked(inputs[model.a_input_index], model.a));
-    MM_ASSIGN_OR_RETURN(set.b, LoadChecked(inputs[model.b_input_index], model.b));
-    MM_ASSIGN_OR_RETURN(set.y, LoadChecked(outputs[0], model.y));
+    sets.push_back({dir.filename().string(), inputs[model.a_input_index],
+                    inputs[model.b_input_index], outputs[0]});
+  }
+  return sets;
+}
+
+StatusOr<DataSet> LoadDataSet(const DataSetFiles& files, const MatMulModel& model) {
+  DataSet set;
+  set.name = files.name;
+  MM_ASSIGN_OR_RETURN(set.a, LoadChecked(files.a, model.a));
+  MM_ASSIGN_OR_RETURN(set.b, LoadChecked(files.b, model.b));
+  MM_ASSIGN_OR_RETURN(set.y, LoadChecked(files.y, model.y));
+  return set;
+}
+
+StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::string name,
+                                    const MatMulModel& model) {
+  MatMulCase out;
+  out.name = std::move(name);
+  out.opset = model.opset;
+  out.matmul_version = model.matmul_version;
+  out.dtype = model.a.dtype;
+  MM_ASSIGN_OR_RETURN(std::vector<DataSetFiles> sets, ListDataSets(case_dir, model));
+  for (const DataSetFiles& files : sets) {
+    MM_ASSIGN_OR_RETURN(DataSet set, LoadDataSet(files, model));
     out.data_sets.push_back(std::move(set));
   }
   return out;

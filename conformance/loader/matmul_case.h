@@ -71,10 +71,24 @@ struct MatMulCase {
   std::vector<DataSet> data_sets;
 };
 
-// Loads every test_data_set_N folder of `case_dir` (numeric order) for `model`: each must hold
-// exactly input_0.pb .. input_{n-1}.pb for the model's n inputs and output_0.pb for its one output,
-// each tensor matching its declared dtype and shape (symbolic dims match anything). Errors name
-// the file.
+// The files of one test_data_set_N folder, found by listing (nothing read yet).
+struct DataSetFiles {
+  std::string name;  // "test_data_set_0".
+  std::filesystem::path a, b, y;
+};
+
+// Lists every test_data_set_N folder of `case_dir` (numeric order) for `model` without reading any
+// tensor: each must hold exactly input_0.pb .. input_{n-1}.pb for the model's n inputs and
+// output_0.pb for its one output, and there must be at least one. Errors name the folder or file.
+StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
+                                                 const MatMulModel& model);
+
+// Reads the tensors of one data set, each matching its declared dtype and shape (symbolic dims
+// match anything). Errors name the file.
+StatusOr<DataSet> LoadDataSet(const DataSetFiles& files, const MatMulModel& model);
+
+// ListDataSets, then LoadDataSet of each: the whole case in memory (tests and small tools; the
+// runner streams one data set at a time instead).
 StatusOr<MatMulCase> LoadMatMulCase(const std::filesystem::path& case_dir, std::string name,
                                     const MatMulModel& model);
 

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
+#include "conformance/result_json.h"
+
 namespace mm::conformance {
 namespace {
 
@@ -108,27 +110,6 @@ std::string ToleranceText(const Tolerance& t) {
   return "rtol " + FormatDouble(t.rtol) + ", atol " + FormatDouble(t.atol);
 }
 
-Json ComparisonJson(const Comparison& c) {
-  Json j = {{"match", c.match},
-            {"elements", c.elements},
-            {"differing", c.differing},
-            {"bitwise_equal", c.bitwise_equal},
-            {"max_abs_error", JsonNumber(c.max_abs_error)},
-            {"max_rel_error", JsonNumber(c.max_rel_error)}};
-  if (!c.mismatch.empty()) j["mismatch"] = JsonText(c.mismatch);
-  if (c.worst) {
-    const WorstElement& w = *c.worst;
-    j["worst"] = {{"index", w.index},
-                  {"flat_index", w.flat_index},
-                  {"expected", JsonText(w.expected)},
-                  {"actual", JsonText(w.actual)},
-                  {"abs_error", JsonNumber(w.abs_error)},
-                  {"rel_error", JsonNumber(w.rel_error)},
-                  {"allowed", JsonNumber(w.allowed)}};
-  }
-  return j;
-}
-
 Json MachineJson(const Report& report) {
   const MachineInfo& m = report.machine;
   return {{"cpu_model", JsonText(m.cpu_model)},
@@ -221,10 +202,46 @@ Summary Summarize(const std::vector<Result>& results) {
       case Verdict::kError:
         ++s.error;
         break;
+      case Verdict::kXFail:
+        ++s.xfail;
+        break;
+      case Verdict::kXPass:
+        ++s.xpass;
+        break;
+      case Verdict::kSkip:
+        ++s.skip;
+        break;
     }
   }
   return s;
 }
+
+void CountMatches(Expectations& expectations, const std::vector<Result>& results) {
+  for (Expectation& e : expectations.entries) e.matched = 0;
+  for (const Result& r : results) {
+    for (Expectation& e : expectations.entries) {
+      if (e.Matches(r.case_name, r.backend)) {
+        ++e.matched;
+        break;
+      }
+    }
+  }
+}
+
+namespace {
+
+// "2 XFAIL, 1 XPASS, 3 SKIP" for the verdicts that exist only with an expectations file; empty
+// when there are none.
+std::string DeclaredCounts(const Summary& sum) {
+  std::string out;
+  for (auto [count, name] :
+       {std::pair{sum.xfail, "XFAIL"}, {sum.xpass, "XPASS"}, {sum.skip, "SKIP"}}) {
+    if (count) out += ", " + std::to_string(count) + " " + name;
+  }
+  return out;
+}
+
+}  // namespace
 
 void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   std::size_t name_width = 4, backend_width = 7;
@@ -258,6 +275,9 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
         break;
       case Verdict::kUnsupported:
       case Verdict::kError:
+      case Verdict::kXFail:
+      case Verdict::kXPass:
+      case Verdict::kSkip:
         out << PrintableText(decisive->message);
         break;
     }
@@ -297,10 +317,24 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
     out << "  " << name << ": " << PrintableText(runs_on) << "\n";
   }
   const Summary sum = Summarize(report.results);
+  if (report.expectations) {
+    int unmatched = 0;
+    for (const Expectation& e : report.expectations->entries) unmatched += e.matched == 0;
+    out << "expectations: " << report.expectations->entries.size() << " entries from "
+        << PrintableText(report.expectations->source) << ", " << unmatched
+        << " matching nothing\n";
+    for (const Expectation& e : report.expectations->entries) {
+      if (e.matched) continue;
+      out << "  matches nothing: " << ExpectationKindName(e.kind) << " case "
+          << PrintableText(e.case_pattern) << " backend " << PrintableText(e.backend_pattern)
+          << " (" << PrintableText(e.reason) << ")\n";
+    }
+  }
   out << "summary: " << sum.total() << " results (" << rows.size()
       << " case x backend): " << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
       << " UNSUPPORTED" << (report.strict && sum.unsupported ? " (failures under --strict)" : "")
-      << ", " << sum.error << " ERROR; exit " << report.exit_code << "\n";
+      << ", " << sum.error << " ERROR" << DeclaredCounts(sum) << "; exit " << report.exit_code
+      << "\n";
 }
 
 std::string ToJson(const Report& report) {
@@ -312,6 +346,7 @@ std::string ToJson(const Report& report) {
                     {"atol", JsonNumber(report.tolerance.atol)}};
   j["strict"] = report.strict;
   j["require_official"] = report.require_official;
+  j["shard"] = {{"index", report.shard.index}, {"count", report.shard.count}};
   j["backends"] = Json::array();
   for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
   j["runs_on"] = Json::object();
@@ -326,32 +361,13 @@ std::string ToJson(const Report& report) {
                   {"PASS", sum.pass},
                   {"FAIL", sum.fail},
                   {"UNSUPPORTED", sum.unsupported},
-                  {"ERROR", sum.error}};
+                  {"ERROR", sum.error},
+                  {"XFAIL", sum.xfail},
+                  {"XPASS", sum.xpass},
+                  {"SKIP", sum.skip}};
   j["exit_code"] = report.exit_code;
   Json& results = j["results"] = Json::array();
-  for (const Result& r : report.results) {
-    const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
-    results.push_back({
-        {"case", JsonText(r.case_name)},
-        {"source", JsonText(r.source)},
-        {"data_set", r.data_set.empty() ? Json(nullptr) : JsonText(r.data_set)},
-        {"backend", JsonText(r.backend)},
-        {"dtype", r.dtype ? Json(std::string(DTypeName(*r.dtype))) : Json(nullptr)},
-        {"a_shape", r.dtype ? Json(DimsToString(r.a_dims)) : Json(nullptr)},
-        {"b_shape", r.dtype ? Json(DimsToString(r.b_dims)) : Json(nullptr)},
-        {"verdict", std::string(VerdictName(r.verdict))},
-        {"message", JsonText(r.message)},
-        {"support_note", r.support_note.empty() ? Json(nullptr) : JsonText(r.support_note)},
-        {"implementation", r.implementation.empty() ? Json(nullptr) : JsonText(r.implementation)},
-        {"seconds", JsonNumber(r.seconds)},
-        {"max_abs_error", measured ? JsonNumber(r.vs_expected->max_abs_error) : Json(nullptr)},
-        {"max_rel_error", measured ? JsonNumber(r.vs_expected->max_rel_error) : Json(nullptr)},
-        {"vs_expected", r.vs_expected ? ComparisonJson(*r.vs_expected) : Json(nullptr)},
-        {"vs_reference", JsonText(r.vs_reference)},
-        {"vs_reference_detail",
-         r.vs_reference_comparison ? ComparisonJson(*r.vs_reference_comparison) : Json(nullptr)},
-    });
-  }
+  for (const Result& r : report.results) results.push_back(ResultToJson(r));
   Json found = Json::array(), missing = Json::array(), altered = Json::array();
   for (const OfficialStatus& s : report.official.cases) {
     switch (s.state) {
@@ -387,7 +403,21 @@ std::string ToJson(const Report& report) {
                              {"dir", JsonText(s.dir.string())},
                              {"winner", JsonText(s.winner)}});
   }
-  return j.dump(2) + "\n";
+  if (report.expectations) {
+    Json entries = Json::array();
+    for (const Expectation& e : report.expectations->entries) {
+      entries.push_back({{"case", JsonText(e.case_pattern)},
+                         {"backend", JsonText(e.backend_pattern)},
+                         {"expect", std::string(ExpectationKindName(e.kind))},
+                         {"reason", JsonText(e.reason)},
+                         {"link", JsonText(e.link)},
+                         {"matched", e.matched}});
+    }
+    j["expectations"] = {{"file", JsonText(report.expectations->source)},
+                         {"entries", std::move(entries)}};
+  }
+  // Results carry text from files and backends: invalid UTF-8 becomes U+FFFD here.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 namespace {
@@ -428,9 +458,9 @@ std::string ToJUnitXml(const Report& report) {
   pugi::xml_node suites = doc.append_child("testsuites");
   Attr(suites, "name", "mm-conformance");
   Attr(suites, "tests", sum.total() + 1);
-  Attr(suites, "failures", sum.fail + strict_failures + (official_failed ? 1 : 0));
+  Attr(suites, "failures", sum.fail + sum.xpass + strict_failures + (official_failed ? 1 : 0));
   Attr(suites, "errors", sum.error);
-  Attr(suites, "skipped", sum.unsupported - strict_failures);
+  Attr(suites, "skipped", sum.unsupported - strict_failures + sum.xfail + sum.skip);
   for (const std::string& backend : report.backends) {
     std::vector<const Result*> mine;
     for (const Result& r : report.results) {
@@ -438,10 +468,11 @@ std::string ToJUnitXml(const Report& report) {
     }
     int fail = 0, error = 0, skipped = 0;
     for (const Result* r : mine) {
-      fail +=
-          r->verdict == Verdict::kFail || (report.strict && r->verdict == Verdict::kUnsupported);
+      fail += r->verdict == Verdict::kFail || r->verdict == Verdict::kXPass ||
+              (report.strict && r->verdict == Verdict::kUnsupported);
       error += r->verdict == Verdict::kError;
-      skipped += !report.strict && r->verdict == Verdict::kUnsupported;
+      skipped += (!report.strict && r->verdict == Verdict::kUnsupported) ||
+                 r->verdict == Verdict::kXFail || r->verdict == Verdict::kSkip;
     }
     pugi::xml_node suite = suites.append_child("testsuite");
     Attr(suite, "name", "conformance." + backend);
@@ -480,6 +511,14 @@ std::string ToJUnitXml(const Report& report) {
           break;
         case Verdict::kError:
           Outcome(testcase, "error", "ERROR", r->message, detail);
+          break;
+        case Verdict::kXPass:
+          Outcome(testcase, "failure", "XPASS", r->message, detail);
+          break;
+        case Verdict::kXFail:
+        case Verdict::kSkip:
+          Outcome(testcase, "skipped", "", std::string(VerdictName(r->verdict)) + ": " + r->message,
+                  "");
           break;
         case Verdict::kUnsupported:
           if (report.strict) {
@@ -526,7 +565,7 @@ std::string ToMarkdown(const Report& report) {
       << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
       << "); integers exact.\n\n"
       << "**" << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
-      << " UNSUPPORTED, " << sum.error << " ERROR** of " << sum.total()
+      << " UNSUPPORTED, " << sum.error << " ERROR" << DeclaredCounts(sum) << "** of " << sum.total()
       << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
 
   const MachineInfo& m = report.machine;
@@ -585,6 +624,18 @@ std::string ToMarkdown(const Report& report) {
         << (measured ? FormatShort(r.vs_expected->max_rel_error) : "-") << " | "
         << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " | "
         << MarkdownEscape(r.implementation.empty() ? "-" : r.implementation) << " |\n";
+  }
+
+  if (report.expectations) {
+    out << "\n## Expectations\n\nFrom " << MarkdownEscape(report.expectations->source)
+        << " (the first matching entry decides a result).\n\n| Case | Backend | Expect | Reason | "
+           "Link | Results |\n|---|---|---|---|---|---|\n";
+    for (const Expectation& e : report.expectations->entries) {
+      out << "| " << MarkdownEscape(e.case_pattern) << " | " << MarkdownEscape(e.backend_pattern)
+          << " | " << ExpectationKindName(e.kind) << " | " << MarkdownEscape(e.reason) << " | "
+          << MarkdownEscape(e.link) << " | "
+          << (e.matched ? std::to_string(e.matched) : "**matches nothing**") << " |\n";
+    }
   }
 
   out << "\n## Official corpus\n\n"

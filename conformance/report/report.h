@@ -3,6 +3,7 @@
 #ifndef MM_CONFORMANCE_REPORT_REPORT_H_
 #define MM_CONFORMANCE_REPORT_REPORT_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,13 +32,21 @@ struct Report {
   OfficialReport official;
   std::vector<Result> results;
   int exit_code = 0;
+  Shard shard;  // The part of the cases this run took (1/1: all).
+  // The expectations file given, with how many results each entry decided (0: it matched
+  // nothing, which every report points out).
+  std::optional<Expectations> expectations;
 };
 
 // Results per verdict.
 struct Summary {
-  int pass = 0, fail = 0, unsupported = 0, error = 0;
-  int total() const { return pass + fail + unsupported + error; }
+  int pass = 0, fail = 0, unsupported = 0, error = 0, xfail = 0, xpass = 0, skip = 0;
+  int total() const { return pass + fail + unsupported + error + xfail + xpass + skip; }
 };
+
+// Sets each entry's `matched` to the number of `results` it decided (the first matching entry
+// decides a result).
+void CountMatches(Expectations& expectations, const std::vector<Result>& results);
 Summary Summarize(const std::vector<Result>& results);
 
 // One line per (case, backend) unless `quiet`, its verdict the worst over the case's data sets;
@@ -45,9 +54,10 @@ Summary Summarize(const std::vector<Result>& results);
 void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
 
 // JSON (written with nlohmann-json): {"tool", "version", "tolerance", "strict",
-// "require_official", "backends", "runs_on" {backend: text}, "machine" {...}, "data_roots",
-// "summary", "exit_code", "results" [{..., "implementation"}], "official", "skipped", "shadowed"};
-// non-finite numbers as the strings "nan", "inf", "-inf"; invalid UTF-8 replaced by U+FFFD.
+// "require_official", "shard", "backends", "runs_on" {backend: text}, "machine" {...},
+// "data_roots", "summary", "exit_code", "results" (ResultToJson each), "official", "skipped",
+// "shadowed", "expectations"?}; non-finite numbers as the strings "nan", "inf", "-inf"; invalid
+// UTF-8 replaced by U+FFFD.
 std::string ToJson(const Report& report);
 // JUnit XML (written with pugixml): one <testsuite> per backend with <properties> (machine,
 // runs_on), one <testcase> per (case, data set) in it, named "<case>/<data set>" with classname

@@ -71,7 +71,9 @@ TEST(DiscoverTest, FirstSourceWinsAndTheOtherIsShadowed) {
   ASSERT_EQ(catalog.cases.size(), 2u);
   EXPECT_EQ(catalog.cases[0].name, "test_same");
   EXPECT_EQ(catalog.cases[0].dir, first.path() / "test_same");
-  EXPECT_EQ(catalog.cases[0].loaded->data_sets[0].a.dims(), (Dims{2, 3}));
+  auto set = LoadCaseDataSet(catalog.cases[0], 0);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->a.dims(), (Dims{2, 3}));
   EXPECT_EQ(catalog.cases[1].name, "test_only_second");
   ASSERT_EQ(catalog.shadowed.size(), 1u);
   EXPECT_EQ(catalog.shadowed[0].dir, second.path() / "test_same");
@@ -98,7 +100,7 @@ TEST(DiscoverTest, ARootMayBeOneCaseDirectory) {
   const Catalog catalog = Discover({{dir, "--data-dir"}}, {.builtin = false, .select = {}});
   ASSERT_EQ(catalog.cases.size(), 1u);
   EXPECT_EQ(catalog.cases[0].name, "test_single");
-  EXPECT_TRUE(catalog.cases[0].loaded.has_value()) << catalog.cases[0].error;
+  EXPECT_TRUE(catalog.cases[0].model.has_value()) << catalog.cases[0].error;
 }
 
 TEST(DiscoverTest, BuiltinsComeLastAndCanBeLeftOut) {

@@ -319,5 +319,117 @@ TEST_P(CliBadInputTest, ExitsOneWithAClearMessage) {
 INSTANTIATE_TEST_SUITE_P(Issue3, CliBadInputTest, ::testing::ValuesIn(testing::BadCases()),
                          mm::testing::NameFromWhy());
 
+// The acceptance test of isolation, end to end: broken backends registered only here crash or
+// hang on one case; exactly those results are ERROR, every other result passes, and every report
+// is written.
+TEST(CliIsolationTest, CrashesAndHangsCostTheirResultsAndEveryReportIsWritten) {
+  TempDir root, out;
+  testing::WriteFloatCase(root.path(), "test_before", {2, 3}, {3, 4});
+  testing::WriteFloatCase(root.path(), "test_trigger", testing::kTriggerADims, {7, 2});
+  testing::WriteFloatCase(root.path(), "test_zafter", {4, 5}, {5, 1});
+  const fs::path json = out.path() / "r.json", xml = out.path() / "r.xml", md = out.path() / "r.md";
+  const BackendRegistry registry = testing::FakeRegistry();
+  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--timeout", "0.5", "-j",
+                  "2", "--backend", "reference", "--backend", "segfault", "--backend",
+                  "divide_by_zero", "--backend", "abort", "--backend", "endless_loop", "--json",
+                  json.string(), "--junit", xml.string(), "--markdown", md.string()},
+                 registry);
+  EXPECT_EQ(r.code, kExitFailed) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("summary: 15 results (15 case x backend): 11 PASS, 0 FAIL, "
+                               "0 UNSUPPORTED, 4 ERROR"));
+  EXPECT_THAT(r.out, HasSubstr(testing::CrashedBy("SIGFPE (signal 8)")));
+  EXPECT_THAT(r.out, HasSubstr("in backend divide_by_zero"));
+  EXPECT_THAT(r.out, HasSubstr("crashed: SIGABRT (signal 6) in backend abort"));
+  EXPECT_THAT(r.out, HasSubstr("timed out after 0.5 s in backend endless_loop"));
+  for (const char* line :
+       {"ERROR       test_trigger  segfault", "ERROR       test_trigger  abort",
+        "PASS        test_zafter   endless_loop", "PASS        test_before   segfault"}) {
+    EXPECT_THAT(r.out, HasSubstr(line));
+  }
+  EXPECT_THAT(ReadFile(json), HasSubstr("\"ERROR\": 4"));
+  EXPECT_THAT(ReadFile(xml), HasSubstr("timed out after 0.5 s"));
+  EXPECT_THAT(ReadFile(md), HasSubstr(testing::CrashedBy("SIGFPE (signal 8)")));
+}
+
+TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
+  TempDir root, out;
+  for (int i = 0; i < 10; ++i) {
+    testing::WriteFloatCase(root.path(), "test_case_" + std::to_string(i), {i + 1, 2}, {2, 3});
+  }
+  const BackendRegistry registry = testing::FakeRegistry();
+  const std::vector<std::string> common = {"--data-dir", root.path().string(), "--backend",
+                                           "reference", "--backend", "nudge", "--backend", "good"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Cli(args, registry);
+  };
+  const fs::path whole = out.path() / "whole.json";
+  const CliRun unsharded = run({"--json", whole.string()});
+  std::vector<std::string> merge_args = {"merge"};
+  for (int i = 1; i <= 3; ++i) {
+    const fs::path shard = out.path() / ("shard" + std::to_string(i) + ".json");
+    const CliRun r = run({"--shard", std::to_string(i) + "/3", "--json", shard.string()});
+    EXPECT_EQ(r.code, unsharded.code);
+    merge_args.push_back(shard.string());
+  }
+  const fs::path merged = out.path() / "merged.json";
+  merge_args.insert(merge_args.end(), {"--json", merged.string()});
+  const CliRun m = Cli(merge_args, registry);
+  EXPECT_EQ(m.code, unsharded.code);
+  EXPECT_EQ(m.code, kExitFailed);  // "nudge" fails.
+
+  // Equal but for wall times.
+  auto comparable = [](const fs::path& path) {
+    nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    for (auto& r : j["results"]) r.erase("seconds");
+    return j;
+  };
+  const nlohmann::json difference = nlohmann::json::diff(comparable(whole), comparable(merged));
+  EXPECT_TRUE(difference.empty()) << difference.dump(1);
+  // The console summary line is the same too.
+  auto summary = [](const std::string& text) { return text.substr(text.rfind("summary: ")); };
+  EXPECT_EQ(summary(m.out), summary(unsharded.out));
+
+  // A missing shard is an error, never a smaller report.
+  const CliRun partial = Cli({"merge", (out.path() / "shard1.json").string()}, registry);
+  EXPECT_EQ(partial.code, kExitUsage);
+  EXPECT_THAT(partial.err, HasSubstr("shard 2/3 is missing"));
+}
+
+TEST(CliShardTest, BadShardsAndJobsAreUsageErrors) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--shard", "0/3"}, {"--shard", "4/3"}, {"--shard", "1"}, {"--shard", "a/b"},
+           {"--jobs", "0"}, {"--timeout", "0"}, {"--timeout", "-1"}, {"merge"}}) {
+    CliRun r = Cli(args);
+    EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
+  }
+}
+
+TEST(CliExpectationsTest, FileFromTheOptionOrTheEnvironment) {
+  TempDir root, out;
+  testing::WriteFloatCase(root.path(), "test_a", {2, 3}, {3, 4});
+  const fs::path file = out.path() / "known.json";
+  std::ofstream(file) << R"({"expectations": [
+      {"case": "test_a", "backend": "nudge", "expect": "XFAIL", "reason": "r", "link": "l"},
+      {"case": "test_gone", "backend": "*", "expect": "SKIP", "reason": "r", "link": "l"}]})";
+  const BackendRegistry registry = testing::FakeRegistry();
+  const std::vector<std::string> args = {"--data-dir", root.path().string(), "--no-builtin",
+                                         "--backend", "nudge"};
+  CliRun plain = Cli(args, registry);
+  EXPECT_EQ(plain.code, kExitFailed);
+  std::vector<std::string> with = args;
+  with.insert(with.end(), {"--expectations", file.string()});
+  CliRun declared = Cli(with, registry);
+  EXPECT_EQ(declared.code, kExitPassed) << declared.out;
+  EXPECT_THAT(declared.out, HasSubstr("1 XFAIL"));
+  EXPECT_THAT(declared.out, HasSubstr("matches nothing: SKIP case test_gone"));
+  std::ostringstream o, e;
+  EXPECT_EQ(RunConformanceCli(args, registry, nullptr, o, e, file.c_str()), kExitPassed);
+  CliRun missing = Cli({"--expectations", (out.path() / "nope.json").string()}, registry);
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_THAT(missing.err, HasSubstr("nope.json: cannot read the file"));
+}
+
 }  // namespace
 }  // namespace mm::conformance

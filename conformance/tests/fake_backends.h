@@ -4,16 +4,67 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "backends/reference/reference_backend.h"
+#include "conformance/runner.h"
 #include "engine/registry.h"
 
 namespace mm::conformance::testing {
 
-// What a fake backend does wrong.
-enum class Fault { kNone, kNudgeFirstElement, kUnsupported, kByConversion, kPrepareFails, kThrows };
+// What a fake backend does wrong. The last five misbehave only on kTriggerADims (one case) and
+// compute correctly otherwise; they bring down or hang the process they run in.
+enum class Fault {
+  kNone,
+  kNudgeFirstElement,
+  kUnsupported,
+  kByConversion,
+  kPrepareFails,
+  kThrows,
+  kSegfault,      // Writes through a null pointer: SIGSEGV.
+  kDivideByZero,  // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
+  kAbort,         // std::abort(): SIGABRT.
+  kEndlessLoop,   // Never returns.
+  kExit,          // std::exit(3) from inside Execute.
+  kReportsProcess,  // UNSUPPORTED, naming the process it runs in ("runs in process 123").
+};
+
+// Under AddressSanitizer a SIGSEGV or SIGFPE is caught by the sanitizer, reported, and the
+// process ends with an abort (abort_on_error=1, as the asan preset sets) or exit status 1 (UBSan
+// stops at the null store first): the worker still dies, but not of that signal.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+
+// What a worker's death of `signal_text` ("SIGSEGV (signal 11)") reads as in this build.
+inline std::string CrashedBy(const std::string& signal_text) {
+  return kSanitizedBuild ? "crashed: " : "crashed: " + signal_text;
+}
+
+// The A shape on which the crashing faults strike.
+inline const Dims kTriggerADims = {3, 7};
+
+// The crashes, kept out of the sanitizers' reach: the point is what the process dies of.
+[[gnu::noinline, gnu::no_sanitize("undefined")]] inline int DivideBy(int divisor) {
+  volatile int dividend = 1, volatile_divisor = divisor;
+  return dividend / volatile_divisor;
+}
+[[gnu::noinline]] inline void WriteThroughNull() {
+  volatile int* volatile pointer = nullptr;
+  *pointer = 42;
+}
+[[gnu::noinline]] inline void SpinForever() {
+  volatile bool forever = true;  // Volatile reads are observable: the loop is not optimised out.
+  while (forever) {
+  }
+}
 
 // Computes like the reference, then does what `fault` says.
 class FakePrimitive final : public MatMulPrimitive {
@@ -25,6 +76,25 @@ class FakePrimitive final : public MatMulPrimitive {
  protected:
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
     if (fault_ == Fault::kThrows) throw std::runtime_error("kaboom");
+    if (plan().desc.a_dims == kTriggerADims) {
+      switch (fault_) {
+        case Fault::kSegfault:
+          WriteThroughNull();
+          break;
+        case Fault::kDivideByZero:
+          y.Data<float>()[0] = static_cast<float>(DivideBy(0));
+          return OkStatus();
+        case Fault::kAbort:
+          std::abort();
+        case Fault::kEndlessLoop:
+          SpinForever();
+          break;
+        case Fault::kExit:
+          std::exit(3);
+        default:
+          break;
+      }
+    }
     MM_RETURN_IF_ERROR(inner_->Execute(a, b, y));
     if (fault_ == Fault::kNudgeFirstElement && y.NumElements() > 0) {
       y.Data<float>()[0] *= 1.01f;  // One percent off: outside rtol 1e-3.
@@ -45,6 +115,9 @@ class FakeBackend final : public Backend {
   std::string_view name() const override { return "fake"; }
   Support Supports(const MatMulDesc&) const override {
     if (fault_ == Fault::kUnsupported) return Support::No("fake has no such kernel");
+    if (fault_ == Fault::kReportsProcess) {
+      return Support::No("runs in process " + std::to_string(getpid()));
+    }
     if (fault_ == Fault::kByConversion) return Support::ByConversion("f32 via f64");
     return Support::Native();
   }
@@ -60,7 +133,8 @@ class FakeBackend final : public Backend {
 };
 
 // "reference" plus one backend per Fault: "good", "nudge", "unsupported", "converting",
-// "prepare_fails", "throws", and "cannot_start" whose factory fails.
+// "prepare_fails", "throws", "segfault", "divide_by_zero", "abort", "endless_loop", "exit",
+// "process", and "cannot_start" whose factory fails.
 inline BackendRegistry FakeRegistry() {
   BackendRegistry registry;
   auto add = [&](const char* name, auto factory) {
@@ -74,7 +148,13 @@ inline BackendRegistry FakeRegistry() {
                              {"unsupported", Fault::kUnsupported},
                              {"converting", Fault::kByConversion},
                              {"prepare_fails", Fault::kPrepareFails},
-                             {"throws", Fault::kThrows}}) {
+                             {"throws", Fault::kThrows},
+                             {"segfault", Fault::kSegfault},
+                             {"divide_by_zero", Fault::kDivideByZero},
+                             {"abort", Fault::kAbort},
+                             {"endless_loop", Fault::kEndlessLoop},
+                             {"exit", Fault::kExit},
+                             {"process", Fault::kReportsProcess}}) {
     const Fault f = fault;
     add(name, [f]() -> StatusOr<std::unique_ptr<Backend>> {
       return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(f));
@@ -83,6 +163,13 @@ inline BackendRegistry FakeRegistry() {
   add("cannot_start",
       []() -> StatusOr<std::unique_ptr<Backend>> { return InternalError("no device"); });
   return registry;
+}
+
+// Default run options on `backends`.
+inline RunOptions OnBackends(std::vector<std::string> backends) {
+  RunOptions options;
+  options.backends = std::move(backends);
+  return options;
 }
 
 }  // namespace mm::conformance::testing

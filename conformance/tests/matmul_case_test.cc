@@ -9,6 +9,7 @@
 #include "conformance/loader/catalog.h"
 #include "conformance/runner.h"
 #include "conformance/tests/bad_cases.h"
+#include "conformance/tests/fake_backends.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "engine/testing/test_names.h"
 
@@ -123,7 +124,7 @@ TEST_P(BadInputTest, IsAnErrorNamingTheFile) {
   row.write(root.path(), "broken");
   const Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = false, .select = {}});
   ASSERT_EQ(catalog.cases.size(), 1u) << "a bad MatMul case must be listed, not skipped";
-  const auto results = RunConformance(catalog, BuiltinBackends(), {{"reference"}, {}});
+  const auto results = RunConformance(catalog, BuiltinBackends(), testing::OnBackends({"reference"}));
   ASSERT_FALSE(results.empty());
   for (const Result& r : results) {
     EXPECT_EQ(r.verdict, Verdict::kError) << r.message;

@@ -21,7 +21,7 @@ class RunnerTest : public ::testing::Test {
     catalog_ = Discover({{root_.path(), "--data-dir"}}, {.builtin = false, .select = {}});
   }
   Result RunOne(const std::string& backend) {
-    auto results = RunConformance(catalog_, registry_, {{backend}, {}});
+    auto results = RunConformance(catalog_, registry_, testing::OnBackends({backend}));
     EXPECT_EQ(results.size(), 1u);
     return results.at(0);
   }
@@ -77,7 +77,7 @@ TEST_F(RunnerTest, OneResultPerDataSetAndBackend) {
   std::filesystem::copy(root_.path() / "test_case" / "test_data_set_0",
                         root_.path() / "test_case" / "test_data_set_1");
   catalog_ = Discover({{root_.path(), "--data-dir"}}, {.builtin = false, .select = {}});
-  auto results = RunConformance(catalog_, registry_, {{"reference", "good", "unsupported"}, {}});
+  auto results = RunConformance(catalog_, registry_, testing::OnBackends({"reference", "good", "unsupported"}));
   ASSERT_EQ(results.size(), 6u);
   EXPECT_EQ(results[3].data_set, "test_data_set_1");
   EXPECT_EQ(results[5].backend, "unsupported");

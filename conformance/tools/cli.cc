@@ -3,15 +3,19 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
+#include <thread>
 
 #include "backends/plugin/plugin_backend.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
 #include "engine/machine.h"
 #include "conformance/official/official_corpus.h"
+#include "conformance/report/merge.h"
 #include "conformance/report/report.h"
 #include "conformance/runner.h"
 #include "conformance/tools/cli_options.h"
+#include "conformance/worker_pool.h"
 
 namespace mm::conformance {
 namespace {
@@ -27,6 +31,24 @@ Status WriteFile(const std::string& path, const std::string& contents) {
   return OkStatus();
 }
 
+// Writes each report whose path is not empty; returns the report's exit code, or kExitUsage when
+// a file cannot be written.
+int WriteReports(const Report& report, const std::string& json, const std::string& junit,
+                 const std::string& markdown, std::ostream& err) {
+  using Writer = std::string (*)(const Report&);
+  for (const auto& [path, writer] : {std::pair<const std::string&, Writer>{json, ToJson},
+                                     std::pair<const std::string&, Writer>{junit, ToJUnitXml},
+                                     std::pair<const std::string&, Writer>{markdown, ToMarkdown}}) {
+    if (path.empty()) continue;
+    Status written = WriteFile(path, writer(report));
+    if (!written.ok()) {
+      err << "mm-conformance: " << written.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  return report.exit_code;
+}
+
 void PrintList(const Catalog& catalog, const OfficialReport& official,
                const BackendRegistry& registry, const std::vector<std::string>& backends,
                std::ostream& out) {
@@ -40,10 +62,10 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   out << "MatMul cases (" << catalog.cases.size() << "):\n";
   for (const CaseEntry& c : catalog.cases) {
     out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(c.name);
-    if (c.loaded) {
-      out << std::setw(9) << DTypeName(c.loaded->dtype) << "opset " << c.loaded->opset
-          << " (MatMul-" << c.loaded->matmul_version << "), " << c.loaded->data_sets.size()
-          << " data set" << (c.loaded->data_sets.size() == 1 ? "" : "s") << ", ";
+    if (c.model) {
+      out << std::setw(9) << DTypeName(c.model->a.dtype) << "opset " << c.model->opset
+          << " (MatMul-" << c.model->matmul_version << "), " << c.data_sets.size() << " data set"
+          << (c.data_sets.size() == 1 ? "" : "s") << ", ";
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
@@ -83,8 +105,45 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
 
 }  // namespace
 
+int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  MergeOptions options;
+  std::string help;
+  if (auto error = ParseMergeArgs(args, options, help)) {
+    if (error->empty()) {
+      out << help;
+      return kExitPassed;
+    }
+    err << "mm-conformance merge: " << *error << "\nTry 'mm-conformance merge --help'.\n";
+    return kExitUsage;
+  }
+  std::vector<Report> shards;
+  for (const std::string& path : options.inputs) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto report = ReportFromJson(text.str());
+    if (!in || !report.ok()) {
+      err << "mm-conformance merge: " << path << ": "
+          << (report.ok() ? "cannot read" : report.status().message()) << "\n";
+      return kExitUsage;
+    }
+    shards.push_back(std::move(report).value());
+  }
+  auto merged = MergeShardReports(shards);
+  if (!merged.ok()) {
+    err << "mm-conformance merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  WriteConsole(*merged, out, options.quiet);
+  return WriteReports(*merged, options.json, options.junit, options.markdown, err);
+}
+
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
-                      const char* env_onnx_data, std::ostream& out, std::ostream& err) {
+                      const char* env_onnx_data, std::ostream& out, std::ostream& err,
+                      const char* env_expectations) {
+  if (!args.empty() && args.front() == "merge") {
+    return RunMergeCli({args.begin() + 1, args.end()}, out, err);
+  }
   CliOptions options;
   std::string help;
   if (auto error = ParseConformanceArgs(args, builtin.Names(), options, help)) {
@@ -159,27 +218,41 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
-  report.backend_info = DescribeBackends(registry, backends);
   report.machine = DescribeMachine();
   report.loader_versions = LoaderVersions();
   report.roots = catalog.roots;
   report.skipped = catalog.skipped;
   report.shadowed = catalog.shadowed;
   report.official = official;
-  report.results = RunConformance(catalog, registry, {backends, options.tolerance});
-
-  const Summary sum = Summarize(report.results);
-  if (official_failed) {
-    report.exit_code = kExitOfficial;
-  } else if (catalog.cases.empty()) {
-    report.exit_code = kExitUsage;
-  } else if (sum.fail + sum.error > 0 || (options.strict && sum.unsupported > 0)) {
-    report.exit_code = kExitFailed;
-  } else if (options.skip_exit_code && sum.unsupported == sum.total() && sum.total() > 0) {
-    report.exit_code = *options.skip_exit_code;
-  } else {
-    report.exit_code = kExitPassed;
+  report.shard = options.shard;
+  if (options.expectations.empty() && env_expectations != nullptr) {
+    options.expectations = env_expectations;
   }
+  if (!options.expectations.empty()) {
+    auto loaded = LoadExpectations(options.expectations);
+    if (!loaded.ok()) {
+      err << "mm-conformance: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    report.expectations = std::move(loaded).value();
+  }
+  RunOptions run;
+  run.backends = backends;
+  run.tolerance = options.tolerance;
+  run.isolate = !options.no_isolate;
+  run.jobs = options.jobs > 0 ? options.jobs
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  run.timeout_seconds = options.timeout_seconds;
+  run.shard = options.shard;
+  run.expectations = report.expectations ? &*report.expectations : nullptr;
+  report.results = RunConformance(catalog, registry, run);
+  if (report.expectations) CountMatches(*report.expectations, report.results);
+  // Created only now: the parent must not start any backend (threads, oneDNN state) before the
+  // workers are forked.
+  report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
+                                    : DescribeBackends(registry, backends);
+
+  report.exit_code = ExitCodeOf(report, !catalog.cases.empty(), options.skip_exit_code);
 
   WriteConsole(report, out, options.quiet);
   if (catalog.cases.empty()) {
@@ -190,19 +263,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   if (official_failed) {
     err << "mm-conformance: --require-official: the official corpus is incomplete or altered\n";
   }
-  using Writer = std::string (*)(const Report&);
-  for (const auto& [path, writer] :
-       {std::pair<const std::string&, Writer>{options.json, ToJson},
-        std::pair<const std::string&, Writer>{options.junit, ToJUnitXml},
-        std::pair<const std::string&, Writer>{options.markdown, ToMarkdown}}) {
-    if (path.empty()) continue;
-    Status written = WriteFile(path, writer(report));
-    if (!written.ok()) {
-      err << "mm-conformance: " << written.message() << "\n";
-      return kExitUsage;
-    }
-  }
-  return report.exit_code;
+  return WriteReports(report, options.json, options.junit, options.markdown, err);
 }
 
 }  // namespace mm::conformance

@@ -19,11 +19,13 @@ inline constexpr int kExitOfficial = 3;  // --require-official and an official c
                                          // or altered.
 
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
-// `env_onnx_data` is the value of MM_ONNX_DATA (nullptr when unset). Runs the backends of
-// `builtin` and the plugins of MM_BACKEND_LIBS (read from the environment) and --backend-lib.
+// `env_onnx_data` is the value of MM_ONNX_DATA and `env_expectations` of MM_EXPECTATIONS (nullptr
+// when unset). Runs the backends of `builtin` and the plugins of MM_BACKEND_LIBS (read from the
+// environment) and --backend-lib. `args` starting with "merge" merge shard reports instead.
 // Returns the exit code.
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
-                      const char* env_onnx_data, std::ostream& out, std::ostream& err);
+                      const char* env_onnx_data, std::ostream& out, std::ostream& err,
+                      const char* env_expectations = nullptr);
 
 }  // namespace mm::conformance
 

@@ -100,9 +100,14 @@ Where cases come from (a name found twice: the first source wins, the other is s
                       appended last unless --no-builtin.
 Models that are not MatMul cases are listed as skipped (with the reason), never run.)";
 
-constexpr const char* kFooter = R"(Exit codes:
+constexpr const char* kFooter = R"(Merging shard reports:
+  mm-conformance merge R1.json R2.json ... [--json|--junit|--markdown FILE]
+                      one report of shards 1/N .. N/N (each run with --json): the same results,
+                      summary and exit code as the unsharded run; see mm-conformance merge --help
+
+Exit codes:
   0  every selected result passed (UNSUPPORTED allowed unless --strict)
-  1  any FAIL or ERROR (or UNSUPPORTED under --strict)
+  1  any FAIL, ERROR or XPASS (or UNSUPPORTED under --strict)
   2  usage error, unwritable report, or no MatMul case found
   3  --require-official and an official case is missing or altered
 
@@ -187,6 +192,54 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
                 "exit 3 unless all 7 official ONNX MatMul node tests are found with their "
                 "official bytes (SHA-256 of every file is built in)");
 
+  app->add_option("--expectations", options.expectations,
+                  "known failures: a JSON file of {case, backend, expect: XFAIL|SKIP, reason, "
+                  "link} entries (patterns are globs). A declared failure that fails is XFAIL, one "
+                  "that passes is XPASS and fails the run; SKIP is not run; entries matching "
+                  "nothing are reported. Default: $MM_EXPECTATIONS when set")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+
+  app->option_defaults()->group("Running");
+  app->add_flag("--no-isolate", options.no_isolate,
+                "run every result in this process, one at a time (e.g. under a debugger); by "
+                "default results run in reused worker processes, so a crash or hang costs only "
+                "its own result (an ERROR naming the signal or the timeout)");
+  app->add_option("-j,--jobs", options.jobs,
+                  "worker processes running results in parallel (default: the number of cores); "
+                  "reports list results in the same order whatever N is")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1024));
+  app->add_option("--timeout", options.timeout_seconds,
+                  "a result running longer is an ERROR \"timed out after SECONDS s\" and its "
+                  "worker is replaced (default 60; isolated runs)")
+      ->option_text("SECONDS")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            double parsed = 0;
+            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+            if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(parsed) ||
+                parsed <= 0) {
+              return "'" + v + "' is not a number of seconds > 0";
+            }
+            return "";
+          },
+          ""));
+  app->add_option_function<std::string>(
+         "--shard",
+         [&options](const std::string& v) { ParseShard(v, options.shard); },
+         "run shard I of N (1-based): a deterministic 1/N of the cases, by a hash of the case "
+         "name, the same on every machine; merge the shards' --json reports with "
+         "'mm-conformance merge'")
+      ->option_text("I/N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            Shard shard;
+            auto error = ParseShard(v, shard);
+            return error ? *error : "";
+          },
+          ""));
+
   app->option_defaults()->group("Output");
   CLI::Option* list =
       app->add_flag("--list", options.list,
@@ -227,6 +280,54 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
   app->add_flag("--version", options.version, "print the version and exit");
   app->set_help_flag("-h,--help", "print this help and exit")->group("Output");
   return app;
+}
+
+std::optional<std::string> ParseShard(const std::string& text, Shard& shard) {
+  const auto slash = text.find('/');
+  int index = 0, count = 0;
+  auto number = [](std::string_view digits, int& out) {
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return ec == std::errc() && end == digits.data() + digits.size() && !digits.empty();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), index) ||
+      !number(std::string_view(text).substr(slash + 1), count) || count < 1 || index < 1 ||
+      index > count) {
+    return "'" + text + "' is not a shard I/N with 1 <= I <= N (e.g. 2/4)";
+  }
+  shard = {index, count};
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseMergeArgs(const std::vector<std::string>& args,
+                                          MergeOptions& options, std::string& help) {
+  CLI::App app(
+      "mm-conformance merge: one report from the --json reports of shards 1/N .. N/N of one run "
+      "(every shard exactly once, same options), with the results in catalog order and the "
+      "summary and exit code of the unsharded run.",
+      "mm-conformance merge");
+  app.formatter(std::make_shared<cli::HelpFormatter>());
+  app.option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("reports", options.inputs, "the shards' JSON reports")
+      ->option_text("R.json...")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--json", options.json, "write the merged JSON report")->option_text("FILE");
+  app.add_option("--junit", options.junit, "write the merged JUnit XML")->option_text("FILE");
+  app.add_option("--markdown", options.markdown, "write the merged Markdown report")
+      ->option_text("FILE");
+  app.add_flag("-q,--quiet", options.quiet, "print only the summary");
+  app.set_help_flag("-h,--help", "print this help and exit");
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    help = app.help();
+    return "";
+  } catch (const CLI::ParseError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> ParseConformanceArgs(const std::vector<std::string>& args,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conformance/compare.h"
+#include "conformance/runner.h"
 
 namespace mm::conformance {
 
@@ -26,7 +27,28 @@ struct CliOptions {
        list_tests = false, quiet = false, version = false;
   std::optional<int> skip_exit_code;
   std::string json, junit, markdown;
+  // Running: in worker processes unless no_isolate; jobs 0 means one per core.
+  bool no_isolate = false;
+  int jobs = 0;
+  double timeout_seconds = 60;
+  Shard shard;
+  std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
 };
+
+// Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.
+std::optional<std::string> ParseShard(const std::string& text, Shard& shard);
+
+// What `mm-conformance merge` takes: the shard reports and where to write the merged one.
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string json, junit, markdown;
+  bool quiet = false;
+};
+
+// Parses the arguments after "merge"; nullopt on success, "" for --help (text in `help`), or the
+// usage error.
+std::optional<std::string> ParseMergeArgs(const std::vector<std::string>& args,
+                                          MergeOptions& options, std::string& help);
 
 // Builds the mm-conformance parser writing into `options` (which must outlive it). Every option
 // is declared here once, with its help text, value checks and group; to add an option, add a

@@ -12,5 +12,5 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const mm::BackendRegistry registry = mm::BuiltinBackends();
   return mm::conformance::RunConformanceCli(args, registry, std::getenv("MM_ONNX_DATA"), std::cout,
-                                            std::cerr);
+                                            std::cerr, std::getenv("MM_EXPECTATIONS"));
 }

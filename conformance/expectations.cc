@@ -1,0 +1,97 @@
+#include "conformance/expectations.h"
+
+#include <fnmatch.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace mm::conformance {
+
+bool Expectation::Matches(std::string_view case_name, std::string_view backend) const {
+  return fnmatch(case_pattern.c_str(), std::string(case_name).c_str(), 0) == 0 &&
+         fnmatch(backend_pattern.c_str(), std::string(backend).c_str(), 0) == 0;
+}
+
+std::string_view ExpectationKindName(Expectation::Kind kind) {
+  return kind == Expectation::Kind::kXFail ? "XFAIL" : "SKIP";
+}
+
+const Expectation* Expectations::Find(std::string_view case_name, std::string_view backend) const {
+  for (const Expectation& e : entries) {
+    if (e.Matches(case_name, backend)) return &e;
+  }
+  return nullptr;
+}
+
+StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source) {
+  const std::string where(source);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  if (!j.is_object() || !j.contains("expectations") || !j.at("expectations").is_array()) {
+    return InvalidArgumentError(where + ": expected an object {\"expectations\": [...]}");
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (key != "expectations") {
+      return InvalidArgumentError(where + ": unknown key \"" + key + "\" (only \"expectations\")");
+    }
+  }
+  Expectations out;
+  out.source = where;
+  const auto& list = j.at("expectations");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& item = list[i];
+    std::string entry = where + ": entry " + std::to_string(i);
+    if (!item.is_object()) return InvalidArgumentError(entry + " is not an object");
+    if (item.contains("case") && item.at("case").is_string()) {
+      entry += " (case \"" + item.at("case").get<std::string>() + "\")";
+    }
+    static const std::set<std::string> kKeys = {"case", "backend", "expect", "reason", "link"};
+    for (const auto& [key, value] : item.items()) {
+      if (!kKeys.count(key)) {
+        return InvalidArgumentError(entry + ": unknown key \"" + key +
+                                    "\" (allowed: case, backend, expect, reason, link)");
+      }
+    }
+    auto text_of = [&](const char* key, std::string& field) -> Status {
+      if (!item.contains(key) || !item.at(key).is_string() ||
+          item.at(key).get_ref<const std::string&>().empty()) {
+        return InvalidArgumentError(
+            entry + ": \"" + key + "\" must be a non-empty string" +
+            (std::string_view(key) == "reason" || std::string_view(key) == "link"
+                 ? " (every known failure says why and where it is tracked)"
+                 : ""));
+      }
+      field = item.at(key).get<std::string>();
+      return OkStatus();
+    };
+    Expectation e;
+    std::string kind;
+    MM_RETURN_IF_ERROR(text_of("case", e.case_pattern));
+    MM_RETURN_IF_ERROR(text_of("backend", e.backend_pattern));
+    MM_RETURN_IF_ERROR(text_of("expect", kind));
+    MM_RETURN_IF_ERROR(text_of("reason", e.reason));
+    MM_RETURN_IF_ERROR(text_of("link", e.link));
+    if (kind == "XFAIL") {
+      e.kind = Expectation::Kind::kXFail;
+    } else if (kind == "SKIP") {
+      e.kind = Expectation::Kind::kSkip;
+    } else {
+      return InvalidArgumentError(entry + ": \"expect\" is \"" + kind +
+                                  "\"; it must be \"XFAIL\" or \"SKIP\"");
+    }
+    out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("--expectations " + path.string() + ": cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseExpectations(text.str(), path.string());
+}
+
+}  // namespace mm::conformance

@@ -1,0 +1,62 @@
+// Known failures, declared: a JSON file listing, per case and backend pattern, results expected to
+// fail (XFAIL) or not to be run at all (SKIP), each with a mandatory reason and link. An expected
+// failure that fails is XFAIL (not a failure of the run); one that passes is XPASS and fails the
+// run, so the list cannot rot; an entry that matches nothing is reported.
+//
+//   {"expectations": [
+//     {"case": "test_matmul_*", "backend": "onednn", "expect": "XFAIL",
+//      "reason": "oneDNN 2.6 rounds bf16 twice", "link": "https://example.org/issue/12"},
+//     {"case": "test_big_*", "backend": "*", "expect": "SKIP", "reason": "...", "link": "..."}]}
+//
+// Patterns are shell globs (fnmatch: *, ?, [...]) over the whole case or backend name.
+#ifndef MM_CONFORMANCE_EXPECTATIONS_H_
+#define MM_CONFORMANCE_EXPECTATIONS_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/status.h"
+
+namespace mm::conformance {
+
+// One entry of an expectations file.
+struct Expectation {
+  enum class Kind { kXFail, kSkip };
+  std::string case_pattern;
+  std::string backend_pattern;
+  Kind kind = Kind::kXFail;
+  std::string reason;  // Never empty.
+  std::string link;    // Never empty.
+  // How many results it decided in this run (filled by the runner's callers; see CountMatches).
+  std::int64_t matched = 0;
+
+  bool Matches(std::string_view case_name, std::string_view backend) const;
+};
+
+// "XFAIL" or "SKIP".
+std::string_view ExpectationKindName(Expectation::Kind kind);
+
+// The entries of one file, in file order; the first entry matching a result decides it.
+struct Expectations {
+  std::string source;  // The file's path, for messages.
+  std::vector<Expectation> entries;
+
+  // The first entry matching (case, backend), or nullptr.
+  const Expectation* Find(std::string_view case_name, std::string_view backend) const;
+};
+
+// Parses the JSON text of an expectations file. INVALID_ARGUMENT naming `source` and the entry
+// (index and case pattern) for: unparsable JSON, no "expectations" array, a missing or empty
+// "case", "backend", "reason" or "link", an "expect" other than XFAIL or SKIP, unknown keys (a
+// typo must not silently widen or void an entry).
+StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source);
+
+// Reads and parses the file at `path`; NOT_FOUND naming it when it cannot be read.
+StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path);
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_EXPECTATIONS_H_

@@ -1,0 +1,194 @@
+#include "conformance/report/merge.h"
+
+#include <algorithm>
+#include <set>
+
+#include "conformance/result_json.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::conformance {
+namespace {
+
+using nlohmann::json;
+
+// Runs `body`, turning nlohmann's exceptions into INVALID_ARGUMENT with `what` as context.
+template <class F>
+Status Guarded(const std::string& what, F&& body) {
+  try {
+    return body();
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(what + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+StatusOr<Report> ReportFromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError("not a JSON report (unparsable or not an object)");
+  }
+  Report report;
+  Status status = Guarded("report", [&]() -> Status {
+    if (j.value("tool", "") != "mm-conformance") {
+      return InvalidArgumentError("not an mm-conformance report (\"tool\" is not mm-conformance)");
+    }
+    report.version = j.at("version").get<std::string>();
+    MM_ASSIGN_OR_RETURN(report.tolerance.rtol, DoubleFromJson(j.at("tolerance").at("rtol")));
+    MM_ASSIGN_OR_RETURN(report.tolerance.atol, DoubleFromJson(j.at("tolerance").at("atol")));
+    report.strict = j.at("strict").get<bool>();
+    report.require_official = j.at("require_official").get<bool>();
+    if (j.contains("shard")) {
+      report.shard = {j.at("shard").at("index").get<int>(), j.at("shard").at("count").get<int>()};
+    }
+    report.backends = j.at("backends").get<std::vector<std::string>>();
+    // What the first shard's machine and backends were: shards of a CI matrix may run on
+    // different machines, and the merged report says what its first shard saw.
+    if (j.contains("runs_on")) {
+      for (const std::string& name : report.backends) {
+        report.backend_info.push_back({name, {}, j.at("runs_on").value(name, std::string())});
+      }
+    }
+    if (j.contains("machine")) {
+      const json& m = j.at("machine");
+      report.machine.cpu_model = m.value("cpu_model", "");
+      report.machine.logical_cpus = m.value("logical_cpus", 0);
+      report.machine.cpu_features = m.value("cpu_features", "");
+      report.machine.omp_num_threads = m.value("omp_num_threads", "");
+      report.machine.onednn_max_cpu_isa = m.value("onednn_max_cpu_isa", "");
+      report.machine.os = m.value("os", "");
+      report.machine.compiler = m.value("compiler", "");
+      report.loader_versions = m.value("loader", "");
+    }
+    for (const json& root : j.at("data_roots")) {
+      report.roots.push_back(
+          {root.at("path").get<std::string>(), root.at("origin").get<std::string>()});
+    }
+    report.exit_code = j.at("exit_code").get<int>();
+    const json& results = j.at("results");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      auto result = ResultFromJson(results[i]);
+      if (!result.ok()) return result.status().WithContext("results[" + std::to_string(i) + "]");
+      report.results.push_back(std::move(result).value());
+    }
+    const json& official = j.at("official");
+    for (const json& found : official.at("found")) {
+      report.official.cases.push_back({found.at("case").get<std::string>(),
+                                       OfficialStatus::State::kIntact,
+                                       found.at("dir").get<std::string>(),
+                                       {}});
+    }
+    for (const json& missing : official.at("missing")) {
+      report.official.cases.push_back(
+          {missing.get<std::string>(), OfficialStatus::State::kMissing, {}, {}});
+    }
+    for (const json& altered : official.at("altered")) {
+      report.official.cases.push_back({altered.at("case").get<std::string>(),
+                                       OfficialStatus::State::kAltered,
+                                       altered.at("dir").get<std::string>(),
+                                       altered.at("problems").get<std::vector<std::string>>()});
+    }
+    std::sort(report.official.cases.begin(), report.official.cases.end(),
+              [](const OfficialStatus& a, const OfficialStatus& b) { return a.name < b.name; });
+    for (const json& s : j.at("skipped")) {
+      report.skipped.push_back({s.at("case").get<std::string>(), s.at("dir").get<std::string>(),
+                                s.at("reason").get<std::string>()});
+    }
+    if (j.contains("expectations")) {
+      const json& e = j.at("expectations");
+      Expectations expectations;
+      expectations.source = e.at("file").get<std::string>();
+      for (const json& entry : e.at("entries")) {
+        Expectation x;
+        x.case_pattern = entry.at("case").get<std::string>();
+        x.backend_pattern = entry.at("backend").get<std::string>();
+        x.kind = entry.at("expect").get<std::string>() == "SKIP" ? Expectation::Kind::kSkip
+                                                                 : Expectation::Kind::kXFail;
+        x.reason = entry.at("reason").get<std::string>();
+        x.link = entry.at("link").get<std::string>();
+        x.matched = entry.at("matched").get<std::int64_t>();
+        expectations.entries.push_back(std::move(x));
+      }
+      report.expectations = std::move(expectations);
+    }
+    for (const json& s : j.at("shadowed")) {
+      report.shadowed.push_back({s.at("case").get<std::string>(), s.at("dir").get<std::string>(),
+                                 s.at("winner").get<std::string>()});
+    }
+    return OkStatus();
+  });
+  if (!status.ok()) return status;
+  return report;
+}
+
+int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code) {
+  const Summary sum = Summarize(report.results);
+  if (report.require_official && !report.official.complete()) return kExitOfficial;
+  if (!any_case) return kExitUsage;
+  if (sum.fail + sum.error + sum.xpass > 0 || (report.strict && sum.unsupported > 0)) {
+    return kExitFailed;
+  }
+  if (skip_exit_code && sum.unsupported + sum.skip == sum.total() && sum.total() > 0) {
+    return *skip_exit_code;
+  }
+  return kExitPassed;
+}
+
+StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
+  if (shards.empty()) return InvalidArgumentError("no shard report to merge");
+  const Report& first = shards.front();
+  const int count = first.shard.count;
+  std::set<int> seen;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Report& s = shards[i];
+    const std::string which = "report " + std::to_string(i + 1) + " (shard " +
+                              std::to_string(s.shard.index) + "/" + std::to_string(s.shard.count) +
+                              ")";
+    auto differs = [&](const char* what) {
+      return InvalidArgumentError(which + " is not from the same run as report 1: " + what +
+                                  " differ");
+    };
+    if (s.shard.count != count) return differs("shard counts");
+    if (!seen.insert(s.shard.index).second) {
+      return InvalidArgumentError(which + ": shard " + std::to_string(s.shard.index) + "/" +
+                                  std::to_string(count) + " is given twice");
+    }
+    if (s.version != first.version) return differs("mm versions");
+    if (s.tolerance.rtol != first.tolerance.rtol || s.tolerance.atol != first.tolerance.atol) {
+      return differs("tolerances");
+    }
+    if (s.strict != first.strict || s.require_official != first.require_official) {
+      return differs("--strict / --require-official settings");
+    }
+    if (s.backends != first.backends) return differs("backends");
+    if (s.expectations.has_value() != first.expectations.has_value() ||
+        (s.expectations && s.expectations->source != first.expectations->source)) {
+      return differs("expectations files");
+    }
+    if (s.roots.size() != first.roots.size()) return differs("data roots");
+    for (std::size_t r = 0; r < s.roots.size(); ++r) {
+      if (s.roots[r].path != first.roots[r].path) return differs("data roots");
+    }
+  }
+  for (int index = 1; index <= count; ++index) {
+    if (!seen.count(index)) {
+      return InvalidArgumentError("shard " + std::to_string(index) + "/" + std::to_string(count) +
+                                  " is missing; a merged report must cover every shard");
+    }
+  }
+  Report merged = first;
+  merged.shard = {1, 1};
+  merged.results.clear();
+  for (const Report& s : shards) {
+    merged.results.insert(merged.results.end(), s.results.begin(), s.results.end());
+  }
+  // Each case runs whole in one shard, in order: sorting by case keeps its own order.
+  std::stable_sort(merged.results.begin(), merged.results.end(),
+                   [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
+  // An entry matched nothing only if it matched nothing in every shard.
+  if (merged.expectations) CountMatches(*merged.expectations, merged.results);
+  merged.exit_code = ExitCodeOf(merged, !merged.results.empty());
+  return merged;
+}
+
+}  // namespace mm::conformance

@@ -1,0 +1,223 @@
+#include "conformance/result_json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace mm::conformance {
+namespace {
+
+using nlohmann::json;
+using Ordered = nlohmann::ordered_json;
+
+// Reads `key` of `object` into `out` with nlohmann's conversions; the error names the key.
+template <class T>
+Status Get(const json& object, const char* key, T& out) {
+  auto it = object.find(key);
+  if (it == object.end()) return InvalidArgumentError(std::string("missing key \"") + key + "\"");
+  try {
+    out = it->template get<T>();
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(std::string("key \"") + key + "\": " + e.what());
+  }
+  return OkStatus();
+}
+
+// Like Get, where null (or absence) means "empty".
+Status GetOptionalString(const json& object, const char* key, std::string& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    out.clear();
+    return OkStatus();
+  }
+  return Get(object, key, out);
+}
+
+Status GetDouble(const json& object, const char* key, double& out) {
+  auto it = object.find(key);
+  if (it == object.end()) return InvalidArgumentError(std::string("missing key \"") + key + "\"");
+  auto value = DoubleFromJson(*it);
+  if (!value.ok()) return value.status().WithContext(std::string("key \"") + key + "\"");
+  out = *value;
+  return OkStatus();
+}
+
+StatusOr<std::optional<Comparison>> OptionalComparison(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::optional<Comparison>();
+  auto c = ComparisonFromJson(*it);
+  if (!c.ok()) return c.status().WithContext(std::string("key \"") + key + "\"");
+  return std::optional<Comparison>(std::move(c).value());
+}
+
+}  // namespace
+
+Ordered JsonDouble(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+StatusOr<double> DoubleFromJson(const json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  return InvalidArgumentError("not a number: " + value.dump());
+}
+
+StatusOr<Dims> ParseDims(std::string_view text) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+    return InvalidArgumentError("not a shape: '" + std::string(text) + "'");
+  }
+  Dims dims;
+  std::string_view rest = text.substr(1, text.size() - 2);
+  while (!rest.empty()) {
+    std::int64_t dim = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), dim);
+    if (ec != std::errc() || dim < 0) {
+      return InvalidArgumentError("not a shape: '" + std::string(text) + "'");
+    }
+    dims.push_back(dim);
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    if (!rest.empty()) {
+      if (rest.front() != ',' || rest.size() == 1) {
+        return InvalidArgumentError("not a shape: '" + std::string(text) + "'");
+      }
+      rest.remove_prefix(1);
+    }
+  }
+  return dims;
+}
+
+StatusOr<Verdict> VerdictFromName(std::string_view name) {
+  for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kUnsupported, Verdict::kError,
+                    Verdict::kXFail, Verdict::kXPass, Verdict::kSkip}) {
+    if (VerdictName(v) == name) return v;
+  }
+  return InvalidArgumentError("unknown verdict '" + std::string(name) + "'");
+}
+
+Ordered ComparisonToJson(const Comparison& c) {
+  Ordered out = {{"match", c.match},
+                 {"elements", c.elements},
+                 {"differing", c.differing},
+                 {"bitwise_equal", c.bitwise_equal},
+                 {"max_abs_error", JsonDouble(c.max_abs_error)},
+                 {"max_rel_error", JsonDouble(c.max_rel_error)}};
+  if (!c.mismatch.empty()) out["mismatch"] = c.mismatch;
+  if (c.worst) {
+    const WorstElement& w = *c.worst;
+    out["worst"] = {{"index", w.index},
+                    {"flat_index", w.flat_index},
+                    {"expected", w.expected},
+                    {"actual", w.actual},
+                    {"expected_value", JsonDouble(w.expected_value)},
+                    {"actual_value", JsonDouble(w.actual_value)},
+                    {"abs_error", JsonDouble(w.abs_error)},
+                    {"rel_error", JsonDouble(w.rel_error)},
+                    {"allowed", JsonDouble(w.allowed)}};
+  }
+  return out;
+}
+
+StatusOr<Comparison> ComparisonFromJson(const json& object) {
+  if (!object.is_object()) return InvalidArgumentError("a comparison must be an object");
+  Comparison c;
+  MM_RETURN_IF_ERROR(Get(object, "match", c.match));
+  MM_RETURN_IF_ERROR(Get(object, "elements", c.elements));
+  MM_RETURN_IF_ERROR(Get(object, "differing", c.differing));
+  MM_RETURN_IF_ERROR(Get(object, "bitwise_equal", c.bitwise_equal));
+  MM_RETURN_IF_ERROR(GetDouble(object, "max_abs_error", c.max_abs_error));
+  MM_RETURN_IF_ERROR(GetDouble(object, "max_rel_error", c.max_rel_error));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "mismatch", c.mismatch));
+  if (auto it = object.find("worst"); it != object.end() && !it->is_null()) {
+    const json& w = *it;
+    if (!w.is_object()) return InvalidArgumentError("key \"worst\" must be an object");
+    WorstElement worst;
+    MM_RETURN_IF_ERROR(Get(w, "index", worst.index));
+    MM_RETURN_IF_ERROR(Get(w, "flat_index", worst.flat_index));
+    MM_RETURN_IF_ERROR(Get(w, "expected", worst.expected));
+    MM_RETURN_IF_ERROR(Get(w, "actual", worst.actual));
+    MM_RETURN_IF_ERROR(GetDouble(w, "abs_error", worst.abs_error));
+    MM_RETURN_IF_ERROR(GetDouble(w, "rel_error", worst.rel_error));
+    MM_RETURN_IF_ERROR(GetDouble(w, "allowed", worst.allowed));
+    // The report's JSON has the exact decimal texts only; they read back to the same values.
+    auto value_of = [&](const char* key, const std::string& text, double& out) -> Status {
+      if (w.contains(key)) return GetDouble(w, key, out);
+      auto parsed = DoubleFromJson(json(text));
+      out = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
+      return OkStatus();
+    };
+    MM_RETURN_IF_ERROR(value_of("expected_value", worst.expected, worst.expected_value));
+    MM_RETURN_IF_ERROR(value_of("actual_value", worst.actual, worst.actual_value));
+    c.worst = std::move(worst);
+  }
+  return c;
+}
+
+Ordered ResultToJson(const Result& r) {
+  const bool errors = r.vs_expected && r.vs_expected->mismatch.empty();
+  return {{"case", r.case_name},
+          {"case_index", r.case_index},
+          {"source", r.source},
+          {"data_set", r.data_set.empty() ? Ordered() : Ordered(r.data_set)},
+          {"backend", r.backend},
+          {"dtype", r.dtype ? Ordered(DTypeName(*r.dtype)) : Ordered()},
+          {"a_shape", r.dtype ? Ordered(DimsToString(r.a_dims)) : Ordered()},
+          {"b_shape", r.dtype ? Ordered(DimsToString(r.b_dims)) : Ordered()},
+          {"verdict", VerdictName(r.verdict)},
+          {"message", r.message},
+          {"support_note", r.support_note.empty() ? Ordered() : Ordered(r.support_note)},
+          {"expectation", r.expectation.empty() ? Ordered() : Ordered(r.expectation)},
+          {"implementation", r.implementation.empty() ? Ordered() : Ordered(r.implementation)},
+          {"seconds", JsonDouble(r.seconds)},
+          {"max_abs_error", errors ? JsonDouble(r.vs_expected->max_abs_error) : Ordered()},
+          {"max_rel_error", errors ? JsonDouble(r.vs_expected->max_rel_error) : Ordered()},
+          {"vs_expected", r.vs_expected ? ComparisonToJson(*r.vs_expected) : Ordered()},
+          {"vs_reference", r.vs_reference},
+          {"vs_reference_detail",
+           r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()}};
+}
+
+StatusOr<Result> ResultFromJson(const json& object) {
+  if (!object.is_object()) return InvalidArgumentError("a result must be an object");
+  Result r;
+  MM_RETURN_IF_ERROR(Get(object, "case", r.case_name));
+  if (object.contains("case_index")) MM_RETURN_IF_ERROR(Get(object, "case_index", r.case_index));
+  MM_RETURN_IF_ERROR(Get(object, "source", r.source));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "data_set", r.data_set));
+  MM_RETURN_IF_ERROR(Get(object, "backend", r.backend));
+  std::string text;
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "dtype", text));
+  if (!text.empty()) {
+    auto dtype = DTypeFromName(text);
+    if (!dtype.ok()) return dtype.status().WithContext("key \"dtype\"");
+    r.dtype = *dtype;
+    for (auto [key, dims] : {std::pair{"a_shape", &r.a_dims}, {"b_shape", &r.b_dims}}) {
+      MM_RETURN_IF_ERROR(Get(object, key, text));
+      auto parsed = ParseDims(text);
+      if (!parsed.ok()) return parsed.status().WithContext(std::string("key \"") + key + "\"");
+      *dims = std::move(parsed).value();
+    }
+  }
+  MM_RETURN_IF_ERROR(Get(object, "verdict", text));
+  auto verdict = VerdictFromName(text);
+  if (!verdict.ok()) return verdict.status().WithContext("key \"verdict\"");
+  r.verdict = *verdict;
+  MM_RETURN_IF_ERROR(Get(object, "message", r.message));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "support_note", r.support_note));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "expectation", r.expectation));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "implementation", r.implementation));
+  MM_RETURN_IF_ERROR(GetDouble(object, "seconds", r.seconds));
+  MM_ASSIGN_OR_RETURN(r.vs_expected, OptionalComparison(object, "vs_expected"));
+  MM_RETURN_IF_ERROR(Get(object, "vs_reference", r.vs_reference));
+  MM_ASSIGN_OR_RETURN(r.vs_reference_comparison, OptionalComparison(object, "vs_reference_detail"));
+  return r;
+}
+
+}  // namespace mm::conformance

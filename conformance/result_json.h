@@ -1,0 +1,41 @@
+// One conformance Result as JSON and back: the form of a result in the JSON report, in the messages
+// of isolated workers, and what `mm-conformance merge` reads back from shard reports.
+#ifndef MM_CONFORMANCE_RESULT_JSON_H_
+#define MM_CONFORMANCE_RESULT_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include "conformance/runner.h"
+#include "engine/status.h"
+
+namespace mm::conformance {
+
+// {"case", "case_index", "source", "data_set", "backend", "dtype", "a_shape", "b_shape", "verdict",
+// "message", "support_note", "expectation", "implementation", "seconds", "max_abs_error",
+// "max_rel_error", "vs_expected", "vs_reference", "vs_reference_detail"}, in that order: the JSON
+// report's results. Non-finite numbers are the strings "nan", "inf", "-inf". Strings are copied
+// as they are; dump with error_handler_t::replace to turn invalid UTF-8 into U+FFFD.
+nlohmann::ordered_json ResultToJson(const Result& result);
+
+// The inverse of ResultToJson: every field it writes reads back equal. INVALID_ARGUMENT naming the
+// key when something is missing or of the wrong type; never throws.
+StatusOr<Result> ResultFromJson(const nlohmann::json& json);
+
+// A Comparison as JSON ({"match", "elements", "differing", "bitwise_equal", "max_abs_error",
+// "max_rel_error", "mismatch"?, "worst"?}) and back.
+nlohmann::ordered_json ComparisonToJson(const Comparison& comparison);
+StatusOr<Comparison> ComparisonFromJson(const nlohmann::json& json);
+
+// A double as JSON: a number, or "nan", "inf", "-inf"; and back (also from those strings).
+nlohmann::ordered_json JsonDouble(double value);
+StatusOr<double> DoubleFromJson(const nlohmann::json& json);
+
+// "[2,3,4]" -> {2, 3, 4}; "[]" -> {}. INVALID_ARGUMENT otherwise.
+StatusOr<Dims> ParseDims(std::string_view text);
+
+// Parses "PASS", "FAIL", ... (VerdictName's inverse).
+StatusOr<Verdict> VerdictFromName(std::string_view name);
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_RESULT_JSON_H_

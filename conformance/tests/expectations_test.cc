@@ -1,0 +1,141 @@
+// Known failures, declared: XFAIL that fails is not a failure of the run, XFAIL that passes is
+// XPASS and is one, SKIP is never run (so a hang can be declared), an entry that matches nothing
+// is counted as such, and a malformed file is refused with the entry named.
+#include "conformance/expectations.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "conformance/report/merge.h"
+#include "conformance/report/report.h"
+#include "conformance/tests/fake_backends.h"
+#include "conformance/tests/onnx_fixtures.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::conformance {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+Expectations Parse(const std::string& text) {
+  auto parsed = ParseExpectations(text, "known.json");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *parsed : Expectations{};
+}
+
+TEST(ParseExpectationsTest, EveryEntryNeedsAReasonAndALink) {
+  struct Row {
+    const char* why;
+    std::string text;
+    const char* message;
+  };
+  const std::string ok_entry =
+      R"("case": "test_a", "backend": "onednn", "expect": "XFAIL", "reason": "r", "link": "l")";
+  for (const Row& row : std::vector<Row>{
+           {"not JSON", "{", "known.json: not valid JSON"},
+           {"no list", R"({"entries": []})", "expected an object {\"expectations\": [...]}"},
+           {"no reason", R"({"expectations": [{"case": "test_a", "backend": "*",
+              "expect": "SKIP", "link": "l"}]})",
+            "entry 0 (case \"test_a\"): \"reason\" must be a non-empty string"},
+           {"empty link", R"({"expectations": [{"case": "test_a", "backend": "*",
+              "expect": "SKIP", "reason": "r", "link": ""}]})",
+            "\"link\" must be a non-empty string"},
+           {"unknown verdict", R"({"expectations": [{"case": "test_a", "backend": "*",
+              "expect": "FLAKY", "reason": "r", "link": "l"}]})",
+            "\"expect\" is \"FLAKY\"; it must be \"XFAIL\" or \"SKIP\""},
+           {"typo in a key", "{\"expectations\": [{" + ok_entry + ", \"bakend\": \"x\"}]}",
+            "unknown key \"bakend\""},
+       }) {
+    auto parsed = ParseExpectations(row.text, "known.json");
+    ASSERT_FALSE(parsed.ok()) << row.why;
+    EXPECT_THAT(parsed.status().message(), HasSubstr(row.message)) << row.why;
+  }
+  Expectations fine = Parse("{\"expectations\": [{" + ok_entry + "}]}");
+  ASSERT_EQ(fine.entries.size(), 1u);
+  EXPECT_EQ(fine.entries[0].kind, Expectation::Kind::kXFail);
+}
+
+TEST(ParseExpectationsTest, PatternsAreGlobsOverTheWholeName) {
+  Expectations e = Parse(R"({"expectations": [
+      {"case": "test_matmul_*d", "backend": "one*", "expect": "XFAIL", "reason": "r", "link": "l"}]})");
+  EXPECT_NE(e.Find("test_matmul_2d", "onednn"), nullptr);
+  EXPECT_EQ(e.Find("test_matmul_2d_x", "onednn"), nullptr);  // Whole name, not a substring.
+  EXPECT_EQ(e.Find("test_matmul_2d", "eigen"), nullptr);
+}
+
+class ExpectationsRunTest : public ::testing::Test {
+ protected:
+  ExpectationsRunTest() {
+    testing::WriteFloatCase(root_.path(), "test_before", {2, 3}, {3, 4});
+    testing::WriteFloatCase(root_.path(), "test_trigger", testing::kTriggerADims, {7, 2});
+    catalog_ = Discover({{root_.path(), "--data-dir"}}, {.builtin = false, .select = {}});
+  }
+  std::vector<Result> Run(const Expectations& expectations, std::vector<std::string> backends) {
+    RunOptions options = testing::OnBackends(std::move(backends));
+    options.expectations = &expectations;
+    return RunConformance(catalog_, registry_, options);
+  }
+  TempDir root_;
+  Catalog catalog_;
+  BackendRegistry registry_ = testing::FakeRegistry();
+};
+
+TEST_F(ExpectationsRunTest, XFailThatFailsIsXFailAndThatPassesIsXPass) {
+  Expectations e = Parse(R"({"expectations": [
+      {"case": "*", "backend": "nudge", "expect": "XFAIL", "reason": "off by 1 %", "link": "L1"},
+      {"case": "test_trigger", "backend": "segfault", "expect": "XFAIL", "reason": "null write",
+       "link": "L2"},
+      {"case": "test_before", "backend": "good", "expect": "XFAIL", "reason": "was broken",
+       "link": "L3"},
+      {"case": "test_gone", "backend": "*", "expect": "XFAIL", "reason": "old", "link": "L4"}]})");
+  const std::vector<Result> results = Run(e, {"nudge", "segfault", "good"});
+  ASSERT_EQ(results.size(), 6u);
+  EXPECT_EQ(results[0].verdict, Verdict::kXFail);  // nudge fails as declared.
+  EXPECT_THAT(results[0].message,
+              HasSubstr("expected failure (off by 1 % (L1)): 1 of 8 elements differ"));
+  EXPECT_EQ(results[1].verdict, Verdict::kPass);   // segfault is fine on test_before.
+  EXPECT_EQ(results[2].verdict, Verdict::kXPass);  // good passes: the entry has rotted.
+  EXPECT_THAT(results[2].message, HasSubstr("remove the entry"));
+  EXPECT_EQ(results[4].verdict, Verdict::kXFail);  // The crash, declared.
+  EXPECT_THAT(results[4].message, HasSubstr("crashed: "));
+
+  Report report;
+  report.backends = {"nudge", "segfault", "good"};
+  report.results = results;
+  report.expectations = e;
+  CountMatches(*report.expectations, results);
+  EXPECT_EQ(report.expectations->entries[0].matched, 2);
+  EXPECT_EQ(report.expectations->entries[3].matched, 0);
+  EXPECT_EQ(ExitCodeOf(report, true), kExitFailed);  // Because of the XPASS alone.
+  std::ostringstream console;
+  WriteConsole(report, console);
+  EXPECT_THAT(console.str(), HasSubstr("1 matching nothing"));
+  EXPECT_THAT(console.str(), HasSubstr("matches nothing: XFAIL case test_gone backend *"));
+  EXPECT_THAT(console.str(), HasSubstr("3 XFAIL, 1 XPASS"));
+  EXPECT_THAT(ToJUnitXml(report), HasSubstr("<failure type=\"XPASS\""));
+  EXPECT_THAT(ToMarkdown(report), HasSubstr("**matches nothing**"));
+  auto read = ReportFromJson(ToJson(report));
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->expectations.has_value());
+  EXPECT_EQ(read->expectations->entries[3].matched, 0);
+  EXPECT_EQ(read->results[2].verdict, Verdict::kXPass);
+
+  report.results.erase(report.results.begin() + 2);  // Without the XPASS the run passes.
+  EXPECT_EQ(ExitCodeOf(report, true), kExitPassed);
+}
+
+TEST_F(ExpectationsRunTest, SkipIsNeverRunSoAHangCanBeDeclared) {
+  Expectations e = Parse(R"({"expectations": [
+      {"case": "test_trigger", "backend": "endless_loop", "expect": "SKIP",
+       "reason": "hangs", "link": "L"}]})");
+  const std::vector<Result> results = Run(e, {"endless_loop"});  // Default timeout: 60 s.
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].verdict, Verdict::kPass);
+  EXPECT_EQ(results[1].verdict, Verdict::kSkip);
+  EXPECT_EQ(results[1].message, "skipped as declared: hangs (L)");
+  EXPECT_EQ(results[1].seconds, 0);
+}
+
+}  // namespace
+}  // namespace mm::conformance

@@ -1,0 +1,470 @@
+#include "conformance/worker_pool.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <optional>
+
+#include "conformance/compare.h"
+#include "conformance/result_json.h"
+
+namespace mm::conformance {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Messages are frames: a 4-byte little-endian payload length, a type byte, and the payload (CBOR).
+enum MessageType : char {
+  kTask = 'T',    // Parent -> worker: {"case", "data_set", "backend", "reference_missing"}.
+  kStage = 'S',   // Worker -> parent: {"stage", "data_set", "backend", "reference_missing",
+                  // "about" (a Result)}.
+  kResult = 'R',  // Worker -> parent: a Result.
+  kDone = 'D',    // Worker -> parent: the task is finished.
+};
+
+bool WriteAll(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    // MSG_NOSIGNAL: a dead peer is an error here, not a SIGPIPE that kills the process.
+    const ssize_t n = send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+template <class Json>
+bool SendFrame(int fd, MessageType type, const Json& payload) {
+  const std::vector<std::uint8_t> body = Json::to_cbor(payload);
+  std::string frame(5 + body.size(), '\0');
+  const auto size = static_cast<std::uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  frame[4] = type;
+  std::memcpy(frame.data() + 5, body.data(), body.size());
+  return WriteAll(fd, frame);
+}
+
+// Takes one whole frame off the front of `buffer`, if there is one.
+std::optional<std::pair<MessageType, json>> PopFrame(std::string& buffer) {
+  if (buffer.size() < 5) return std::nullopt;
+  std::uint32_t size = 0;
+  for (int i = 0; i < 4; ++i)
+    size |= std::uint32_t{static_cast<unsigned char>(buffer[i])} << (8 * i);
+  if (buffer.size() < 5 + std::size_t{size}) return std::nullopt;
+  const auto type = static_cast<MessageType>(buffer[4]);
+  json payload = json::from_cbor(buffer.begin() + 5, buffer.begin() + 5 + size, true, false);
+  buffer.erase(0, 5 + std::size_t{size});
+  return std::pair{type, std::move(payload)};
+}
+
+// Blocking read of one frame (worker side). nullopt at end of file or on error.
+std::optional<std::pair<MessageType, json>> ReadFrame(int fd, std::string& buffer) {
+  char chunk[4096];
+  while (true) {
+    if (auto frame = PopFrame(buffer)) return frame;
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+json ProgressJson(const CaseProgress& at) {
+  return {{"data_set", at.data_set},
+          {"backend", at.backend},
+          {"reference_missing", at.reference_missing}};
+}
+
+CaseProgress ProgressFromJson(const json& j) {
+  return {j.at("data_set").get<std::size_t>(), j.at("backend").get<std::size_t>(),
+          j.at("reference_missing").get<std::string>()};
+}
+
+// The worker: runs the cases it is sent until the parent closes the socket.
+[[noreturn]] void WorkerMain(int fd, const Catalog& catalog, const BackendRegistry& registry,
+                             const RunOptions& options) {
+  // Leave with the parent, whatever happens to it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  struct Sender final : CaseEvents {
+    int fd;
+    void OnStage(Stage stage, const Result& about, const CaseProgress& at) override {
+      json message = ProgressJson(at);
+      message["stage"] = static_cast<int>(stage);
+      message["about"] = ResultToJson(about);
+      if (!SendFrame(fd, kStage, message)) _exit(0);
+    }
+    void OnResult(Result result) override {
+      if (!SendFrame(fd, kResult, ResultToJson(result))) _exit(0);
+    }
+  } sender;
+  sender.fd = fd;
+  BackendInstances instances(registry);
+  std::string buffer;
+  while (auto frame = ReadFrame(fd, buffer)) {
+    if (frame->first != kTask) break;
+    const json& task = frame->second;
+    RunCase(catalog, task.at("case").get<std::size_t>(), instances, registry, options,
+            ProgressFromJson(task), sender);
+    if (!SendFrame(fd, kDone, json::object())) break;
+  }
+  _exit(0);
+}
+
+struct Task {
+  std::size_t slot = 0;  // Position among the selected cases.
+  std::size_t case_index = 0;
+  CaseProgress from;
+};
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buffer;
+  std::optional<Task> task;
+  // The stage the worker announced last, and when: a death or hang is pinned on it.
+  std::optional<CaseEvents::Stage> stage;
+  Result about;
+  CaseProgress at;
+  Clock::time_point since;
+};
+
+class Pool {
+ public:
+  Pool(const Catalog& catalog, const BackendRegistry& registry, const RunOptions& options,
+       std::size_t slots)
+      : catalog_(catalog),
+        registry_(registry),
+        options_(options),
+        results_(slots),
+        complete_(slots, false) {}
+
+  ~Pool() {
+    for (Worker& w : workers_) Retire(w, /*kill_it=*/false);
+  }
+
+  std::vector<Result> Run(const std::vector<std::size_t>& selected) {
+    std::size_t expected = 0;
+    for (std::size_t i : selected) {
+      expected += std::max<std::size_t>(1, catalog_.cases[i].data_sets.size());
+    }
+    all_.reserve(expected * options_.backends.size());
+    for (std::size_t slot = 0; slot < selected.size(); ++slot) {
+      if (catalog_.cases[selected[slot]].model) {
+        pending_.push_back({slot, selected[slot], {}});
+      } else {
+        results_[slot] = InvalidCaseResults(catalog_, selected[slot], options_);
+        Complete(slot);
+      }
+    }
+    workers_.resize(static_cast<std::size_t>(std::max(1, options_.jobs)));
+    while (true) {
+      for (Worker& w : workers_) {
+        if (w.task || pending_.empty()) continue;
+        if (w.pid < 0 && !Spawn(w)) {
+          FailTask(pending_.front(),
+                   "worker could not be started: " + std::string(std::strerror(errno)));
+          Complete(pending_.front().slot);
+          pending_.pop_front();
+          continue;
+        }
+        Assign(w, pending_.front());
+        pending_.pop_front();
+      }
+      std::vector<Worker*> busy;
+      for (Worker& w : workers_) {
+        if (w.task) busy.push_back(&w);
+      }
+      if (busy.empty()) break;
+      Wait(busy);
+    }
+    return std::move(all_);
+  }
+
+ private:
+  bool Spawn(Worker& w) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(sv[0]);
+      close(sv[1]);
+      return false;
+    }
+    if (pid == 0) {
+      close(sv[0]);
+      // Another worker's socket held open here would hide that worker's death from the parent.
+      for (const Worker& other : workers_) {
+        if (other.fd >= 0) close(other.fd);
+      }
+      WorkerMain(sv[1], catalog_, registry_, options_);
+    }
+    close(sv[1]);
+    w.pid = pid;
+    w.fd = sv[0];
+    w.buffer.clear();
+    return true;
+  }
+
+  void Assign(Worker& w, const Task& task) {
+    json message = ProgressJson(task.from);
+    message["case"] = task.case_index;
+    w.task = task;
+    w.stage.reset();
+    w.since = Clock::now();
+    if (!SendFrame(w.fd, kTask, message)) Died(w, "crashed: the worker was gone");
+  }
+
+  // Polls the busy workers until one has news or passes its deadline.
+  void Wait(const std::vector<Worker*>& busy) {
+    const auto limit = std::chrono::duration<double>(options_.timeout_seconds);
+    auto now = Clock::now();
+    double wait_ms = 1e9;
+    for (Worker* w : busy) {
+      const double left = std::chrono::duration<double, std::milli>(w->since + limit - now).count();
+      wait_ms = std::min(wait_ms, std::max(0.0, left));
+    }
+    std::vector<pollfd> fds;
+    for (Worker* w : busy) fds.push_back({w->fd, POLLIN, 0});
+    const int ready = poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_ms)));
+    if (ready < 0 && errno != EINTR) {
+      for (Worker* w : busy) Died(*w, "crashed: poll failed: " + std::string(std::strerror(errno)));
+      return;
+    }
+    for (std::size_t i = 0; i < busy.size(); ++i) {
+      Worker& w = *busy[i];
+      if (fds[i].revents != 0) Read(w);
+    }
+    now = Clock::now();
+    for (Worker* w : busy) {
+      if (w->task && now - w->since > limit) {
+        Died(*w, "timed out after " + FormatSeconds(options_.timeout_seconds) + " s");
+      }
+    }
+  }
+
+  void Read(Worker& w) {
+    char chunk[65536];
+    const ssize_t n = read(w.fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) return;
+    if (n <= 0) {
+      int status = 0;
+      waitpid(w.pid, &status, 0);
+      w.pid = -1;
+      Died(w, DescribeWorkerDeath(status));
+      return;
+    }
+    w.buffer.append(chunk, static_cast<std::size_t>(n));
+    try {
+      while (auto frame = PopFrame(w.buffer)) Handle(w, frame->first, frame->second);
+    } catch (const std::exception& e) {
+      Died(w, std::string("crashed: garbled message from the worker: ") + e.what());
+    }
+  }
+
+  void Handle(Worker& w, MessageType type, const json& payload) {
+    if (!w.task) return;
+    switch (type) {
+      case kStage: {
+        w.stage = static_cast<CaseEvents::Stage>(payload.at("stage").get<int>());
+        w.at = ProgressFromJson(payload);
+        auto about = ResultFromJson(payload.at("about"));
+        w.about = about.ok() ? std::move(about).value() : Result{};
+        w.since = Clock::now();
+        break;
+      }
+      case kResult: {
+        auto result = ResultFromJson(payload);
+        if (!result.ok()) throw std::runtime_error(result.status().ToString());
+        results_[w.task->slot].push_back(std::move(result).value());
+        break;
+      }
+      case kDone:
+        Complete(w.task->slot);
+        w.task.reset();
+        w.stage.reset();
+        break;
+      default:
+        throw std::runtime_error("unknown message type");
+    }
+  }
+
+  // The worker is dead or must die: its current result becomes an ERROR saying `why`, and the
+  // rest of its case goes back to the front of the queue for a fresh worker.
+  void Died(Worker& w, const std::string& why) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - w.since).count();
+    Retire(w, /*kill_it=*/true);
+    if (!w.task) return;
+    const Task task = *w.task;
+    w.task.reset();
+    const std::size_t num_backends = options_.backends.size();
+    const std::size_t num_sets = catalog_.cases[task.case_index].data_sets.size();
+    auto error = [&](const std::string& backend, const std::string& message) {
+      Result r = w.about;
+      r.backend = backend;
+      r.verdict = Verdict::kError;
+      r.message = message;
+      r.seconds = seconds;
+      r.vs_reference = "n/a (no result)";
+      results_[task.slot].push_back(std::move(r));
+    };
+    CaseProgress next;
+    if (!w.stage) {
+      FailTask(task, why + " before starting the case");
+      Complete(task.slot);
+      return;
+    }
+    switch (*w.stage) {
+      case CaseEvents::Stage::kLoad:
+        for (std::size_t b = w.at.backend; b < num_backends; ++b) {
+          error(options_.backends[b], why + " while reading the data set");
+        }
+        next = {w.at.data_set + 1, 0, ""};
+        break;
+      case CaseEvents::Stage::kReference:
+        next = {w.at.data_set, w.at.backend, "n/a (reference " + why + ")"};
+        break;
+      case CaseEvents::Stage::kBackend:
+        error(w.about.backend, why + " in backend " + w.about.backend);
+        next = {w.at.data_set, w.at.backend + 1, w.at.reference_missing};
+        if (next.backend >= num_backends) next = {w.at.data_set + 1, 0, ""};
+        break;
+    }
+    w.stage.reset();
+    if (next.data_set < num_sets) {
+      pending_.push_front({task.slot, task.case_index, next});
+    } else {
+      Complete(task.slot);
+    }
+  }
+
+  // Case `slot` has all its results. Results leave for the final list in catalog order as soon as
+  // every earlier case is complete, so only the cases in flight are buffered here.
+  void Complete(std::size_t slot) {
+    complete_[slot] = true;
+    while (next_emit_ < complete_.size() && complete_[next_emit_]) {
+      for (Result& r : results_[next_emit_]) all_.push_back(std::move(r));
+      std::vector<Result>().swap(results_[next_emit_]);
+      ++next_emit_;
+    }
+  }
+
+  // Every result of `task` not yet given is an ERROR saying `why`.
+  void FailTask(const Task& task, const std::string& why) {
+    const CaseEntry& entry = catalog_.cases[task.case_index];
+    for (std::size_t d = task.from.data_set; d < entry.data_sets.size(); ++d) {
+      for (std::size_t b = d == task.from.data_set ? task.from.backend : 0;
+           b < options_.backends.size(); ++b) {
+        Result r;
+        r.case_name = entry.name;
+        r.case_index = static_cast<std::int64_t>(task.case_index);
+        r.source = entry.source;
+        r.data_set = entry.data_sets[d].name;
+        r.backend = options_.backends[b];
+        r.verdict = Verdict::kError;
+        r.message = why;
+        r.vs_reference = "n/a (no result)";
+        results_[task.slot].push_back(std::move(r));
+      }
+    }
+  }
+
+  void Retire(Worker& w, bool kill_it) {
+    if (w.fd >= 0) close(w.fd);  // An idle worker reads end of file and exits.
+    w.fd = -1;
+    if (w.pid > 0) {
+      if (kill_it) kill(w.pid, SIGKILL);
+      int status = 0;
+      while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    w.pid = -1;
+    w.buffer.clear();
+  }
+
+  const Catalog& catalog_;
+  const BackendRegistry& registry_;
+  const RunOptions& options_;
+  std::vector<std::vector<Result>> results_;  // Per selected case, until emitted.
+  std::vector<bool> complete_;
+  std::size_t next_emit_ = 0;
+  std::vector<Result> all_;  // Emitted results, in catalog order.
+  std::deque<Task> pending_;
+  std::vector<Worker> workers_;
+};
+
+}  // namespace
+
+std::string FormatSeconds(double seconds) { return FormatDouble(seconds); }
+
+std::string DescribeWorkerDeath(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "crashed: " + (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) +
+           " (signal " + std::to_string(sig) + ")";
+  }
+  if (WIFEXITED(status)) {
+    return "crashed: the worker exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  return "crashed: the worker ended (wait status " + std::to_string(status) + ")";
+}
+
+std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
+                                                 const std::vector<std::string>& names) {
+  int sv[2];
+  std::vector<BackendInfo> infos;
+  for (const std::string& name : names) {
+    infos.push_back({name, registry.Description(name), "failed to start: not described"});
+  }
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return infos;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return infos;
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    json described = json::array();
+    for (const BackendInfo& info : DescribeBackends(registry, names))
+      described.push_back(info.runs_on);
+    SendFrame(sv[1], kResult, described);
+    _exit(0);
+  }
+  close(sv[1]);
+  std::string buffer;
+  auto frame = ReadFrame(sv[0], buffer);
+  close(sv[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!frame || !frame->second.is_array() || frame->second.size() != names.size()) {
+    for (BackendInfo& info : infos)
+      info.runs_on = "failed to start: " + DescribeWorkerDeath(status);
+    return infos;
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (frame->second[i].is_string()) infos[i].runs_on = frame->second[i].get<std::string>();
+  }
+  return infos;
+}
+
+std::vector<Result> RunIsolated(const Catalog& catalog, const std::vector<std::size_t>& selected,
+                                const BackendRegistry& registry, const RunOptions& options) {
+  Pool pool(catalog, registry, options, selected.size());
+  return pool.Run(selected);
+}
+
+}  // namespace mm::conformance
