@@ -16,6 +16,8 @@ packages=(
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
   libcli11-dev
+  # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
+  python3 python3-matplotlib chromium
 )
 
 missing=()

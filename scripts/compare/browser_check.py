@@ -117,6 +117,10 @@ class Chromium:
         except Exception:  # noqa: BLE001  (closing is best effort; kill below)
             self.process.kill()
             self.process.wait()
+        finally:
+            os.close(self.to_browser)
+            os.close(self.from_browser)
+            self.process.stderr.close()
 
 
 def check(page, screenshot=None):

@@ -104,8 +104,24 @@ def impl_label(impl):
     return BASELINES.get(impl, impl)
 
 
+# A baseline is drawn in its backend's colour, dashed: eigen and raw Eigen read as a pair.
+BASELINE_OF = {"raw_onednn": "onednn", "raw_eigen": "eigen", "raw_eigen_native": "eigen"}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+FIXED_COLOURS = {"reference": "#2ca02c", "onednn": "#ff7f0e", "eigen": "#1f77b4"}
+
+
+def impl_colour(impl):
+    impl = BASELINE_OF.get(impl, impl)
+    if impl in FIXED_COLOURS:
+        return FIXED_COLOURS[impl]
+    # Other backends (plugins): a stable colour from the name, avoiding the fixed ones.
+    free = [c for c in PALETTE if c not in FIXED_COLOURS.values()]
+    return free[sum(map(ord, impl)) % len(free)]
+
+
 def impl_style(impl):
-    return {"linestyle": "--" if impl in BASELINES else "-", "marker": "o", "markersize": 3}
+    return {"linestyle": "--" if impl in BASELINES else "-", "marker": "o", "markersize": 3,
+            "color": impl_colour(impl)}
 
 
 def plot_sweep(records, dtype, threads_list, peaks):
@@ -159,8 +175,8 @@ def plot_tiny(records, threads):
                         xs.append(j + i * width)
                         ys.append(r["seconds"] * 1e9)
             if xs:
-                ax.bar(xs, ys, width=width, label=impl_label(impl),
-                       hatch="//" if impl in BASELINES else None)
+                ax.bar(xs, ys, width=width, label=impl_label(impl), color=impl_colour(impl),
+                       hatch="//" if impl in BASELINES else None, edgecolor="white")
                 series += 1
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(dtypes))], dtypes, fontsize=8)
         ax.set_yscale("log")
@@ -219,6 +235,7 @@ def plot_accuracy(points, what, ylabel):
                 continue
             values = sorted(values)
             ax.plot([v[0] for v in values], [max(v[1], 1e-3) for v in values], ".", label=backend,
+                    color=impl_colour(backend),
                     alpha=0.6)
             series += 1
         ax.set_xscale("log", base=2)
@@ -751,7 +768,8 @@ def render(report):
     sections.append(("How this report was made", [f"<p>{how}</p>", table_html(timing, "timings")],
                      [re.sub(r"</?code>", "`", how) + "\n", table_md(timing)]))
 
-    title = (f"mm backend comparison: {m.get('cpu_model', '?')}, {m.get('date', '?')}"
+    date = m.get("date", "?").replace("T", " ").replace("+00:00", " UTC")
+    title = (f"mm backend comparison: {m.get('cpu_model', '?')}, {date}"
              f"{' (quick)' if report.get('mode') == 'quick' else ''}")
     body = [f"<h1>{html.escape(title)}</h1>", '<nav>' + " · ".join(
         f'<a href="#{s[0].split()[0].lower()}">{html.escape(s[0])}</a>' for s in sections) + "</nav>"]
