@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Opens a report page in headless Chromium and fails unless it renders cleanly.
 
-Usage: browser_check.py PAGE.html [--screenshot FILE.png]
+Usage: browser_check.py PAGE.html [--screenshot FILE.png]   (the top 1100x1000 pixels of the page)
 
 Talks to Chromium over the DevTools protocol (--remote-debugging-pipe: JSON messages separated by
 NUL bytes on file descriptors 3 and 4), so it needs nothing beyond Debian's chromium and Python.
@@ -137,6 +137,10 @@ def check(page, screenshot=None):
                                    {"targetId": target, "flatten": True})["sessionId"]
             for domain in ("Page", "Runtime", "Log", "Network"):
                 browser.call(f"{domain}.enable", session=session)
+            if screenshot:
+                browser.call("Emulation.setDeviceMetricsOverride",
+                             {"width": 1100, "height": 1000, "deviceScaleFactor": 1,
+                              "mobile": False}, session=session)
             browser.call("Page.navigate", {"url": url}, session=session)
             browser.wait_for("Page.loadEventFired")
             result = browser.call("Runtime.evaluate",
