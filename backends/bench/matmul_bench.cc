@@ -1,7 +1,9 @@
 // mm-bench: Google Benchmark over every registered backend and the bare libraries.
 //
 //   matmul/<backend>/<dtype>/<shape>   our backend through the engine API (Prepare once, Execute
-//                                      in the loop), for every benchmark dtype it supports.
+//                                      in the loop), for every benchmark dtype it supports. Timed
+//                                      in wall time; the CPU time reported is the whole process's
+//                                      (every thread), as for the raw_ baselines.
 //   prepare/<backend>/<dtype>/<shape>  creation time: Prepare on a fresh backend (nothing cached).
 //   raw_onednn/..., raw_eigen/..., peak/...  baselines and the machine's peak, registered by the
 //                                      other source files linked in (AddRegistrar).
@@ -120,7 +122,8 @@ void RegisterBackends(ShapeSet set) {
                                      [name, dtype, &shape](benchmark::State& state) {
                                        RunBackend(state, name, dtype, shape);
                                      })
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
         if (shape.prepare) {
           benchmark::RegisterBenchmark(("prepare/" + suffix).c_str(),
                                        [name, dtype, &shape](benchmark::State& state) {

@@ -111,13 +111,13 @@ void RegisterRawEigen(ShapeSet set) {
           if (set == ShapeSet::kFull && !shape.Large() && shape.kind != ShapeKind::kSquare) {
             benchmark::RegisterBenchmark(("raw_eigen_native/bfloat16/" + shape.name).c_str(),
                                          RawEigen<bfloat16>, shape)
-                ->UseRealTime();
+                ->UseRealTime()->MeasureProcessCPUTime();
           }
           break;
         default:
           break;
       }
-      if (bench != nullptr) bench->UseRealTime();
+      if (bench != nullptr) bench->UseRealTime()->MeasureProcessCPUTime();
     }
   }
 }

@@ -104,7 +104,7 @@ void RegisterRawOneDnn(ShapeSet set) {
       const std::string suffix = "raw_onednn/" + std::string(DTypeName(dtype)) + "/" + shape.name;
       benchmark::RegisterBenchmark(suffix.c_str(), [dtype, &shape](benchmark::State& state) {
         RunRawOneDnn(state, dtype, shape);
-      })->UseRealTime();
+      })->UseRealTime()->MeasureProcessCPUTime();
       if (shape.prepare) {
         benchmark::RegisterBenchmark(("prepare/" + suffix).c_str(),
                                      [dtype, &shape](benchmark::State& state) {

@@ -167,7 +167,7 @@ SHAPE_RE = re.compile(r"(?:(\d+)b_)?(\d+)x(\d+)x(\d+)$")
 def benchmark_weight(name, reps, min_time):
     """A rough cost of one benchmark in seconds, for the time-left estimate."""
     fixed = (reps + 1) * min_time * 2
-    match = SHAPE_RE.search(name.split("/real_time")[0])
+    match = SHAPE_RE.search(name.split("/process_time")[0].split("/real_time")[0])
     if not match or name.startswith("prepare/"):
         return fixed
     batch, m, k, n = (int(match.group(1) or 1), *map(int, match.group(2, 3, 4)))

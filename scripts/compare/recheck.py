@@ -5,8 +5,9 @@ Usage: recheck.py [--report build/reports/compare.json] [--bin build/bin] [--tol
                   NAME [NAME...]
 NAME is a benchmark of the report without its suffixes, e.g. matmul/onednn/float/256x256x256;
 `NAME@T` takes the figure measured with T threads (default 1). Each is run on its own right away
-(same --mm_set, min time and OMP_NUM_THREADS as the report, 5 repetitions, the median), and both
-wall times per iteration are printed with their ratio. Exits 1 when any differs by more than the
+(same --mm_set, min time, OMP_NUM_THREADS and OMP_WAIT_POLICY as the report, 5 repetitions, the
+median), and both times per iteration, as the report counts them (CPU time at 1 thread, wall time
+at more), are printed with their ratio, and the wall times beside them. Exits 1 when any differs by more than the
 tolerance: on a shared machine, run it right after the report ("the same minute").
 """
 
@@ -25,8 +26,7 @@ import render  # noqa: E402
 
 def report_figure(report, name, threads):
     for record in render.benchmark_records(report["speed"]):
-        base = record["name"].replace("/real_time", "")
-        if base == name and record["threads"] == threads and not record["error"]:
+        if render.base_name(record["name"]) == name and record["threads"] == threads and not record["error"]:
             return record
     return None
 
@@ -35,7 +35,7 @@ def direct_run(bin_dir, settings, env, name, threads, repetitions):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "bench.json"
         command = [str(bin_dir / "mm-bench"), f"--mm_set={settings['set']}",
-                   f"--benchmark_filter=^{name}(/real_time)?$",
+                   f"--benchmark_filter=^{name}(/process_time)?(/real_time)?$",
                    f"--benchmark_min_time={settings['min_time']}",
                    f"--benchmark_repetitions={repetitions}",
                    "--benchmark_report_aggregates_only=true",
@@ -76,14 +76,18 @@ def main():
             print(f"recheck: {command} gave no figure", file=sys.stderr)
             failures += 1
             continue
-        ratio = direct["seconds"] / figure["seconds"]
+        # The report's own figure: CPU time at 1 thread, wall time at more (render.py).
+        ratio = direct["rate_seconds"] / figure["rate_seconds"]
         ok = abs(ratio - 1) <= args.tolerance
         failures += not ok
-        gflops = (f"; GFLOP/s report {figure['gflops']:.2f}, direct {direct['gflops']:.2f}"
-                  if figure.get("gflops") else "")
+        gflops = (f"; GFLOP/s report {figure['rate_gflops']:.2f}, direct {direct['rate_gflops']:.2f}"
+                  if figure.get("rate_gflops") else "")
+        wall = (f"; wall time report {render.fmt_time(figure['seconds'])}, direct "
+                f"{render.fmt_time(direct['seconds'])}")
         print(f"{'OK  ' if ok else 'DIFF'} {name} @{threads}t: report "
-              f"{render.fmt_time(figure['seconds'])}, direct {render.fmt_time(direct['seconds'])} "
-              f"(direct / report {ratio:.3f}){gflops}\n     direct: OMP_NUM_THREADS={threads} "
+              f"{render.fmt_time(figure['rate_seconds'])}, direct "
+              f"{render.fmt_time(direct['rate_seconds'])} (direct / report {ratio:.3f}){gflops}{wall}"
+              f"\n     direct: OMP_NUM_THREADS={threads} "
               f"{command}")
     return 1 if failures else 0
 

@@ -45,6 +45,12 @@ def shape_kind(shape):
     return "other"
 
 
+def base_name(name):
+    """A benchmark's name without Google Benchmark's suffixes (/process_time, /real_time, ...)."""
+    return "/".join(p for p in name.split("/")
+                    if p not in ("real_time", "process_time") and not p.startswith("threads:"))
+
+
 def seconds(entry, key):
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[entry.get("time_unit", "ns")]
     return entry[key] * scale
@@ -61,7 +67,7 @@ def benchmark_records(speed):
                 if not entry.get("error_occurred"):
                     continue
             name = entry.get("run_name", entry["name"])
-            parts = [p for p in name.split("/") if p != "real_time" and not p.startswith("threads:")]
+            parts = base_name(name).split("/")
             record = {"name": name, "threads": run["threads"], "error": None}
             if entry.get("error_occurred"):
                 record["error"] = entry.get("error_message", "error")
@@ -78,7 +84,18 @@ def benchmark_records(speed):
                 continue
             if record["error"] is None:
                 record["seconds"] = seconds(entry, "real_time")
+                record["cpu_seconds"] = seconds(entry, "cpu_time")
                 record["gflops"] = entry.get("GFLOPS")
+                # At 1 thread the process's CPU time is the time the work had a core: on a shared
+                # machine it stays put while wall time grows with the load. More threads: wall.
+                if (record["kind"] in ("execute", "prepare") and record["threads"] == 1
+                        and record["cpu_seconds"] > 0):
+                    record["rate_seconds"] = record["cpu_seconds"]
+                else:
+                    record["rate_seconds"] = record["seconds"]
+                if record["gflops"]:
+                    record["rate_gflops"] = (record["gflops"] * record["seconds"]
+                                             / record["rate_seconds"])
             records.append(record)
     return records
 
@@ -132,8 +149,8 @@ def plot_sweep(records, dtype, threads_list, peaks):
         lines = collections.defaultdict(list)
         for r in records:
             if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
-                    and shape_kind(r["shape"]) == "square" and r.get("gflops")):
-                lines[r["impl"]].append((int(r["shape"].split("x")[0]), r["gflops"]))
+                    and shape_kind(r["shape"]) == "square" and r.get("rate_gflops")):
+                lines[r["impl"]].append((int(r["shape"].split("x")[0]), r["rate_gflops"]))
         for impl in sorted(lines, key=lambda i: (i in BASELINES, i)):
             points = sorted(lines[impl])
             ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
@@ -146,7 +163,9 @@ def plot_sweep(records, dtype, threads_list, peaks):
                     color="grey")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("M = K = N")
-        ax.set_title(f"{dtype}, {threads} thread{'s' if threads > 1 else ''}", fontsize=10)
+        clock = "CPU time" if threads == 1 else "wall time"
+        ax.set_title(f"{dtype}, {threads} thread{'s' if threads > 1 else ''} ({clock})",
+                     fontsize=10)
         ax.grid(True, alpha=0.3)
         if lines:
             ax.legend(fontsize=7)
@@ -156,7 +175,7 @@ def plot_sweep(records, dtype, threads_list, peaks):
 
 def plot_tiny(records, threads):
     tiny = [r for r in records if r["kind"] == "execute" and shape_kind(r["shape"]) == "tiny"
-            and r["threads"] == threads and r.get("seconds")]
+            and r["threads"] == threads and r.get("rate_seconds")]
     shapes = sorted({r["shape"] for r in tiny})
     dtypes = [d for d in DTYPE_ORDER if any(r["dtype"] == d for r in tiny)]
     if not shapes:
@@ -173,7 +192,7 @@ def plot_tiny(records, threads):
                 for r in tiny:
                     if r["shape"] == shape and r["impl"] == impl and r["dtype"] == dtype:
                         xs.append(j + i * width)
-                        ys.append(r["seconds"] * 1e9)
+                        ys.append(r["rate_seconds"] * 1e9)
             if xs:
                 ax.bar(xs, ys, width=width, label=impl_label(impl), color=impl_colour(impl),
                        hatch="//" if impl in BASELINES else None, edgecolor="white")
@@ -184,7 +203,8 @@ def plot_tiny(records, threads):
         ax.set_title(shape, fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    return Plot(f"tiny shapes: time per call, {threads} thread{'s' if threads > 1 else ''}",
+    return Plot(f"tiny shapes: time per call, {threads} thread{'s' if threads > 1 else ''} "
+                f"({'CPU' if threads == 1 else 'wall'} time)",
                 figure_png(fig), series)
 
 
@@ -193,7 +213,7 @@ def plot_scaling(records, threads_list):
         return Plot("thread scaling", "", 0)
     low, high = threads_list[0], threads_list[-1]
     by_key = {(r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in records
-              if r["kind"] == "execute" and r.get("gflops")}
+              if r["kind"] == "execute" and r.get("rate_gflops")}
     dtypes = [d for d in DTYPE_ORDER if any(k[1] == d for k in by_key)]
     fig, axes = plt.subplots(1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False,
                              sharey=True)
@@ -205,7 +225,7 @@ def plot_scaling(records, threads_list):
                 continue
             base = by_key.get((impl, d, shape, low))
             if base:
-                lines[impl].append((int(shape.split("x")[0]), r["gflops"] / base["gflops"]))
+                lines[impl].append((int(shape.split("x")[0]), r["rate_gflops"] / base["rate_gflops"]))
         for impl in sorted(lines, key=lambda i: (i in BASELINES, i)):
             points = sorted(lines[impl])
             ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
@@ -342,8 +362,8 @@ def derive(report):
              and r.get("gflops")}
     for r in records:
         peak = peaks.get((r["dtype"], r["threads"]))
-        if r["kind"] == "execute" and r.get("gflops") and peak:
-            r["percent_of_peak"] = 100.0 * r["gflops"] / peak["gflops"]
+        if r["kind"] == "execute" and r.get("rate_gflops") and peak:
+            r["percent_of_peak"] = 100.0 * r["rate_gflops"] / peak["gflops"]
     backends = [b["name"] for b in report.get("machine", {}).get("backends", [])]
     dtypes = [d for d in DTYPE_ORDER if any(r["dtype"] == d and r["kind"] == "execute"
                                             for r in records)]
@@ -359,9 +379,9 @@ def derive(report):
                 for r in records:
                     if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
                             and r["impl"] in backends and shape_kind(r["shape"]) == "square"
-                            and r.get("gflops")
+                            and r.get("rate_gflops")
                             and low <= int(r["shape"].split("x")[0]) <= high):
-                        totals[r["impl"]].append(r["gflops"])
+                        totals[r["impl"]].append(r["rate_gflops"])
                 if not totals:
                     continue
                 # Geometric mean over the sizes every candidate ran.
@@ -375,8 +395,8 @@ def derive(report):
             tiny = {}
             for r in records:
                 if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
-                        and r["impl"] in backends and r["shape"] == "tiny_3x4x3" and r.get("seconds")):
-                    tiny[r["impl"]] = r["seconds"]
+                        and r["impl"] in backends and r["shape"] == "tiny_3x4x3" and r.get("rate_seconds")):
+                    tiny[r["impl"]] = r["rate_seconds"]
             if tiny:
                 best = min(tiny, key=tiny.get)
                 fastest.append({"dtype": dtype, "threads": threads, "sizes": "tiny 3x4x3 (per call)",
@@ -559,10 +579,11 @@ def speed_tables(derived):
                         row.append(("ERROR", r["error"]))
                     else:
                         pct = r.get("percent_of_peak")
-                        row.append(f"{fmt_num(r['gflops'])}" + (f" ({pct:.0f} %)" if pct else ""))
+                        row.append(f"{fmt_num(r['rate_gflops'])}" + (f" ({pct:.0f} %)" if pct else "")
+                                   + (f", wall {fmt_num(r['gflops'])}" if t == 1 else ""))
             rows.append(row)
         tables.append((f"{dtype}: GFLOP/s (percent of this machine's measured {dtype} peak at the "
-                       f"same thread count)", header, rows))
+                       f"same thread count); 1 thread: by CPU time, then by wall time", header, rows))
     # Tiny shapes and creation (Prepare) against execution, one table.
     rows = []
     by_key = {(r["kind"], r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in records}
@@ -573,10 +594,10 @@ def speed_tables(derived):
     for impl, dtype, shape in prepares:
         prepare = by_key[("prepare", impl, dtype, shape, 1)]
         execute = by_key.get(("execute", impl, dtype, shape, 1))
-        ratio = (prepare["seconds"] / execute["seconds"]
-                 if execute and execute.get("seconds") else None)
-        rows.append([impl_label(impl), dtype, shape, fmt_time(prepare["seconds"]),
-                     fmt_time(execute["seconds"]) if execute and execute.get("seconds") else "–",
+        ratio = (prepare["rate_seconds"] / execute["rate_seconds"]
+                 if execute and execute.get("rate_seconds") else None)
+        rows.append([impl_label(impl), dtype, shape, fmt_time(prepare["rate_seconds"]),
+                     fmt_time(execute["rate_seconds"]) if execute and execute.get("rate_seconds") else "–",
                      fmt_num(ratio)])
     tables.append(("Creation (Prepare, fresh backend, nothing cached) against one Execute, 1 thread",
                    ["implementation", "dtype", "shape", "Prepare", "Execute", "Prepare / Execute"],
@@ -585,9 +606,9 @@ def speed_tables(derived):
     for r in sorted((r for r in records if r["kind"] == "execute"
                      and shape_kind(r["shape"]) == "tiny" and not r["error"]),
                     key=lambda r: (DTYPE_ORDER.index(r["dtype"]), r["shape"], r["threads"],
-                                   r["seconds"])):
+                                   r["rate_seconds"])):
         rows.append([r["dtype"], r["shape"], str(r["threads"]), impl_label(r["impl"]),
-                     fmt_time(r["seconds"])])
+                     fmt_time(r["rate_seconds"])])
     tables.append(("Tiny shapes: time per call", ["dtype", "shape", "threads", "implementation",
                                                   "time per call"], rows))
     return tables
@@ -744,11 +765,14 @@ def render(report):
     speed_html.append(
         f'<p class="note">Google Benchmark (mm-bench, <code>--mm_set={settings.get("set")}</code>, '
         f'min time {settings.get("min_time")} s, {settings.get("repetitions")} repetition(s), the '
-        "median when more than one); execute benchmarks in wall time, with OMP_NUM_THREADS = "
-        f"{', '.join(map(str, threads_list))}. Dashed lines are the bare libraries (baselines). "
-        "GFLOP/s = 2·batch·M·N·K per second. Percent of peak: against the peak/&lt;dtype&gt; "
-        "microbenchmark at the same thread count, measured in CPU time (so a busy machine lowers "
-        "the matmul figures but not the peak: see the load average in Machine).</p>")
+        "median when more than one), with OMP_NUM_THREADS = "
+        f"{', '.join(map(str, threads_list))}. GFLOP/s = 2·batch·M·N·K per second. At 1 thread "
+        "every figure is per second of the process's CPU time: the time the work had a core, "
+        "which a busy machine does not change (wall-time figures are in compare.json and the "
+        "tables); at more threads, per second of wall time, which other work on the machine "
+        "lowers (see the load average in Machine). Dashed lines are the bare libraries "
+        "(baselines), in their backend's colour. Percent of peak: against the peak/&lt;dtype&gt; "
+        "microbenchmark at the same thread count (CPU time).</p>")
     for dtype in derived["dtypes"]:
         plot = plot_sweep(derived["records"], dtype, threads_list, derived["peaks"])
         speed_html.append(plot_html(plot, f"plot-sweep-{dtype}"))

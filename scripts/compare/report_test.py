@@ -99,7 +99,7 @@ def synthetic_report(verdict="PASS"):
     benchmarks = [
         bench_entry("peak/float/threads:1", 1000, 100.0, label="avx512f vfmadd zmm (f32)"),
         bench_entry("matmul/alpha/float/64x64x64/real_time", 10000, 50.0),
-        bench_entry("matmul/alpha/float/128x128x128/real_time", 60000, 70.0),
+        bench_entry("matmul/alpha/float/128x128x128/process_time/real_time", 60000, 70.0),
         bench_entry("matmul/beta/float/64x64x64/real_time", 20000, 25.0),
         bench_entry("matmul/beta/float/128x128x128/real_time", 100000, 40.0),
         bench_entry("raw_onednn/float/64x64x64/real_time", 9000, 55.0),
@@ -166,6 +166,18 @@ class RenderTest(unittest.TestCase):
         alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
             "matmul/alpha/float/128x128x128")][0]
         self.assertAlmostEqual(alpha_128["percent_of_peak"], 70.0)
+
+    def test_one_thread_figures_count_cpu_time(self):
+        # A machine busy with other work doubles the wall time, not the CPU time: the 1-thread
+        # figure is the CPU-time rate.
+        report = synthetic_report()
+        entry = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"][2]
+        entry["real_time"], entry["GFLOPS"] = 120000, 35.0
+        _, _, derived = render.render(report)
+        alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
+            "matmul/alpha/float/128x128x128")][0]
+        self.assertAlmostEqual(alpha_128["rate_gflops"], 70.0)
+        self.assertAlmostEqual(alpha_128["gflops"], 35.0)
 
     def test_rendered_page_passes_the_browser_check(self):
         html_text, _, _ = render.render(synthetic_report("FAIL"))
