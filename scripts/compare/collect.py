@@ -24,8 +24,10 @@ import time
 # Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
 # mode. The full mode reports the median of 3 (the machine is shared and noisy).
 MODES = {
-    "quick": {"set": "quick", "min_time": 0.01, "repetitions": 1, "fuzz_seconds": 5},
-    "full": {"set": "full", "min_time": 0.03, "repetitions": 3, "fuzz_seconds": 60},
+    "quick": {"set": "quick", "min_time": 0.01, "repetitions": 1, "fuzz_seconds": 5,
+              "fuzz_cases": 2000},
+    "full": {"set": "full", "min_time": 0.03, "repetitions": 3, "fuzz_seconds": 60,
+             "fuzz_cases": 1000000},
 }
 
 
@@ -149,8 +151,8 @@ def accuracy(bin_dir, work, mode, tool_args):
     if not fuzz.exists():
         return {"error": "mm-fuzz is not in this build: no accuracy data"}
     out = work / "fuzz.json"
-    command = [str(fuzz), "--json", str(out), "--seconds", str(MODES[mode]["fuzz_seconds"]),
-               *tool_args["fuzz"]]
+    command = [str(fuzz), "--quiet", "--json", str(out), "--time", str(MODES[mode]["fuzz_seconds"]),
+               "--cases", str(MODES[mode]["fuzz_cases"]), *tool_args["fuzz"]]
     start = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if not out.exists():

@@ -426,6 +426,11 @@ def derive(report):
         if r["error"]:
             problems.append(f"benchmark ERROR: {r['name']} ({r['threads']} threads): {r['error']}")
     accuracy = report.get("accuracy", {})
+    for f in (accuracy.get("report") or {}).get("findings", []) or []:
+        if isinstance(f, dict) and str(f.get("kind", "")).upper() in ("FAIL", "FAILURE", "ERROR"):
+            problems.append(f"fuzzer {f.get('kind')}: {f.get('backend')} {f.get('dtype')} "
+                            f"{f.get('minimal_a_shape')} x {f.get('minimal_b_shape')}: "
+                            f"{f.get('message', '')}")
     if accuracy.get("report") and accuracy.get("exit_code") not in (0, None):
         problems.append(f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy "
                         f"section)")
@@ -534,13 +539,49 @@ def conformance_tables(report):
     return tables
 
 
+def fuzz_tables(report):
+    """What mm-fuzz reports besides error figures: verdict counts per backend, and findings."""
+    fuzz = (report.get("accuracy", {}) or {}).get("report") or {}
+    tables = []
+    stats = fuzz.get("stats", {})
+    backends = stats.get("backends", {}) if isinstance(stats, dict) else {}
+    if isinstance(backends, dict) and backends:
+        verdicts = list(dict.fromkeys(v for counts in backends.values() for v in counts))
+        rows = [[name, *[str(counts.get(v, 0)) for v in verdicts]]
+                for name, counts in backends.items()]
+        tables.append((f"Differential fuzzer: results per backend over {stats.get('problems', '?')} "
+                       f"random problems ({fmt_num(stats.get('seconds'))} s; BOUND: within the "
+                       "K-aware error bound but outside ONNX's rtol/atol, IMPRECISE: the reverse)",
+                       ["backend", *verdicts], rows))
+    findings = fuzz.get("findings", [])
+    if isinstance(findings, list) and findings:
+        rows = []
+        for f in findings:
+            worst = f.get("worst") or {}
+            fraction = None
+            if isinstance(worst.get("abs_error"), (int, float)) and isinstance(
+                    worst.get("bound"), (int, float)) and worst["bound"] > 0:
+                fraction = worst["abs_error"] / worst["bound"]
+            rows.append([str(f.get("kind", "")), str(f.get("backend", "")), str(f.get("dtype", "")),
+                         f"{f.get('minimal_a_shape', f.get('a_shape'))} x "
+                         f"{f.get('minimal_b_shape', f.get('b_shape'))}",
+                         fmt_num(worst.get("abs_error")), fmt_num(worst.get("bound")),
+                         fmt_num(fraction), (str(f.get("message", ""))[:60] + "…",
+                                             f"{f.get('message', '')} Replay: {f.get('replay', '')}")])
+        tables.append(("Differential fuzzer: findings (minimal problems)",
+                       ["kind", "backend", "dtype", "shapes", "worst abs error", "bound",
+                        "error / bound", "message"], rows))
+    return tables
+
+
 def accuracy_table(derived, report):
     accuracy = report.get("accuracy", {})
     rows = [[r["backend"], r["dtype"], fmt_num(r["problems"]), fmt_num(r["worst_ulp"]),
              fmt_num(r["p99_ulp"]), fmt_num(r["worst_bound_fraction"]),
              fmt_num(r["p99_bound_fraction"])] for r in derived["accuracy_rows"]]
     if not rows:
-        why = accuracy.get("error") or "mm-fuzz reported no per-backend error figures"
+        why = accuracy.get("error") or ("mm-fuzz's report has no per-problem error figures (ULPs, "
+                                        "fraction of the bound, K): nothing to show here")
         rows = [["–", "–", "–", "–", "–", "–", why]]
     return ("Accuracy from the differential fuzzer (errors of the output type; bound: the K-aware "
             "error bound)", ["backend", "dtype", "problems", "worst ULP", "p99 ULP",
@@ -679,7 +720,7 @@ img.plot { max-width: 100%; border: 1px solid #ddd; }
 def cell_html(cell):
     if isinstance(cell, tuple):
         text, details = cell
-        css = "v-" + text.split()[0]
+        css = "v-" + (text.split() or [""])[0]
         return (f'<td><details><summary class="{html.escape(css)}">{html.escape(text)}</summary>'
                 f"<p>{html.escape(details)}</p></details></td>")
     css = f' class="v-{html.escape(cell.split()[0])}"' if cell in ("PASS", "no", "native") else ""
@@ -758,7 +799,9 @@ def render(report):
                                   "fraction of bound")):
         if points:
             acc_html.append(plot_html(plot_accuracy(points, what, ylabel), f"plot-accuracy-{what[:5]}"))
-    sections.append(("Accuracy", acc_html, [table_md(acc)]))
+    fuzz = fuzz_tables(report)
+    acc_html += [table_html(t, f"fuzz-{i}") for i, t in enumerate(fuzz)]
+    sections.append(("Accuracy", acc_html, [table_md(acc)] + [table_md(t) for t in fuzz]))
 
     speed_html, speed_md = [], []
     settings = report.get("speed", {}).get("settings", {})

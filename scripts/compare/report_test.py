@@ -186,6 +186,25 @@ class RenderTest(unittest.TestCase):
             path.write_text(html_text)
             self.assertEqual(browser_check.check(path), [])
 
+    def test_fuzzer_statistics_and_findings_without_error_figures(self):
+        # mm-fuzz's report as it stands: verdict counts per backend and findings, no per-problem
+        # ULPs. The section shows those, says what is missing, and a FAIL finding goes on top.
+        report = synthetic_report()
+        report["accuracy"] = {"exit_code": 1, "report": {
+            "stats": {"problems": 500, "seconds": 5.0, "backends": {
+                "alpha": {"PASS": 480, "FAIL": 0, "BOUND": 20},
+                "beta": {"PASS": 499, "FAIL": 1, "BOUND": 0}}},
+            "findings": [{"kind": "FAIL", "backend": "beta", "dtype": "bfloat16",
+                          "minimal_a_shape": [1, 2], "minimal_b_shape": [2, 1],
+                          "message": "outside the bound", "replay": "mm-fuzz --seed 1",
+                          "worst": {"abs_error": 0.5, "bound": 0.25}}]}}
+        html_text, markdown, derived = render.render(report)
+        self.assertIn("| beta | 499 | 1 | 0 |", markdown)
+        self.assertIn("| FAIL | beta | bfloat16 | [1, 2] x [2, 1] | 0.5 | 0.25 | 2 |", markdown)
+        self.assertIn("no per-problem error figures", markdown)
+        self.assertTrue(any(p.startswith("fuzzer FAIL: beta bfloat16") for p in derived["problems"]))
+        self.assertLess(html_text.index("fuzzer FAIL"), html_text.index("<table"))
+
     def test_json_of_derived_tables_is_serialisable(self):
         _, _, derived = render.render(synthetic_report())
         self.assertIn("fastest", json.loads(json.dumps(derived)))
