@@ -603,16 +603,19 @@ def speed_tables(derived):
         shapes = sorted({r["shape"] for r in records if r["kind"] == "execute"
                          and r["dtype"] == dtype and shape_kind(r["shape"]) != "tiny"},
                         key=shape_sort_key)
-        header = ["shape"]
-        for t in derived["threads"]:
-            header += [f"{impl_label(i)} ({t}t)" for i in impls]
         by_key = {(r["impl"], r["shape"], r["threads"]): r for r in records
                   if r["kind"] == "execute" and r["dtype"] == dtype}
+        # Columns: the implementations measured at each thread count.
+        columns = {t: [i for i in impls if any(k[0] == i and k[2] == t for k in by_key)]
+                   for t in derived["threads"]}
+        header = ["shape"]
+        for t in derived["threads"]:
+            header += [f"{impl_label(i)} ({t}t)" for i in columns[t]]
         rows = []
         for shape in shapes:
             row = [shape]
             for t in derived["threads"]:
-                for impl in impls:
+                for impl in columns[t]:
                     r = by_key.get((impl, shape, t))
                     if r is None:
                         row.append("–")
