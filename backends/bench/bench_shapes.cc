@@ -60,6 +60,12 @@ std::span<const BenchShape> Shapes(ShapeSet set) {
                                  : std::span<const BenchShape>(kFull);
 }
 
+bool Benchmarked(const BenchShape& shape, DType dtype) {
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, shape.a_dims, shape.b_dims}).value();
+  const bool huge = MatMulFlops(plan) >= 2.0 * 2048 * 2048 * 2048;
+  return !huge || dtype == DType::kFloat || dtype == DType::kBFloat16;
+}
+
 std::span<const DType> BenchDTypes(ShapeSet set) {
   static constexpr DType kQuick[] = {DType::kFloat, DType::kBFloat16, DType::kDouble,
                                      DType::kInt32};

@@ -49,6 +49,11 @@ struct BenchShape {
 // batched 64^3, 8 batched 128 x 256 x 64, a two-sided batch broadcast, and two tiny shapes.
 std::span<const BenchShape> Shapes(ShapeSet set);
 
+// Whether `shape` is benchmarked in `dtype`. Everything is, except the largest square (2048^3,
+// 17 GFLOP) outside float and bfloat16: in double and the integer types one product takes 0.3 to
+// 2 s, and those alone took half of the full report's 10-minute budget.
+bool Benchmarked(const BenchShape& shape, DType dtype);
+
 // The dtypes benchmarked in `set`: float, bfloat16, double, int32 (quick and full), float16 and
 // int64 (full). A backend gets only those its Supports() accepts.
 std::span<const DType> BenchDTypes(ShapeSet set);

@@ -116,6 +116,7 @@ void RegisterBackends(ShapeSet set) {
     for (DType dtype : BenchDTypes(set)) {
       for (const BenchShape& shape : Shapes(set)) {
         if (name == "reference" && shape.Large()) continue;
+        if (!Benchmarked(shape, dtype)) continue;
         if (!(*backend)->Supports({dtype, shape.a_dims, shape.b_dims}).supported()) continue;
         const std::string suffix = name + "/" + std::string(DTypeName(dtype)) + "/" + shape.name;
         benchmark::RegisterBenchmark(("matmul/" + suffix).c_str(),

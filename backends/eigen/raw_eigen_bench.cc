@@ -89,6 +89,7 @@ void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) 
 void RegisterRawEigen(ShapeSet set) {
   for (DType dtype : BenchDTypes(set)) {
     for (const BenchShape& shape : Shapes(set)) {
+      if (!Benchmarked(shape, dtype)) continue;
       const std::string name = "raw_eigen/" + std::string(DTypeName(dtype)) + "/" + shape.name;
       benchmark::internal::Benchmark* bench = nullptr;
       switch (dtype) {

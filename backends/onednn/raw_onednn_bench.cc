@@ -101,6 +101,7 @@ void RegisterRawOneDnn(ShapeSet set) {
   for (DType dtype : BenchDTypes(set)) {
     if (dtype != DType::kFloat && dtype != DType::kBFloat16) continue;
     for (const BenchShape& shape : Shapes(set)) {
+      if (!Benchmarked(shape, dtype)) continue;
       const std::string suffix = "raw_onednn/" + std::string(DTypeName(dtype)) + "/" + shape.name;
       benchmark::RegisterBenchmark(suffix.c_str(), [dtype, &shape](benchmark::State& state) {
         RunRawOneDnn(state, dtype, shape);
