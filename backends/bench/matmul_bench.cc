@@ -156,6 +156,7 @@ nlohmann::json Describe() {
       backends.push_back(entry);
       continue;
     }
+    entry["runs_on"] = (*backend)->RunsOn();
     // Support is asked for a plain 2-D problem; a backend may still refuse particular shapes.
     for (DType dtype : kAllDTypes) {
       const Support support = (*backend)->Supports({dtype, {64, 64}, {64, 64}});

@@ -462,9 +462,14 @@ def machine_table(report):
                                                           if m.get("git_dirty") else "")],
         ["kernel", m.get("kernel", "?")],
     ]
+    conformance_machine = report.get("conformance", {}).get("machine") or {}
+    if conformance_machine.get("compiler"):
+        rows.append(["compiler (what built mm)", conformance_machine["compiler"]])
     for backend in m.get("backends", []):
         name = backend["name"]
-        if name == "onednn" and onednn:
+        if backend.get("runs_on"):
+            runs = backend["runs_on"]  # The backend's own RunsOn().
+        elif name == "onednn" and onednn:
             runs = (f"oneDNN {onednn.get('version')}, ISA {onednn.get('effective_isa')}; matmul "
                     + ", ".join(f"{d}: {impl}" for d, impl in onednn.get("matmul_impl", {}).items()))
         elif name == "eigen" and eigen:
@@ -472,6 +477,13 @@ def machine_table(report):
         else:
             runs = backend.get("description", "")
         rows.append([f"backend {name} runs on", runs])
+    if onednn:
+        rows.append(["oneDNN (mm-bench's own probe, 256^3)",
+                     f"{onednn.get('version')}, ISA {onednn.get('effective_isa')}; matmul "
+                     + ", ".join(f"{d}: {impl}" for d, impl in onednn.get("matmul_impl", {}).items())])
+    if eigen:
+        rows.append(["Eigen (as compiled into mm)",
+                     f"{eigen.get('version')}, SIMD: {eigen.get('simd')}"])
     for package, version in m.get("packages", {}).items():
         rows.append([f"package {package}", version or "not installed"])
     return ("Machine", ["", ""], rows)
