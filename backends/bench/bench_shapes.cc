@@ -24,9 +24,9 @@ std::vector<BenchShape> AllShapes() {
   // remainders on the second. The quick set keeps a few that show both and the curve's rise.
   for (std::int64_t power = 8; power <= 2048; power *= 2) {
     if (power <= 1024) shapes.push_back(Square(power - 1, power == 128, false));
-    shapes.push_back(Square(power, power == 8 || power == 64 || power == 128 || power == 256 ||
-                                       power == 512,
-                            power == 8 || power == 128 || power == 1024));
+    shapes.push_back(
+        Square(power, power == 8 || power == 64 || power == 128 || power == 256 || power == 512,
+               power == 8 || power == 128 || power == 1024));
     if (power <= 1024) shapes.push_back(Square(power + 1, false, false));
   }
   shapes.push_back({"64b_64x64x64", {64, 64, 64}, {64, 64, 64}, ShapeKind::kBatched, true, true});
@@ -69,7 +69,7 @@ bool Benchmarked(const BenchShape& shape, DType dtype) {
 std::span<const DType> BenchDTypes(ShapeSet set) {
   static constexpr DType kQuick[] = {DType::kFloat, DType::kBFloat16, DType::kDouble,
                                      DType::kInt32};
-  static constexpr DType kFull[] = {DType::kFloat, DType::kBFloat16, DType::kFloat16,
+  static constexpr DType kFull[] = {DType::kFloat,  DType::kBFloat16, DType::kFloat16,
                                     DType::kDouble, DType::kInt32,    DType::kInt64};
   return set == ShapeSet::kQuick ? std::span<const DType>(kQuick) : std::span<const DType>(kFull);
 }

@@ -163,8 +163,7 @@ nlohmann::json Describe() {
       const char* level = support.level == Support::Level::kNative         ? "native"
                           : support.level == Support::Level::kByConversion ? "conversion"
                                                                            : "no";
-      entry["supports"][std::string(DTypeName(dtype))] = {{"level", level},
-                                                          {"note", support.note}};
+      entry["supports"][std::string(DTypeName(dtype))] = {{"level", level}, {"note", support.note}};
     }
     backends.push_back(entry);
   }

@@ -11,8 +11,8 @@
 //   int32, int64    multiply low + add (there is no integer FMA): AVX-512 (int64: AVX512DQ),
 //                   else AVX2 (int32), else scalar.
 // Timed in CPU time, unlike the matmul benchmarks (real time): the peak is what the cores can do,
-// whatever else runs. The label names the instructions used. A flop here is one multiply or one add, as in GFLOPS of
-// matmul/ (2 per multiply-add).
+// whatever else runs. The label names the instructions used. A flop here is one multiply or one
+// add, as in GFLOPS of matmul/ (2 per multiply-add).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -25,7 +25,7 @@
 namespace mm::bench {
 namespace {
 
-constexpr int kChains = 12;          // Independent accumulators: latency 4-5 x 2 ports, and some.
+constexpr int kChains = 12;  // Independent accumulators: latency 4-5 x 2 ports, and some.
 constexpr std::int64_t kRounds = 4096;  // Rounds of kChains instructions per benchmark iteration.
 
 // One kernel: does kRounds rounds and returns something derived from every accumulator, so the
@@ -36,14 +36,14 @@ struct Kernel {
   double (*run)();
 };
 
-#define MM_PEAK_LOOP(VEC, INIT, STEP, REDUCE)      \
-  VEC acc[kChains];                                 \
-  _Pragma("GCC unroll 12") for (int c = 0; c < kChains; ++c) acc[c] = INIT; \
-  for (std::int64_t r = 0; r < kRounds; ++r) {      \
+#define MM_PEAK_LOOP(VEC, INIT, STEP, REDUCE)                                 \
+  VEC acc[kChains];                                                           \
+  _Pragma("GCC unroll 12") for (int c = 0; c < kChains; ++c) acc[c] = INIT;   \
+  for (std::int64_t r = 0; r < kRounds; ++r) {                                \
     _Pragma("GCC unroll 12") for (int c = 0; c < kChains; ++c) acc[c] = STEP; \
-  }                                                 \
-  double sum = 0;                                   \
-  for (int c = 0; c < kChains; ++c) sum += REDUCE;  \
+  }                                                                           \
+  double sum = 0;                                                             \
+  for (int c = 0; c < kChains; ++c) sum += REDUCE;                            \
   return sum;
 
 // Sums of every lane, so that no lane's work can be dropped as unused.
@@ -101,52 +101,43 @@ double Sum(__m128d v) {
 
 __attribute__((target("avx512f"))) double F32Avx512() {
   const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-6f);
-  MM_PEAK_LOOP(__m512, _mm512_set1_ps(0.5f + c), _mm512_fmadd_ps(acc[c], mul, add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m512, _mm512_set1_ps(0.5f + c), _mm512_fmadd_ps(acc[c], mul, add), Sum(acc[c]))
 }
 __attribute__((target("avx2,fma"))) double F32Avx2() {
   const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-6f);
-  MM_PEAK_LOOP(__m256, _mm256_set1_ps(0.5f + c), _mm256_fmadd_ps(acc[c], mul, add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m256, _mm256_set1_ps(0.5f + c), _mm256_fmadd_ps(acc[c], mul, add), Sum(acc[c]))
 }
 double F32Sse2() {
   const __m128 mul = _mm_set1_ps(0.999999f), add = _mm_set1_ps(1e-6f);
-  MM_PEAK_LOOP(__m128, _mm_set1_ps(0.5f + c), _mm_add_ps(_mm_mul_ps(acc[c], mul), add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m128, _mm_set1_ps(0.5f + c), _mm_add_ps(_mm_mul_ps(acc[c], mul), add), Sum(acc[c]))
 }
 __attribute__((target("avx512f"))) double F64Avx512() {
   const __m512d mul = _mm512_set1_pd(0.999999), add = _mm512_set1_pd(1e-6);
-  MM_PEAK_LOOP(__m512d, _mm512_set1_pd(0.5 + c), _mm512_fmadd_pd(acc[c], mul, add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m512d, _mm512_set1_pd(0.5 + c), _mm512_fmadd_pd(acc[c], mul, add), Sum(acc[c]))
 }
 __attribute__((target("avx2,fma"))) double F64Avx2() {
   const __m256d mul = _mm256_set1_pd(0.999999), add = _mm256_set1_pd(1e-6);
-  MM_PEAK_LOOP(__m256d, _mm256_set1_pd(0.5 + c), _mm256_fmadd_pd(acc[c], mul, add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m256d, _mm256_set1_pd(0.5 + c), _mm256_fmadd_pd(acc[c], mul, add), Sum(acc[c]))
 }
 double F64Sse2() {
   const __m128d mul = _mm_set1_pd(0.999999), add = _mm_set1_pd(1e-6);
-  MM_PEAK_LOOP(__m128d, _mm_set1_pd(0.5 + c), _mm_add_pd(_mm_mul_pd(acc[c], mul), add),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m128d, _mm_set1_pd(0.5 + c), _mm_add_pd(_mm_mul_pd(acc[c], mul), add), Sum(acc[c]))
 }
 __attribute__((target("avx512f,avx512bf16"))) double Bf16Avx512() {
   // Pairs of bfloat16 near 1 and 1e-6: the float32 accumulators grow slowly, never overflow.
   const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
   const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
-  MM_PEAK_LOOP(__m512, _mm512_set1_ps(0.5f + c), _mm512_dpbf16_ps(acc[c], x, y),
-               Sum(acc[c]))
+  MM_PEAK_LOOP(__m512, _mm512_set1_ps(0.5f + c), _mm512_dpbf16_ps(acc[c], x, y), Sum(acc[c]))
 }
 __attribute__((target("avx512f"))) double I32Avx512() {
   const __m512i mul = _mm512_set1_epi32(3), add = _mm512_set1_epi32(1);
   MM_PEAK_LOOP(__m512i, _mm512_set1_epi32(c),
-               _mm512_add_epi32(_mm512_mullo_epi32(acc[c], mul), add),
-               Sum(acc[c]))
+               _mm512_add_epi32(_mm512_mullo_epi32(acc[c], mul), add), Sum(acc[c]))
 }
 __attribute__((target("avx2"))) double I32Avx2() {
   const __m256i mul = _mm256_set1_epi32(3), add = _mm256_set1_epi32(1);
   MM_PEAK_LOOP(__m256i, _mm256_set1_epi32(c),
-               _mm256_add_epi32(_mm256_mullo_epi32(acc[c], mul), add),
-               Sum(acc[c]))
+               _mm256_add_epi32(_mm256_mullo_epi32(acc[c], mul), add), Sum(acc[c]))
 }
 double I32Scalar() {
   // Unsigned: wrapping is defined; the same instructions as int32.
@@ -156,8 +147,7 @@ double I32Scalar() {
 __attribute__((target("avx512f,avx512dq"))) double I64Avx512() {
   const __m512i mul = _mm512_set1_epi64(3), add = _mm512_set1_epi64(1);
   MM_PEAK_LOOP(__m512i, _mm512_set1_epi64(c),
-               _mm512_add_epi64(_mm512_mullo_epi64(acc[c], mul), add),
-               Sum(acc[c]))
+               _mm512_add_epi64(_mm512_mullo_epi64(acc[c], mul), add), Sum(acc[c]))
 }
 double I64Scalar() {
   MM_PEAK_LOOP(std::uint64_t, static_cast<std::uint64_t>(c), acc[c] * 3u + 1u,
@@ -172,7 +162,8 @@ constexpr double Flops(int lanes, int flops_per_lane) {
 
 Kernel FloatKernel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"avx512f vfmadd zmm (f32)", Flops(16, 2), F32Avx512};
+  if (__builtin_cpu_supports("avx512f"))
+    return {"avx512f vfmadd zmm (f32)", Flops(16, 2), F32Avx512};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     return {"avx2 vfmadd ymm (f32)", Flops(8, 2), F32Avx2};
   }
@@ -186,7 +177,8 @@ Kernel PeakKernel(DType dtype) {
   switch (dtype) {
     case DType::kDouble:
       if (avx512) return {"avx512f vfmadd zmm (f64)", Flops(8, 2), F64Avx512};
-      if (avx2 && __builtin_cpu_supports("fma")) return {"avx2 vfmadd ymm (f64)", Flops(4, 2), F64Avx2};
+      if (avx2 && __builtin_cpu_supports("fma"))
+        return {"avx2 vfmadd ymm (f64)", Flops(4, 2), F64Avx2};
       return {"sse2 mulpd+addpd (f64)", Flops(2, 2), F64Sse2};
     case DType::kBFloat16:
       if (avx512 && __builtin_cpu_supports("avx512bf16")) {
@@ -223,10 +215,9 @@ void RunPeak(benchmark::State& state, DType dtype) {
 void RegisterPeaks(ShapeSet set) {
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   for (DType dtype : BenchDTypes(set)) {
-    auto* bench = benchmark::RegisterBenchmark(("peak/" + std::string(DTypeName(dtype))).c_str(),
-                                               [dtype](benchmark::State& state) {
-                                                 RunPeak(state, dtype);
-                                               });
+    auto* bench =
+        benchmark::RegisterBenchmark(("peak/" + std::string(DTypeName(dtype))).c_str(),
+                                     [dtype](benchmark::State& state) { RunPeak(state, dtype); });
     bench->Threads(1);
     if (cpus > 1) bench->Threads(cpus);
   }

@@ -112,7 +112,8 @@ void RegisterRawEigen(ShapeSet set) {
           if (set == ShapeSet::kFull && !shape.Large() && shape.kind != ShapeKind::kSquare) {
             benchmark::RegisterBenchmark(("raw_eigen_native/bfloat16/" + shape.name).c_str(),
                                          RawEigen<bfloat16>, shape)
-                ->UseRealTime()->MeasureProcessCPUTime();
+                ->UseRealTime()
+                ->MeasureProcessCPUTime();
           }
           break;
         default:
@@ -124,10 +125,11 @@ void RegisterRawEigen(ShapeSet set) {
 }
 
 nlohmann::json DescribeEigen() {
-  return {{"version", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
-                          "." + std::to_string(EIGEN_MINOR_VERSION)},
-          {"simd", Eigen::SimdInstructionSetsInUse()},
-          {"eigen_threads", Eigen::nbThreads()}};
+  return {
+      {"version", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
+                      "." + std::to_string(EIGEN_MINOR_VERSION)},
+      {"simd", Eigen::SimdInstructionSetsInUse()},
+      {"eigen_threads", Eigen::nbThreads()}};
 }
 
 [[maybe_unused]] const bool kRegistered =

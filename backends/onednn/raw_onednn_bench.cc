@@ -2,12 +2,12 @@
 // (C++ API, primitive and memory objects created once, execute + wait in the loop), over the same
 // shapes and inputs as matmul/<backend>/...: the speed the oneDNN backend must match.
 // prepare/raw_onednn/<dtype>/<shape>: creating that primitive (descriptor, primitive descriptor,
-// primitive), the bare cost behind prepare/onednn/... (mm-bench turns oneDNN's primitive cache off).
-// Also describes oneDNN for `mm-bench --mm_describe`: version, ISA, implementation per dtype.
+// primitive), the bare cost behind prepare/onednn/... (mm-bench turns oneDNN's primitive cache
+// off). Also describes oneDNN for `mm-bench --mm_describe`: version, ISA, implementation per dtype.
 #include <benchmark/benchmark.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -44,8 +44,8 @@ RawProblem MakeProblem(const MatMulPlan& plan, DType dtype) {
 
 dnnl::matmul::primitive_desc MakePrimitiveDesc(const RawProblem& problem,
                                                const dnnl::engine& engine) {
-  return dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(problem.src, problem.weights, problem.dst), engine);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(problem.src, problem.weights, problem.dst),
+                                      engine);
 }
 
 void RunRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& shape) {
@@ -103,14 +103,15 @@ void RegisterRawOneDnn(ShapeSet set) {
     for (const BenchShape& shape : Shapes(set)) {
       if (!Benchmarked(shape, dtype)) continue;
       const std::string suffix = "raw_onednn/" + std::string(DTypeName(dtype)) + "/" + shape.name;
-      benchmark::RegisterBenchmark(suffix.c_str(), [dtype, &shape](benchmark::State& state) {
-        RunRawOneDnn(state, dtype, shape);
-      })->UseRealTime()->MeasureProcessCPUTime();
+      benchmark::RegisterBenchmark(
+          suffix.c_str(),
+          [dtype, &shape](benchmark::State& state) { RunRawOneDnn(state, dtype, shape); })
+          ->UseRealTime()
+          ->MeasureProcessCPUTime();
       if (shape.prepare) {
-        benchmark::RegisterBenchmark(("prepare/" + suffix).c_str(),
-                                     [dtype, &shape](benchmark::State& state) {
-                                       PrepareRawOneDnn(state, dtype, shape);
-                                     })
+        benchmark::RegisterBenchmark(
+            ("prepare/" + suffix).c_str(),
+            [dtype, &shape](benchmark::State& state) { PrepareRawOneDnn(state, dtype, shape); })
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
@@ -120,15 +121,24 @@ void RegisterRawOneDnn(ShapeSet set) {
 
 std::string IsaName(dnnl::cpu_isa isa) {
   switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "isa #" + std::to_string(static_cast<int>(isa));
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa #" + std::to_string(static_cast<int>(isa));
   }
 }
 
