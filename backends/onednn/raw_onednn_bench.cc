@@ -97,9 +97,23 @@ void PrepareRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& sh
   }
 }
 
+// Whether oneDNN has a matmul for `dtype` on this CPU (after ONEDNN_MAX_CPU_ISA): bfloat16 has
+// none without AVX-512, and a bare baseline that cannot exist is not registered (not an error).
+bool HasMatmul(DType dtype) {
+  try {
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const MatMulPlan plan = PlanMatMul({dtype, {16, 16}, {16, 16}}).value();
+    MakePrimitiveDesc(MakeProblem(plan, dtype), engine);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 void RegisterRawOneDnn(ShapeSet set) {
   for (DType dtype : BenchDTypes(set)) {
     if (dtype != DType::kFloat && dtype != DType::kBFloat16) continue;
+    if (!HasMatmul(dtype)) continue;
     for (const BenchShape& shape : Shapes(set)) {
       if (!Benchmarked(shape, dtype)) continue;
       const std::string suffix = "raw_onednn/" + std::string(DTypeName(dtype)) + "/" + shape.name;
