@@ -117,7 +117,8 @@ CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::st
                      const std::string& text, const std::string& help) {
   return app
       .add_option_function<std::vector<std::string>>(
-          name, [&list](const std::vector<std::string>& values) {
+          name,
+          [&list](const std::vector<std::string>& values) {
             for (const std::string& v : values) list.push_back(v);
           },
           help)
@@ -192,12 +193,13 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
       app->add_flag("--list", options.list,
                     "list cases (with source), skipped models and why, shadowed names, the "
                     "official corpus and the backends; runs nothing");
-  CLI::Option* list_tests = app->add_flag(
-      "--list-tests", options.list_tests,
-      "print \"CASE<TAB>BACKEND\" per test, for ctest registration; runs nothing");
+  CLI::Option* list_tests =
+      app->add_flag("--list-tests", options.list_tests,
+                    "print \"CASE<TAB>BACKEND\" per test, for ctest registration; runs nothing");
   list->excludes(list_tests);
-  app->add_option("--json", options.json, "write the JSON report (summary, results, official, "
-                                          "skipped)")
+  app->add_option("--json", options.json,
+                  "write the JSON report (summary, results, official, "
+                  "skipped)")
       ->option_text("FILE")
       ->check(cli::NonEmpty());
   app->add_option("--junit", options.junit,
