@@ -253,6 +253,10 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
   std::map<DType, std::int64_t> by_dtype;
   for (std::int64_t i = 0; i < options.cases; ++i) {
     if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
+    if (options.stop_after > 0 &&
+        static_cast<std::int64_t>(report.findings.size()) >= options.stop_after) {
+      break;
+    }
     const std::int64_t index = options.first + i;
     Problem problem = GenerateProblem(options.seed, index, options.generator);
     const DType dtype = problem.a.dtype();

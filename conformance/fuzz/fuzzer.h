@@ -43,6 +43,7 @@ struct FuzzOptions {
   bool shrink = true;
   double shrink_seconds = 2;       // Per finding.
   std::int64_t max_findings = 20;  // Further failures are counted, not shrunk or exported.
+  std::int64_t stop_after = 0;     // Stop after this many findings (0: run every problem).
   std::string export_dir;          // Where minimal failing problems go as node tests; "" = none.
   bool check_threads = false;      // Also run each problem at 1 thread and at all cores.
   bool require_deterministic = false;  // A thread-count difference is then a failure.

@@ -118,15 +118,16 @@ ShrinkResult Shrink(Backend& backend, const Tensor& a, const Tensor& b,
   bool progress = true;
   while (progress && !r.timed_out) {
     progress = false;
-    // Batch axes: drop a leading axis of extent 1, or keep one entry (first or last) of an axis.
+    // Batch axes: drop an axis of extent 1, or keep one entry (first or last) of an axis.
     for (bool on_a : {true, false}) {
       for (std::size_t axis = 0;; ++axis) {
         const Tensor& t = on_a ? r.a : r.b;
         if (t.dims().size() <= 2 || axis + 2 >= t.dims().size()) break;
         const std::int64_t e = t.dims()[axis];
         bool changed = false;
-        if (axis == 0 && e == 1) {
-          Dims d(t.dims().begin() + 1, t.dims().end());
+        if (e == 1) {  // Drop the axis (a leading one always plans; others when they broadcast).
+          Dims d = t.dims();
+          d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
           changed =
               on_a ? attempt(WithDims(r.a, d), Clone(r.b)) : attempt(Clone(r.a), WithDims(r.b, d));
         }
