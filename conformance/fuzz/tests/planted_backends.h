@@ -4,6 +4,7 @@
 #define MM_CONFORMANCE_FUZZ_TESTS_PLANTED_BACKENDS_H_
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct PlantedBug {
   std::string name;  // Backend name, e.g. "transposed_b".
   std::string why;   // For test names and messages.
 };
+
+// Test names and messages show the bug's name.
+inline void PrintTo(const PlantedBug& bug, std::ostream* os) { *os << bug.name; }
 
 // Every planted bug, in declaration order.
 const std::vector<PlantedBug>& PlantedBugs();
