@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 
+#include "conformance/poison.h"
 #include "conformance/write_guard.h"
+#include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
 
 namespace mm::conformance {
@@ -22,14 +24,34 @@ StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan
     if (!support.supported()) return std::optional<Tensor>();
     MM_ASSIGN_OR_RETURN(auto primitive, backend.Prepare(plan));
     if (implementation != nullptr) *implementation = primitive->implementation();
-    // Every backend, built-in or plugin, must write only Y.
-    MM_ASSIGN_OR_RETURN(Tensor y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view()));
+    // Every backend, built-in or plugin, must write only Y. Y starts poisoned; again over the
+    // second pattern when an element still holds the first, so an unwritten element cannot pass.
+    MM_ASSIGN_OR_RETURN(Tensor y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view(), 0));
+    if (HoldsPoison(y.view(), 0)) {
+      MM_ASSIGN_OR_RETURN(y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view(), 1));
+    }
     return std::optional<Tensor>(std::move(y));
   } catch (const std::exception& e) {
     return InternalError(std::string("backend threw an exception: ") + e.what());
   } catch (...) {
     return InternalError("backend threw a non-standard exception");
   }
+}
+
+// Both rules (ONNX's tolerance, the error bound of the backend's declared arithmetic; see
+// compare.h) on one result: sets its verdict, message, vs_expected and vs_bound.
+void JudgeNodeTestResult(const MatMulPlan& plan, const DataSet& set, const Tensor& actual,
+                         const Arithmetic& arithmetic, const Tolerance& tolerance, Result& r) {
+  auto bounds = NodeTestBounds(plan, set.a.view(), set.b.view(), set.y.view(), arithmetic);
+  Judgement j = Judge(actual.view(), set.y.view(),
+                      bounds.ok() ? *bounds : std::vector<ElementBound>{}, tolerance);
+  r.verdict = VerdictFromGrade(j.grade);
+  r.message = j.tolerance.Describe();
+  if (r.verdict != Verdict::kPass && IsFloat(plan.desc.dtype) && j.tolerance.mismatch.empty()) {
+    r.message += "; vs bound: " + j.bound.Describe();
+  }
+  r.vs_expected = std::move(j.tolerance);
+  r.vs_bound = std::move(j.bound);
 }
 
 std::string DescribeVsReference(const Comparison& c) {
@@ -41,8 +63,40 @@ std::string DescribeVsReference(const Comparison& c) {
 
 }  // namespace
 
+Verdict VerdictFromGrade(Grade grade) {
+  switch (grade) {
+    case Grade::kPass:
+      return Verdict::kPass;
+    case Grade::kBound:
+      return Verdict::kBound;
+    case Grade::kImprecise:
+      return Verdict::kImprecise;
+    case Grade::kFail:
+      break;
+  }
+  return Verdict::kFail;
+}
+
+bool FailsUnder(Verdict verdict, ToleranceRule rule) {
+  switch (verdict) {
+    case Verdict::kFail:
+    case Verdict::kError:
+      return true;
+    case Verdict::kBound:
+      return rule == ToleranceRule::kOnnx;
+    case Verdict::kImprecise:
+      return rule == ToleranceRule::kBound;
+    default:
+      return false;
+  }
+}
+
 std::string_view VerdictName(Verdict verdict) {
   switch (verdict) {
+    case Verdict::kBound:
+      return "BOUND";
+    case Verdict::kImprecise:
+      return "IMPRECISE";
     case Verdict::kPass:
       return "PASS";
     case Verdict::kFail:
@@ -62,12 +116,16 @@ Verdict WorseVerdict(Verdict a, Verdict b) {
         return 0;
       case Verdict::kUnsupported:
         return 1;
-      case Verdict::kFail:
+      case Verdict::kImprecise:
         return 2;
+      case Verdict::kBound:
+        return 3;
+      case Verdict::kFail:
+        return 4;
       case Verdict::kError:
         break;
     }
-    return 3;
+    return 5;
   };
   return rank(a) >= rank(b) ? a : b;
 }
@@ -79,8 +137,8 @@ std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
     BackendInfo info{name, registry.Description(name), {}};
     try {
       auto backend = registry.Create(name);
-      info.runs_on = backend.ok() ? (*backend)->RunsOn()
-                                  : "failed to start: " + backend.status().message();
+      info.runs_on =
+          backend.ok() ? (*backend)->RunsOn() : "failed to start: " + backend.status().message();
     } catch (const std::exception& e) {
       info.runs_on = std::string("failed to start: ") + e.what();
     }
@@ -205,10 +263,8 @@ std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry
         }
         if (support.level == Support::Level::kByConversion) r.support_note = support.note;
         const Tensor& actual = **y;
-        Comparison vs_expected = Compare(actual.view(), set.y.view(), options.tolerance);
-        r.verdict = vs_expected.match ? Verdict::kPass : Verdict::kFail;
-        r.message = vs_expected.Describe();
-        r.vs_expected = std::move(vs_expected);
+        JudgeNodeTestResult(*plan, set, actual, DeclaredArithmetic(backend, c.dtype),
+                            options.tolerance, r);
         if (backend == kReferenceBackend) {
           r.vs_reference = "is reference";
         } else if (reference_y) {

@@ -13,11 +13,22 @@
 
 namespace mm::conformance {
 
-enum class Verdict { kPass, kFail, kUnsupported, kError };
-// "PASS", "FAIL", "UNSUPPORTED", "ERROR".
+// PASS and FAIL: within / outside both ONNX's tolerance and the error bound of the backend's
+// declared arithmetic; BOUND: outside the tolerance, within the bound; IMPRECISE: within the
+// tolerance, outside the bound (compare.h, Grade); UNSUPPORTED; ERROR.
+enum class Verdict { kPass, kFail, kUnsupported, kError, kBound, kImprecise };
+// "PASS", "FAIL", "UNSUPPORTED", "ERROR", "BOUND", "IMPRECISE".
 std::string_view VerdictName(Verdict verdict);
-// The worse of two verdicts: ERROR > FAIL > UNSUPPORTED > PASS.
+// The worse of two verdicts: ERROR > FAIL > BOUND > IMPRECISE > UNSUPPORTED > PASS.
 Verdict WorseVerdict(Verdict a, Verdict b);
+// The verdict of a judged result.
+Verdict VerdictFromGrade(Grade grade);
+
+// Which rule decides the exit code: ONNX's fixed tolerance (the default: BOUND fails, IMPRECISE
+// passes) or the error bound (--tolerance bound: BOUND passes, IMPRECISE fails).
+enum class ToleranceRule { kOnnx, kBound };
+// True when `verdict` is a failure under `rule` (FAIL and ERROR always are).
+bool FailsUnder(Verdict verdict, ToleranceRule rule);
 
 // The name of the backend every other is compared with.
 inline constexpr std::string_view kReferenceBackend = "reference";
@@ -42,6 +53,8 @@ struct Result {
   // tests are tiny, so this says nothing about throughput (mm-bench does).
   double seconds = 0;
   std::optional<Comparison> vs_expected;
+  // The error-bound rule against the expected output (float dtypes; integers: exact).
+  std::optional<BoundCheck> vs_bound;
   // Three-way: this backend's Y against the reference backend's Y, with the same tolerance.
   // "is reference", "bit-identical", "within tolerance (...)", "differs: ...", or why there is no
   // reference result.

@@ -11,6 +11,7 @@
 
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/shrink.h"
+#include "conformance/poison.h"
 
 namespace mm::fuzz {
 
@@ -84,19 +85,6 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-constexpr unsigned char kPoison[2] = {0xFF, 0x5A};
-
-bool HoldsPoison(const Tensor& y, unsigned char poison) {
-  const std::size_t size = DTypeSize(y.dtype());
-  const auto* bytes = static_cast<const unsigned char*>(y.raw_data());
-  for (std::int64_t i = 0; i < y.NumElements(); ++i) {
-    bool all = true;
-    for (std::size_t j = 0; j < size && all; ++j) all = bytes[i * size + j] == poison;
-    if (all) return true;
-  }
-  return false;
-}
-
 Verdict FromGrade(conformance::Grade grade) {
   switch (grade) {
     case conformance::Grade::kPass:
@@ -129,15 +117,15 @@ Outcome ExecuteAndJudge(MatMulPrimitive& primitive, const Tensor& a, const Tenso
     return out;
   }
   out.y = std::move(*y);
-  for (unsigned char poison : kPoison) {
-    std::memset(out.y.raw_data(), poison, out.y.NumBytes());
+  for (int round = 0; round < 2; ++round) {
+    conformance::Poison(out.y.mutable_view(), round);
     const Status run = primitive.Execute(a.view(), b.view(), out.y.mutable_view());
     if (!run.ok()) {
       out.verdict = Verdict::kError;
       out.message = "Execute: " + run.ToString();
       return out;
     }
-    if (!HoldsPoison(out.y, poison)) break;
+    if (!conformance::HoldsPoison(out.y.view(), round)) break;
   }
   Judgement j = Judge(out.y.view(), oracle.y.view(), bounds, tolerance);
   out.verdict = FromGrade(j.grade);

@@ -113,7 +113,8 @@ TEST(JsonReportTest, HasTheFieldsToolsRead) {
   const nlohmann::json json = nlohmann::json::parse(ToJson(SampleReport()));
   EXPECT_EQ(json["summary"],
             nlohmann::json::parse(
-                R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1})"));
+                R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1,
+                    "BOUND": 0, "IMPRECISE": 0})"));
   EXPECT_EQ(json["exit_code"], 1);
   ASSERT_EQ(json["results"].size(), 4u);
   const nlohmann::json& fail = json["results"][1];
@@ -237,7 +238,8 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
                               "OMP_NUM_THREADS=2, ONEDNN_MAX_CPU_ISA=AVX2"));
   EXPECT_THAT(text, HasSubstr("  other: oneDNN 2.6.3, effective ISA avx2"));
   EXPECT_THAT(text, HasSubstr("summary: 4 results (4 case x backend): 1 PASS, 1 FAIL, "
-                              "1 UNSUPPORTED, 1 ERROR; exit 1"));
+                              "1 UNSUPPORTED, 1 ERROR, 0 BOUND, 0 IMPRECISE (BOUND fails under "
+                              "--tolerance onnx); exit 1"));
   std::ostringstream quiet;
   WriteConsole(SampleReport(), quiet, /*quiet=*/true);
   EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));

@@ -7,11 +7,11 @@
 #include "backends/plugin/plugin_backend.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
-#include "engine/machine.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/report/report.h"
 #include "conformance/runner.h"
 #include "conformance/tools/cli_options.h"
+#include "engine/machine.h"
 
 namespace mm::conformance {
 namespace {
@@ -156,6 +156,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   Report report;
   report.version = MM_VERSION;
   report.tolerance = options.tolerance;
+  report.rule = options.rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
@@ -173,7 +174,9 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     report.exit_code = kExitOfficial;
   } else if (catalog.cases.empty()) {
     report.exit_code = kExitUsage;
-  } else if (sum.fail + sum.error > 0 || (options.strict && sum.unsupported > 0)) {
+  } else if (sum.fail + sum.error > 0 ||
+             (report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise) > 0 ||
+             (options.strict && sum.unsupported > 0)) {
     report.exit_code = kExitFailed;
   } else if (options.skip_exit_code && sum.unsupported == sum.total() && sum.total() > 0) {
     report.exit_code = *options.skip_exit_code;

@@ -88,7 +88,11 @@ constexpr const char* kDescription =
 Loads ONNX node-test cases (a directory with model.onnx and test_data_set_N/{input_K,output_0}.pb),
 runs every (case, data set) on every backend, and compares each result with the expected output
 (pass iff |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; inf must match; integers
-exact; shape and dtype equal) and with the reference backend's result (three-way).
+exact; shape and dtype equal) and with the reference backend's result (three-way). Each result is
+also judged against the error bound of the backend's declared arithmetic (gamma_K sum|a||b| plus
+half an ULP, and the expected output's own worst case; engine/error_bound.h): PASS (both hold),
+FAIL (neither), BOUND (outside the tolerance, within the bound), IMPRECISE (within the tolerance,
+beyond the bound), UNSUPPORTED, ERROR.
 
 Where cases come from (a name found twice: the first source wins, the other is shadowed):
   --data-dir DIR      the folders given (option below); then MM_ONNX_DATA and the defaults
@@ -102,7 +106,8 @@ Models that are not MatMul cases are listed as skipped (with the reason), never 
 
 constexpr const char* kFooter = R"(Exit codes:
   0  every selected result passed (UNSUPPORTED allowed unless --strict)
-  1  any FAIL or ERROR (or UNSUPPORTED under --strict)
+  1  any FAIL or ERROR; BOUND (default) or IMPRECISE (--tolerance bound); UNSUPPORTED
+     under --strict
   2  usage error, unwritable report, or no MatMul case found
   3  --require-official and an official case is missing or altered
 
@@ -183,6 +188,12 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
   app->add_option("--atol", options.tolerance.atol, "absolute tolerance (default 1e-7, ONNX's)")
       ->option_text("X")
       ->check(cli::FiniteNonNegative());
+  app->add_option("--tolerance", options.rule,
+                  "which rule decides the exit code: 'onnx' (default: ONNX's fixed tolerance; "
+                  "BOUND fails, IMPRECISE passes) or 'bound' (the K-aware error bound of the "
+                  "backend's declared arithmetic; BOUND passes, IMPRECISE fails)")
+      ->option_text("onnx|bound")
+      ->check(CLI::IsMember({"onnx", "bound"}));
   app->add_flag("--strict", options.strict, "count UNSUPPORTED as a failure");
   app->add_flag("--require-official", options.require_official,
                 "exit 3 unless all 7 official ONNX MatMul node tests are found with their "

@@ -15,6 +15,7 @@
 
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzzer.h"
+#include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/problem.h"
 #include "conformance/fuzz/tests/planted_backends.h"
 #include "conformance/loader/tensor_proto.h"
@@ -215,6 +216,70 @@ TEST(FuzzCliTest, CheckThreadsComparesOneThreadWithAllCores) {
   // Thread-count differences are findings, not failures, unless asked.
   EXPECT_EQ(r.code, kExitClean) << r.out;
   EXPECT_THAT(r.out, HasSubstr("NONDETERMINISTIC"));
+}
+
+// Writes a float case [1,K] x [K,1] whose pairs cancel exactly (expected 0), K = 4096.
+void WriteCancellingCase(const fs::path& dir) {
+  constexpr std::int64_t kK = 4096;
+  Tensor a = Tensor::Create(DType::kFloat, {1, kK}).value();
+  Tensor b = Tensor::Create(DType::kFloat, {kK, 1}).value();
+  for (std::int64_t i = 0; i < kK / 2; ++i) {
+    const float x = 0.5f + static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    const float y = 0.25f + static_cast<float>((i * 104729) % 1000) / 1500.0f;
+    a.Data<float>()[i] = x;
+    a.Data<float>()[kK / 2 + i] = -x;
+    b.Data<float>()[i] = b.Data<float>()[kK / 2 + i] = y;
+  }
+  const Tensor y = Tensor::Create(DType::kFloat, {1, 1}).value();  // Exactly 0.
+  ASSERT_TRUE(WriteNodeTest(dir, a, b, y).ok());
+}
+
+// mm-conformance's exit code follows ONNX's rule by default (BOUND fails) and the bound under
+// --tolerance bound (BOUND passes); the report shows the verdict either way.
+TEST(ConformanceToleranceTest, BoundFailsUnderOnnxAndPassesUnderBound) {
+  TempDir dir;
+  WriteCancellingCase(dir.path() / "test_cancelling_k4096");
+  int bound_seen = 0;
+  for (const std::string& backend : {"eigen", "onednn"}) {
+    const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
+                                           "--backend", backend};
+    const CliRun onnx = Conformance(base, BuiltinBackends());
+    if (onnx.out.find("PASS ") != std::string::npos) continue;  // Exact by luck of its order.
+    ++bound_seen;
+    EXPECT_EQ(onnx.code, conformance::kExitFailed) << onnx.out;
+    EXPECT_THAT(onnx.out, HasSubstr("BOUND       test_cancelling_k4096"));
+    EXPECT_THAT(onnx.out, HasSubstr("within the bound"));
+    std::vector<std::string> bound = base;
+    bound.insert(bound.end(), {"--tolerance", "bound"});
+    const CliRun by_bound = Conformance(bound, BuiltinBackends());
+    EXPECT_EQ(by_bound.code, conformance::kExitPassed) << by_bound.out;
+    EXPECT_THAT(by_bound.out, HasSubstr("1 BOUND"));
+  }
+  EXPECT_GE(bound_seen, 1) << "float32 summation of 4096 cancelling terms leaves a residue";
+}
+
+// Three data sets, only the second wrong: the case fails, and the report names that data set.
+TEST(ConformanceToleranceTest, AFailureOnlyInDataSetTwoOfThreeIsFound) {
+  TempDir dir;
+  const fs::path c = dir.path() / "test_three_sets";
+  const Tensor a = Tensor::FromValues<float>({2, 2}, std::vector<float>{1, 2, 3, 4}).value();
+  const Tensor b = Tensor::FromValues<float>({2, 2}, std::vector<float>{5, 6, 7, 8}).value();
+  const Tensor y = Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 50}).value();
+  const Tensor wrong =
+      Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 51}).value();
+  ASSERT_TRUE(WriteNodeTest(c, a, b, y).ok());
+  TempDir scratch;
+  ASSERT_TRUE(WriteNodeTest(scratch.path() / "x", a, b, wrong).ok());
+  fs::copy(scratch.path() / "x" / "test_data_set_0", c / "test_data_set_1");
+  fs::copy(c / "test_data_set_0", c / "test_data_set_2");
+  for (const std::string& rule : {"onnx", "bound"}) {
+    const CliRun r = Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend",
+                                  "reference", "--tolerance", rule},
+                                 BuiltinBackends());
+    EXPECT_EQ(r.code, conformance::kExitFailed) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("FAIL        test_three_sets"));
+    EXPECT_THAT(r.out, HasSubstr("test_data_set_1: 1 of 4 elements differ; worst at [1,1]"));
+  }
 }
 
 }  // namespace
