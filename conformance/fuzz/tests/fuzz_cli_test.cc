@@ -240,7 +240,7 @@ TEST(ConformanceToleranceTest, BoundFailsUnderOnnxAndPassesUnderBound) {
   TempDir dir;
   WriteCancellingCase(dir.path() / "test_cancelling_k4096");
   int bound_seen = 0;
-  for (const std::string& backend : {"eigen", "onednn"}) {
+  for (const char* backend : {"eigen", "onednn"}) {
     const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
                                            "--backend", backend};
     const CliRun onnx = Conformance(base, BuiltinBackends());
@@ -272,7 +272,7 @@ TEST(ConformanceToleranceTest, AFailureOnlyInDataSetTwoOfThreeIsFound) {
   ASSERT_TRUE(WriteNodeTest(scratch.path() / "x", a, b, wrong).ok());
   fs::copy(scratch.path() / "x" / "test_data_set_0", c / "test_data_set_1");
   fs::copy(c / "test_data_set_0", c / "test_data_set_2");
-  for (const std::string& rule : {"onnx", "bound"}) {
+  for (const char* rule : {"onnx", "bound"}) {
     const CliRun r = Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend",
                                   "reference", "--tolerance", rule},
                                  BuiltinBackends());

@@ -54,7 +54,6 @@ class PlantedBugTest : public ::testing::TestWithParam<PlantedBug> {};
 
 TEST_P(PlantedBugTest, IsFoundAndShrunk) {
   const PlantedBug& bug = GetParam();
-  if (bug.bug == Bug::kUninitialisedK0) GTEST_SKIP() << "see EngineAnswersKZeroSoItsBugCannotShow";
   const FuzzReport report = RunFuzz(PlantedOptions(bug), testing::PlantedRegistry(bug), nullptr);
   ASSERT_TRUE(report.error.empty()) << report.error;
   ASSERT_EQ(report.findings.size(), 1u)
@@ -78,7 +77,16 @@ TEST_P(PlantedBugTest, IsFoundAndShrunk) {
             << f.message << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue9, PlantedBugTest, ::testing::ValuesIn(testing::PlantedBugs()),
+// Every planted bug but K = 0's, which the engine makes unreachable (the next test).
+std::vector<PlantedBug> ReachableBugs() {
+  std::vector<PlantedBug> bugs;
+  for (const PlantedBug& bug : testing::PlantedBugs()) {
+    if (bug.bug != Bug::kUninitialisedK0) bugs.push_back(bug);
+  }
+  return bugs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue9, PlantedBugTest, ::testing::ValuesIn(ReachableBugs()),
                          [](const auto& info) { return info.param.name; });
 
 // The engine answers K = 0 above every backend (exact zeros), so a backend that would leave Y
