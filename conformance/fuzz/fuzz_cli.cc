@@ -62,6 +62,7 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   app->footer(kFooter);
   app->formatter(std::make_shared<cli::HelpFormatter>());
   app->get_formatter()->label("OPTIONS", "options");
+  app->get_formatter()->column_width(28);
   app->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   std::vector<std::string> dtype_names;
@@ -163,11 +164,12 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   app->add_flag("--version", o.version, "print the version and exit");
   app->set_help_flag("-h,--help", "print this help and exit")->group("Output");
 
-  generate = app->add_subcommand(
-      "generate",
-      "write random valid MatMul problems as ONNX node-test directories (expected output: the "
-      "oracle's, rounded to the dtype), a corpus for any runtime");
-  generate->formatter(std::make_shared<cli::HelpFormatter>());
+  generate = app->add_subcommand("generate", "write random problems as ONNX node tests");
+  generate->formatter(app->get_formatter());
+  generate->footer(
+      "Writes DIR/test_mm_fuzz_s<seed>_<dtype>_<index>/ (model.onnx, test_data_set_0/input_0.pb,\n"
+      "input_1.pb, output_0.pb = the oracle's Y rounded to the dtype): a corpus for any runtime,\n"
+      "byte-identical for the same seed.");
   generate->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   generate->add_option("--out", o.out_dir, "directory to write test_mm_fuzz_* cases into")
