@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -208,6 +209,68 @@ TEST(FuzzCliTest, GeneratorCoversFormsSizesAndValueFamilies) {
     EXPECT_TRUE(families.count(family)) << family;
   }
   EXPECT_TRUE(zero && wide_k && high_rank);
+}
+
+// A correct float backend whose summation order follows its thread count (as a parallel
+// reduction's does): every result within the bound, but 1 thread and 2 differ in the last bits.
+class OrderByThreads final : public Backend {
+ public:
+  std::string_view name() const override { return "order_by_threads"; }
+  Support Supports(const MatMulDesc& desc) const override {
+    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
+  }
+
+ protected:
+  class Primitive final : public MatMulPrimitive {
+   public:
+    Primitive(MatMulPlan plan, bool reversed)
+        : MatMulPrimitive(std::move(plan)), reversed_(reversed) {}
+
+   protected:
+    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+      const MatMulPlan& p = plan();
+      for (std::int64_t i = 0; i < p.batch; ++i) {
+        const auto [ao, bo] = p.BatchOffsets(i);
+        for (std::int64_t r = 0; r < p.m; ++r) {
+          for (std::int64_t c = 0; c < p.n; ++c) {
+            float sum = 0;
+            for (std::int64_t t = 0; t < p.k; ++t) {
+              const std::int64_t kk = reversed_ ? p.k - 1 - t : t;
+              sum += a.Data<float>()[ao + r * p.k + kk] * b.Data<float>()[bo + kk * p.n + c];
+            }
+            y.Data<float>()[(i * p.m + r) * p.n + c] = sum;
+          }
+        }
+      }
+      return OkStatus();
+    }
+
+   private:
+    bool reversed_;
+  };
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan, omp_get_max_threads() > 1));
+  }
+};
+
+TEST(FuzzCliTest, CheckThreadsFindsAThreadCountDependentResult) {
+  if (omp_get_num_procs() < 2) GTEST_SKIP() << "needs 2 cores to compare 1 thread with more";
+  BackendRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register("order_by_threads", "sums in an order that follows the threads",
+                            []() -> StatusOr<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(new OrderByThreads());
+                            })
+                  .ok());
+  const std::vector<std::string> args = {"--seed",  "1",     "--cases",        "200",
+                                         "--dtype", "float", "--check-threads"};
+  const CliRun found = Fuzz(args, registry);
+  EXPECT_EQ(found.code, kExitClean) << found.out;  // A finding, not a failure...
+  EXPECT_THAT(found.out, HasSubstr("NONDETERMINISTIC order_by_threads float"));
+  EXPECT_THAT(found.out, HasSubstr("threads differ bit for bit"));
+  std::vector<std::string> strict = args;
+  strict.push_back("--require-deterministic");
+  EXPECT_EQ(Fuzz(strict, registry).code, kExitFailed);  // ...unless determinism is required.
 }
 
 TEST(FuzzCliTest, CheckThreadsComparesOneThreadWithAllCores) {
