@@ -18,38 +18,6 @@ namespace mm::fuzz {
 using conformance::Judge;
 using conformance::Judgement;
 
-std::string_view VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kPass:
-      return "PASS";
-    case Verdict::kFail:
-      return "FAIL";
-    case Verdict::kBound:
-      return "BOUND";
-    case Verdict::kImprecise:
-      return "IMPRECISE";
-    case Verdict::kUnsupported:
-      return "UNSUPPORTED";
-    case Verdict::kError:
-      return "ERROR";
-  }
-  return "ERROR";
-}
-
-bool Fails(Verdict verdict, Rule rule) {
-  switch (verdict) {
-    case Verdict::kFail:
-    case Verdict::kError:
-      return true;
-    case Verdict::kBound:
-      return rule == Rule::kOnnx;
-    case Verdict::kImprecise:
-      return rule == Rule::kBound;
-    default:
-      return false;
-  }
-}
-
 std::int64_t BackendStats::Count(Verdict verdict) const {
   switch (verdict) {
     case Verdict::kPass:
@@ -295,7 +263,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       }
       std::string kind;
       std::string thread_difference;
-      if (Fails(outcome.verdict, options.rule)) {
+      if (conformance::FailsUnder(outcome.verdict, options.rule)) {
         ++report.stats.failures;
         kind = std::string(VerdictName(outcome.verdict));
       } else if (options.check_threads && outcome.verdict != Verdict::kUnsupported) {

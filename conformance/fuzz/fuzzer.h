@@ -15,21 +15,18 @@
 
 #include "conformance/compare.h"
 #include "conformance/fuzz/problem.h"
+#include "conformance/runner.h"
 #include "engine/error_bound.h"
 #include "engine/registry.h"
 
 namespace mm::fuzz {
 
-// Which rule decides pass or fail. kBound (the fuzzer's default): BOUND passes, IMPRECISE fails.
-// kOnnx: ONNX's fixed tolerance decides, BOUND fails, IMPRECISE passes. FAIL and ERROR always fail.
-enum class Rule { kOnnx, kBound };
-
-// The outcome of one problem on one backend.
-enum class Verdict { kPass, kFail, kBound, kImprecise, kUnsupported, kError };
-// "PASS", "FAIL", "BOUND", "IMPRECISE", "UNSUPPORTED", "ERROR".
-std::string_view VerdictName(Verdict verdict);
-// True when `verdict` fails under `rule`.
-bool Fails(Verdict verdict, Rule rule);
+// Which rule decides pass or fail, and the verdicts: the conformance harness's own
+// (conformance/runner.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
+// kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
+using Rule = conformance::ToleranceRule;
+using Verdict = conformance::Verdict;
+using conformance::VerdictName;
 
 struct FuzzOptions {
   std::uint64_t seed = 1;
