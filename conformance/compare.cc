@@ -174,4 +174,123 @@ Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tole
   });
 }
 
+std::string_view GradeName(Grade grade) {
+  switch (grade) {
+    case Grade::kPass:
+      return "PASS";
+    case Grade::kFail:
+      return "FAIL";
+    case Grade::kBound:
+      return "BOUND";
+    case Grade::kImprecise:
+      return "IMPRECISE";
+  }
+  return "FAIL";
+}
+
+std::string BoundCheck::Describe() const {
+  std::string out = outside == 0 ? "all " + std::to_string(elements) + " elements within the bound"
+                                 : std::to_string(outside) + " of " + std::to_string(elements) +
+                                       " elements outside the bound";
+  if (unbounded > 0) out += " (" + std::to_string(unbounded) + " unbounded: overflow possible)";
+  if (worst && outside > 0) {
+    out += "; worst at " + DimsToString(worst->index) + ": exact " + worst->expected + ", got " +
+           worst->actual + " (abs " + FormatShort(worst->abs_error) + " > bound " +
+           FormatShort(worst->allowed) + ")";
+  }
+  return out;
+}
+
+namespace {
+
+template <class T>
+BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
+                           std::span<const ElementBound> bounds) {
+  BoundCheck out;
+  out.elements = expected.NumElements();
+  const T* a = actual.Data<T>();
+  double worst_key = -kInf;
+  bool worst_outside = false;
+  std::int64_t worst_index = -1;
+  for (std::int64_t i = 0; i < out.elements; ++i) {
+    bool ok;
+    double key;  // How far outside (> 0) or inside (<= 0) the bound, in units of the radius.
+    if constexpr (std::is_integral_v<T>) {
+      ok = a[i] == expected.Data<T>()[i];
+      key = ok ? 0 : 1;
+    } else {
+      const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
+      const double got = ToDouble(a[i]);
+      ok = WithinBound(DTypeOf<T>(), bound, got);
+      if (std::isinf(bound.radius)) ++out.unbounded;
+      const double miss = std::fabs(got - bound.center);
+      key = std::isnan(miss)   ? kInf
+            : bound.radius > 0 ? miss / bound.radius - 1
+                               : (miss > 0 ? kInf : -1);
+      if (ok) key = std::min(key, 0.0);
+    }
+    if (!ok) ++out.outside;
+    if (worst_index < 0 || (!ok && !worst_outside) || (!ok == worst_outside && key > worst_key)) {
+      worst_index = i;
+      worst_outside = !ok;
+      worst_key = key;
+    }
+  }
+  if (worst_index >= 0) {
+    WorstElement w;
+    w.flat_index = worst_index;
+    w.index = Unflatten(worst_index, expected.dims);
+    w.actual = ElementText(a[worst_index]);
+    if constexpr (std::is_integral_v<T>) {
+      const T e = expected.Data<T>()[worst_index];
+      w.expected = ElementText(e);
+      w.expected_value = static_cast<double>(e);
+      w.actual_value = static_cast<double>(a[worst_index]);
+      w.abs_error = std::fabs(w.actual_value - w.expected_value);
+    } else {
+      const ElementBound& bound = bounds[static_cast<std::size_t>(worst_index)];
+      w.expected = FormatDouble(bound.center);
+      w.expected_value = bound.center;
+      w.actual_value = ToDouble(a[worst_index]);
+      w.abs_error = std::fabs(w.actual_value - bound.center);
+      if (std::isnan(w.abs_error))
+        w.abs_error = std::isnan(w.actual_value) && std::isnan(bound.center) ? 0 : kInf;
+      w.allowed = bound.radius;
+    }
+    w.rel_error = w.abs_error == 0 ? 0
+                  : w.expected_value == 0 || !std::isfinite(w.expected_value)
+                      ? kInf
+                      : w.abs_error / std::fabs(w.expected_value);
+    out.worst = std::move(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
+                const Tolerance& tolerance) {
+  Judgement out;
+  out.tolerance = Compare(actual, expected, tolerance);
+  if (!out.tolerance.mismatch.empty()) {
+    out.grade = Grade::kFail;
+    return out;
+  }
+  if (IsFloat(expected.dtype) &&
+      bounds.size() != static_cast<std::size_t>(expected.NumElements())) {
+    out.tolerance.match = false;
+    out.tolerance.mismatch = "internal: " + std::to_string(bounds.size()) + " bounds for " +
+                             std::to_string(expected.NumElements()) + " elements";
+    out.grade = Grade::kFail;
+    return out;
+  }
+  out.bound = VisitDType(expected.dtype, [&](auto tag) {
+    return CheckBoundTyped<CppType<decltype(tag)::value>>(actual, expected, bounds);
+  });
+  const bool onnx_ok = out.tolerance.match, bound_ok = out.bound.outside == 0;
+  out.grade = onnx_ok ? (bound_ok ? Grade::kPass : Grade::kImprecise)
+                      : (bound_ok ? Grade::kBound : Grade::kFail);
+  return out;
+}
+
 }  // namespace mm::conformance

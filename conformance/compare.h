@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
+#include "engine/error_bound.h"
 #include "engine/tensor.h"
 
 namespace mm::conformance {
@@ -49,6 +51,44 @@ struct Comparison {
 // Compares element-wise by the rule above: dtype and shape must be equal, NaN equals NaN, an
 // infinity must be matched by the same infinity, integers must be equal exactly.
 Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tolerance);
+
+// Where a result stands against the two rules: ONNX's fixed tolerance and the K-aware error bound
+// of the backend's arithmetic (engine/error_bound.h).
+//   kPass       within both.
+//   kFail       outside both: a bug.
+//   kBound      outside ONNX's tolerance but within the bound: the tolerance is too tight there;
+//               the backend is as exact as its arithmetic allows.
+//   kImprecise  within ONNX's tolerance but outside the bound: less exact than the declared
+//               arithmetic (e.g. double computed in float, float16 rounded by truncation).
+enum class Grade { kPass, kFail, kBound, kImprecise };
+// "PASS", "FAIL", "BOUND", "IMPRECISE".
+std::string_view GradeName(Grade grade);
+
+// The outcome of the bound rule over a whole tensor.
+struct BoundCheck {
+  std::int64_t elements = 0;
+  std::int64_t outside = 0;    // Elements outside their bound.
+  std::int64_t unbounded = 0;  // Elements whose bound is infinite (possible overflow): any value.
+  // The element furthest outside its bound (or, when none is, the one nearest its edge):
+  // `expected` is the bound's centre, `allowed` its radius before the output rounding.
+  std::optional<WorstElement> worst;
+  // "2 of 12 elements outside the bound; worst at [1,2]: exact 1.5, got 1.52 (abs 0.02 > bound
+  // 0.0012)".
+  std::string Describe() const;
+};
+
+// Both rules applied to one result.
+struct Judgement {
+  Grade grade = Grade::kFail;
+  Comparison tolerance;  // `actual` against the expected Y by ONNX's rule.
+  BoundCheck bound;      // `actual` against `bounds` (integers: exactly against the expected Y).
+};
+
+// Judges `actual` against `expected` (ONNX's rule with `tolerance`) and against `bounds` (one per
+// element, for float dtypes; integer dtypes must equal `expected` exactly, and `bounds` is empty).
+// Every element is examined; dtype or shape disagreements are kFail.
+Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
+                const Tolerance& tolerance);
 
 // Shortest text that reads back to `value` ("0.1", "1e-07", "nan", "-inf").
 std::string FormatDouble(double value);

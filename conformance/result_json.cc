@@ -43,6 +43,44 @@ Status GetDouble(const json& object, const char* key, double& out) {
   return OkStatus();
 }
 
+// A WorstElement as JSON under the given names of its centre and radius ("expected"/"allowed" for
+// ONNX's tolerance, "exact"/"bound" for the error bound), and back.
+Ordered WorstToJson(const WorstElement& w, const char* centre, const char* radius) {
+  Ordered out = {{"index", w.index},
+                 {"flat_index", w.flat_index},
+                 {centre, w.expected},
+                 {"actual", w.actual},
+                 {std::string(centre) + "_value", JsonDouble(w.expected_value)},
+                 {"actual_value", JsonDouble(w.actual_value)},
+                 {"abs_error", JsonDouble(w.abs_error)},
+                 {"rel_error", JsonDouble(w.rel_error)},
+                 {radius, JsonDouble(w.allowed)}};
+  return out;
+}
+
+StatusOr<WorstElement> WorstFromJson(const json& w, const char* centre, const char* radius) {
+  if (!w.is_object()) return InvalidArgumentError("key \"worst\" must be an object");
+  WorstElement worst;
+  MM_RETURN_IF_ERROR(Get(w, "index", worst.index));
+  MM_RETURN_IF_ERROR(Get(w, "flat_index", worst.flat_index));
+  MM_RETURN_IF_ERROR(Get(w, centre, worst.expected));
+  MM_RETURN_IF_ERROR(Get(w, "actual", worst.actual));
+  MM_RETURN_IF_ERROR(GetDouble(w, "abs_error", worst.abs_error));
+  MM_RETURN_IF_ERROR(GetDouble(w, "rel_error", worst.rel_error));
+  MM_RETURN_IF_ERROR(GetDouble(w, radius, worst.allowed));
+  // The report's JSON has the exact decimal texts only; they read back to the same values.
+  auto value_of = [&](const std::string& key, const std::string& text, double& out) -> Status {
+    if (w.contains(key)) return GetDouble(w, key.c_str(), out);
+    auto parsed = DoubleFromJson(json(text));
+    out = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
+    return OkStatus();
+  };
+  MM_RETURN_IF_ERROR(
+      value_of(std::string(centre) + "_value", worst.expected, worst.expected_value));
+  MM_RETURN_IF_ERROR(value_of("actual_value", worst.actual, worst.actual_value));
+  return worst;
+}
+
 StatusOr<std::optional<Comparison>> OptionalComparison(const json& object, const char* key) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return std::optional<Comparison>();
@@ -95,8 +133,9 @@ StatusOr<Dims> ParseDims(std::string_view text) {
 }
 
 StatusOr<Verdict> VerdictFromName(std::string_view name) {
-  for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kUnsupported, Verdict::kError,
-                    Verdict::kXFail, Verdict::kXPass, Verdict::kSkip}) {
+  for (Verdict v :
+       {Verdict::kPass, Verdict::kFail, Verdict::kUnsupported, Verdict::kError, Verdict::kBound,
+        Verdict::kImprecise, Verdict::kXFail, Verdict::kXPass, Verdict::kSkip}) {
     if (VerdictName(v) == name) return v;
   }
   return InvalidArgumentError("unknown verdict '" + std::string(name) + "'");
@@ -110,18 +149,7 @@ Ordered ComparisonToJson(const Comparison& c) {
                  {"max_abs_error", JsonDouble(c.max_abs_error)},
                  {"max_rel_error", JsonDouble(c.max_rel_error)}};
   if (!c.mismatch.empty()) out["mismatch"] = c.mismatch;
-  if (c.worst) {
-    const WorstElement& w = *c.worst;
-    out["worst"] = {{"index", w.index},
-                    {"flat_index", w.flat_index},
-                    {"expected", w.expected},
-                    {"actual", w.actual},
-                    {"expected_value", JsonDouble(w.expected_value)},
-                    {"actual_value", JsonDouble(w.actual_value)},
-                    {"abs_error", JsonDouble(w.abs_error)},
-                    {"rel_error", JsonDouble(w.rel_error)},
-                    {"allowed", JsonDouble(w.allowed)}};
-  }
+  if (c.worst) out["worst"] = WorstToJson(*c.worst, "expected", "allowed");
   return out;
 }
 
@@ -136,28 +164,31 @@ StatusOr<Comparison> ComparisonFromJson(const json& object) {
   MM_RETURN_IF_ERROR(GetDouble(object, "max_rel_error", c.max_rel_error));
   MM_RETURN_IF_ERROR(GetOptionalString(object, "mismatch", c.mismatch));
   if (auto it = object.find("worst"); it != object.end() && !it->is_null()) {
-    const json& w = *it;
-    if (!w.is_object()) return InvalidArgumentError("key \"worst\" must be an object");
-    WorstElement worst;
-    MM_RETURN_IF_ERROR(Get(w, "index", worst.index));
-    MM_RETURN_IF_ERROR(Get(w, "flat_index", worst.flat_index));
-    MM_RETURN_IF_ERROR(Get(w, "expected", worst.expected));
-    MM_RETURN_IF_ERROR(Get(w, "actual", worst.actual));
-    MM_RETURN_IF_ERROR(GetDouble(w, "abs_error", worst.abs_error));
-    MM_RETURN_IF_ERROR(GetDouble(w, "rel_error", worst.rel_error));
-    MM_RETURN_IF_ERROR(GetDouble(w, "allowed", worst.allowed));
-    // The report's JSON has the exact decimal texts only; they read back to the same values.
-    auto value_of = [&](const char* key, const std::string& text, double& out) -> Status {
-      if (w.contains(key)) return GetDouble(w, key, out);
-      auto parsed = DoubleFromJson(json(text));
-      out = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
-      return OkStatus();
-    };
-    MM_RETURN_IF_ERROR(value_of("expected_value", worst.expected, worst.expected_value));
-    MM_RETURN_IF_ERROR(value_of("actual_value", worst.actual, worst.actual_value));
-    c.worst = std::move(worst);
+    auto worst = WorstFromJson(*it, "expected", "allowed");
+    if (!worst.ok()) return worst.status().WithContext("key \"worst\"");
+    c.worst = std::move(worst).value();
   }
   return c;
+}
+
+Ordered BoundCheckToJson(const BoundCheck& b) {
+  Ordered out = {{"elements", b.elements}, {"outside", b.outside}, {"unbounded", b.unbounded}};
+  if (b.worst) out["worst"] = WorstToJson(*b.worst, "exact", "bound");
+  return out;
+}
+
+StatusOr<BoundCheck> BoundCheckFromJson(const json& object) {
+  if (!object.is_object()) return InvalidArgumentError("a bound check must be an object");
+  BoundCheck b;
+  MM_RETURN_IF_ERROR(Get(object, "elements", b.elements));
+  MM_RETURN_IF_ERROR(Get(object, "outside", b.outside));
+  MM_RETURN_IF_ERROR(Get(object, "unbounded", b.unbounded));
+  if (auto it = object.find("worst"); it != object.end() && !it->is_null()) {
+    auto worst = WorstFromJson(*it, "exact", "bound");
+    if (!worst.ok()) return worst.status().WithContext("key \"worst\"");
+    b.worst = std::move(worst).value();
+  }
+  return b;
 }
 
 Ordered ResultToJson(const Result& r) {
@@ -179,6 +210,7 @@ Ordered ResultToJson(const Result& r) {
           {"max_abs_error", errors ? JsonDouble(r.vs_expected->max_abs_error) : Ordered()},
           {"max_rel_error", errors ? JsonDouble(r.vs_expected->max_rel_error) : Ordered()},
           {"vs_expected", r.vs_expected ? ComparisonToJson(*r.vs_expected) : Ordered()},
+          {"vs_bound", r.vs_bound ? BoundCheckToJson(*r.vs_bound) : Ordered()},
           {"vs_reference", r.vs_reference},
           {"vs_reference_detail",
            r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()}};
@@ -215,6 +247,11 @@ StatusOr<Result> ResultFromJson(const json& object) {
   MM_RETURN_IF_ERROR(GetOptionalString(object, "implementation", r.implementation));
   MM_RETURN_IF_ERROR(GetDouble(object, "seconds", r.seconds));
   MM_ASSIGN_OR_RETURN(r.vs_expected, OptionalComparison(object, "vs_expected"));
+  if (auto it = object.find("vs_bound"); it != object.end() && !it->is_null()) {
+    auto bound = BoundCheckFromJson(*it);
+    if (!bound.ok()) return bound.status().WithContext("key \"vs_bound\"");
+    r.vs_bound = std::move(bound).value();
+  }
   MM_RETURN_IF_ERROR(Get(object, "vs_reference", r.vs_reference));
   MM_ASSIGN_OR_RETURN(r.vs_reference_comparison, OptionalComparison(object, "vs_reference_detail"));
   return r;

@@ -12,9 +12,10 @@ namespace mm::conformance {
 
 // {"case", "case_index", "source", "data_set", "backend", "dtype", "a_shape", "b_shape", "verdict",
 // "message", "support_note", "expectation", "implementation", "seconds", "max_abs_error",
-// "max_rel_error", "vs_expected", "vs_reference", "vs_reference_detail"}, in that order: the JSON
-// report's results. Non-finite numbers are the strings "nan", "inf", "-inf". Strings are copied
-// as they are; dump with error_handler_t::replace to turn invalid UTF-8 into U+FFFD.
+// "max_rel_error", "vs_expected", "vs_bound", "vs_reference", "vs_reference_detail"}, in that
+// order: the JSON report's results. Non-finite numbers are the strings "nan", "inf", "-inf".
+// Strings are copied as they are; dump with error_handler_t::replace to turn invalid UTF-8 into
+// U+FFFD.
 nlohmann::ordered_json ResultToJson(const Result& result);
 
 // The inverse of ResultToJson: every field it writes reads back equal. INVALID_ARGUMENT naming the
@@ -25,6 +26,11 @@ StatusOr<Result> ResultFromJson(const nlohmann::json& json);
 // "max_rel_error", "mismatch"?, "worst"?}) and back.
 nlohmann::ordered_json ComparisonToJson(const Comparison& comparison);
 StatusOr<Comparison> ComparisonFromJson(const nlohmann::json& json);
+
+// A BoundCheck as JSON ({"elements", "outside", "unbounded", "worst"?} with the worst element's
+// "exact" and "bound") and back.
+nlohmann::ordered_json BoundCheckToJson(const BoundCheck& bound);
+StatusOr<BoundCheck> BoundCheckFromJson(const nlohmann::json& json);
 
 // A double as JSON: a number, or "nan", "inf", "-inf"; and back (also from those strings).
 nlohmann::ordered_json JsonDouble(double value);

@@ -18,14 +18,37 @@
 
 namespace mm::conformance {
 
-// PASS, FAIL, UNSUPPORTED, ERROR; and for results an expectations file declares: XFAIL (expected
-// to fail, and it failed or errored: not a failure of the run), XPASS (expected to fail, but it
-// passed: a failure of the run) and SKIP (declared not to be run).
-enum class Verdict { kPass, kFail, kUnsupported, kError, kXFail, kXPass, kSkip };
-// "PASS", "FAIL", "UNSUPPORTED", "ERROR", "XFAIL", "XPASS", "SKIP".
+// PASS and FAIL: within / outside both ONNX's tolerance and the error bound of the backend's
+// declared arithmetic; BOUND: outside the tolerance, within the bound; IMPRECISE: within the
+// tolerance, outside the bound (compare.h, Grade); UNSUPPORTED; ERROR. For results an expectations
+// file declares: XFAIL (expected to fail, and it failed under the run's rule or errored: not a
+// failure of the run), XPASS (expected to fail, but it did not: a failure of the run) and SKIP
+// (declared not to be run).
+enum class Verdict {
+  kPass,
+  kFail,
+  kUnsupported,
+  kError,
+  kBound,
+  kImprecise,
+  kXFail,
+  kXPass,
+  kSkip
+};
+// "PASS", "FAIL", "UNSUPPORTED", "ERROR", "BOUND", "IMPRECISE", "XFAIL", "XPASS", "SKIP".
 std::string_view VerdictName(Verdict verdict);
-// The worse of two verdicts: ERROR > XPASS > FAIL > UNSUPPORTED > XFAIL > SKIP > PASS.
+// The worse of two verdicts:
+// ERROR > XPASS > FAIL > BOUND > IMPRECISE > UNSUPPORTED > XFAIL > SKIP > PASS.
 Verdict WorseVerdict(Verdict a, Verdict b);
+// The verdict of a judged result.
+Verdict VerdictFromGrade(Grade grade);
+
+// Which rule decides the exit code: ONNX's fixed tolerance (the default: BOUND fails, IMPRECISE
+// passes) or the error bound (--tolerance bound: BOUND passes, IMPRECISE fails).
+enum class ToleranceRule { kOnnx, kBound };
+// True when `verdict` is a failure under `rule` (FAIL, ERROR and XPASS always are; XFAIL and SKIP
+// never).
+bool FailsUnder(Verdict verdict, ToleranceRule rule);
 
 // The name of the backend every other is compared with.
 inline constexpr std::string_view kReferenceBackend = "reference";
@@ -55,6 +78,8 @@ struct Result {
   // tests are tiny, so this says nothing about throughput (mm-bench does).
   double seconds = 0;
   std::optional<Comparison> vs_expected;
+  // The error-bound rule against the expected output (float dtypes; integers: exact).
+  std::optional<BoundCheck> vs_bound;
   // Three-way: this backend's Y against the reference backend's Y, with the same tolerance.
   // "is reference", "bit-identical", "within tolerance (...)", "differs: ...", or why there is no
   // reference result.
@@ -76,6 +101,9 @@ bool InShard(std::string_view case_name, const Shard& shard);
 struct RunOptions {
   std::vector<std::string> backends;  // Names to run, in order; every name must be registered.
   Tolerance tolerance;
+  // Which rule decides whether a result failed, for expectations: a result declared XFAIL that
+  // does not fail under it is XPASS.
+  ToleranceRule rule = ToleranceRule::kOnnx;
   // Run results in worker processes, so a crash or hang in a backend costs only its own result.
   // Workers are forked from this process (after the registry and catalog exist) and reused.
   // Off: everything runs in this process, one result at a time (e.g. under a debugger).
@@ -167,10 +195,11 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
              CaseEvents& events);
 
 // Decides `result` by the first entry of `expectations` matching its case and backend (none:
-// unchanged): XFAIL turns FAIL and ERROR into XFAIL and PASS into XPASS (UNSUPPORTED stays: it
-// neither failed nor passed); SKIP makes it SKIP. The one place where expectations apply, after
-// the verdict, for in-process and isolated runs, crashes included.
-void ApplyExpectation(const Expectations* expectations, Result& result);
+// unchanged): XFAIL turns a verdict that fails under `rule` (FailsUnder) into XFAIL and any other
+// judged verdict (PASS, and BOUND or IMPRECISE where `rule` lets it pass) into XPASS (UNSUPPORTED
+// stays: it neither failed nor passed); SKIP makes it SKIP. The one place where expectations
+// apply, after the verdict, for in-process and isolated runs, crashes included.
+void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Result& result);
 
 // The ERROR results of case `case_index` that cannot run (invalid case), one per backend.
 std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_index,

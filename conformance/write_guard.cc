@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "conformance/poison.h"
+
 namespace mm::conformance {
 namespace {
 
@@ -50,7 +52,8 @@ std::string Bytes(std::size_t n) { return std::to_string(n) + (n == 1 ? " byte" 
 
 }  // namespace
 
-StatusOr<Tensor> ExecuteWithWriteGuard(MatMulPrimitive& primitive, TensorView a, TensorView b) {
+StatusOr<Tensor> ExecuteWithWriteGuard(MatMulPrimitive& primitive, TensorView a, TensorView b,
+                                       int poison_round) {
   const MatMulPlan& plan = primitive.plan();
   MM_ASSIGN_OR_RETURN(Copy a_copy, CopyOf(a));
   MM_ASSIGN_OR_RETURN(Copy b_copy, CopyOf(b));
@@ -62,7 +65,7 @@ StatusOr<Tensor> ExecuteWithWriteGuard(MatMulPrimitive& primitive, TensorView a,
   if (!buffer) return ResourceExhaustedError("cannot allocate Y with its guards");
   for (std::size_t i = 0; i < total; ++i) buffer[i] = GuardByte(i);
   std::byte* y_data = buffer.get() + kWriteGuardBytes;
-  std::memset(y_data, 0, y_bytes);
+  std::memset(y_data, kPoisonBytes[poison_round], y_bytes);
 
   MM_RETURN_IF_ERROR(primitive.Execute(TensorView{a.dtype, a.dims, a_copy.bytes.get()},
                                        TensorView{b.dtype, b.dims, b_copy.bytes.get()},

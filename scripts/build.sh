@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Set-up (when something is missing), configure and incremental build. Usage: scripts/build.sh [PRESET]
-# PRESET is a configure preset of CMakePresets.json: default (build/) or asan (build/asan/).
+# Set-up (when something is missing), configure and incremental build.
+# Usage: scripts/build.sh [PRESET [--target T...]]
+# PRESET is a configure preset of CMakePresets.json: default (build/) or asan (build/asan/); further
+# arguments go to `cmake --build` (e.g. --target mm-bench to build only that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
+shift || true
 bash scripts/setup.sh
 case "$preset" in
   default) dir=build ;;
@@ -17,4 +20,4 @@ if [[ ! -f "$dir/build.ninja" ]] ||
    ! grep -qxF "MM_CONFORMANCE_ONNX_DATA:INTERNAL=${MM_ONNX_DATA:-<unset>}" "$dir/CMakeCache.txt"; then
   cmake --preset "$preset" >/dev/null
 fi
-cmake --build --preset "$preset"
+cmake --build --preset "$preset" "$@"

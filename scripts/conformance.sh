@@ -5,7 +5,10 @@
 # third_party/onnx-testdata/node; plus the built-in cases). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
-# required and incomplete). Extra arguments go to mm-conformance, e.g.
+# required and incomplete). Then a short fixed-seed differential fuzz pass (mm-fuzz, at most
+# MM_FUZZ_SECONDS, default 10 s; MM_FUZZ_SECONDS=0 skips it) writes build/reports/fuzz.json; a
+# failure there makes the exit code 1 when the corpus passed. Extra arguments go to mm-conformance,
+# e.g.
 #   scripts/conformance.sh --backend reference --require-official
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +26,13 @@ build/bin/mm-conformance \
   --markdown build/reports/conformance.md \
   "$@" || status=$?
 echo "reports: build/reports/conformance.json, conformance.xml, conformance.md"
+# The 16 node tests are tiny float32 problems; the fuzz pass covers every dtype, form and size edge.
+fuzz_seconds="${MM_FUZZ_SECONDS:-10}"
+if [[ "$fuzz_seconds" != 0 ]]; then
+  fuzz_status=0
+  build/bin/mm-fuzz --seed 1 --cases 20000 --time "$fuzz_seconds" --quiet \
+    --json build/reports/fuzz.json --export-dir build/reports/fuzz-findings || fuzz_status=$?
+  echo "reports: build/reports/fuzz.json (minimal failing problems: build/reports/fuzz-findings)"
+  if [[ "$status" == 0 && "$fuzz_status" != 0 ]]; then status=1; fi
+fi
 exit "$status"

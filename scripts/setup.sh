@@ -18,6 +18,8 @@ packages=(
   libcli11-dev
   # The loader's fuzz target: clang with libFuzzer (CMake preset "fuzz").
   clang-14 libclang-rt-14-dev
+  # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
+  python3 python3-matplotlib chromium
 )
 
 missing=()

@@ -1,26 +1,77 @@
 #include "backends/bench/bench_shapes.h"
 
+#include <map>
 #include <random>
+#include <utility>
 
 namespace mm::bench {
 
-std::span<const BenchShape> Shapes() {
-  static const BenchShape kShapes[] = {
-      {"128x128x128", {128, 128}, {128, 128}, false},
-      {"256x256x256", {256, 256}, {256, 256}, false},
-      {"1024x1024x1024", {1024, 1024}, {1024, 1024}, true},
-      {"64b_64x64x64", {64, 64, 64}, {64, 64, 64}, false},
-      {"bcast_8x1x128x256_1x4x256x64", {8, 1, 128, 256}, {1, 4, 256, 64}, false},
-      {"tiny_3x4x3", {3, 4}, {4, 3}, false},
-      {"tiny_2b_3x4x3", {2, 3, 4}, {2, 4, 3}, false},
-  };
-  return kShapes;
+bool BenchShape::Large() const {
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, a_dims, b_dims}).value();
+  return MatMulFlops(plan) > 2.0 * 512 * 512 * 512;
 }
 
-std::span<const DType> BenchDTypes() {
-  static constexpr DType kDTypes[] = {DType::kFloat, DType::kBFloat16, DType::kDouble,
-                                      DType::kInt32};
-  return kDTypes;
+namespace {
+
+BenchShape Square(std::int64_t size, bool quick, bool prepare) {
+  const std::string n = std::to_string(size);
+  return {n + "x" + n + "x" + n, {size, size}, {size, size}, ShapeKind::kSquare, quick, prepare};
+}
+
+std::vector<BenchShape> AllShapes() {
+  std::vector<BenchShape> shapes;
+  // Powers of two and their odd neighbours: blocked kernels are fastest on the first and pay for
+  // remainders on the second. The quick set keeps a few that show both and the curve's rise.
+  for (std::int64_t power = 8; power <= 2048; power *= 2) {
+    if (power <= 1024) shapes.push_back(Square(power - 1, power == 128, false));
+    shapes.push_back(
+        Square(power, power == 8 || power == 64 || power == 128 || power == 256 || power == 512,
+               power == 8 || power == 128 || power == 1024));
+    if (power <= 1024) shapes.push_back(Square(power + 1, false, false));
+  }
+  shapes.push_back({"64b_64x64x64", {64, 64, 64}, {64, 64, 64}, ShapeKind::kBatched, true, true});
+  shapes.push_back(
+      {"8b_128x256x64", {8, 128, 256}, {8, 256, 64}, ShapeKind::kBatched, false, false});
+  shapes.push_back({"bcast_8x1x128x256_1x4x256x64",
+                    {8, 1, 128, 256},
+                    {1, 4, 256, 64},
+                    ShapeKind::kBroadcast,
+                    true,
+                    true});
+  // Tiny: per-call cost (checks, dispatch, library entry) is all there is to measure.
+  shapes.push_back({"tiny_3x4x3", {3, 4}, {4, 3}, ShapeKind::kTiny, true, true});
+  shapes.push_back({"tiny_2b_3x4x3", {2, 3, 4}, {2, 4, 3}, ShapeKind::kTiny, true, false});
+  shapes.push_back({"tiny_1d_16", {16}, {16}, ShapeKind::kTiny, false, false});
+  return shapes;
+}
+
+}  // namespace
+
+std::span<const BenchShape> Shapes(ShapeSet set) {
+  static const std::vector<BenchShape> kFull = AllShapes();
+  static const std::vector<BenchShape> kQuick = [] {
+    std::vector<BenchShape> quick;
+    for (const BenchShape& shape : kFull) {
+      if (shape.quick) quick.push_back(shape);
+    }
+    return quick;
+  }();
+  return set == ShapeSet::kQuick ? std::span<const BenchShape>(kQuick)
+                                 : std::span<const BenchShape>(kFull);
+}
+
+bool Benchmarked(const BenchShape& shape, DType dtype) {
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, shape.a_dims, shape.b_dims}).value();
+  const bool huge = MatMulFlops(plan) >= 2.0 * 2048 * 2048 * 2048;
+  return !huge || dtype == DType::kFloat || dtype == DType::kBFloat16;
+}
+
+std::span<const DType> BenchDTypes(ShapeSet set) {
+  static constexpr DType kQuick[] = {DType::kFloat, DType::kBFloat16, DType::kDouble,
+                                     DType::kInt32};
+  static constexpr DType kFull[] = {DType::kFloat,  DType::kBFloat16, DType::kFloat16,
+                                    DType::kDouble, DType::kInt32,    DType::kInt64};
+  return set == ShapeSet::kQuick ? std::span<const DType>(kQuick) : std::span<const DType>(kFull);
 }
 
 double MatMulFlops(const MatMulPlan& plan) {
@@ -49,6 +100,40 @@ Tensor BenchInput(DType dtype, const Dims& dims, std::uint64_t seed) {
     }
   });
   return t;
+}
+
+namespace {
+
+std::vector<Registrar>& Registrars() {
+  static std::vector<Registrar> registrars;
+  return registrars;
+}
+
+std::map<std::string, Describer>& Describers() {
+  static std::map<std::string, Describer> describers;
+  return describers;
+}
+
+}  // namespace
+
+bool AddRegistrar(Registrar registrar) {
+  Registrars().push_back(registrar);
+  return true;
+}
+
+void RegisterAll(ShapeSet set) {
+  for (Registrar registrar : Registrars()) registrar(set);
+}
+
+bool AddDescriber(std::string name, Describer describer) {
+  Describers().emplace(std::move(name), describer);
+  return true;
+}
+
+nlohmann::json DescribeLibraries() {
+  nlohmann::json libraries = nlohmann::json::object();
+  for (const auto& [name, describer] : Describers()) libraries[name] = describer();
+  return libraries;
 }
 
 }  // namespace mm::bench

@@ -1,13 +1,30 @@
-// matmul/<backend>/<dtype>/<shape>: every registered backend through the engine API (Prepare once,
-// Execute in the loop), for every benchmark dtype the backend supports, plugins included
-// (`--backend-lib PATH`, repeatable, and MM_BACKEND_LIBS). Bare-library baselines (raw_onednn/...,
-// raw_eigen/...) live beside their backends and link into the same binary.
+// mm-bench: Google Benchmark over every registered backend and the bare libraries.
+//
+//   matmul/<backend>/<dtype>/<shape>   our backend through the engine API (Prepare once, Execute
+//                                      in the loop), for every benchmark dtype it supports. Timed
+//                                      in wall time; the CPU time reported is the whole process's
+//                                      (every thread), as for the raw_ baselines.
+//   prepare/<backend>/<dtype>/<shape>  creation time: Prepare on a fresh backend (nothing cached).
+//   raw_onednn/..., raw_eigen/..., peak/...  baselines and the machine's peak, registered by the
+//                                      other source files linked in (AddRegistrar).
+//
+// Backends: every built-in one and every plugin loaded with --backend-lib PATH (repeatable) or
+// MM_BACKEND_LIBS (colon-separated, loaded first).
+//
+// Flags of its own, before Google Benchmark's (--benchmark_filter, --benchmark_out, ...):
+//   --backend-lib PATH    also benchmark the backend plugin at PATH.
+//   --mm_set=quick|full   which shapes and dtypes to register (default full).
+//   --mm_describe         print the machine, the backends' dtype support and the libraries' facts
+//                         as JSON on stdout, run nothing.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/backend_list.h"
@@ -17,7 +34,7 @@
 namespace mm::bench {
 namespace {
 
-// Built-in backends and loaded plugins; set by main() before any benchmark is registered.
+// Built-in backends and loaded plugins; set by Main() before any benchmark is registered.
 const BackendRegistry* g_registry = nullptr;
 
 void RunBackend(benchmark::State& state, const std::string& backend_name, DType dtype,
@@ -55,52 +72,128 @@ void RunBackend(benchmark::State& state, const std::string& backend_name, DType 
   SetGflops(state, *plan);
 }
 
-// Registers matmul/... for every backend of `registry` (which must outlive the benchmarks).
-void RegisterBackendBenchmarks(const BackendRegistry& registry) {
-  g_registry = &registry;
+// Creation cost as a user meets it the first time a shape is seen: each iteration creates a fresh
+// backend (untimed, so no cache of the backend's survives) and times its Prepare alone.
+void PrepareBackend(benchmark::State& state, const std::string& backend_name, DType dtype,
+                    const BenchShape& shape) {
+  const BackendRegistry& registry = *g_registry;
+  auto plan = PlanMatMul({dtype, shape.a_dims, shape.b_dims});
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto created = registry.Create(backend_name);
+    if (!created.ok()) {
+      state.SkipWithError(created.status().ToString().c_str());
+      break;
+    }
+    std::unique_ptr<Backend> backend = std::move(created).value();
+    state.ResumeTiming();
+    auto primitive = backend->Prepare(*plan);
+    benchmark::DoNotOptimize(primitive);
+    state.PauseTiming();
+    if (!primitive.ok()) {
+      state.SkipWithError(primitive.status().ToString().c_str());
+      break;
+    }
+    // Destroyed untimed: creation is what this measures.
+    std::unique_ptr<MatMulPrimitive>(std::move(primitive).value()).reset();
+    backend.reset();
+    state.ResumeTiming();
+  }
+}
+
+void RegisterBackends(ShapeSet set) {
+  const BackendRegistry& registry = *g_registry;
   for (const std::string& name : registry.Names()) {
     auto backend = registry.Create(name);
     if (!backend.ok()) {
       std::cerr << "mm-bench: backend " << name << " unavailable: " << backend.status() << "\n";
       continue;
     }
-    for (DType dtype : BenchDTypes()) {
-      for (const BenchShape& shape : Shapes()) {
-        if (name == "reference" && shape.large) continue;
+    for (DType dtype : BenchDTypes(set)) {
+      for (const BenchShape& shape : Shapes(set)) {
+        if (name == "reference" && shape.Large()) continue;
+        if (!Benchmarked(shape, dtype)) continue;
         if (!(*backend)->Supports({dtype, shape.a_dims, shape.b_dims}).supported()) continue;
-        const std::string bench_name =
-            "matmul/" + name + "/" + std::string(DTypeName(dtype)) + "/" + std::string(shape.name);
-        benchmark::RegisterBenchmark(bench_name.c_str(), [name, dtype,
-                                                          &shape](benchmark::State& state) {
-          RunBackend(state, name, dtype, shape);
-        })->UseRealTime();
+        const std::string suffix = name + "/" + std::string(DTypeName(dtype)) + "/" + shape.name;
+        benchmark::RegisterBenchmark(("matmul/" + suffix).c_str(),
+                                     [name, dtype, &shape](benchmark::State& state) {
+                                       RunBackend(state, name, dtype, shape);
+                                     })
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
+        if (shape.prepare) {
+          benchmark::RegisterBenchmark(("prepare/" + suffix).c_str(),
+                                       [name, dtype, &shape](benchmark::State& state) {
+                                         PrepareBackend(state, name, dtype, shape);
+                                       })
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
       }
     }
   }
-  // The oracle's own speed target: a 512^3 float matmul well under a second.
-  static const BenchShape kReference512{"512x512x512", {512, 512}, {512, 512}, false};
-  benchmark::RegisterBenchmark(
-      "matmul/reference/float/512x512x512",
-      [](benchmark::State& state) { RunBackend(state, "reference", DType::kFloat, kReference512); })
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+}
+
+[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterBackends);
+
+// What --mm_describe prints: enough to say what ran where, for the comparison report.
+nlohmann::json Describe() {
+  nlohmann::json out;
+  out["logical_cpus"] = std::thread::hardware_concurrency();
+  const char* omp_threads = std::getenv("OMP_NUM_THREADS");
+  out["omp_num_threads"] = omp_threads != nullptr ? omp_threads : "";
+  nlohmann::json backends = nlohmann::json::array();
+  const BackendRegistry& registry = *g_registry;
+  for (const std::string& name : registry.Names()) {
+    nlohmann::json entry = {{"name", name}, {"description", registry.Description(name)}};
+    auto backend = registry.Create(name);
+    if (!backend.ok()) {
+      entry["error"] = backend.status().ToString();
+      backends.push_back(entry);
+      continue;
+    }
+    entry["runs_on"] = (*backend)->RunsOn();
+    // Support is asked for a plain 2-D problem; a backend may still refuse particular shapes.
+    for (DType dtype : kAllDTypes) {
+      const Support support = (*backend)->Supports({dtype, {64, 64}, {64, 64}});
+      const char* level = support.level == Support::Level::kNative         ? "native"
+                          : support.level == Support::Level::kByConversion ? "conversion"
+                                                                           : "no";
+      entry["supports"][std::string(DTypeName(dtype))] = {{"level", level}, {"note", support.note}};
+    }
+    backends.push_back(entry);
+  }
+  out["backends"] = backends;
+  out["libraries"] = DescribeLibraries();
+  return out;
 }
 
 void PrintHelp() {
   std::cout
-      << "mm-bench: Google Benchmark over every MatMul backend and the bare libraries.\n"
+      << "mm-bench: Google Benchmark over every MatMul backend, the bare libraries and this\n"
+         "machine's peak.\n"
          "  --backend-lib PATH   also benchmark the backend plugin at PATH (repeatable; also\n"
          "                       MM_BACKEND_LIBS, colon-separated, loaded first)\n"
+         "  --mm_set=quick|full  which shapes and dtypes (default full)\n"
+         "  --mm_describe        print the backends' dtype support and the libraries' facts as\n"
+         "                       JSON, run nothing\n"
          "Google Benchmark's options:\n";
   benchmark::PrintDefaultHelp();
 }
 
-}  // namespace
-}  // namespace mm::bench
-
-// Takes --backend-lib out of the arguments (the rest are Google Benchmark's), loads the plugins,
-// registers the benchmarks and runs them. A plugin that cannot be loaded is a usage error (2).
-int main(int argc, char** argv) {
+// Takes mm-bench's own flags out of the arguments (the rest are Google Benchmark's), loads the
+// plugins, registers the benchmarks and runs them. A plugin that cannot be loaded, or a bad flag
+// of mm-bench's own, is a usage error (2).
+int Main(int argc, char** argv) {
+  // prepare/ benchmarks time primitive creation, not a lookup in oneDNN's process-wide primitive
+  // cache (execute benchmarks create theirs once, so they do not care). Read when oneDNN starts.
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", /*overwrite=*/0);
+  ShapeSet set = ShapeSet::kFull;
+  bool describe = false;
   std::vector<std::string> libraries;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -111,25 +204,50 @@ int main(int argc, char** argv) {
         return 2;
       }
       libraries.push_back(argv[++i]);
-    } else if (arg.rfind("--backend-lib=", 0) == 0) {
+    } else if (arg.starts_with("--backend-lib=")) {
       libraries.push_back(arg.substr(std::strlen("--backend-lib=")));
+    } else if (arg == "--mm_describe") {
+      describe = true;
+    } else if (arg.starts_with("--mm_set=")) {
+      const std::string value = arg.substr(std::strlen("--mm_set="));
+      if (value == "quick") {
+        set = ShapeSet::kQuick;
+      } else if (value == "full") {
+        set = ShapeSet::kFull;
+      } else {
+        std::cerr << "mm-bench: --mm_set must be quick or full, got '" << value << "'\n";
+        return 2;
+      }
+    } else if (arg.starts_with("--mm_")) {
+      std::cerr << "mm-bench: unknown flag " << arg
+                << " (known: --mm_set=quick|full, --mm_describe)\n";
+      return 2;
     } else {
       rest.push_back(argv[i]);
     }
   }
-  mm::BackendRegistry registry = mm::BuiltinBackends();
-  const mm::Status loaded =
-      mm::RegisterBackendLibraries(registry, mm::BackendLibrariesToLoad(libraries));
+  BackendRegistry registry = BuiltinBackends();
+  const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(libraries));
   if (!loaded.ok()) {
     std::cerr << "mm-bench: " << loaded.message() << "\n";
     return 2;
   }
-  mm::bench::RegisterBackendBenchmarks(registry);
+  g_registry = &registry;
+  if (describe) {
+    std::cout << Describe().dump(2) << "\n";
+    return 0;
+  }
+  RegisterAll(set);
   int rest_argc = static_cast<int>(rest.size());
   rest.push_back(nullptr);
-  benchmark::Initialize(&rest_argc, rest.data(), mm::bench::PrintHelp);
+  benchmark::Initialize(&rest_argc, rest.data(), PrintHelp);
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
 }
+
+}  // namespace
+}  // namespace mm::bench
+
+int main(int argc, char** argv) { return mm::bench::Main(argc, argv); }

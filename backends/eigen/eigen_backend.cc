@@ -27,7 +27,7 @@ constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat1
 // The scalar Eigen multiplies in for storage type T:
 //  - float16, bfloat16: float (float32 accumulation, one rounding at the end);
 //  - int32, uint32: uint64. Exact modulo 2^32 (2^32 divides 2^64), and Eigen's uint64 product is
-//    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see README);
+//    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see docs/backends.md);
 //  - int64: uint64, the same bits with defined (modular) overflow; T itself otherwise.
 template <class T>
 using ComputeType = std::conditional_t<kIsHalf<T>, float,
@@ -88,7 +88,7 @@ constexpr Index kRowAlignment = 8;
 
 // One product, rows x k times k x n, split into blocks of rows, one independent single-threaded
 // Eigen product per thread (B is shared, read-only). Measured on this machine, this beats Eigen's
-// own parallel GEMM, whose threads wait for each other inside every product (see README).
+// own parallel GEMM, whose threads wait for each other inside every product (see docs/backends.md).
 template <class S>
 bool SplitProduct(const S* a, const S* b, S* y, Index rows, Index k, Index n) {
   const double work = static_cast<double>(rows) * static_cast<double>(k) * static_cast<double>(n);

@@ -8,10 +8,13 @@
 //    into preallocated buffers, float32 product, cast Y back to bfloat16.
 // raw_eigen_native/bfloat16/<shape> is Eigen's own bfloat16 product for comparison (every multiply
 // and add rounded to bfloat16: the accuracy the backend avoids; much slower too).
+// Also describes Eigen for `mm-bench --mm_describe`: version and the SIMD sets this file (compiled
+// exactly like the backend) uses.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,11 +86,11 @@ void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) 
   BareProducts<float>(state, plan, a_float.data(), b_float.data(), y_float.data(), widen, narrow);
 }
 
-[[maybe_unused]] const bool kRegistered = [] {
-  for (DType dtype : BenchDTypes()) {
-    for (const BenchShape& shape : Shapes()) {
-      const std::string name =
-          "raw_eigen/" + std::string(DTypeName(dtype)) + "/" + std::string(shape.name);
+void RegisterRawEigen(ShapeSet set) {
+  for (DType dtype : BenchDTypes(set)) {
+    for (const BenchShape& shape : Shapes(set)) {
+      if (!Benchmarked(shape, dtype)) continue;
+      const std::string name = "raw_eigen/" + std::string(DTypeName(dtype)) + "/" + shape.name;
       benchmark::internal::Benchmark* bench = nullptr;
       switch (dtype) {
         case DType::kFloat:
@@ -99,25 +102,38 @@ void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) 
         case DType::kInt32:
           bench = benchmark::RegisterBenchmark(name.c_str(), RawEigen<std::int32_t>, shape);
           break;
+        case DType::kInt64:
+          bench = benchmark::RegisterBenchmark(name.c_str(), RawEigen<std::int64_t>, shape);
+          break;
         case DType::kBFloat16:
           bench = benchmark::RegisterBenchmark(name.c_str(), RawEigenBFloat16ViaFloat, shape);
-          // Eigen's native bfloat16 product is scalar code, about 1 GFLOPS: 1024^3 would take
-          // seconds per iteration.
-          if (!shape.large) {
-            benchmark::RegisterBenchmark(
-                ("raw_eigen_native/bfloat16/" + std::string(shape.name)).c_str(),
-                RawEigen<bfloat16>, shape)
-                ->UseRealTime();
+          // Eigen's native bfloat16 product is scalar code, about 1 GFLOPS: only small shapes,
+          // and only in the full set.
+          if (set == ShapeSet::kFull && !shape.Large() && shape.kind != ShapeKind::kSquare) {
+            benchmark::RegisterBenchmark(("raw_eigen_native/bfloat16/" + shape.name).c_str(),
+                                         RawEigen<bfloat16>, shape)
+                ->UseRealTime()
+                ->MeasureProcessCPUTime();
           }
           break;
         default:
           break;
       }
-      if (bench != nullptr) bench->UseRealTime();
+      if (bench != nullptr) bench->UseRealTime()->MeasureProcessCPUTime();
     }
   }
-  return true;
-}();
+}
+
+nlohmann::json DescribeEigen() {
+  return {
+      {"version", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
+                      "." + std::to_string(EIGEN_MINOR_VERSION)},
+      {"simd", Eigen::SimdInstructionSetsInUse()},
+      {"eigen_threads", Eigen::nbThreads()}};
+}
+
+[[maybe_unused]] const bool kRegistered =
+    AddRegistrar(&RegisterRawEigen) && AddDescriber("eigen", &DescribeEigen);
 
 }  // namespace
 }  // namespace mm::bench

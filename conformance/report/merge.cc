@@ -36,6 +36,13 @@ StatusOr<Report> ReportFromJson(std::string_view text) {
     report.version = j.at("version").get<std::string>();
     MM_ASSIGN_OR_RETURN(report.tolerance.rtol, DoubleFromJson(j.at("tolerance").at("rtol")));
     MM_ASSIGN_OR_RETURN(report.tolerance.atol, DoubleFromJson(j.at("tolerance").at("atol")));
+    // Reports from before the rule was recorded were judged by ONNX's tolerance.
+    const std::string rule = j.at("tolerance").value("rule", "onnx");
+    if (rule != "onnx" && rule != "bound") {
+      return InvalidArgumentError("key \"tolerance\".\"rule\": '" + rule +
+                                  "' is neither 'onnx' nor 'bound'");
+    }
+    report.rule = rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
     report.strict = j.at("strict").get<bool>();
     report.require_official = j.at("require_official").get<bool>();
     if (j.contains("shard")) {
@@ -125,7 +132,9 @@ int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit
   const Summary sum = Summarize(report.results);
   if (report.require_official && !report.official.complete()) return kExitOfficial;
   if (!any_case) return kExitUsage;
-  if (sum.fail + sum.error + sum.xpass > 0 || (report.strict && sum.unsupported > 0)) {
+  const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
+  if (sum.fail + sum.error + sum.xpass + rule_failures > 0 ||
+      (report.strict && sum.unsupported > 0)) {
     return kExitFailed;
   }
   if (skip_exit_code && sum.unsupported + sum.skip == sum.total() && sum.total() > 0) {
@@ -157,6 +166,7 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
     if (s.tolerance.rtol != first.tolerance.rtol || s.tolerance.atol != first.tolerance.atol) {
       return differs("tolerances");
     }
+    if (s.rule != first.rule) return differs("--tolerance rules");
     if (s.strict != first.strict || s.require_official != first.require_official) {
       return differs("--strict / --require-official settings");
     }

@@ -18,14 +18,15 @@ namespace mm::conformance {
 StatusOr<Report> ReportFromJson(std::string_view text);
 
 // mm-conformance's exit code for `report`: 3 when require_official and the official corpus is not
-// complete; 2 when `any_case` is false (no MatMul case found); 1 on any FAIL or ERROR, or
-// UNSUPPORTED under strict; `skip_exit_code` when every result is UNSUPPORTED; else 0.
+// complete; 2 when `any_case` is false (no MatMul case found); 1 on any FAIL, ERROR or XPASS,
+// BOUND under report.rule onnx, IMPRECISE under report.rule bound, or UNSUPPORTED under strict;
+// `skip_exit_code` when every result is UNSUPPORTED; else 0.
 int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code = {});
 
 // Merges the reports of shards 1/N .. N/N of one run: every shard exactly once (else
 // INVALID_ARGUMENT naming the missing or repeated shard), all from the same run (version,
-// tolerance, strictness, backends and data roots equal; else INVALID_ARGUMENT naming the
-// difference). Results are put in catalog order; the exit code is recomputed.
+// tolerance and its rule, strictness, backends and data roots equal; else INVALID_ARGUMENT naming
+// the difference). Results are put in catalog order; the exit code is recomputed.
 StatusOr<Report> MergeShardReports(const std::vector<Report>& shards);
 
 }  // namespace mm::conformance

@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <iomanip>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
+#include <sstream>
 
 #include "conformance/result_json.h"
 
@@ -143,8 +142,8 @@ std::string XmlSafeText(std::string_view text) {
   out.reserve(text.size());
   ForEachCodePoint(text, [&](char32_t cp, std::string_view bytes) {
     // XML 1.0 cannot hold other control characters, even as references.
-    const bool allowed = cp == U'\t' || cp == U'\n' || cp == U'\r' ||
-                         (cp >= 0x20 && cp != 0xFFFE && cp != 0xFFFF);
+    const bool allowed =
+        cp == U'\t' || cp == U'\n' || cp == U'\r' || (cp >= 0x20 && cp != 0xFFFE && cp != 0xFFFF);
     out += allowed ? bytes : std::string_view("\xEF\xBF\xBD");
   });
   return out;
@@ -211,6 +210,12 @@ Summary Summarize(const std::vector<Result>& results) {
       case Verdict::kSkip:
         ++s.skip;
         break;
+      case Verdict::kBound:
+        ++s.bound;
+        break;
+      case Verdict::kImprecise:
+        ++s.imprecise;
+        break;
     }
   }
   return s;
@@ -270,6 +275,8 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
         out << ErrorsText(*decisive) << "; vs reference: " << decisive->vs_reference;
         break;
       case Verdict::kFail:
+      case Verdict::kBound:
+      case Verdict::kImprecise:
         out << PrintableText(decisive->data_set) << ": " << PrintableText(decisive->message) << " ["
             << ToleranceText(report.tolerance) << "]; vs reference: " << decisive->vs_reference;
         break;
@@ -321,8 +328,7 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
     int unmatched = 0;
     for (const Expectation& e : report.expectations->entries) unmatched += e.matched == 0;
     out << "expectations: " << report.expectations->entries.size() << " entries from "
-        << PrintableText(report.expectations->source) << ", " << unmatched
-        << " matching nothing\n";
+        << PrintableText(report.expectations->source) << ", " << unmatched << " matching nothing\n";
     for (const Expectation& e : report.expectations->entries) {
       if (e.matched) continue;
       out << "  matches nothing: " << ExpectationKindName(e.kind) << " case "
@@ -333,8 +339,10 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   out << "summary: " << sum.total() << " results (" << rows.size()
       << " case x backend): " << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
       << " UNSUPPORTED" << (report.strict && sum.unsupported ? " (failures under --strict)" : "")
-      << ", " << sum.error << " ERROR" << DeclaredCounts(sum) << "; exit " << report.exit_code
-      << "\n";
+      << ", " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
+      << " IMPRECISE (" << (report.rule == ToleranceRule::kOnnx ? "BOUND" : "IMPRECISE")
+      << " fails under --tolerance " << (report.rule == ToleranceRule::kOnnx ? "onnx" : "bound")
+      << ")" << DeclaredCounts(sum) << "; exit " << report.exit_code << "\n";
 }
 
 std::string ToJson(const Report& report) {
@@ -350,21 +358,20 @@ std::string ToJson(const Report& report) {
   j["backends"] = Json::array();
   for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
   j["runs_on"] = Json::object();
-  for (const auto& [name, runs_on] : RunsOn(report)) j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+  for (const auto& [name, runs_on] : RunsOn(report))
+    j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
   j["machine"] = MachineJson(report);
   j["data_roots"] = Json::array();
   for (const DataRoot& root : report.roots) {
-    j["data_roots"].push_back({{"path", JsonText(root.path.string())},
-                               {"origin", JsonText(root.origin)}});
+    j["data_roots"].push_back(
+        {{"path", JsonText(root.path.string())}, {"origin", JsonText(root.origin)}});
   }
-  j["summary"] = {{"total", sum.total()},
-                  {"PASS", sum.pass},
-                  {"FAIL", sum.fail},
-                  {"UNSUPPORTED", sum.unsupported},
-                  {"ERROR", sum.error},
-                  {"XFAIL", sum.xfail},
-                  {"XPASS", sum.xpass},
-                  {"SKIP", sum.skip}};
+  j["summary"] = {{"total", sum.total()},       {"PASS", sum.pass},
+                  {"FAIL", sum.fail},           {"UNSUPPORTED", sum.unsupported},
+                  {"ERROR", sum.error},         {"BOUND", sum.bound},
+                  {"IMPRECISE", sum.imprecise}, {"XFAIL", sum.xfail},
+                  {"XPASS", sum.xpass},         {"SKIP", sum.skip}};
+  j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
   j["exit_code"] = report.exit_code;
   Json& results = j["results"] = Json::array();
   for (const Result& r : report.results) results.push_back(ResultToJson(r));
@@ -458,7 +465,9 @@ std::string ToJUnitXml(const Report& report) {
   pugi::xml_node suites = doc.append_child("testsuites");
   Attr(suites, "name", "mm-conformance");
   Attr(suites, "tests", sum.total() + 1);
-  Attr(suites, "failures", sum.fail + sum.xpass + strict_failures + (official_failed ? 1 : 0));
+  const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
+  Attr(suites, "failures",
+       sum.fail + sum.xpass + rule_failures + strict_failures + (official_failed ? 1 : 0));
   Attr(suites, "errors", sum.error);
   Attr(suites, "skipped", sum.unsupported - strict_failures + sum.xfail + sum.skip);
   for (const std::string& backend : report.backends) {
@@ -468,7 +477,7 @@ std::string ToJUnitXml(const Report& report) {
     }
     int fail = 0, error = 0, skipped = 0;
     for (const Result* r : mine) {
-      fail += r->verdict == Verdict::kFail || r->verdict == Verdict::kXPass ||
+      fail += (r->verdict != Verdict::kError && FailsUnder(r->verdict, report.rule)) ||
               (report.strict && r->verdict == Verdict::kUnsupported);
       error += r->verdict == Verdict::kError;
       skipped += (!report.strict && r->verdict == Verdict::kUnsupported) ||
@@ -509,6 +518,16 @@ std::string ToJUnitXml(const Report& report) {
         case Verdict::kFail:
           Outcome(testcase, "failure", "FAIL", r->message, detail);
           break;
+        case Verdict::kBound:
+        case Verdict::kImprecise:
+          // A failure under the rule in force; otherwise a pass that says which rule it broke.
+          if (FailsUnder(r->verdict, report.rule)) {
+            Outcome(testcase, "failure", std::string(VerdictName(r->verdict)), r->message, detail);
+          } else {
+            testcase.append_child("system-out").text() =
+                XmlSafeText(std::string(VerdictName(r->verdict)) + ": " + detail).c_str();
+          }
+          break;
         case Verdict::kError:
           Outcome(testcase, "error", "ERROR", r->message, detail);
           break;
@@ -522,7 +541,8 @@ std::string ToJUnitXml(const Report& report) {
           break;
         case Verdict::kUnsupported:
           if (report.strict) {
-            Outcome(testcase, "failure", "UNSUPPORTED", "unsupported (--strict): " + r->message, "");
+            Outcome(testcase, "failure", "UNSUPPORTED", "unsupported (--strict): " + r->message,
+                    "");
           } else {
             Outcome(testcase, "skipped", "", "UNSUPPORTED: " + r->message, "");
           }
@@ -565,7 +585,8 @@ std::string ToMarkdown(const Report& report) {
       << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
       << "); integers exact.\n\n"
       << "**" << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
-      << " UNSUPPORTED, " << sum.error << " ERROR" << DeclaredCounts(sum) << "** of " << sum.total()
+      << " UNSUPPORTED, " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
+      << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
       << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
 
   const MachineInfo& m = report.machine;

@@ -20,9 +20,10 @@ namespace mm::conformance {
 struct Report {
   std::string version;  // mm's version.
   Tolerance tolerance;
+  ToleranceRule rule = ToleranceRule::kOnnx;  // Which rule decided the exit code.
   bool strict = false;
   bool require_official = false;
-  std::vector<std::string> backends;  // Selected, in order.
+  std::vector<std::string> backends;      // Selected, in order.
   std::vector<BackendInfo> backend_info;  // What each selected backend runs on, in that order.
   MachineInfo machine;
   std::string loader_versions;  // The libraries that read the cases ("protobuf 3.21.12, ...").
@@ -40,8 +41,11 @@ struct Report {
 
 // Results per verdict.
 struct Summary {
-  int pass = 0, fail = 0, unsupported = 0, error = 0, xfail = 0, xpass = 0, skip = 0;
-  int total() const { return pass + fail + unsupported + error + xfail + xpass + skip; }
+  int pass = 0, fail = 0, unsupported = 0, error = 0, bound = 0, imprecise = 0;
+  int xfail = 0, xpass = 0, skip = 0;
+  int total() const {
+    return pass + fail + unsupported + error + bound + imprecise + xfail + xpass + skip;
+  }
 };
 
 // Sets each entry's `matched` to the number of `results` it decided (the first matching entry

@@ -102,6 +102,38 @@ TEST_F(MergeTest, ReportsOfAnotherRunAreRefused) {
   EXPECT_THAT(merged.status().message(), HasSubstr("backends differ"));
 }
 
+// The --tolerance rule travels in the report: merge keeps it, so a BOUND result decides the
+// merged exit code as it did in the shard's run, and shards judged by different rules are refused.
+TEST(MergeRuleTest, TheRuleIsReadBackAndDecidesTheMergedExitCode) {
+  Report report;
+  report.version = "test";
+  report.backends = {"eigen"};
+  Result bound;
+  bound.case_name = "test_cancelling";
+  bound.backend = "eigen";
+  bound.verdict = Verdict::kBound;
+  report.results = {bound};
+  for (ToleranceRule rule : {ToleranceRule::kOnnx, ToleranceRule::kBound}) {
+    report.rule = rule;
+    auto read = ReportFromJson(ToJson(report));
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->rule, rule);
+    auto merged = MergeShardReports({*read});
+    ASSERT_TRUE(merged.ok()) << merged.status();
+    EXPECT_EQ(merged->rule, rule);
+    // BOUND fails under ONNX's tolerance and passes under the bound.
+    EXPECT_EQ(merged->exit_code, rule == ToleranceRule::kOnnx ? kExitFailed : kExitPassed);
+  }
+  report.shard = {1, 2};
+  report.rule = ToleranceRule::kOnnx;
+  Report other = report;
+  other.shard = {2, 2};
+  other.rule = ToleranceRule::kBound;
+  auto mixed = MergeShardReports({report, other});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.status().message(), HasSubstr("--tolerance rules differ"));
+}
+
 TEST(ReportFromJsonTest, RefusesWhatIsNotAReportAndNamesTheBadKey) {
   EXPECT_FALSE(ReportFromJson("not json").ok());
   EXPECT_FALSE(ReportFromJson("[]").ok());
@@ -125,9 +157,11 @@ TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
   r.dtype = DType::kBFloat16;
   r.a_dims = {2, 0, 3};
   r.b_dims = {3};
-  r.verdict = Verdict::kFail;
+  r.verdict = Verdict::kBound;  // A verdict of the error-bound rule, which merge must keep.
   r.message = "bad \xFF byte";
   r.support_note = "via f32";
+  r.implementation = "oneDNN gemm:jit";
+  r.expectation = "known (L1)";
   r.seconds = 1.25e-6;
   Comparison c;
   c.elements = 6;
@@ -144,6 +178,13 @@ TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
                          0.1,
                          0.0};
   r.vs_expected = c;
+  // The error-bound rule's outcome, whose worst element is written with "exact" and "bound".
+  BoundCheck bound;
+  bound.elements = 6;
+  bound.outside = 0;
+  bound.unbounded = 2;
+  bound.worst = WorstElement{5, {1, 2}, "0.25", "0.2500001", 0.25, 0.2500001, 1e-7, 4e-7, 3e-6};
+  r.vs_bound = bound;
   r.vs_reference = "differs: ...";
   r.vs_reference_comparison = c;
   // Invalid UTF-8 in a message becomes U+FFFD on the way out, as in every report.
@@ -157,6 +198,18 @@ TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
   EXPECT_EQ(back->dtype, r.dtype);
   EXPECT_TRUE(std::isnan(back->vs_expected->worst->expected_value));
   EXPECT_TRUE(std::isinf(back->vs_expected->max_abs_error));
+  EXPECT_EQ(back->verdict, Verdict::kBound);
+  EXPECT_EQ(back->implementation, r.implementation);
+  EXPECT_EQ(back->expectation, r.expectation);
+  ASSERT_TRUE(back->vs_bound.has_value());
+  EXPECT_EQ(back->vs_bound->unbounded, 2);
+  ASSERT_TRUE(back->vs_bound->worst.has_value());
+  EXPECT_EQ(back->vs_bound->worst->allowed, 3e-6);
+  EXPECT_EQ(back->vs_bound->worst->actual_value, 0.2500001);
+  EXPECT_EQ(back->vs_bound->Describe(), r.vs_bound->Describe());
+  const nlohmann::json json = nlohmann::json::parse(dump(r));
+  EXPECT_EQ(json["vs_bound"]["worst"]["exact"], "0.25");
+  EXPECT_EQ(json["vs_bound"]["worst"]["bound"], 3e-6);
 }
 
 }  // namespace

@@ -111,10 +111,9 @@ Report SampleReport() {
 
 TEST(JsonReportTest, HasTheFieldsToolsRead) {
   const nlohmann::json json = nlohmann::json::parse(ToJson(SampleReport()));
-  EXPECT_EQ(json["summary"],
-            nlohmann::json::parse(
-                R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1, "XFAIL": 0,
-                     "XPASS": 0, "SKIP": 0})"));
+  EXPECT_EQ(json["summary"], nlohmann::json::parse(
+                                 R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1,
+                    "BOUND": 0, "IMPRECISE": 0, "XFAIL": 0, "XPASS": 0, "SKIP": 0})"));
   EXPECT_EQ(json["exit_code"], 1);
   ASSERT_EQ(json["results"].size(), 4u);
   const nlohmann::json& fail = json["results"][1];
@@ -157,7 +156,8 @@ TEST(JUnitReportTest, FailuresSkipsErrorsAndWhatRan) {
   const pugi::xml_node suites = doc.child("testsuites");
   EXPECT_EQ(suites.attribute("tests").as_int(), 5);
   EXPECT_EQ(suites.attribute("errors").as_int(), 1);
-  const pugi::xml_node other = suites.find_child_by_attribute("testsuite", "name", "conformance.other");
+  const pugi::xml_node other =
+      suites.find_child_by_attribute("testsuite", "name", "conformance.other");
   ASSERT_TRUE(other);
   EXPECT_EQ(other.attribute("tests").as_int(), 3);
   EXPECT_EQ(other.attribute("failures").as_int(), 1);
@@ -186,14 +186,17 @@ TEST(JUnitReportTest, FailuresSkipsErrorsAndWhatRan) {
                    .value(),
                "oneDNN gemm:jit (ISA avx2)");
   EXPECT_THAT(failed.child("failure").text().get(), HasSubstr("computed by: oneDNN gemm:jit"));
-  const pugi::xml_node skipped = other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
+  const pugi::xml_node skipped =
+      other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
   EXPECT_STREQ(skipped.child("skipped").attribute("message").value(), "UNSUPPORTED: no f64 kernel");
   // A bell character cannot be in XML 1.0: replaced, so the document still parses.
-  const pugi::xml_node errored = other.find_child_by_attribute("testcase", "name", "test_c/test_data_set_0");
+  const pugi::xml_node errored =
+      other.find_child_by_attribute("testcase", "name", "test_c/test_data_set_0");
   EXPECT_STREQ(errored.child("error").attribute("message").value(),
                "invalid case: bad\xEF\xBF\xBD byte and a bell\xEF\xBF\xBD in model.onnx");
   // The official corpus is incomplete but not required: a skipped test, not a failure.
-  const pugi::xml_node official = suites.find_child_by_attribute("testsuite", "name", "official-corpus");
+  const pugi::xml_node official =
+      suites.find_child_by_attribute("testsuite", "name", "official-corpus");
   EXPECT_EQ(official.attribute("failures").as_int(), 0);
   EXPECT_TRUE(official.child("testcase").child("skipped"));
 }
@@ -204,11 +207,14 @@ TEST(JUnitReportTest, StrictTurnsUnsupportedIntoFailureAndRequiredOfficialFails)
   report.require_official = true;
   const pugi::xml_document doc = ParseXml(ToJUnitXml(report));
   const pugi::xml_node suites = doc.child("testsuites");
-  const pugi::xml_node other = suites.find_child_by_attribute("testsuite", "name", "conformance.other");
-  const pugi::xml_node unsupported = other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
+  const pugi::xml_node other =
+      suites.find_child_by_attribute("testsuite", "name", "conformance.other");
+  const pugi::xml_node unsupported =
+      other.find_child_by_attribute("testcase", "name", "test_b/test_data_set_0");
   EXPECT_STREQ(unsupported.child("failure").attribute("type").value(), "UNSUPPORTED");
   EXPECT_FALSE(unsupported.child("skipped"));
-  const pugi::xml_node official = suites.find_child_by_attribute("testsuite", "name", "official-corpus");
+  const pugi::xml_node official =
+      suites.find_child_by_attribute("testsuite", "name", "official-corpus");
   EXPECT_STREQ(official.child("testcase").child("failure").attribute("type").value(), "OFFICIAL");
   EXPECT_EQ(suites.attribute("failures").as_int(), 3);  // FAIL + strict UNSUPPORTED + official.
 }
@@ -238,7 +244,8 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
                               "OMP_NUM_THREADS=2, ONEDNN_MAX_CPU_ISA=AVX2"));
   EXPECT_THAT(text, HasSubstr("  other: oneDNN 2.6.3, effective ISA avx2"));
   EXPECT_THAT(text, HasSubstr("summary: 4 results (4 case x backend): 1 PASS, 1 FAIL, "
-                              "1 UNSUPPORTED, 1 ERROR; exit 1"));
+                              "1 UNSUPPORTED, 1 ERROR, 0 BOUND, 0 IMPRECISE (BOUND fails under "
+                              "--tolerance onnx); exit 1"));
   std::ostringstream quiet;
   WriteConsole(SampleReport(), quiet, /*quiet=*/true);
   EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));

@@ -9,7 +9,6 @@
 #include "backends/plugin/plugin_backend.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
-#include "engine/machine.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
@@ -215,6 +214,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   Report report;
   report.version = MM_VERSION;
   report.tolerance = options.tolerance;
+  report.rule = options.rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
@@ -239,6 +239,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   RunOptions run;
   run.backends = backends;
   run.tolerance = options.tolerance;
+  run.rule = report.rule;
   run.isolate = !options.no_isolate;
   run.jobs = options.jobs > 0 ? options.jobs
                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -88,7 +88,11 @@ constexpr const char* kDescription =
 Loads ONNX node-test cases (a directory with model.onnx and test_data_set_N/{input_K,output_0}.pb),
 runs every (case, data set) on every backend, and compares each result with the expected output
 (pass iff |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; inf must match; integers
-exact; shape and dtype equal) and with the reference backend's result (three-way).
+exact; shape and dtype equal) and with the reference backend's result (three-way). Each result is
+also judged against the error bound of the backend's declared arithmetic (gamma_K sum|a||b| plus
+half an ULP, and the expected output's own worst case; engine/error_bound.h): PASS (both hold),
+FAIL (neither), BOUND (outside the tolerance, within the bound), IMPRECISE (within the tolerance,
+beyond the bound), UNSUPPORTED, ERROR.
 
 Where cases come from (a name found twice: the first source wins, the other is shadowed):
   --data-dir DIR      the folders given (option below); then MM_ONNX_DATA and the defaults
@@ -107,7 +111,8 @@ constexpr const char* kFooter = R"(Merging shard reports:
 
 Exit codes:
   0  every selected result passed (UNSUPPORTED allowed unless --strict)
-  1  any FAIL, ERROR or XPASS (or UNSUPPORTED under --strict)
+  1  any FAIL, ERROR or XPASS; BOUND (default) or IMPRECISE (--tolerance bound);
+     UNSUPPORTED under --strict
   2  usage error, unwritable report, or no MatMul case found
   3  --require-official and an official case is missing or altered
 
@@ -122,7 +127,8 @@ CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::st
                      const std::string& text, const std::string& help) {
   return app
       .add_option_function<std::vector<std::string>>(
-          name, [&list](const std::vector<std::string>& values) {
+          name,
+          [&list](const std::vector<std::string>& values) {
             for (const std::string& v : values) list.push_back(v);
           },
           help)
@@ -187,6 +193,12 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
   app->add_option("--atol", options.tolerance.atol, "absolute tolerance (default 1e-7, ONNX's)")
       ->option_text("X")
       ->check(cli::FiniteNonNegative());
+  app->add_option("--tolerance", options.rule,
+                  "which rule decides the exit code: 'onnx' (default: ONNX's fixed tolerance; "
+                  "BOUND fails, IMPRECISE passes) or 'bound' (the K-aware error bound of the "
+                  "backend's declared arithmetic; BOUND passes, IMPRECISE fails)")
+      ->option_text("onnx|bound")
+      ->check(CLI::IsMember({"onnx", "bound"}));
   app->add_flag("--strict", options.strict, "count UNSUPPORTED as a failure");
   app->add_flag("--require-official", options.require_official,
                 "exit 3 unless all 7 official ONNX MatMul node tests are found with their "
@@ -226,8 +238,7 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
           },
           ""));
   app->add_option_function<std::string>(
-         "--shard",
-         [&options](const std::string& v) { ParseShard(v, options.shard); },
+         "--shard", [&options](const std::string& v) { ParseShard(v, options.shard); },
          "run shard I of N (1-based): a deterministic 1/N of the cases, by a hash of the case "
          "name, the same on every machine; merge the shards' --json reports with "
          "'mm-conformance merge'")
@@ -245,12 +256,13 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
       app->add_flag("--list", options.list,
                     "list cases (with source), skipped models and why, shadowed names, the "
                     "official corpus and the backends; runs nothing");
-  CLI::Option* list_tests = app->add_flag(
-      "--list-tests", options.list_tests,
-      "print \"CASE<TAB>BACKEND\" per test, for ctest registration; runs nothing");
+  CLI::Option* list_tests =
+      app->add_flag("--list-tests", options.list_tests,
+                    "print \"CASE<TAB>BACKEND\" per test, for ctest registration; runs nothing");
   list->excludes(list_tests);
-  app->add_option("--json", options.json, "write the JSON report (summary, results, official, "
-                                          "skipped)")
+  app->add_option("--json", options.json,
+                  "write the JSON report (summary, results, official, "
+                  "skipped)")
       ->option_text("FILE")
       ->check(cli::NonEmpty());
   app->add_option("--junit", options.junit,

@@ -23,6 +23,7 @@ struct CliOptions {
   std::vector<std::string> cases;
   std::optional<std::regex> filter, exclude;
   Tolerance tolerance;
+  std::string rule = "onnx";  // --tolerance: "onnx" or "bound".
   bool no_builtin = false, strict = false, require_official = false, list = false,
        list_tests = false, quiet = false, version = false;
   std::optional<int> skip_exit_code;

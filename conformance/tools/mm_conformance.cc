@@ -1,5 +1,5 @@
 // mm-conformance: runs ONNX MatMul node tests on every backend and says which conform. See
-// --help and README.md ("Conformance harness").
+// --help and docs/conformance.md.
 #include <cstdlib>
 #include <iostream>
 #include <string>

@@ -1,0 +1,389 @@
+#include "conformance/fuzz/fuzz_cli.h"
+
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "conformance/fuzz/fuzzer.h"
+#include "conformance/fuzz/node_test_writer.h"
+#include "conformance/tools/cli_options.h"
+
+namespace mm::fuzz {
+namespace {
+
+namespace cli = conformance::cli;
+using nlohmann::ordered_json;
+
+constexpr const char* kDescription =
+    R"(mm-fuzz: differential fuzzing of the MatMul backends against an exact oracle.
+
+Generates random MatMul problems from --seed (every numpy.matmul form, edge sizes, wide K, value
+families from small integers to extremes, NaN/inf and integer wraparound), runs each on every
+selected backend with Y poisoned before every execute, and judges each result by two rules:
+ONNX's fixed tolerance (|got - expected| <= atol + rtol |expected|) and the K-aware error bound of
+the backend's declared accumulation type (gamma_K sum|a||b| + half an ULP of the output;
+engine/error_bound.h). Verdicts: PASS (both hold), FAIL (neither), BOUND (outside the tolerance,
+within the bound), IMPRECISE (within the tolerance, beyond the bound), UNSUPPORTED, ERROR.
+Each failure is shrunk to a minimal problem and printed with the command line that replays it.)";
+
+constexpr const char* kFooter = R"(Exit codes:
+  0  nothing failed
+  1  any FAIL or ERROR; IMPRECISE under --tolerance bound (the default); BOUND under
+     --tolerance onnx; a thread-count difference under --require-deterministic
+  2  usage error or unwritable output
+
+Examples:
+  mm-fuzz --seed 7 --cases 20000                      # every backend, every dtype
+  mm-fuzz --backend onednn --dtype bfloat16 --time 60 --export-dir findings
+  mm-fuzz generate --out corpus --cases 10000 --seed 1)";
+
+struct CliOptions {
+  FuzzOptions fuzz;
+  std::vector<std::string> dtypes;
+  std::string tolerance = "bound";
+  bool no_shrink = false, quiet = false, version = false;
+  std::string json;
+  // generate
+  std::string out_dir;
+  std::int64_t generate_cases = 100;
+};
+
+std::string Join(const std::vector<std::string>& items) { return cli::Joined(items); }
+
+std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>& backends,
+                                  CLI::App*& generate) {
+  auto app = std::make_unique<CLI::App>(kDescription, "mm-fuzz");
+  app->footer(kFooter);
+  app->formatter(std::make_shared<cli::HelpFormatter>());
+  app->get_formatter()->label("OPTIONS", "options");
+  app->get_formatter()->column_width(28);
+  app->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  std::vector<std::string> dtype_names;
+  for (DType d : kAllDTypes) dtype_names.emplace_back(DTypeName(d));
+  const auto dtype_check = CLI::Validator(
+      [](std::string& v) -> std::string {
+        auto d = DTypeFromName(v);
+        return d.ok() ? "" : d.status().message();
+      },
+      "");
+  const auto positive = CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::int64_t x = 0;
+        std::istringstream in(v);
+        if (!(in >> x) || !in.eof() || x < 0) return "'" + v + "' is not an integer >= 0";
+        return "";
+      },
+      "");
+
+  auto add_problem_options = [&](CLI::App& a) {
+    a.option_defaults()->group("Problems");
+    a.add_option("--seed", o.fuzz.seed,
+                 "random seed; the same seed gives the same problems on "
+                 "any machine (default 1)")
+        ->option_text("S");
+    a.add_option("--first", o.fuzz.first, "index of the first problem (default 0)")
+        ->option_text("I")
+        ->check(positive);
+    a.add_option_function<std::vector<std::string>>(
+         "--dtype",
+         [&o](const std::vector<std::string>& names) {
+           for (const auto& n : names) cli::AppendOnce(o.dtypes, n);
+         },
+         "only this dtype (repeatable; default: all of " + Join(dtype_names) + ")")
+        ->option_text("NAME")
+        ->check(dtype_check)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    a.add_option("--max-elements", o.fuzz.generator.max_elements,
+                 "largest element count of A, B and Y (default 16384)")
+        ->option_text("N")
+        ->check(positive);
+  };
+
+  add_problem_options(*app);
+  app->add_option("--cases", o.fuzz.cases,
+                  "number of problems (default 1000; with --time, at "
+                  "most this many)")
+      ->option_text("N")
+      ->check(positive);
+  app->add_option("--time", o.fuzz.seconds, "time budget in seconds, shrinking included")
+      ->option_text("SECONDS")
+      ->check(cli::FiniteNonNegative());
+  app->option_defaults()->group("Backends");
+  app->add_option_function<std::vector<std::string>>(
+         "--backend",
+         [&o](const std::vector<std::string>& names) {
+           for (const auto& n : names) cli::AppendOnce(o.fuzz.backends, n);
+         },
+         "run this backend (repeatable; default: all of " + Join(backends) + ")")
+      ->option_text("NAME")
+      ->check(cli::NonEmpty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_flag("--check-threads", o.fuzz.check_threads,
+                "also run each problem at 1 thread and at all cores on fresh backends and report "
+                "results that differ bit for bit (a finding, not a failure)");
+  app->add_flag("--require-deterministic", o.fuzz.require_deterministic,
+                "with --check-threads: a bitwise difference is a failure");
+  app->option_defaults()->group("Judging");
+  app->add_option("--tolerance", o.tolerance,
+                  "which rule decides the exit code: 'bound' (default: BOUND passes, IMPRECISE "
+                  "fails) or 'onnx' (BOUND fails, IMPRECISE passes)")
+      ->option_text("bound|onnx")
+      ->check(CLI::IsMember({"bound", "onnx"}));
+  app->add_option("--rtol", o.fuzz.tolerance.rtol, "ONNX relative tolerance (default 1e-3)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  app->add_option("--atol", o.fuzz.tolerance.atol, "ONNX absolute tolerance (default 1e-7)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  app->option_defaults()->group("Findings");
+  app->add_flag("--no-shrink", o.no_shrink, "report failures as found, unshrunk");
+  app->add_option("--shrink-time", o.fuzz.shrink_seconds,
+                  "time limit for shrinking each failure (default 2 s)")
+      ->option_text("SECONDS")
+      ->check(cli::FiniteNonNegative());
+  app->add_option("--max-findings", o.fuzz.max_findings,
+                  "shrink and report at most N failures; later ones are counted (default 20)")
+      ->option_text("N")
+      ->check(positive);
+  app->add_option("--export-dir", o.fuzz.export_dir,
+                  "write each minimal failing problem there as an ONNX node test")
+      ->option_text("DIR")
+      ->check(cli::NonEmpty());
+  app->option_defaults()->group("Output");
+  app->add_option("--json", o.json, "write the findings and the run's statistics as JSON")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  app->add_flag("-q,--quiet", o.quiet, "print only the summary and the findings");
+  app->add_flag("--version", o.version, "print the version and exit");
+  app->set_help_flag("-h,--help", "print this help and exit")->group("Output");
+
+  generate = app->add_subcommand("generate", "write random problems as ONNX node tests");
+  generate->formatter(app->get_formatter());
+  generate->footer(
+      "Writes DIR/test_mm_fuzz_s<seed>_<dtype>_<index>/ (model.onnx, test_data_set_0/input_0.pb,\n"
+      "input_1.pb, output_0.pb = the oracle's Y rounded to the dtype): a corpus for any runtime,\n"
+      "byte-identical for the same seed.");
+  generate->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  generate->add_option("--out", o.out_dir, "directory to write test_mm_fuzz_* cases into")
+      ->option_text("DIR")
+      ->required()
+      ->check(cli::NonEmpty());
+  generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
+      ->option_text("N")
+      ->check(positive);
+  add_problem_options(*generate);
+  return app;
+}
+
+ordered_json Number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& dtypes,
+                    const std::string& tolerance, const FuzzReport& report, int exit_code) {
+  ordered_json j;
+  j["tool"] = "mm-fuzz";
+  j["version"] = MM_VERSION;
+  j["options"] = {{"seed", options.seed},
+                  {"first", options.first},
+                  {"cases", options.cases},
+                  {"time", options.seconds},
+                  {"backends", options.backends},
+                  {"dtypes", dtypes},
+                  {"tolerance", tolerance},
+                  {"rtol", options.tolerance.rtol},
+                  {"atol", options.tolerance.atol},
+                  {"max_elements", options.generator.max_elements},
+                  {"check_threads", options.check_threads}};
+  const FuzzStats& s = report.stats;
+  ordered_json stats = {{"problems", s.problems},
+                        {"results", s.results},
+                        {"elements", s.elements},
+                        {"unbounded_elements", s.unbounded_elements},
+                        {"failures", s.failures},
+                        {"seconds", s.seconds},
+                        {"shrink_seconds", s.shrink_seconds},
+                        {"problems_per_second",
+                         Number(s.seconds > s.shrink_seconds ? static_cast<double>(s.problems) /
+                                                                   (s.seconds - s.shrink_seconds)
+                                                             : 0.0)}};
+  stats["problems_by_dtype"] = ordered_json::object();
+  for (const auto& [dtype, count] : s.problems_by_dtype) stats["problems_by_dtype"][dtype] = count;
+  stats["backends"] = ordered_json::object();
+  for (const BackendStats& b : s.backends) {
+    ordered_json counts = ordered_json::object();
+    for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kBound, Verdict::kImprecise,
+                      Verdict::kUnsupported, Verdict::kError}) {
+      counts[std::string(VerdictName(v))] = b.Count(v);
+    }
+    counts["NONDETERMINISTIC"] = b.nondeterministic;
+    stats["backends"][b.name] = counts;
+  }
+  j["stats"] = stats;
+  j["findings"] = ordered_json::array();
+  for (const Finding& f : report.findings) {
+    ordered_json fj = {{"kind", f.kind},
+                       {"backend", f.backend},
+                       {"dtype", DTypeName(f.dtype)},
+                       {"seed", f.seed},
+                       {"index", f.index},
+                       {"form", f.form},
+                       {"values", f.values},
+                       {"a_shape", f.original.a_dims},
+                       {"b_shape", f.original.b_dims},
+                       {"minimal_a_shape", f.minimal.a_dims},
+                       {"minimal_b_shape", f.minimal.b_dims},
+                       {"shrink_steps", f.shrink_steps},
+                       {"shrink_timed_out", f.shrink_timed_out},
+                       {"message", f.message},
+                       {"replay", f.replay},
+                       {"exported", f.exported}};
+    if (f.worst) {
+      fj["worst"] = {{"index", f.worst->index},
+                     {"expected", f.worst->expected},
+                     {"got", f.worst->actual},
+                     {"abs_error", Number(f.worst->abs_error)},
+                     {"bound", Number(f.worst->allowed)}};
+    }
+    j["findings"].push_back(fj);
+  }
+  if (!report.error.empty()) j["error"] = report.error;
+  j["exit_code"] = exit_code;
+  return j;
+}
+
+int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) {
+    err << "mm-fuzz generate: cannot create '" << o.out_dir << "': " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  GeneratorOptions generator = o.fuzz.generator;
+  for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
+  std::int64_t written = 0;
+  for (std::int64_t i = 0; i < o.generate_cases; ++i) {
+    const std::int64_t index = o.fuzz.first + i;
+    Problem p = GenerateProblem(o.fuzz.seed, index, generator);
+    auto plan = PlanMatMul(p.desc());
+    auto oracle = plan.ok() ? ExactMatMul(*plan, p.a.view(), p.b.view())
+                            : StatusOr<OracleResult>(plan.status());
+    if (!oracle.ok()) {
+      err << "mm-fuzz generate: problem " << index << ": " << oracle.status().ToString() << "\n";
+      return kExitFailed;
+    }
+    const std::string name = "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" +
+                             std::string(DTypeName(p.a.dtype())) + "_" + std::to_string(index);
+    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, oracle->y);
+    if (!st.ok()) {
+      err << "mm-fuzz generate: " << st.message() << "\n";
+      return kExitUsage;
+    }
+    ++written;
+  }
+  out << "mm-fuzz generate: wrote " << written << " cases (seed " << o.fuzz.seed << ", first "
+      << o.fuzz.first << ") to " << o.out_dir << "\n";
+  return kExitClean;
+}
+
+}  // namespace
+
+int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& registry,
+               std::ostream& out, std::ostream& err) {
+  CliOptions o;
+  CLI::App* generate = nullptr;
+  std::unique_ptr<CLI::App> app = MakeApp(o, registry.Names(), generate);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << (generate->parsed() ? generate->help() : app->help());
+    return kExitClean;
+  } catch (const CLI::ParseError& e) {
+    err << "mm-fuzz: " << e.what() << "\nTry 'mm-fuzz --help'.\n";
+    return kExitUsage;
+  }
+  if (o.version) {
+    out << "mm-fuzz " << MM_VERSION << "\n";
+    return kExitClean;
+  }
+  if (generate->parsed()) return Generate(o, out, err);
+
+  for (const std::string& name : o.fuzz.backends) {
+    if (!registry.Contains(name)) {
+      err << "mm-fuzz: unknown backend '" << name << "'; this build has: " << Join(registry.Names())
+          << "\nTry 'mm-fuzz --help'.\n";
+      return kExitUsage;
+    }
+  }
+  for (const auto& name : o.dtypes) o.fuzz.generator.dtypes.push_back(DTypeFromName(name).value());
+  o.fuzz.rule = o.tolerance == "onnx" ? Rule::kOnnx : Rule::kBound;
+  o.fuzz.shrink = !o.no_shrink;
+  // Options that change which problems are generated or how they are judged go into every
+  // replay line.
+  std::ostringstream replay;
+  if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
+    replay << " --max-elements " << o.fuzz.generator.max_elements;
+  }
+  if (o.fuzz.rule == Rule::kOnnx) replay << " --tolerance onnx";
+  if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
+    replay << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
+  }
+  if (o.fuzz.tolerance.atol != conformance::Tolerance{}.atol) {
+    replay << " --atol " << conformance::FormatDouble(o.fuzz.tolerance.atol);
+  }
+  o.fuzz.replay_options = replay.str().empty() ? "" : replay.str().substr(1);
+
+  std::ostringstream findings_log;
+  FuzzReport report = RunFuzz(o.fuzz, registry, &findings_log);
+  const int code = report.ExitCode(o.fuzz);
+  out << findings_log.str();
+  if (!report.error.empty()) err << "mm-fuzz: " << report.error << "\n";
+
+  const FuzzStats& s = report.stats;
+  const double run_seconds = s.seconds - s.shrink_seconds;
+  if (!o.quiet) {
+    for (const BackendStats& b : s.backends) {
+      out << "  " << std::left << std::setw(10) << b.name;
+      for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kBound, Verdict::kImprecise,
+                        Verdict::kUnsupported, Verdict::kError}) {
+        out << " " << VerdictName(v) << " " << b.Count(v);
+      }
+      if (o.fuzz.check_threads) out << " NONDETERMINISTIC " << b.nondeterministic;
+      out << "\n";
+    }
+    out << "  problems by dtype:";
+    for (const auto& [dtype, count] : s.problems_by_dtype) out << " " << dtype << " " << count;
+    out << "\n";
+  }
+  out << "summary: seed " << o.fuzz.seed << ", " << s.problems << " problems x "
+      << s.backends.size() << " backends = " << s.results << " results, " << s.elements
+      << " elements (" << s.unbounded_elements << " unbounded); " << s.failures << " failing, "
+      << report.findings.size() << " findings; " << std::fixed << std::setprecision(2) << s.seconds
+      << " s (" << std::setprecision(0)
+      << (run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)
+      << " problems/s without shrinking); exit " << code << "\n";
+  if (!o.json.empty()) {
+    std::ofstream file(o.json, std::ios::trunc);
+    file << ToJson(o.fuzz, o.dtypes, o.tolerance, report, code).dump(2) << "\n";
+    file.close();
+    if (!file) {
+      err << "mm-fuzz: cannot write '" << o.json << "'\n";
+      return kExitUsage;
+    }
+  }
+  return code;
+}
+
+}  // namespace mm::fuzz

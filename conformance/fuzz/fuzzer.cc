@@ -1,0 +1,352 @@
+#include "conformance/fuzz/fuzzer.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <ostream>
+
+#include "conformance/fuzz/node_test_writer.h"
+#include "conformance/fuzz/shrink.h"
+#include "conformance/poison.h"
+
+namespace mm::fuzz {
+
+using conformance::Judge;
+using conformance::Judgement;
+
+std::int64_t BackendStats::Count(Verdict verdict) const {
+  switch (verdict) {
+    case Verdict::kPass:
+      return pass;
+    case Verdict::kFail:
+      return fail;
+    case Verdict::kBound:
+      return bound;
+    case Verdict::kImprecise:
+      return imprecise;
+    case Verdict::kUnsupported:
+      return unsupported;
+    case Verdict::kError:
+      return error;
+    // Verdicts of an expectations file, which the fuzzer does not read: never counted.
+    case Verdict::kXFail:
+    case Verdict::kXPass:
+    case Verdict::kSkip:
+      break;
+  }
+  return 0;
+}
+
+int FuzzReport::ExitCode(const FuzzOptions& options) const {
+  if (!error.empty()) return 1;
+  if (stats.failures > 0) return 1;
+  for (const Finding& f : findings) {
+    if (f.kind != "NONDETERMINISTIC" || options.require_deterministic) return 1;
+  }
+  return 0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Verdict FromGrade(conformance::Grade grade) {
+  switch (grade) {
+    case conformance::Grade::kPass:
+      return Verdict::kPass;
+    case conformance::Grade::kBound:
+      return Verdict::kBound;
+    case conformance::Grade::kImprecise:
+      return Verdict::kImprecise;
+    case conformance::Grade::kFail:
+      break;
+  }
+  return Verdict::kFail;
+}
+
+std::string Describe(const Judgement& j, DType dtype) {
+  std::string out = "vs ONNX tolerance: " + j.tolerance.Describe();
+  // Integers are judged exactly by both rules; the bound adds nothing to say.
+  if (IsFloat(dtype)) out += "; vs bound: " + j.bound.Describe();
+  return out;
+}
+
+// Executes a prepared problem and judges it (the oracle already computed).
+Outcome ExecuteAndJudge(MatMulPrimitive& primitive, const Tensor& a, const Tensor& b,
+                        const OracleResult& oracle, const std::vector<ElementBound>& bounds,
+                        const conformance::Tolerance& tolerance) {
+  Outcome out;
+  auto y = Tensor::Create(a.dtype(), oracle.y.dims());
+  if (!y.ok()) {
+    out.message = y.status().ToString();
+    return out;
+  }
+  out.y = std::move(*y);
+  for (int round = 0; round < 2; ++round) {
+    conformance::Poison(out.y.mutable_view(), round);
+    const Status run = primitive.Execute(a.view(), b.view(), out.y.mutable_view());
+    if (!run.ok()) {
+      out.verdict = Verdict::kError;
+      out.message = "Execute: " + run.ToString();
+      return out;
+    }
+    if (!conformance::HoldsPoison(out.y.view(), round)) break;
+  }
+  Judgement j = Judge(out.y.view(), oracle.y.view(), bounds, tolerance);
+  out.verdict = FromGrade(j.grade);
+  out.message = Describe(j, a.dtype());
+  out.judgement = std::move(j);
+  return out;
+}
+
+Outcome RunPrepared(Backend& backend, const MatMulPlan& plan, const Tensor& a, const Tensor& b,
+                    const OracleResult& oracle, const std::vector<ElementBound>& bounds,
+                    const conformance::Tolerance& tolerance) {
+  Outcome out;
+  try {
+    const Support support = backend.Supports(plan.desc);
+    if (!support.supported()) {
+      out.verdict = Verdict::kUnsupported;
+      out.message = support.note;
+      return out;
+    }
+    auto primitive = backend.Prepare(plan);
+    if (!primitive.ok()) {
+      out.verdict = Verdict::kError;
+      out.message = "Prepare: " + primitive.status().ToString();
+      return out;
+    }
+    return ExecuteAndJudge(**primitive, a, b, oracle, bounds, tolerance);
+  } catch (const std::exception& e) {
+    out.verdict = Verdict::kError;
+    out.message = std::string("exception: ") + e.what();
+  } catch (...) {
+    out.verdict = Verdict::kError;
+    out.message = "unknown exception";
+  }
+  return out;
+}
+
+std::string ReplayLine(const FuzzOptions& options, const Finding& f) {
+  std::string line = "mm-fuzz --seed " + std::to_string(f.seed) + " --first " +
+                     std::to_string(f.index) + " --cases 1 --dtype " +
+                     std::string(DTypeName(f.dtype)) + " --backend " + f.backend;
+  if (f.kind == "NONDETERMINISTIC") line += " --check-threads";
+  if (!options.replay_options.empty()) line += " " + options.replay_options;
+  return line;
+}
+
+std::string CaseName(const Finding& f) {
+  std::string kind = f.kind;
+  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return "test_mm_fuzz_" + kind + "_" + f.backend + "_" + std::string(DTypeName(f.dtype)) + "_s" +
+         std::to_string(f.seed) + "_i" + std::to_string(f.index);
+}
+
+// Runs `a` x `b` with 1 thread and with every core on fresh instances of `backend` and compares
+// the results bit for bit. Returns a description of the first difference, or "".
+std::string ThreadDifference(const BackendRegistry& registry, const std::string& name,
+                             const MatMulPlan& plan, const Tensor& a, const Tensor& b) {
+  const int saved = omp_get_max_threads();
+  std::vector<Tensor> results;
+  for (int threads : {1, omp_get_num_procs()}) {
+    omp_set_num_threads(threads);
+    auto backend = registry.Create(name);
+    if (!backend.ok()) break;
+    auto primitive = (*backend)->Prepare(plan);
+    if (!primitive.ok()) break;
+    auto y = Tensor::Create(a.dtype(), plan.y_dims);
+    if (!y.ok() || !(*primitive)->Execute(a.view(), b.view(), y->mutable_view()).ok()) break;
+    results.push_back(std::move(*y));
+  }
+  omp_set_num_threads(saved);
+  if (results.size() != 2) return "";
+  if (std::memcmp(results[0].raw_data(), results[1].raw_data(), results[0].NumBytes()) == 0) {
+    return "";
+  }
+  const conformance::Comparison c =
+      conformance::Compare(results[1].view(), results[0].view(), conformance::Tolerance{0, 0});
+  return "1 thread and " + std::to_string(omp_get_num_procs()) +
+         " threads differ bit for bit: " + c.Describe();
+}
+
+}  // namespace
+
+Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
+               const conformance::Tolerance& tolerance) {
+  Outcome out;
+  auto plan = PlanMatMul({a.dtype(), a.dims(), b.dims()});
+  if (!plan.ok()) {
+    out.message = plan.status().ToString();
+    return out;
+  }
+  auto oracle = ExactMatMul(*plan, a.view(), b.view());
+  if (!oracle.ok()) {
+    out.message = oracle.status().ToString();
+    return out;
+  }
+  return RunPrepared(backend, *plan, a, b, *oracle, OracleBounds(*oracle, arithmetic, plan->k),
+                     tolerance);
+}
+
+FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log) {
+  FuzzReport report;
+  const Clock::time_point start = Clock::now();
+  std::vector<std::string> names = options.backends.empty() ? registry.Names() : options.backends;
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (const std::string& name : names) {
+    auto backend = registry.Create(name);
+    if (!backend.ok()) {
+      report.error = "backend '" + name + "' cannot start: " + backend.status().ToString();
+      return report;
+    }
+    backends.push_back(std::move(*backend));
+    report.stats.backends.push_back({name});
+  }
+  std::map<DType, std::int64_t> by_dtype;
+  for (std::int64_t i = 0; i < options.cases; ++i) {
+    if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
+    if (options.stop_after > 0 &&
+        static_cast<std::int64_t>(report.findings.size()) >= options.stop_after) {
+      break;
+    }
+    const std::int64_t index = options.first + i;
+    Problem problem = GenerateProblem(options.seed, index, options.generator);
+    const DType dtype = problem.a.dtype();
+    ++by_dtype[dtype];
+    ++report.stats.problems;
+    auto plan = PlanMatMul(problem.desc());
+    if (!plan.ok()) {  // The generator makes only valid problems; say so loudly if not.
+      report.error = "generated an invalid problem (seed " + std::to_string(options.seed) +
+                     ", index " + std::to_string(index) + "): " + plan.status().ToString();
+      return report;
+    }
+    auto oracle = ExactMatMul(*plan, problem.a.view(), problem.b.view());
+    if (!oracle.ok()) {
+      report.error = "oracle: " + oracle.status().ToString();
+      return report;
+    }
+    for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+      Backend& backend = *backends[bi];
+      BackendStats& stats = report.stats.backends[bi];
+      const Arithmetic arithmetic = options.arithmetic(names[bi], dtype);
+      const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
+      Outcome outcome =
+          RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
+      ++report.stats.results;
+      switch (outcome.verdict) {
+        case Verdict::kPass:
+          ++stats.pass;
+          break;
+        case Verdict::kFail:
+          ++stats.fail;
+          break;
+        case Verdict::kBound:
+          ++stats.bound;
+          break;
+        case Verdict::kImprecise:
+          ++stats.imprecise;
+          break;
+        case Verdict::kUnsupported:
+          ++stats.unsupported;
+          break;
+        case Verdict::kError:
+          ++stats.error;
+          break;
+        // RunPrepared gives none of an expectations file's verdicts.
+        case Verdict::kXFail:
+        case Verdict::kXPass:
+        case Verdict::kSkip:
+          break;
+      }
+      if (outcome.judgement) {
+        report.stats.elements += outcome.judgement->bound.elements;
+        report.stats.unbounded_elements += outcome.judgement->bound.unbounded;
+      }
+      std::string kind;
+      std::string thread_difference;
+      if (conformance::FailsUnder(outcome.verdict, options.rule)) {
+        ++report.stats.failures;
+        kind = std::string(VerdictName(outcome.verdict));
+      } else if (options.check_threads && outcome.verdict != Verdict::kUnsupported) {
+        thread_difference = ThreadDifference(registry, names[bi], *plan, problem.a, problem.b);
+        if (!thread_difference.empty()) {
+          ++stats.nondeterministic;
+          kind = "NONDETERMINISTIC";
+        }
+      }
+      if (kind.empty()) continue;
+      if (static_cast<std::int64_t>(report.findings.size()) >= options.max_findings) continue;
+
+      Finding f;
+      f.kind = kind;
+      f.backend = names[bi];
+      f.seed = options.seed;
+      f.index = index;
+      f.dtype = dtype;
+      f.form = problem.form;
+      f.values = problem.values;
+      f.original = problem.desc();
+      f.replay = ReplayLine(options, f);
+      if (kind == "NONDETERMINISTIC") {
+        f.minimal = f.original;
+        f.a = Clone(problem.a);
+        f.b = Clone(problem.b);
+        f.message = thread_difference;
+      } else {
+        ShrinkOptions shrink;
+        shrink.seconds = options.shrink ? options.shrink_seconds : 0;
+        shrink.arithmetic = arithmetic;
+        shrink.tolerance = options.tolerance;
+        shrink.keeps_failing = [&, original = outcome.verdict](Verdict v) {
+          return v == original || (original != Verdict::kError && v == Verdict::kFail);
+        };
+        const Clock::time_point shrink_start = Clock::now();
+        ShrinkResult shrunk = Shrink(backend, problem.a, problem.b, shrink);
+        report.stats.shrink_seconds += SecondsSince(shrink_start);
+        f.shrink_steps = shrunk.steps;
+        f.shrink_timed_out = shrunk.timed_out;
+        f.minimal = {dtype, shrunk.a.dims(), shrunk.b.dims()};
+        f.a = std::move(shrunk.a);
+        f.b = std::move(shrunk.b);
+        f.message = shrunk.outcome.message;
+        if (shrunk.outcome.judgement) f.worst = shrunk.outcome.judgement->bound.worst;
+      }
+      if (auto min_plan = PlanMatMul(f.minimal); min_plan.ok()) {
+        if (auto min_oracle = ExactMatMul(*min_plan, f.a.view(), f.b.view()); min_oracle.ok()) {
+          f.expected = std::move(min_oracle->y);
+        }
+      }
+      if (!options.export_dir.empty()) {
+        const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
+        const Status written = WriteNodeTest(dir, f.a, f.b, f.expected);
+        f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
+      }
+      if (log) {
+        *log << f.kind << " " << f.backend << " " << DTypeName(dtype) << " "
+             << f.original.ToString() << " (" << f.form << ", " << f.values << ")\n"
+             << "  minimal: " << f.minimal.ToString() << " after " << f.shrink_steps
+             << " shrink steps" << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
+             << "  " << f.message << "\n"
+             << "  replay: " << f.replay << "\n";
+        if (!f.exported.empty()) *log << "  exported: " << f.exported << "\n";
+      }
+      report.findings.push_back(std::move(f));
+    }
+  }
+  for (const auto& [dtype, count] : by_dtype) {
+    report.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
+  }
+  report.stats.seconds = SecondsSince(start);
+  return report;
+}
+
+}  // namespace mm::fuzz

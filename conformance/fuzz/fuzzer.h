@@ -1,0 +1,121 @@
+// Differential fuzzing of MatMul backends: random problems (problem.h) run on every backend and
+// judged against the exact oracle by ONNX's tolerance and by the K-aware error bound
+// (engine/error_bound.h, conformance/compare.h); failures shrunk to a minimal problem and exported
+// as ONNX node tests.
+#ifndef MM_CONFORMANCE_FUZZ_FUZZER_H_
+#define MM_CONFORMANCE_FUZZ_FUZZER_H_
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conformance/compare.h"
+#include "conformance/fuzz/problem.h"
+#include "conformance/runner.h"
+#include "engine/error_bound.h"
+#include "engine/registry.h"
+
+namespace mm::fuzz {
+
+// Which rule decides pass or fail, and the verdicts: the conformance harness's own
+// (conformance/runner.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
+// kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
+using Rule = conformance::ToleranceRule;
+using Verdict = conformance::Verdict;
+using conformance::VerdictName;
+
+struct FuzzOptions {
+  std::uint64_t seed = 1;
+  std::int64_t first = 0;             // Index of the first problem.
+  std::int64_t cases = 1000;          // Number of problems; with `seconds` > 0, at most this many.
+  double seconds = 0;                 // Time budget (0: none). Shrinking counts against it.
+  std::vector<std::string> backends;  // Registered names; empty: every registered backend.
+  GeneratorOptions generator;
+  conformance::Tolerance tolerance;
+  Rule rule = Rule::kBound;
+  bool shrink = true;
+  double shrink_seconds = 2;       // Per finding.
+  std::int64_t max_findings = 20;  // Further failures are counted, not shrunk or exported.
+  std::int64_t stop_after = 0;     // Stop after this many findings (0: run every problem).
+  std::string export_dir;          // Where minimal failing problems go as node tests; "" = none.
+  bool check_threads = false;      // Also run each problem at 1 thread and at all cores.
+  bool require_deterministic = false;  // A thread-count difference is then a failure.
+  // The arithmetic each backend declares (for the bound); the engine's table by default.
+  std::function<Arithmetic(std::string_view backend, DType dtype)> arithmetic = DeclaredArithmetic;
+  // Extra command-line words that reproduce the generator and judging options in a replay line.
+  std::string replay_options;
+};
+
+// One failure (or, with --check-threads, a nondeterminism), shrunk.
+struct Finding {
+  std::string kind;  // "FAIL", "ERROR", "IMPRECISE", "BOUND" (ONNX rule) or "NONDETERMINISTIC".
+  std::string backend;
+  std::uint64_t seed = 0;
+  std::int64_t index = 0;
+  DType dtype = DType::kFloat;
+  std::string form, values;
+  MatMulDesc original;
+  MatMulDesc minimal;   // After shrinking (== original when not shrunk).
+  Tensor a, b;          // The minimal problem's inputs.
+  Tensor expected;      // The oracle's Y for it, rounded to the dtype.
+  std::string message;  // What is wrong with the minimal problem's result.
+  std::optional<conformance::WorstElement> worst;  // Worst element against the bound.
+  int shrink_steps = 0;
+  bool shrink_timed_out = false;
+  std::string replay;    // Command line that finds it again.
+  std::string exported;  // Node-test directory written, or "".
+};
+
+struct BackendStats {
+  std::string name;
+  std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
+  std::int64_t nondeterministic = 0;
+  std::int64_t Count(Verdict verdict) const;
+};
+
+struct FuzzStats {
+  std::int64_t problems = 0;
+  std::int64_t results = 0;             // problems x backends.
+  std::int64_t elements = 0;            // Output elements judged.
+  std::int64_t unbounded_elements = 0;  // Of which with an infinite bound (overflow possible).
+  std::int64_t failures = 0;            // Failing results (each a finding, up to max_findings).
+  double seconds = 0;
+  double shrink_seconds = 0;
+  std::vector<std::pair<std::string, std::int64_t>> problems_by_dtype;
+  std::vector<BackendStats> backends;
+};
+
+struct FuzzReport {
+  FuzzStats stats;
+  std::vector<Finding> findings;
+  std::string error;  // A setup error (unknown backend, backend failed to start); else empty.
+  // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
+  int ExitCode(const FuzzOptions& options) const;
+};
+
+// Runs options.cases problems from options.first (or until options.seconds) on every selected
+// backend. Writes one line per finding to `log` as it is found (may be null). Never throws.
+FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log);
+
+// One judged run of a problem on a backend.
+struct Outcome {
+  Verdict verdict = Verdict::kError;
+  std::string message;  // The reason (UNSUPPORTED, ERROR) or the judgement in words.
+  std::optional<conformance::Judgement> judgement;
+  Tensor y;  // What the backend wrote (valid unless UNSUPPORTED/ERROR before Execute).
+};
+
+// Runs `a` x `b` on `backend` and judges it against the oracle with the bound of `arithmetic`.
+// Y is filled with a poison pattern before Execute (all bytes 0xFF: NaN for floats, -1 or max
+// for integers); when any element still holds it afterwards, Execute runs again over a second
+// pattern (bytes 0x5A) and that result is judged, so an element never written cannot pass.
+Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
+               const conformance::Tolerance& tolerance);
+
+}  // namespace mm::fuzz
+
+#endif  // MM_CONFORMANCE_FUZZ_FUZZER_H_

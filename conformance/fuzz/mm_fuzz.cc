@@ -1,0 +1,14 @@
+// mm-fuzz: differential fuzzing of every MatMul backend against an exact oracle. See --help and
+// README.md ("Differential fuzzing").
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "backends/backend_list.h"
+#include "conformance/fuzz/fuzz_cli.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const mm::BackendRegistry registry = mm::BuiltinBackends();
+  return mm::fuzz::RunFuzzCli(args, registry, std::cout, std::cerr);
+}

@@ -1,0 +1,72 @@
+// Random MatMul problems for differential fuzzing: every numpy.matmul form, sizes biased to the
+// edges where kernels break, and value families that expose rounding, overflow and wraparound.
+// Reproducible everywhere: problem `index` of `seed` depends only on (seed, index, its dtype), and
+// only integer arithmetic of our own decides it (no std:: distributions, no libm).
+#ifndef MM_CONFORMANCE_FUZZ_PROBLEM_H_
+#define MM_CONFORMANCE_FUZZ_PROBLEM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/matmul_plan.h"
+#include "engine/tensor.h"
+
+namespace mm::fuzz {
+
+// A small, fast, fully specified random generator (splitmix64).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t Next();
+  // Uniform in [0, n) (n > 0).
+  std::uint64_t Below(std::uint64_t n) { return Next() % n; }
+  // Uniform in [lo, hi].
+  std::int64_t Between(std::int64_t lo, std::int64_t hi);
+  // Uniform double in [0, 1), 53 random bits.
+  double Unit();
+  // True with probability `p`.
+  bool Chance(double p) { return Unit() < p; }
+  // An element of `items` (non-empty).
+  template <class T>
+  const T& Pick(const std::vector<T>& items) {
+    return items[Below(items.size())];
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// Limits of the problems generated.
+struct GeneratorOptions {
+  std::vector<DType> dtypes;  // Picked uniformly per problem; empty means every MatMul dtype.
+  // Upper bound on each operand's and Y's element count, and on batch * M * N * K.
+  std::int64_t max_elements = 1 << 14;
+  std::int64_t max_products = 1 << 18;
+  // Generate the value families whose elements may overflow or hold NaN/inf (default yes).
+  bool specials = true;
+};
+
+// One generated problem.
+struct Problem {
+  std::uint64_t seed = 0;
+  std::int64_t index = 0;
+  std::string form;    // "2-D", "batched", "broadcast A", "1-D x N-D", "high rank", ...
+  std::string values;  // Value family, e.g. "cancellation", "extremes+specials".
+  Tensor a, b;
+
+  MatMulDesc desc() const { return {a.dtype(), a.dims(), b.dims()}; }
+};
+
+// Problem `index` of `seed`. The dtype is picked from options.dtypes by (seed, index) alone, and
+// the rest from (seed, index, dtype), so a problem found with several dtypes replays with
+// `--dtype` of its own dtype alone.
+Problem GenerateProblem(std::uint64_t seed, std::int64_t index, const GeneratorOptions& options);
+
+// The sizes kernels get wrong: around powers of two and vector widths.
+const std::vector<std::int64_t>& EdgeSizes();
+
+}  // namespace mm::fuzz
+
+#endif  // MM_CONFORMANCE_FUZZ_PROBLEM_H_

@@ -1,0 +1,201 @@
+#include "conformance/fuzz/shrink.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace mm::fuzz {
+
+Tensor Clone(const Tensor& tensor) {
+  Tensor copy = Tensor::Create(tensor.dtype(), tensor.dims()).value();
+  if (tensor.NumBytes() > 0) std::memcpy(copy.raw_data(), tensor.raw_data(), tensor.NumBytes());
+  return copy;
+}
+
+Tensor SliceAxis(const Tensor& tensor, std::size_t axis, std::int64_t start, std::int64_t length) {
+  const Dims& dims = tensor.dims();
+  Dims out_dims = dims;
+  out_dims[axis] = length;
+  Tensor out = Tensor::Create(tensor.dtype(), out_dims).value();
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= dims[i];
+  for (std::size_t i = axis + 1; i < dims.size(); ++i) inner *= dims[i];
+  const std::size_t elem = DTypeSize(tensor.dtype());
+  const auto* src = static_cast<const char*>(tensor.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  const std::size_t block = static_cast<std::size_t>(length * inner) * elem;
+  for (std::int64_t o = 0; o < outer && block > 0; ++o) {
+    std::memcpy(dst + static_cast<std::size_t>(o) * block,
+                src + static_cast<std::size_t>((o * dims[axis] + start) * inner) * elem, block);
+  }
+  return out;
+}
+
+namespace {
+
+Tensor WithDims(const Tensor& tensor, Dims dims) {
+  Tensor out = Tensor::Create(tensor.dtype(), std::move(dims)).value();
+  if (out.NumBytes() > 0) std::memcpy(out.raw_data(), tensor.raw_data(), out.NumBytes());
+  return out;
+}
+
+bool SameBytes(const Tensor& x, const Tensor& y) {
+  return x.dims() == y.dims() &&
+         (x.NumBytes() == 0 || std::memcmp(x.raw_data(), y.raw_data(), x.NumBytes()) == 0);
+}
+
+// Every finite value rounded to an integer in [-4, 4]; NaN and infinities kept.
+Tensor Simplified(const Tensor& t) {
+  Tensor out = Clone(t);
+  VisitDType(t.dtype(), [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    T* d = out.Data<T>();
+    for (std::int64_t i = 0; i < out.NumElements(); ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        if constexpr (std::is_signed_v<T>) {
+          d[i] = std::clamp<T>(d[i], -4, 4);
+        } else {
+          d[i] = std::min<T>(d[i], 4);
+        }
+      } else {
+        const double v = ToDouble(d[i]);
+        if (std::isfinite(v)) d[i] = RoundFromDouble<T>(std::clamp(std::nearbyint(v), -4.0, 4.0));
+      }
+    }
+  });
+  return out;
+}
+
+Tensor Zeroed(const Tensor& t, std::int64_t start, std::int64_t count) {
+  Tensor out = Clone(t);
+  const std::size_t elem = DTypeSize(t.dtype());
+  std::memset(static_cast<char*>(out.raw_data()) + static_cast<std::size_t>(start) * elem, 0,
+              static_cast<std::size_t>(count) * elem);
+  return out;
+}
+
+}  // namespace
+
+ShrinkResult Shrink(Backend& backend, const Tensor& a, const Tensor& b,
+                    const ShrinkOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, options.seconds)));
+  ShrinkResult r{Clone(a), Clone(b), {}, 0, false};
+  r.outcome = RunOne(backend, r.a, r.b, options.arithmetic, options.tolerance);
+  if (options.seconds <= 0 || !options.keeps_failing(r.outcome.verdict)) return r;
+
+  auto attempt = [&](Tensor ca, Tensor cb) -> bool {
+    if (Clock::now() >= deadline) {
+      r.timed_out = true;
+      return false;
+    }
+    if (!PlanMatMul({ca.dtype(), ca.dims(), cb.dims()}).ok()) return false;
+    Outcome o = RunOne(backend, ca, cb, options.arithmetic, options.tolerance);
+    if (!options.keeps_failing(o.verdict)) return false;
+    r.a = std::move(ca);
+    r.b = std::move(cb);
+    r.outcome = std::move(o);
+    ++r.steps;
+    return true;
+  };
+  // Halves of an extent (first, second), then one less, for the sizes halving steps over.
+  auto ranges = [](std::int64_t e) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    if (e >= 2) {
+      out.push_back({0, (e + 1) / 2});
+      out.push_back({e / 2, e - e / 2});
+      if (e > 2) {
+        out.push_back({0, e - 1});
+        out.push_back({1, e - 1});
+      }
+    }
+    return out;
+  };
+
+  bool progress = true;
+  while (progress && !r.timed_out) {
+    progress = false;
+    // Batch axes: drop an axis of extent 1, or keep one entry (first or last) of an axis.
+    for (bool on_a : {true, false}) {
+      for (std::size_t axis = 0;; ++axis) {
+        const Tensor& t = on_a ? r.a : r.b;
+        if (t.dims().size() <= 2 || axis + 2 >= t.dims().size()) break;
+        const std::int64_t e = t.dims()[axis];
+        bool changed = false;
+        if (e == 1) {  // Drop the axis (a leading one always plans; others when they broadcast).
+          Dims d = t.dims();
+          d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
+          changed =
+              on_a ? attempt(WithDims(r.a, d), Clone(r.b)) : attempt(Clone(r.a), WithDims(r.b, d));
+        }
+        for (std::int64_t start : {std::int64_t{0}, e - 1}) {
+          if (changed || e <= 1) break;
+          changed = on_a ? attempt(SliceAxis(r.a, axis, start, 1), Clone(r.b))
+                         : attempt(Clone(r.a), SliceAxis(r.b, axis, start, 1));
+        }
+        if (changed) {
+          progress = true;
+          axis = static_cast<std::size_t>(-1);  // The dims changed: start over (++ makes it 0).
+        }
+      }
+    }
+    // M (A's rows) and N (B's columns).
+    for (bool on_a : {true, false}) {
+      for (bool again = true; again;) {
+        again = false;
+        const Tensor& t = on_a ? r.a : r.b;
+        if (t.dims().size() < 2) break;
+        const std::size_t axis = t.dims().size() - (on_a ? 2 : 1);
+        for (auto [start, len] : ranges(t.dims()[axis])) {
+          if (on_a ? attempt(SliceAxis(r.a, axis, start, len), Clone(r.b))
+                   : attempt(Clone(r.a), SliceAxis(r.b, axis, start, len))) {
+            again = progress = true;
+            break;
+          }
+        }
+      }
+    }
+    // K: the same range of both operands.
+    for (bool again = true; again;) {
+      again = false;
+      const std::size_t a_axis = r.a.dims().size() - 1;
+      const std::size_t b_axis = r.b.dims().size() == 1 ? 0 : r.b.dims().size() - 2;
+      for (auto [start, len] : ranges(r.a.dims()[a_axis])) {
+        if (attempt(SliceAxis(r.a, a_axis, start, len), SliceAxis(r.b, b_axis, start, len))) {
+          again = progress = true;
+          break;
+        }
+      }
+    }
+    if (progress) continue;
+    // Values: small integers, then zeros (halves down to single elements).
+    for (bool on_a : {true, false}) {
+      const Tensor& t = on_a ? r.a : r.b;
+      Tensor simple = Simplified(t);
+      if (!SameBytes(simple, t)) {
+        progress |=
+            on_a ? attempt(std::move(simple), Clone(r.b)) : attempt(Clone(r.a), std::move(simple));
+      }
+      const std::int64_t n = (on_a ? r.a : r.b).NumElements();
+      // Down to single elements for small operands, to 1/64 of the operand for large ones.
+      const std::int64_t smallest = std::max<std::int64_t>(n / 64, 1);
+      for (std::int64_t chunk = std::max<std::int64_t>(n / 2, 1); chunk >= smallest && !r.timed_out;
+           chunk /= 2) {
+        for (std::int64_t start = 0; start < n && !r.timed_out; start += chunk) {
+          const Tensor& cur = on_a ? r.a : r.b;
+          Tensor zeroed = Zeroed(cur, start, std::min(chunk, n - start));
+          if (SameBytes(zeroed, cur)) continue;
+          progress |= on_a ? attempt(std::move(zeroed), Clone(r.b))
+                           : attempt(Clone(r.a), std::move(zeroed));
+        }
+        if (chunk == 1) break;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace mm::fuzz

@@ -1,0 +1,382 @@
+// mm-fuzz end to end, in-process: exit codes, JSON, replay lines, export of minimal failing
+// problems as node tests that mm-conformance and ONNX's checker accept, the generator's corpus,
+// reproducibility, and --check-threads.
+#include "conformance/fuzz/fuzz_cli.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "backends/backend_list.h"
+#include "conformance/fuzz/fuzzer.h"
+#include "conformance/fuzz/node_test_writer.h"
+#include "conformance/fuzz/problem.h"
+#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/loader/tensor_proto.h"
+#include "conformance/tools/cli.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+
+namespace mm::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun Fuzz(const std::vector<std::string>& args,
+            const BackendRegistry& registry = BuiltinBackends()) {
+  std::ostringstream out, err;
+  const int code = RunFuzzCli(args, registry, out, err);
+  return {code, out.str(), err.str()};
+}
+
+CliRun Conformance(const std::vector<std::string>& args, const BackendRegistry& registry) {
+  std::ostringstream out, err;
+  const int code = conformance::RunConformanceCli(args, registry, nullptr, out, err);
+  return {code, out.str(), err.str()};
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    path_ = fs::temp_directory_path() /
+            ("mm_fuzz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(FuzzCliTest, HelpAndUsageErrors) {
+  const CliRun help = Fuzz({"--help"});
+  EXPECT_EQ(help.code, kExitClean);
+  for (const char* text :
+       {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME", "--tolerance bound|onnx",
+        "--export-dir DIR", "--check-threads", "--json FILE", "generate", "Exit codes:"}) {
+    EXPECT_THAT(help.out, HasSubstr(text));
+  }
+  EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--out DIR"));
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--frobnicate"},
+                                             {"--backend", "nonesuch"},
+                                             {"--dtype", "int8"},
+                                             {"--tolerance", "loose"},
+                                             {"--cases", "-3"},
+                                             {"--check-threads=yes"},
+                                             {"generate"}}) {
+    const CliRun r = Fuzz(args);
+    EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
+    EXPECT_THAT(r.err, HasSubstr("mm-fuzz")) << ::testing::PrintToString(args);
+  }
+}
+
+TEST(FuzzCliTest, CleanRunExitsZeroAndWritesStatistics) {
+  TempDir dir;
+  const fs::path json = dir.path() / "fuzz.json";
+  const CliRun r = Fuzz({"--seed", "5", "--cases", "300", "--json", json.string()});
+  EXPECT_EQ(r.code, kExitClean) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("summary: seed 5, 300 problems x 3 backends = 900 results"));
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["stats"]["problems"], 300);
+  EXPECT_EQ(j["stats"]["results"], 900);
+  EXPECT_EQ(j["exit_code"], 0);
+  std::int64_t counted = 0;
+  for (const auto& [backend, counts] : j["stats"]["backends"].items()) {
+    for (const char* verdict : {"PASS", "FAIL", "BOUND", "IMPRECISE", "UNSUPPORTED", "ERROR"}) {
+      counted += counts[verdict].get<std::int64_t>();
+    }
+    EXPECT_EQ(counts["FAIL"], 0) << backend;
+    EXPECT_EQ(counts["ERROR"], 0) << backend;
+  }
+  EXPECT_EQ(counted, 900) << "every result is counted under exactly one verdict";
+}
+
+// A planted bug: exit 1, the finding names the worst element and the replay line, and its minimal
+// problem is exported as a node test that mm-conformance loads: the buggy backend fails it, the
+// reference passes it, and ONNX's checker accepts the model.
+TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
+  TempDir dir;
+  const testing::PlantedBug& bug = testing::PlantedBugs()[0];  // B read transposed.
+  BackendRegistry registry = testing::PlantedRegistry(bug);
+  const CliRun r = Fuzz({"--seed", "1", "--cases", "50", "--dtype", "int32", "--max-findings", "2",
+                         "--export-dir", dir.path().string()},
+                        registry);
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("replay: mm-fuzz --seed 1 --first 0 --cases 1 --dtype int32 "
+                               "--backend transposed_b"));
+  EXPECT_THAT(r.out, HasSubstr("worst at"));
+  std::vector<fs::path> cases;
+  for (const auto& entry : fs::directory_iterator(dir.path())) cases.push_back(entry.path());
+  ASSERT_EQ(cases.size(), 2u);
+  for (const fs::path& c : cases) {
+    onnx::ModelProto model = conformance::LoadModelFile(c / "model.onnx").value();
+    EXPECT_NO_THROW(onnx::checker::check_model(model)) << c;
+  }
+  const CliRun buggy = Conformance({"--data-dir", dir.path().string(), "--no-builtin"}, registry);
+  EXPECT_EQ(buggy.code, conformance::kExitFailed) << buggy.out;
+  const CliRun reference =
+      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                  BuiltinBackends());
+  EXPECT_EQ(reference.code, conformance::kExitPassed) << reference.out;
+  // The replay line reproduces the finding.
+  const CliRun replay = Fuzz({"--seed", "1", "--first", "0", "--cases", "1", "--dtype", "int32",
+                              "--backend", "transposed_b"},
+                             registry);
+  EXPECT_EQ(replay.code, kExitFailed);
+  EXPECT_THAT(replay.out, HasSubstr("FAIL transposed_b int32"));
+}
+
+TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
+  TempDir dir;
+  const CliRun r = Fuzz({"generate", "--out", dir.path().string(), "--cases", "40", "--seed", "9"});
+  ASSERT_EQ(r.code, kExitClean) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote 40 cases"));
+  std::int64_t count = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    ++count;
+    onnx::ModelProto model = conformance::LoadModelFile(entry.path() / "model.onnx").value();
+    EXPECT_NO_THROW(onnx::checker::check_model(model)) << entry.path();
+  }
+  EXPECT_EQ(count, 40);
+  const CliRun conformance =
+      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                  BuiltinBackends());
+  EXPECT_THAT(conformance.out, HasSubstr("40 results"));
+  EXPECT_THAT(conformance.out, HasSubstr(", 0 ERROR"));
+  // Same seed, same corpus: byte for byte.
+  TempDir again;
+  Fuzz({"generate", "--out", again.path().string(), "--cases", "40", "--seed", "9"});
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path twin = again.path() / fs::relative(entry.path(), dir.path());
+    std::ifstream x(entry.path(), std::ios::binary), y(twin, std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(x), {}),
+              std::string(std::istreambuf_iterator<char>(y), {}))
+        << twin;
+  }
+}
+
+// Problem i of a seed does not depend on the other dtypes asked for, so a replay line with one
+// --dtype finds exactly the problem of a run over all of them.
+TEST(FuzzCliTest, AProblemDependsOnSeedIndexAndItsDtypeOnly) {
+  GeneratorOptions all;
+  for (std::int64_t i = 0; i < 300; ++i) {
+    const Problem p = GenerateProblem(11, i, all);
+    GeneratorOptions one;
+    one.dtypes = {p.a.dtype()};
+    const Problem q = GenerateProblem(11, i, one);
+    ASSERT_EQ(p.a.dims(), q.a.dims()) << i;
+    ASSERT_EQ(p.b.dims(), q.b.dims()) << i;
+    ASSERT_EQ(0, std::memcmp(p.a.raw_data(), q.a.raw_data(), p.a.NumBytes())) << i;
+    ASSERT_EQ(0, std::memcmp(p.b.raw_data(), q.b.raw_data(), p.b.NumBytes())) << i;
+  }
+}
+
+// The generator covers what the issue lists: every form, zero-size dims, wide K, every family.
+TEST(FuzzCliTest, GeneratorCoversFormsSizesAndValueFamilies) {
+  std::set<std::string> forms, families;
+  bool zero = false, wide_k = false, high_rank = false;
+  for (std::int64_t i = 0; i < 3000; ++i) {
+    const Problem p = GenerateProblem(1, i, {});
+    forms.insert(p.form);
+    families.insert(p.values);
+    auto plan = PlanMatMul(p.desc()).value();
+    zero |= plan.y_elements == 0 || plan.k == 0;
+    wide_k |= plan.k >= 1000;
+    high_rank |= p.a.dims().size() > 6 || p.b.dims().size() > 6;
+  }
+  EXPECT_EQ(forms.size(), 11u);
+  for (const char* family : {"small-int", "uniform", "normal", "wide-exponent", "cancellation",
+                             "extremes", "extremes+specials", "uniform-bits", "near-limits"}) {
+    EXPECT_TRUE(families.count(family)) << family;
+  }
+  EXPECT_TRUE(zero && wide_k && high_rank);
+}
+
+// A correct float backend whose summation order follows its thread count (as a parallel
+// reduction's does): every result within the bound, but 1 thread and 2 differ in the last bits.
+class OrderByThreads final : public Backend {
+ public:
+  std::string_view name() const override { return "order_by_threads"; }
+  Support Supports(const MatMulDesc& desc) const override {
+    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
+  }
+
+ protected:
+  class Primitive final : public MatMulPrimitive {
+   public:
+    Primitive(MatMulPlan plan, bool reversed)
+        : MatMulPrimitive(std::move(plan)), reversed_(reversed) {}
+
+   protected:
+    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+      const MatMulPlan& p = plan();
+      for (std::int64_t i = 0; i < p.batch; ++i) {
+        const auto [ao, bo] = p.BatchOffsets(i);
+        for (std::int64_t r = 0; r < p.m; ++r) {
+          for (std::int64_t c = 0; c < p.n; ++c) {
+            float sum = 0;
+            for (std::int64_t t = 0; t < p.k; ++t) {
+              const std::int64_t kk = reversed_ ? p.k - 1 - t : t;
+              sum += a.Data<float>()[ao + r * p.k + kk] * b.Data<float>()[bo + kk * p.n + c];
+            }
+            y.Data<float>()[(i * p.m + r) * p.n + c] = sum;
+          }
+        }
+      }
+      return OkStatus();
+    }
+
+   private:
+    bool reversed_;
+  };
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan, omp_get_max_threads() > 1));
+  }
+};
+
+TEST(FuzzCliTest, CheckThreadsFindsAThreadCountDependentResult) {
+  if (omp_get_num_procs() < 2) GTEST_SKIP() << "needs 2 cores to compare 1 thread with more";
+  BackendRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register("order_by_threads", "sums in an order that follows the threads",
+                            []() -> StatusOr<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(new OrderByThreads());
+                            })
+                  .ok());
+  const std::vector<std::string> args = {"--seed",  "1",     "--cases",        "200",
+                                         "--dtype", "float", "--check-threads"};
+  const CliRun found = Fuzz(args, registry);
+  EXPECT_EQ(found.code, kExitClean) << found.out;  // A finding, not a failure...
+  EXPECT_THAT(found.out, HasSubstr("NONDETERMINISTIC order_by_threads float"));
+  EXPECT_THAT(found.out, HasSubstr("threads differ bit for bit"));
+  std::vector<std::string> strict = args;
+  strict.push_back("--require-deterministic");
+  EXPECT_EQ(Fuzz(strict, registry).code, kExitFailed);  // ...unless determinism is required.
+}
+
+TEST(FuzzCliTest, CheckThreadsComparesOneThreadWithAllCores) {
+  const CliRun r = Fuzz({"--seed", "3", "--cases", "60", "--check-threads", "--backend", "eigen",
+                         "--backend", "onednn"});
+  // Thread-count differences are findings, not failures, unless asked.
+  EXPECT_EQ(r.code, kExitClean) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("NONDETERMINISTIC"));
+}
+
+// Writes a float case [1,K] x [K,1] whose pairs cancel exactly (expected 0), K = 4096.
+void WriteCancellingCase(const fs::path& dir) {
+  constexpr std::int64_t kK = 4096;
+  Tensor a = Tensor::Create(DType::kFloat, {1, kK}).value();
+  Tensor b = Tensor::Create(DType::kFloat, {kK, 1}).value();
+  for (std::int64_t i = 0; i < kK / 2; ++i) {
+    const float x = 0.5f + static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    const float y = 0.25f + static_cast<float>((i * 104729) % 1000) / 1500.0f;
+    a.Data<float>()[i] = x;
+    a.Data<float>()[kK / 2 + i] = -x;
+    b.Data<float>()[i] = b.Data<float>()[kK / 2 + i] = y;
+  }
+  const Tensor y = Tensor::Create(DType::kFloat, {1, 1}).value();  // Exactly 0.
+  ASSERT_TRUE(WriteNodeTest(dir, a, b, y).ok());
+}
+
+// mm-conformance's exit code follows ONNX's rule by default (BOUND fails) and the bound under
+// --tolerance bound (BOUND passes); the report shows the verdict either way.
+TEST(ConformanceToleranceTest, BoundFailsUnderOnnxAndPassesUnderBound) {
+  TempDir dir;
+  WriteCancellingCase(dir.path() / "test_cancelling_k4096");
+  int bound_seen = 0;
+  for (const char* backend : {"eigen", "onednn"}) {
+    const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
+                                           "--backend", backend};
+    const CliRun onnx = Conformance(base, BuiltinBackends());
+    if (onnx.out.find("PASS ") != std::string::npos) continue;  // Exact by luck of its order.
+    ++bound_seen;
+    EXPECT_EQ(onnx.code, conformance::kExitFailed) << onnx.out;
+    EXPECT_THAT(onnx.out, HasSubstr("BOUND       test_cancelling_k4096"));
+    EXPECT_THAT(onnx.out, HasSubstr("within the bound"));
+    std::vector<std::string> bound = base;
+    bound.insert(bound.end(), {"--tolerance", "bound"});
+    const CliRun by_bound = Conformance(bound, BuiltinBackends());
+    EXPECT_EQ(by_bound.code, conformance::kExitPassed) << by_bound.out;
+    EXPECT_THAT(by_bound.out, HasSubstr("1 BOUND"));
+  }
+  EXPECT_GE(bound_seen, 1) << "float32 summation of 4096 cancelling terms leaves a residue";
+}
+
+// A declared expected failure is judged by the rule in force: the BOUND result fails under
+// ONNX's tolerance, so it is XFAIL (exit 0); under --tolerance bound it passes, so it is XPASS and
+// fails the run (the entry has rotted for that rule).
+TEST(ConformanceToleranceTest, XFailOfABoundResultFollowsTheRule) {
+  TempDir dir;
+  WriteCancellingCase(dir.path() / "test_cancelling_k4096");
+  int bound_seen = 0;
+  for (const char* backend : {"eigen", "onednn"}) {
+    const fs::path expectations = dir.path() / (std::string(backend) + ".expectations.json");
+    std::ofstream(expectations) << R"({"expectations": [{"case": "test_cancelling_k4096",
+        "backend": ")" << backend
+                                << R"(", "expect": "XFAIL", "reason": "cancellation",
+        "link": "docs/conformance.md"}]})";
+    const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
+                                           "--backend", backend};
+    if (Conformance(base, BuiltinBackends()).out.find("PASS ") != std::string::npos) {
+      continue;  // Exact by luck of its order: nothing to declare.
+    }
+    ++bound_seen;
+    std::vector<std::string> declared = base;
+    declared.insert(declared.end(), {"--expectations", expectations.string()});
+    const CliRun onnx = Conformance(declared, BuiltinBackends());
+    EXPECT_EQ(onnx.code, conformance::kExitPassed) << onnx.out;
+    EXPECT_THAT(onnx.out, HasSubstr("1 XFAIL"));
+    declared.insert(declared.end(), {"--tolerance", "bound"});
+    const CliRun by_bound = Conformance(declared, BuiltinBackends());
+    EXPECT_EQ(by_bound.code, conformance::kExitFailed) << by_bound.out;
+    EXPECT_THAT(by_bound.out, HasSubstr("1 XPASS"));
+    EXPECT_THAT(by_bound.out, HasSubstr("passed (BOUND), but declared an expected failure"));
+  }
+  EXPECT_GE(bound_seen, 1) << "float32 summation of 4096 cancelling terms leaves a residue";
+}
+
+// Three data sets, only the second wrong: the case fails, and the report names that data set.
+TEST(ConformanceToleranceTest, AFailureOnlyInDataSetTwoOfThreeIsFound) {
+  TempDir dir;
+  const fs::path c = dir.path() / "test_three_sets";
+  const Tensor a = Tensor::FromValues<float>({2, 2}, std::vector<float>{1, 2, 3, 4}).value();
+  const Tensor b = Tensor::FromValues<float>({2, 2}, std::vector<float>{5, 6, 7, 8}).value();
+  const Tensor y = Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 50}).value();
+  const Tensor wrong =
+      Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 51}).value();
+  ASSERT_TRUE(WriteNodeTest(c, a, b, y).ok());
+  TempDir scratch;
+  ASSERT_TRUE(WriteNodeTest(scratch.path() / "x", a, b, wrong).ok());
+  fs::copy(scratch.path() / "x" / "test_data_set_0", c / "test_data_set_1");
+  fs::copy(c / "test_data_set_0", c / "test_data_set_2");
+  for (const char* rule : {"onnx", "bound"}) {
+    const CliRun r = Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend",
+                                  "reference", "--tolerance", rule},
+                                 BuiltinBackends());
+    EXPECT_EQ(r.code, conformance::kExitFailed) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("FAIL        test_three_sets"));
+    EXPECT_THAT(r.out, HasSubstr("test_data_set_1: 1 of 4 elements differ; worst at [1,1]"));
+  }
+}
+
+}  // namespace
+}  // namespace mm::fuzz

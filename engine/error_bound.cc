@@ -1,0 +1,277 @@
+#include "engine/error_bound.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mm {
+
+double UnitRoundoff(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat:
+      return std::ldexp(1.0, -24);
+    case DType::kDouble:
+      return std::ldexp(1.0, -53);
+    case DType::kFloat16:
+      return std::ldexp(1.0, -11);
+    case DType::kBFloat16:
+      return std::ldexp(1.0, -8);
+    default:
+      return 0;
+  }
+}
+
+double Gamma(std::int64_t k, double u) {
+  const double ku = static_cast<double>(k) * u;
+  if (ku >= 1) return std::numeric_limits<double>::infinity();
+  // Rounded up a little: the bound must never be smaller than the true gamma.
+  return ku / (1 - ku) * (1 + 4 * std::numeric_limits<double>::epsilon());
+}
+
+Arithmetic DeclaredArithmetic(std::string_view backend, DType dtype) {
+  if (!IsFloat(dtype)) return {dtype, false};
+  if (backend == "reference") return {DType::kDouble, false};
+  if (backend == "onednn") {
+    if (dtype == DType::kDouble) return {DType::kDouble, false};
+    return {DType::kFloat, dtype == DType::kBFloat16};
+  }
+  if (backend == "eigen") return {dtype == DType::kDouble ? DType::kDouble : DType::kFloat, false};
+  return {dtype, false};
+}
+
+namespace {
+
+// Largest finite value and half the smallest subnormal of a float dtype.
+double MaxFinite(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat:
+      return std::numeric_limits<float>::max();
+    case DType::kFloat16:
+      return 65504.0;
+    case DType::kBFloat16:
+      return static_cast<double>(std::numeric_limits<bfloat16>::max());
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+double HalfDenormMin(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat:
+      return std::ldexp(1.0, -150);
+    case DType::kFloat16:
+      return std::ldexp(1.0, -25);
+    case DType::kBFloat16:
+      return std::ldexp(1.0, -134);
+    default:
+      return std::ldexp(1.0, -1075);
+  }
+}
+
+double MinNormal(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return std::ldexp(1.0, -14);
+    case DType::kDouble:
+      return std::ldexp(1.0, -1022);
+    default:
+      return std::ldexp(1.0, -126);
+  }
+}
+
+// Error-free transformations (Ogita, Rump, Oishi 2005). This file is compiled with
+// -ffp-contract=off so that the compiler never fuses or reorders them.
+inline void TwoSum(double a, double b, double& s, double& e) {
+  s = a + b;
+  const double z = s - a;
+  e = (a - (s - z)) + (b - z);
+}
+
+inline void TwoProduct(double a, double b, double& p, double& e) {
+  p = a * b;
+  e = std::fma(a, b, -p);
+}
+
+// True when `x` (a value of T widened to double) is subnormal in T.
+template <class T>
+bool IsSubnormalIn(double x) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return x != 0 && std::fabs(x) < std::ldexp(1.0, -14);
+  } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float>) {
+    return x != 0 && std::fabs(x) < std::ldexp(1.0, -126);
+  } else {
+    return false;
+  }
+}
+
+template <class T>
+void OracleLoop(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out) {
+  const std::int64_t m = plan.m, k = plan.k, n = plan.n;
+  T* y = out.y.Data<T>();
+  for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+    const T* a_mat = a + a_offset;
+    const T* b_mat = b + b_offset;
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t index = (batch * m + i) * n + j;
+        if constexpr (std::is_integral_v<T>) {
+          // Formed in the unsigned type of the same width: defined wraparound, then reinterpreted.
+          using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+          U sum = 0;
+          for (std::int64_t p = 0; p < k; ++p) {
+            sum += static_cast<U>(a_mat[i * k + p]) * static_cast<U>(b_mat[p * n + j]);
+          }
+          y[index] = static_cast<T>(sum);
+        } else {
+          double hi = 0, lo = 0, naive = 0, abs_sum = 0, subnormal_sum = 0;
+          bool special = false;
+          for (std::int64_t p = 0; p < k; ++p) {
+            const double x = ToDouble(a_mat[i * k + p]);
+            const double w = ToDouble(b_mat[p * n + j]);
+            naive += x * w;
+            if (!std::isfinite(x) || !std::isfinite(w)) {
+              special = true;
+              continue;
+            }
+            abs_sum += std::fabs(x) * std::fabs(w);
+            if (std::fpclassify(x) == FP_SUBNORMAL || std::fpclassify(w) == FP_SUBNORMAL ||
+                IsSubnormalIn<T>(x) || IsSubnormalIn<T>(w)) {
+              subnormal_sum += std::fabs(x) * std::fabs(w);
+            }
+            double prod, prod_err, sum_err;
+            TwoProduct(x, w, prod, prod_err);
+            TwoSum(hi, prod, hi, sum_err);
+            lo += sum_err + prod_err;
+          }
+          double exact = hi + lo;
+          // IEEE's answer where an input is NaN or infinite, or where a double product or sum
+          // overflows (the exact value is then beyond double and any bound is infinite anyway).
+          if (special || !std::isfinite(abs_sum) || !std::isfinite(exact)) exact = naive;
+          // S as computed in double may be low by up to gamma_K(2^-53) relative: round it up.
+          abs_sum *= 1 + Gamma(k + 1, std::ldexp(1.0, -53));
+          y[index] = RoundFromDouble<T>(exact);
+          out.exact[index] = exact;
+          out.abs_sum[index] = abs_sum;
+          out.subnormal_abs_sum[index] = subnormal_sum * (1 + Gamma(k + 1, std::ldexp(1.0, -53)));
+          out.special[index] = special ? 1 : 0;
+        }
+      }
+    }
+  }
+}
+
+// Rounds a double to the float dtype `output`, nearest even, widened back to double.
+double RoundTo(DType output, double value) {
+  switch (output) {
+    case DType::kFloat:
+      return static_cast<double>(static_cast<float>(value));
+    case DType::kFloat16:
+      return ToDouble(RoundToFloat16(value));
+    case DType::kBFloat16:
+      return ToDouble(RoundToBFloat16(value));
+    default:
+      return value;
+  }
+}
+
+}  // namespace
+
+StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b) {
+  if (a.dtype != plan.desc.dtype || b.dtype != plan.desc.dtype) {
+    return InvalidArgumentError("ExactMatMul: A and B must be " +
+                                std::string(DTypeName(plan.desc.dtype)));
+  }
+  OracleResult out;
+  MM_ASSIGN_OR_RETURN(out.y, Tensor::Create(plan.desc.dtype, plan.y_dims));
+  if (IsFloat(plan.desc.dtype)) {
+    const auto size = static_cast<std::size_t>(plan.y_elements);
+    out.exact.assign(size, 0.0);
+    out.abs_sum.assign(size, 0.0);
+    out.subnormal_abs_sum.assign(size, 0.0);
+    out.special.assign(size, 0);
+  }
+  // An empty Y has nothing to compute (its batch or M may still be huge: no loop over them).
+  if (plan.y_elements == 0) return out;
+  VisitDType(plan.desc.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    OracleLoop<T>(plan, a.Data<T>(), b.Data<T>(), out);
+  });
+  return out;
+}
+
+double AccumulationError(DType accumulation, std::int64_t k, double abs_sum) {
+  if (!IsFloat(accumulation)) return 0;
+  if (!(abs_sum < MaxFinite(accumulation))) return std::numeric_limits<double>::infinity();
+  return Gamma(k, UnitRoundoff(accumulation)) * abs_sum +
+         static_cast<double>(k) * HalfDenormMin(accumulation);
+}
+
+double AccumulationError(const Arithmetic& arithmetic, std::int64_t k, double abs_sum,
+                         double subnormal_sum) {
+  double e = AccumulationError(arithmetic.accumulation, k, abs_sum);
+  if (arithmetic.flushes_subnormals && IsFloat(arithmetic.accumulation)) {
+    e += subnormal_sum + static_cast<double>(k) * 2 * MinNormal(arithmetic.accumulation);
+  }
+  return e;
+}
+
+bool WithinBound(DType output, const ElementBound& bound, double got) {
+  if (bound.special) {
+    if (std::isinf(bound.radius)) return !std::isfinite(got);
+    if (std::isnan(bound.center) || bound.nan_allowed)
+      return std::isnan(got) || got == bound.center;
+    return got == bound.center;
+  }
+  if (std::isinf(bound.radius)) return true;
+  if (std::isnan(got)) return false;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // Two double ULPs outward cover the rounding of center -/+ radius and the oracle's own error.
+  const double lo = std::nextafter(std::nextafter(bound.center - bound.radius, -kInf), -kInf);
+  const double hi = std::nextafter(std::nextafter(bound.center + bound.radius, kInf), kInf);
+  return RoundTo(output, lo) <= got && got <= RoundTo(output, hi);
+}
+
+std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
+                                       std::int64_t k) {
+  std::vector<ElementBound> bounds(oracle.exact.size());
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    bounds[i] = {oracle.exact[i],
+                 AccumulationError(arithmetic, k, oracle.abs_sum[i], oracle.subnormal_abs_sum[i]),
+                 oracle.special[i] != 0, oracle.special[i] != 0 && arithmetic.flushes_subnormals};
+  }
+  return bounds;
+}
+
+StatusOr<std::vector<ElementBound>> NodeTestBounds(const MatMulPlan& plan, TensorView a,
+                                                   TensorView b, TensorView expected,
+                                                   const Arithmetic& arithmetic) {
+  const DType dtype = plan.desc.dtype;
+  if (!IsFloat(dtype)) return std::vector<ElementBound>{};
+  if (expected.dtype != dtype || expected.NumElements() != plan.y_elements) {
+    return InvalidArgumentError("NodeTestBounds: expected output does not match the plan");
+  }
+  MM_ASSIGN_OR_RETURN(OracleResult oracle, ExactMatMul(plan, a, b));
+  std::vector<ElementBound> bounds(oracle.exact.size());
+  VisitDType(dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      const T* e = expected.Data<T>();
+      for (std::size_t i = 0; i < bounds.size(); ++i) {
+        const double center = ToDouble(e[i]);
+        const double s = oracle.abs_sum[i];
+        // At least half an ULP of the output at the expected value (its own final rounding).
+        const double half_ulp =
+            (std::isfinite(center) ? std::fabs(center) * UnitRoundoff(dtype) : 0) +
+            HalfDenormMin(dtype);
+        bounds[i] = {center,
+                     AccumulationError(arithmetic, plan.k, s, oracle.subnormal_abs_sum[i]) +
+                         AccumulationError(dtype, plan.k, s) + half_ulp,
+                     oracle.special[i] != 0,
+                     oracle.special[i] != 0 && arithmetic.flushes_subnormals};
+      }
+    }
+  });
+  return bounds;
+}
+
+}  // namespace mm

@@ -1,0 +1,115 @@
+// The exact oracle of MatMul and the error bound a correct backend stays within.
+//
+// Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has). float16, bfloat16 and
+// float32 inputs: products are exact in double and the K products are summed with Ogita, Rump and
+// Oishi's Dot2 (TwoSum / TwoProduct with fma), as accurate as if summed in twice double's precision
+// and rounded once: |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. double inputs: the
+// same Dot2, whose TwoProduct makes every product error-free too. Elements with NaN or infinite
+// inputs get IEEE's answer (a NaN term, 0 * inf, or +inf with -inf give NaN; else the infinity).
+//
+// Bound. A backend that forms the K products and sums them in its declared accumulation type (unit
+// roundoff u; any order, blocking, fma or not) and rounds once to the output type gives, for every
+// element (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
+//   |got - exact| <= gamma_K * S + K * eta + half an ULP of the output at the result,
+//   gamma_K = K u / (1 - K u),  S = sum_k |a_k| |b_k|,  eta = half the accumulation type's smallest
+//   subnormal (underflow of a product).
+// Implemented exactly as: got is accepted iff RN(exact - e) <= got <= RN(exact + e) with
+// e = gamma_K * S + K * eta and RN the rounding to the output type (so half an ULP of the output,
+// overflow to infinity and subnormal outputs come out right). When S reaches the largest finite
+// value of the accumulation type an intermediate sum may overflow: the bound is then infinite.
+#ifndef MM_ENGINE_ERROR_BOUND_H_
+#define MM_ENGINE_ERROR_BOUND_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/matmul_plan.h"
+#include "engine/status.h"
+#include "engine/tensor.h"
+
+namespace mm {
+
+// Unit roundoff 2^-p of a float dtype (p = significand bits): float 2^-24, double 2^-53, float16
+// 2^-11, bfloat16 2^-8. 0 for integers (exact).
+double UnitRoundoff(DType dtype);
+
+// gamma_K = K u / (1 - K u), +inf when K u >= 1.
+double Gamma(std::int64_t k, double u);
+
+// The arithmetic a backend declares for one dtype.
+struct Arithmetic {
+  DType accumulation = DType::kDouble;  // Products and sums are formed in this type.
+  // Subnormal inputs may be read as zero and subnormal partial sums flushed to zero (what x86's
+  // AVX512-BF16 dot-product instruction does). The bound then also allows, per element, the sum of
+  // |a_k||b_k| over the terms with a subnormal input, and K times the smallest normal of the
+  // accumulation type.
+  bool flushes_subnormals = false;
+};
+
+// The arithmetic a backend declares for `dtype` (this table, kept with the backends' documentation
+// in README.md). Integers: the dtype itself (exact modulo 2^bits). Floats:
+//   reference  double for every float dtype (sums in double, rounds once).
+//   onednn     float for float, float16, bfloat16 (oneDNN's f32 accumulation); for bfloat16 it may
+//              flush subnormals (oneDNN 2.6 uses vdpbf16ps on CPUs with AVX512-BF16, which treats
+//              bfloat16 subnormal inputs as zero; found by mm-fuzz, seed 1).
+//   eigen      float for float, float16, bfloat16; double for double.
+//   any other  the dtype itself: a backend that declares nothing is held to its own type's
+//              arithmetic (the loosest bound that is still a correct implementation's).
+// The answer is a fact about the backend, never about this machine's CPU: a flush that some CPUs do
+// is declared for all.
+Arithmetic DeclaredArithmetic(std::string_view backend, DType dtype);
+
+// The oracle's answer for one MatMul.
+struct OracleResult {
+  // Y rounded to the output dtype (nearest even); integers exact modulo 2^bits.
+  Tensor y;
+  // Float dtypes only (empty for integers), one entry per element of Y:
+  std::vector<double> exact;    // The dot product (error negligible, see above) or IEEE's NaN/inf.
+  std::vector<double> abs_sum;  // S = sum |a_k| |b_k| over the finite terms; inf if it overflows.
+  std::vector<double> subnormal_abs_sum;  // The part of S from terms with a subnormal input.
+  std::vector<std::uint8_t> special;      // 1 where a NaN or infinite input reaches the element.
+};
+
+// Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above.
+StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b);
+
+// e = gamma_K(u_acc) * S + K * eta_acc, the accumulation error a backend summing in `accumulation`
+// may make; +inf when S reaches the largest finite `accumulation` value (overflow possible).
+double AccumulationError(DType accumulation, std::int64_t k, double abs_sum);
+// The same for a declared arithmetic, with the allowance for flushed subnormals (`subnormal_sum`:
+// the part of S from terms with a subnormal input).
+double AccumulationError(const Arithmetic& arithmetic, std::int64_t k, double abs_sum,
+                         double subnormal_sum);
+
+// The values a correct backend may return for one element.
+struct ElementBound {
+  double center = 0;  // The exact value (or a node test's expected value); NaN or inf if special.
+  double radius = 0;  // e before the output rounding; +inf: any value (overflow possible).
+  bool special = false;      // center is IEEE's NaN/inf from NaN/inf inputs: got must be the same.
+  bool nan_allowed = false;  // Special, and a flushed subnormal times an infinity may give NaN.
+};
+
+// True when `got` (already in the output dtype, widened to double) is a value a correct backend may
+// return: RN(center - radius) <= got <= RN(center + radius) in the float dtype `output`; for a
+// special element, the same NaN/infinity (any NaN or infinity when radius is infinite: an
+// overflowing intermediate sum can meet the infinity in any order).
+bool WithinBound(DType output, const ElementBound& bound, double got);
+
+// One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
+// over `k` terms. Empty for integer dtypes (they are judged exactly).
+std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
+                                       std::int64_t k);
+
+// Bounds for a node test, whose expected Y has an unknown error of its own: centred on `expected`,
+// radius = the backend's accumulation error + the worst case of an expected value computed in its
+// own output type (gamma_K(u_out) S + K eta_out) + half an ULP of the output at the expected value.
+// `a`, `b`, `expected` must match `plan`. Empty for integer dtypes.
+StatusOr<std::vector<ElementBound>> NodeTestBounds(const MatMulPlan& plan, TensorView a,
+                                                   TensorView b, TensorView expected,
+                                                   const Arithmetic& arithmetic);
+
+}  // namespace mm
+
+#endif  // MM_ENGINE_ERROR_BOUND_H_

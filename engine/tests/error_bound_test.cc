@@ -1,0 +1,101 @@
+// The oracle is exact (or negligibly off) and the bound accepts exactly what a correct backend of
+// the declared arithmetic may return.
+#include "engine/error_bound.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace mm {
+namespace {
+
+OracleResult Oracle(const Tensor& a, const Tensor& b) {
+  auto plan = PlanMatMul({a.dtype(), a.dims(), b.dims()}).value();
+  return ExactMatMul(plan, a.view(), b.view()).value();
+}
+
+TEST(ErrorBoundTest, DoubleOracleIsErrorFreeWhereNaiveSummationLosesEverything) {
+  // 1e16 + 1 - 1e16 = 1; summed naively in double it is 0.
+  const Tensor a = Tensor::FromValues<double>({1, 3}, std::vector<double>{1e16, 1, -1e16}).value();
+  const Tensor b = Tensor::FromValues<double>({3, 1}, std::vector<double>{1, 1, 1}).value();
+  EXPECT_EQ(Oracle(a, b).exact[0], 1.0);
+  // Products with rounding errors: (1 + 2^-30)^2 - 1 - 2^-29 = 2^-60 exactly.
+  const double x = 1 + std::ldexp(1.0, -30);
+  const Tensor c = Tensor::FromValues<double>({1, 3}, std::vector<double>{x, -1, -1}).value();
+  const Tensor d =
+      Tensor::FromValues<double>({3, 1}, std::vector<double>{x, 1, std::ldexp(1.0, -29)}).value();
+  EXPECT_EQ(Oracle(c, d).exact[0], std::ldexp(1.0, -60));
+}
+
+TEST(ErrorBoundTest, IntegersWrapModuloTwoToTheBits) {
+  const Tensor a =
+      Tensor::FromValues<std::int32_t>(
+          {1, 2}, std::vector<std::int32_t>{std::numeric_limits<std::int32_t>::max(), 1})
+          .value();
+  const Tensor b =
+      Tensor::FromValues<std::int32_t>({2, 1}, std::vector<std::int32_t>{1, 1}).value();
+  EXPECT_EQ(Oracle(a, b).y.Data<std::int32_t>()[0], std::numeric_limits<std::int32_t>::min());
+}
+
+TEST(ErrorBoundTest, SpecialInputsGiveIeeeAnswers) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor a =
+      Tensor::FromValues<float>(
+          {3, 2}, std::vector<float>{static_cast<float>(inf), 1,  // inf
+                                     static_cast<float>(inf), 0,  // inf * 0
+                                     static_cast<float>(inf), static_cast<float>(-inf)})
+          .value();
+  const Tensor b =
+      Tensor::FromValues<float>({2, 1}, std::vector<float>{1, static_cast<float>(inf)}).value();
+  const OracleResult o = Oracle(a, b);
+  EXPECT_EQ(o.exact[0], inf);
+  EXPECT_TRUE(std::isnan(o.exact[1]));  // inf * 1 + 0 * inf
+  EXPECT_TRUE(std::isnan(o.exact[2]));  // inf + -inf
+  EXPECT_TRUE(o.special[0] && o.special[1] && o.special[2]);
+}
+
+TEST(ErrorBoundTest, GammaGrowsWithKAndBecomesInfinite) {
+  const double ku = 4096 * std::ldexp(1.0, -24);
+  EXPECT_NEAR(Gamma(4096, UnitRoundoff(DType::kFloat)), ku / (1 - ku), 1e-15);
+  EXPECT_GT(Gamma(4096, UnitRoundoff(DType::kFloat)), Gamma(16, UnitRoundoff(DType::kFloat)));
+  EXPECT_TRUE(std::isinf(Gamma(2048, UnitRoundoff(DType::kFloat16))));
+}
+
+TEST(ErrorBoundTest, WithinBoundIsHalfAnUlpAroundTheIntervalInTheOutputType) {
+  // Exact 1 + 0.75 ulp (float16 ulp at 1 is 2^-10), no accumulation error: only RN = 1 + 2^-10.
+  const double exact = 1 + 0.75 * std::ldexp(1.0, -10);
+  const ElementBound tight{exact, 0, false};
+  EXPECT_TRUE(WithinBound(DType::kFloat16, tight, 1 + std::ldexp(1.0, -10)));
+  EXPECT_FALSE(WithinBound(DType::kFloat16, tight, 1.0));  // Truncation.
+  // With an accumulation error of one ulp, 1 is acceptable too.
+  EXPECT_TRUE(WithinBound(DType::kFloat16, {exact, std::ldexp(1.0, -10), false}, 1.0));
+  // Overflow of the output type: only infinity is right.
+  EXPECT_TRUE(
+      WithinBound(DType::kFloat16, {70000.0, 0, false}, std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(WithinBound(DType::kFloat16, {70000.0, 0, false}, 65504.0));
+  // An infinite bound (overflow possible) accepts anything; NaN never passes a finite one.
+  EXPECT_TRUE(WithinBound(DType::kFloat, {1.0, std::numeric_limits<double>::infinity(), false},
+                          std::nan("")));
+  EXPECT_FALSE(WithinBound(DType::kFloat, {1.0, 1.0, false}, std::nan("")));
+}
+
+TEST(ErrorBoundTest, AccumulationErrorIsInfiniteWhenTheSumMayOverflow) {
+  EXPECT_TRUE(std::isinf(AccumulationError(DType::kFloat, 2, 1e39)));
+  EXPECT_FALSE(std::isinf(AccumulationError(DType::kDouble, 2, 1e39)));
+  EXPECT_EQ(AccumulationError(DType::kInt32, 100, 1e30), 0);
+}
+
+TEST(ErrorBoundTest, DeclaredArithmeticComesFromTheTableNotTheCpu) {
+  EXPECT_EQ(DeclaredArithmetic("reference", DType::kFloat16).accumulation, DType::kDouble);
+  EXPECT_EQ(DeclaredArithmetic("onednn", DType::kBFloat16).accumulation, DType::kFloat);
+  EXPECT_TRUE(DeclaredArithmetic("onednn", DType::kBFloat16).flushes_subnormals);
+  EXPECT_EQ(DeclaredArithmetic("eigen", DType::kDouble).accumulation, DType::kDouble);
+  EXPECT_EQ(DeclaredArithmetic("unknown", DType::kFloat16).accumulation, DType::kFloat16);
+  // A flushed subnormal input may cost its whole term.
+  const Arithmetic flush{DType::kFloat, true};
+  EXPECT_GE(AccumulationError(flush, 1, 4.0, 4.0), 4.0);
+}
+
+}  // namespace
+}  // namespace mm

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The backend comparison report: builds mm-bench and mm-conformance (and mm-fuzz when the build has
+# it), runs them over every registered backend and writes, in build/reports/,
+#   compare.json  the data (every tool's JSON output, as it came, plus what the page derives),
+#   compare.html  one self-contained page: summary, machine, support, conformance, accuracy, speed,
+#   compare.md    the same tables without the plots.
+# Progress (what runs, how far, time left) goes to stderr.
+#
+# Usage: scripts/compare.sh [--quick] [extra arguments for every tool, e.g. --backend-lib FILE]
+#   --quick   a sample of every section: 20 to 30 s on 2 cores once built (the full report takes
+#             6 to 7 minutes: the whole sweep, 3 repetitions each).
+# Exits non-zero when a tool cannot run; FAIL and ERROR verdicts are shown (in red, at the top of
+# the page), not turned into an exit code: scripts/conformance.sh is the gate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/onnx-data.sh
+mode=full
+extra=()
+for arg in "$@"; do
+  if [[ "$arg" == "--quick" ]]; then mode=quick; else extra+=("$arg"); fi
+done
+
+targets=(mm-bench mm-conformance)
+bash scripts/build.sh default --target "${targets[@]}"
+# The differential fuzzer feeds the accuracy section; older builds have none.
+if cmake --build build --target help 2>/dev/null | grep -q '^mm-fuzz:'; then
+  cmake --build build --target mm-fuzz
+fi
+
+# Idle OpenMP threads spin by default; on a machine shared with other work (2 cores here) that
+# spinning, not the matmul, dominates multi-threaded timings. A caller's own setting wins, and the
+# report records it.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+mkdir -p build/reports
+start=$(date +%s)
+/usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
+  --out build/reports/compare.json -- "${extra[@]}"
+/usr/bin/python3 scripts/compare/render.py build/reports/compare.json \
+  --html build/reports/compare.html --markdown build/reports/compare.md
+echo "reports: build/reports/compare.html, compare.md, compare.json ($(( $(date +%s) - start )) s)" >&2

@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+"""Runs mm's tools and gathers what the backend comparison report shows into one compare.json.
+
+Called by scripts/compare.sh (which builds the tools first); render.py turns compare.json into
+compare.html and compare.md. Every figure comes from a tool's JSON output: `mm-bench --mm_describe`
+(backends' dtype support, libraries), `mm-conformance --json` (verdicts), `mm-fuzz --json` (accuracy,
+when the build has it) and Google Benchmark's JSON (`--benchmark_out`) for every timing.
+
+Progress goes to stderr: the phase, how far it is and an estimate of the time left.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+# Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
+# mode. The full mode reports the median of 3 (the machine is shared and noisy).
+MODES = {
+    "quick": {"set": "quick", "min_time": 0.01, "repetitions": 1, "fuzz_seconds": 5,
+              "fuzz_cases": 2000},
+    "full": {"set": "full", "min_time": 0.03, "repetitions": 3, "fuzz_seconds": 60,
+             "fuzz_cases": 1000000},
+}
+
+
+class Progress:
+    """Prints 'compare: [phase] done/total item, elapsed, about N left' to stderr, throttled."""
+
+    def __init__(self, phase, total_weight, count):
+        self.phase = phase
+        self.total_weight = max(total_weight, 1e-9)
+        self.count = count
+        self.done = 0
+        self.done_weight = 0.0
+        self.start = time.monotonic()
+        self.last_print = 0.0
+        log(f"[{phase}] starting: {count} items")
+
+    def step(self, item, weight):
+        self.done += 1
+        self.done_weight += weight
+        now = time.monotonic()
+        if now - self.last_print < 3 and self.done < self.count:
+            return
+        self.last_print = now
+        elapsed = now - self.start
+        left = elapsed * (self.total_weight - self.done_weight) / max(self.done_weight, 1e-9)
+        log(f"[{self.phase}] {self.done}/{self.count} {item}  "
+            f"{fmt_seconds(elapsed)} elapsed, about {fmt_seconds(max(left, 0))} left")
+
+
+def log(message):
+    print(f"compare: {message}", file=sys.stderr, flush=True)
+
+
+def fmt_seconds(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def run_json(command, env=None):
+    """Runs `command`, returns its stdout parsed as JSON; raises with its stderr on failure."""
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def cpu_model():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def cpu_flags():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return []
+
+
+def package_version(name):
+    result = subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True,
+                            text=True, check=False)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def git(*args):
+    result = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def machine(bin_dir, threads, tool_args):
+    describe = run_json([str(bin_dir / "mm-bench"), "--mm_describe", *tool_args["bench"]])
+    flags = set(cpu_flags())
+    simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw",
+                        "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile")
+            if f in flags]
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "cpu_model": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "cpu_simd_flags": simd,
+        "kernel": platform.release(),
+        "load_average_at_start": list(os.getloadavg()),
+        "threads_measured": threads,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset: OpenMP's default)"),
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_describe": git("log", "-1", "--format=%h %s"),
+        "git_dirty": bool(dirty),
+        "packages": {p: package_version(p) for p in (
+            "libdnnl-dev", "libeigen3-dev", "libbenchmark-dev", "libonnx-dev", "g++",
+            "python3-matplotlib")},
+        "backends": describe["backends"],
+        "libraries": describe["libraries"],
+    }
+
+
+def conformance(bin_dir, work, tool_args):
+    out = work / "conformance.json"
+    command = [str(bin_dir / "mm-conformance"), "--quiet", "--json", str(out), *tool_args["conformance"]]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if not out.exists():
+        return {"error": f"mm-conformance exited {result.returncode} without a report: "
+                         f"{result.stderr.strip() or result.stdout.strip()}", "command": command}
+    report = json.loads(out.read_text())
+    report["command"] = " ".join(command)
+    return report
+
+
+def accuracy(bin_dir, work, mode, tool_args):
+    """mm-fuzz's JSON, when this build has the differential fuzzer."""
+    fuzz = bin_dir / "mm-fuzz"
+    if not fuzz.exists():
+        return {"error": "mm-fuzz is not in this build: no accuracy data"}
+    out = work / "fuzz.json"
+    command = [str(fuzz), "--quiet", "--json", str(out), "--time", str(MODES[mode]["fuzz_seconds"]),
+               "--cases", str(MODES[mode]["fuzz_cases"]), *tool_args["fuzz"]]
+    start = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if not out.exists():
+        return {"error": f"mm-fuzz exited {result.returncode} without a report: "
+                         f"{result.stderr.strip()[-2000:]}", "command": " ".join(command)}
+    report = json.loads(out.read_text())
+    return {"command": " ".join(command), "exit_code": result.returncode,
+            "seconds": time.monotonic() - start, "report": report}
+
+
+SHAPE_RE = re.compile(r"(?:(\d+)b_)?(\d+)x(\d+)x(\d+)$")
+
+
+def benchmark_weight(name, reps, min_time):
+    """A rough cost of one benchmark in seconds, for the time-left estimate."""
+    fixed = (reps + 1) * min_time * 2
+    match = SHAPE_RE.search(name.split("/process_time")[0].split("/real_time")[0])
+    if not match or name.startswith("prepare/"):
+        return fixed
+    batch, m, k, n = (int(match.group(1) or 1), *map(int, match.group(2, 3, 4)))
+    flops = 2.0 * batch * m * k * n
+    rate = 2e9 if "/reference/" in name else 3e10  # Pessimistic: int and naive paths are slow.
+    return fixed + (reps + 1) * flops / rate
+
+
+def list_benchmarks(bench, bench_set, regex, tool_args):
+    result = subprocess.run([str(bench), f"--mm_set={bench_set}", f"--benchmark_filter={regex}",
+                             "--benchmark_list_tests=true", *tool_args["bench"]],
+                            capture_output=True, text=True, check=True)
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def ere_escape(text):
+    """`text` as a literal in a POSIX extended regular expression (Google Benchmark's filter)."""
+    return "".join("\\" + c if c in ".[]()*+?{}|^$\\" else c for c in text)
+
+
+def speed(bin_dir, work, mode, threads, backends, tool_args):
+    """Runs mm-bench once per thread count; returns Google Benchmark's JSON of each run."""
+    bench = bin_dir / "mm-bench"
+    settings = MODES[mode]
+    runs = []
+    # The reference backend is naive single-threaded loops (the oracle): its speed at more threads
+    # says nothing new, and it is the slowest part of a run.
+    threaded = "|".join(ere_escape(b) for b in backends if b != "reference") or "none"
+    for t in threads:
+        # 1 thread: everything (prepare/ only here: creation is single-threaded work). More
+        # threads: the execute benchmarks and the peak at that many threads.
+        if t == 1:
+            regex = "^(matmul|raw_[a-z_]+|prepare)/|^peak/.*/threads:1$"
+        else:
+            regex = f"^(matmul/({threaded})|raw_[a-z_]+)/|^peak/.*/threads:{t}$"
+        names = list_benchmarks(bench, settings["set"], regex, tool_args)
+        weights = {n: benchmark_weight(n, settings["repetitions"], settings["min_time"])
+                   for n in names}
+        progress = Progress(f"speed, {t} thread{'s' if t > 1 else ''}", sum(weights.values()),
+                            len(names))
+        out = work / f"bench_threads{t}.json"
+        env = dict(os.environ, OMP_NUM_THREADS=str(t))
+        command = [str(bench), f"--mm_set={settings['set']}", f"--benchmark_filter={regex}",
+                   f"--benchmark_min_time={settings['min_time']}",
+                   f"--benchmark_repetitions={settings['repetitions']}",
+                   "--benchmark_report_aggregates_only=true",
+                   f"--benchmark_out={out}", "--benchmark_out_format=json",
+                   "--benchmark_format=console", "--benchmark_color=false",
+                   *tool_args["bench"]]
+        start = time.monotonic()
+        seen = set()
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env) as process:
+            for line in process.stdout:
+                name = line.split(" ", 1)[0]
+                base = re.sub(r"_(mean|median|stddev|cv)$", "", name)
+                if base in weights and base not in seen:
+                    seen.add(base)
+                    progress.step(base, weights[base])
+            stderr = process.stderr.read()
+        if process.returncode != 0 or not out.exists():
+            raise RuntimeError(f"mm-bench exited {process.returncode}: {stderr[-2000:]}")
+        data = json.loads(out.read_text())
+        runs.append({"threads": t, "command": " ".join(command), "env": f"OMP_NUM_THREADS={t}",
+                     "seconds": time.monotonic() - start, "benchmark_json": data})
+    return runs
+
+
+def split_tool_args(extra):
+    """Extra arguments of compare.sh go to every tool (e.g. --backend-lib for plugins)."""
+    return {"bench": list(extra), "conformance": list(extra), "fuzz": list(extra)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=sorted(MODES), default="full")
+    parser.add_argument("--bin", required=True, type=pathlib.Path, help="folder of mm's tools")
+    parser.add_argument("--out", required=True, type=pathlib.Path, help="compare.json to write")
+    parser.add_argument("extra", nargs="*", help="passed on to every tool")
+    args = parser.parse_args()
+
+    tool_args = split_tool_args(args.extra)
+    cpus = os.cpu_count() or 1
+    threads = [1] if cpus == 1 else [1, cpus]
+    timings = {}
+    report = {"format": "mm-compare/1", "mode": args.mode, "extra_args": args.extra}
+    with tempfile.TemporaryDirectory(prefix="mm-compare-") as tmp:
+        work = pathlib.Path(tmp)
+        start = time.monotonic()
+        log("[machine] mm-bench --mm_describe")
+        report["machine"] = machine(args.bin, threads, tool_args)
+        timings["machine"] = time.monotonic() - start
+
+        start = time.monotonic()
+        log("[conformance] mm-conformance over the default data roots")
+        report["conformance"] = conformance(args.bin, work, tool_args)
+        timings["conformance"] = time.monotonic() - start
+
+        start = time.monotonic()
+        log("[accuracy] mm-fuzz (differential fuzzer)")
+        report["accuracy"] = accuracy(args.bin, work, args.mode, tool_args)
+        timings["accuracy"] = time.monotonic() - start
+
+        start = time.monotonic()
+        report["speed"] = {"settings": MODES[args.mode],
+                           "runs": speed(args.bin, work, args.mode, threads,
+                                         [b["name"] for b in report["machine"]["backends"]],
+                                         tool_args)}
+        timings["speed"] = time.monotonic() - start
+    report["machine"]["load_average_at_end"] = list(os.getloadavg())
+    report["timings_seconds"] = timings
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Tests of the comparison report's renderer and of the browser check that guards it.
+
+The browser check must catch each kind of broken page it promises to (each test below breaks one
+thing in an otherwise good page); the renderer must put FAIL/ERROR first, in red, and give every
+table rows and every plot data. Needs Debian's chromium and python3-matplotlib (scripts/setup.sh).
+"""
+
+import base64
+import io
+import json
+import pathlib
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import browser_check  # noqa: E402
+import render  # noqa: E402
+
+
+def tiny_png():
+    """A real 4x3 PNG, drawn by matplotlib like every plot of the report."""
+    fig = render.plt.figure(figsize=(0.04, 0.03), dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    render.plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def page(extra="", plot=None, table_rows="<tr><td>1</td></tr>"):
+    """A page that passes the check, plus `extra` markup, a replacement plot or table body."""
+    if plot is None:
+        plot = (f'<img class="plot" id="p" data-series="1" alt="p" '
+                f'src="data:image/png;base64,{tiny_png()}">')
+    sections = "".join(f'<h2 id="{s}">{s}</h2>' for s in browser_check.SECTIONS)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>t</title></head><body>"
+            f"{sections}{plot}<table id='t'><tbody>{table_rows}</tbody></table>{extra}"
+            "</body></html>")
+
+
+class BrowserCheckTest(unittest.TestCase):
+    def check(self, html_text):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "page.html"
+            path.write_text(html_text)
+            return browser_check.check(path)
+
+    def test_good_page_passes(self):
+        self.assertEqual(self.check(page()), [])
+
+    def test_console_error_fails(self):
+        problems = self.check(page("<script>console.error('boom')</script>"))
+        self.assertTrue(any("console error: boom" in p for p in problems), problems)
+
+    def test_uncaught_exception_fails(self):
+        problems = self.check(page("<script>undefinedFunction()</script>"))
+        self.assertTrue(any("uncaught exception" in p for p in problems), problems)
+
+    def test_request_outside_the_page_fails(self):
+        # A page that needs the network (or any file beside it) does not open offline.
+        problems = self.check(page('<img src="http://127.0.0.1:9/missing.png" alt="x">'))
+        self.assertTrue(any("not self-contained" in p for p in problems), problems)
+
+    def test_plot_that_does_not_decode_fails(self):
+        broken = '<img class="plot" id="bad" data-series="1" src="data:image/png;base64,AAAA">'
+        problems = self.check(page(plot=broken))
+        self.assertTrue(any("plot bad did not render" in p for p in problems), problems)
+
+    def test_plot_without_data_fails(self):
+        empty = (f'<img class="plot" id="empty" data-series="0" '
+                 f'src="data:image/png;base64,{tiny_png()}">')
+        problems = self.check(page(plot=empty))
+        self.assertTrue(any("plot empty is empty" in p for p in problems), problems)
+
+    def test_page_without_plot_fails(self):
+        problems = self.check(page(plot=""))
+        self.assertIn("no plot on the page", problems)
+
+    def test_table_without_rows_fails(self):
+        problems = self.check(page(table_rows=""))
+        self.assertTrue(any("table t" in p and "no rows" in p for p in problems), problems)
+
+
+def bench_entry(name, real_time, gflops=None, unit="ns", threads=1, label=None):
+    entry = {"name": name, "run_name": name, "run_type": "iteration", "threads": threads,
+             "real_time": real_time, "cpu_time": real_time, "time_unit": unit}
+    if gflops is not None:
+        entry["GFLOPS"] = gflops
+    if label:
+        entry["label"] = label
+    return entry
+
+
+def synthetic_report(verdict="PASS"):
+    """A compare.json as collect.py writes it, small enough to read in one go."""
+    support = {d: {"level": "native", "note": ""} for d in render.DTYPE_ORDER}
+    benchmarks = [
+        bench_entry("peak/float/threads:1", 1000, 100.0, label="avx512f vfmadd zmm (f32)"),
+        bench_entry("matmul/alpha/float/64x64x64/real_time", 10000, 50.0),
+        bench_entry("matmul/alpha/float/128x128x128/process_time/real_time", 60000, 70.0),
+        bench_entry("matmul/beta/float/64x64x64/real_time", 20000, 25.0),
+        bench_entry("matmul/beta/float/128x128x128/real_time", 100000, 40.0),
+        bench_entry("raw_onednn/float/64x64x64/real_time", 9000, 55.0),
+        bench_entry("matmul/alpha/float/tiny_3x4x3/real_time", 300),
+        bench_entry("matmul/beta/float/tiny_3x4x3/real_time", 200),
+        bench_entry("prepare/alpha/float/128x128x128/real_time", 40, unit="us"),
+    ]
+    return {
+        "format": "mm-compare/1", "mode": "quick", "extra_args": [],
+        "machine": {"cpu_model": "Test CPU", "logical_cpus": 1, "date": "2026-01-01T00:00:00+00:00",
+                    "backends": [{"name": "alpha", "description": "a", "supports": support},
+                                 {"name": "beta", "description": "b", "supports": support}],
+                    "libraries": {}},
+        "conformance": {"summary": {"total": 2, "PASS": 1 if verdict != "PASS" else 2,
+                                    verdict: 1 if verdict != "PASS" else 2},
+                        "tolerance": {"rtol": 1e-3, "atol": 1e-7},
+                        "results": [
+                            {"case": "test_matmul_2d", "data_set": "test_data_set_0",
+                             "backend": "alpha", "dtype": "float", "a_shape": "[3,4]",
+                             "b_shape": "[4,3]", "verdict": "PASS", "message": "ok"},
+                            {"case": "test_matmul_2d", "data_set": "test_data_set_0",
+                             "backend": "beta", "dtype": "float", "a_shape": "[3,4]",
+                             "b_shape": "[4,3]", "verdict": verdict,
+                             "message": "worst at [0,1]: expected 1, got 2"}]},
+        "accuracy": {"report": {"problems": [
+            {"backend": "alpha", "dtype": "float", "k": 16, "max_ulp": 1.0, "bound_fraction": 0.01},
+            {"backend": "beta", "dtype": "float", "k": 16, "max_ulp": 4.0, "bound_fraction": 0.2},
+            {"backend": "beta", "dtype": "float", "k": 256, "max_ulp": 9.0,
+             "bound_fraction": 0.3}]}},
+        "speed": {"settings": {"set": "quick", "min_time": 0.01, "repetitions": 1},
+                  "runs": [{"threads": 1, "seconds": 1.0,
+                            "benchmark_json": {"benchmarks": benchmarks}}]},
+        "timings_seconds": {"machine": 0.1, "conformance": 0.1, "accuracy": 0.1, "speed": 1.0},
+    }
+
+
+class RenderTest(unittest.TestCase):
+    def test_fail_is_first_and_red(self):
+        html_text, markdown, derived = render.render(synthetic_report("FAIL"))
+        problems_at = html_text.index('class="problems"')
+        self.assertLess(problems_at, html_text.index("<table"))
+        self.assertIn("conformance FAIL: test_matmul_2d", html_text[problems_at:])
+        self.assertTrue(markdown.split("## Summary", 1)[1].lstrip().startswith("**Problems"))
+        self.assertEqual(len(derived["problems"]), 1)
+
+    def test_all_pass_says_so(self):
+        html_text, _, derived = render.render(synthetic_report("PASS"))
+        self.assertEqual(derived["problems"], [])
+        self.assertIn("No FAIL and no ERROR anywhere.", html_text)
+
+    def test_fastest_and_most_accurate_come_from_the_data(self):
+        _, markdown, derived = render.render(synthetic_report())
+        medium = [f for f in derived["fastest"] if f["sizes"].startswith("medium")]
+        self.assertEqual(medium[0]["fastest"], "alpha")  # 70 GFLOP/s against beta's 40.
+        tiny = [f for f in derived["fastest"] if f["sizes"].startswith("tiny")]
+        self.assertEqual(tiny[0]["fastest"], "beta")  # 200 ns against alpha's 300.
+        accuracy = {(r["backend"], r["dtype"]): r for r in derived["accuracy"]}
+        self.assertEqual(accuracy[("beta", "float")]["worst_ulp"], 9.0)
+        self.assertEqual(accuracy[("beta", "float")]["p99_bound_fraction"], 0.3)
+        self.assertIn("| float | alpha | 1 |", markdown)  # Most accurate float backend.
+
+    def test_percent_of_peak_uses_the_same_dtype_and_threads(self):
+        _, _, derived = render.render(synthetic_report())
+        alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
+            "matmul/alpha/float/128x128x128")][0]
+        self.assertAlmostEqual(alpha_128["percent_of_peak"], 70.0)
+
+    def test_one_thread_figures_count_cpu_time(self):
+        # A machine busy with other work doubles the wall time, not the CPU time: the 1-thread
+        # figure is the CPU-time rate.
+        report = synthetic_report()
+        entry = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"][2]
+        entry["real_time"], entry["GFLOPS"] = 120000, 35.0
+        _, _, derived = render.render(report)
+        alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
+            "matmul/alpha/float/128x128x128")][0]
+        self.assertAlmostEqual(alpha_128["rate_gflops"], 70.0)
+        self.assertAlmostEqual(alpha_128["gflops"], 35.0)
+
+    def test_rendered_page_passes_the_browser_check(self):
+        html_text, _, _ = render.render(synthetic_report("FAIL"))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "compare.html"
+            path.write_text(html_text)
+            self.assertEqual(browser_check.check(path), [])
+
+    def test_fuzzer_statistics_and_findings_without_error_figures(self):
+        # mm-fuzz's report as it stands: verdict counts per backend and findings, no per-problem
+        # ULPs. The section shows those, says what is missing, and a FAIL finding goes on top.
+        report = synthetic_report()
+        report["accuracy"] = {"exit_code": 1, "report": {
+            "stats": {"problems": 500, "seconds": 5.0, "backends": {
+                "alpha": {"PASS": 480, "FAIL": 0, "BOUND": 20},
+                "beta": {"PASS": 499, "FAIL": 1, "BOUND": 0}}},
+            "findings": [{"kind": "FAIL", "backend": "beta", "dtype": "bfloat16",
+                          "minimal_a_shape": [1, 2], "minimal_b_shape": [2, 1],
+                          "message": "outside the bound", "replay": "mm-fuzz --seed 1",
+                          "worst": {"abs_error": 0.5, "bound": 0.25}}]}}
+        html_text, markdown, derived = render.render(report)
+        self.assertIn("| beta | 499 | 1 | 0 |", markdown)
+        self.assertIn("| FAIL | beta | bfloat16 | [1, 2] x [2, 1] | 0.5 | 0.25 | 2 |", markdown)
+        self.assertIn("no per-problem error figures", markdown)
+        self.assertTrue(any(p.startswith("fuzzer FAIL: beta bfloat16") for p in derived["problems"]))
+        self.assertLess(html_text.index("fuzzer FAIL"), html_text.index("<table"))
+
+    def test_json_of_derived_tables_is_serialisable(self):
+        _, _, derived = render.render(synthetic_report())
+        self.assertIn("fastest", json.loads(json.dumps(derived)))
+
+
+if __name__ == "__main__":
+    unittest.main()
