@@ -129,7 +129,9 @@ TEST_P(WrongWritePluginTest, IsAnErrorNamingTheWrite) {
   const Catalog catalog = Discover({}, {.builtin = true, .select = [](const std::string& n) {
                                           return n == "test_cc_matmul_2d";
                                         }});
-  auto results = RunConformance(catalog, registry, {{"wrong_none", name}, {}});
+  RunOptions options;
+  options.backends = {"wrong_none", name};
+  auto results = RunConformance(catalog, registry, options);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].verdict, Verdict::kPass)
       << "the same plugin without the fault passes: " << results[0].message;
