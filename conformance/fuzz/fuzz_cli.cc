@@ -230,6 +230,31 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
     stats["backends"][b.name] = counts;
   }
   j["stats"] = stats;
+  // Accuracy, for the comparison report (docs/benchmarks.md): float dtypes only (integers are
+  // judged exactly; their failures are findings).
+  const auto optional_number = [](const std::optional<double>& v) -> ordered_json {
+    return v ? Number(*v) : ordered_json(nullptr);
+  };
+  j["statistics"] = ordered_json::array();
+  for (const ErrorStats& e : report.error_stats) {
+    j["statistics"].push_back({{"backend", e.backend},
+                               {"dtype", DTypeName(e.dtype)},
+                               {"problems", e.problems},
+                               {"worst_ulp", Number(e.worst_ulp)},
+                               {"p99_ulp", Number(e.p99_ulp)},
+                               {"worst_bound_fraction", optional_number(e.worst_bound_fraction)},
+                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)}});
+  }
+  j["problems"] = ordered_json::array();
+  for (const ErrorRecord& r : report.errors) {
+    j["problems"].push_back({{"backend", r.backend},
+                             {"dtype", DTypeName(r.dtype)},
+                             {"k", r.k},
+                             {"max_ulp", Number(r.error.max_ulp)},
+                             {"bound_fraction", optional_number(r.error.bound_fraction)}});
+  }
+  j["problems_capped"] = report.errors_capped;
+  j["problems_limit"] = options.max_error_records;
   j["findings"] = ordered_json::array();
   for (const Finding& f : report.findings) {
     ordered_json fj = {{"kind", f.kind},
