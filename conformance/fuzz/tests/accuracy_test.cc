@@ -1,6 +1,7 @@
 // The fuzzer measures how far each float result is from the exact product (in ULPs of the output
 // dtype and as a fraction of what the K-aware bound accepts) and reports it per problem and per
 // (backend, dtype) in --json, for the comparison report's accuracy section (docs/benchmarks.md).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -157,6 +158,26 @@ TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
       EXPECT_GE(p["bound_fraction"].get<double>(), 0);
     }
   }
+}
+
+// --backend-lib: a plugin is fuzzed and measured like a built-in backend.
+TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
+  std::ostringstream out, err;
+  const int code = RunFuzzCli(
+      {"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--seed", "2", "--cases", "100"},
+      BuiltinBackends(), out, err);
+  EXPECT_EQ(code, kExitClean) << out.str() << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
+}
+
+// A file that is not a plugin is a usage error naming it, before any problem runs.
+TEST(FuzzBackendLibTest, ARefusedPluginIsAUsageErrorNamingTheFile) {
+  std::ostringstream out, err;
+  const int code =
+      RunFuzzCli({"--backend-lib", MM_NOT_A_PLUGIN, "--cases", "10"}, BuiltinBackends(), out, err);
+  EXPECT_EQ(code, kExitUsage);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr(MM_NOT_A_PLUGIN));
+  EXPECT_EQ(out.str(), "");
 }
 
 }  // namespace
