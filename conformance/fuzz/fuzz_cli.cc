@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/plugin/plugin_backend.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
@@ -49,6 +50,7 @@ struct CliOptions {
   std::string tolerance = "bound";
   bool no_shrink = false, quiet = false, version = false;
   std::string json;
+  std::vector<std::string> backend_libs;  // Plugins to load (after MM_BACKEND_LIBS's).
   // generate
   std::string out_dir;
   std::int64_t generate_cases = 100;
@@ -124,6 +126,14 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
          "run this backend (repeatable; default: all of " + Join(backends) + ")")
       ->option_text("NAME")
       ->check(cli::NonEmpty())
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--backend-lib", o.backend_libs,
+                  "load the backend plugin at PATH (see docs/plugins.md); repeatable. "
+                  "MM_BACKEND_LIBS (colon-separated paths) is loaded first. A plugin that cannot "
+                  "be loaded is a usage error (2) naming the file.")
+      ->option_text("PATH")
+      ->check(cli::NonEmpty())
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_flag("--check-threads", o.fuzz.check_threads,
                 "also run each problem at 1 thread and at all cores on fresh backends and report "
@@ -230,6 +240,31 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
     stats["backends"][b.name] = counts;
   }
   j["stats"] = stats;
+  // Accuracy, for the comparison report (docs/benchmarks.md): float dtypes only (integers are
+  // judged exactly; their failures are findings).
+  const auto optional_number = [](const std::optional<double>& v) -> ordered_json {
+    return v ? Number(*v) : ordered_json(nullptr);
+  };
+  j["statistics"] = ordered_json::array();
+  for (const ErrorStats& e : report.error_stats) {
+    j["statistics"].push_back({{"backend", e.backend},
+                               {"dtype", DTypeName(e.dtype)},
+                               {"problems", e.problems},
+                               {"worst_ulp", Number(e.worst_ulp)},
+                               {"p99_ulp", Number(e.p99_ulp)},
+                               {"worst_bound_fraction", optional_number(e.worst_bound_fraction)},
+                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)}});
+  }
+  j["problems"] = ordered_json::array();
+  for (const ErrorRecord& r : report.errors) {
+    j["problems"].push_back({{"backend", r.backend},
+                             {"dtype", DTypeName(r.dtype)},
+                             {"k", r.k},
+                             {"max_ulp", Number(r.error.max_ulp)},
+                             {"bound_fraction", optional_number(r.error.bound_fraction)}});
+  }
+  j["problems_capped"] = report.errors_capped;
+  j["problems_limit"] = options.max_error_records;
   j["findings"] = ordered_json::array();
   for (const Finding& f : report.findings) {
     ordered_json fj = {{"kind", f.kind},
@@ -299,11 +334,11 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& registry,
+int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                std::ostream& out, std::ostream& err) {
   CliOptions o;
   CLI::App* generate = nullptr;
-  std::unique_ptr<CLI::App> app = MakeApp(o, registry.Names(), generate);
+  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app->parse(reversed);
@@ -319,6 +354,14 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& regi
     return kExitClean;
   }
   if (generate->parsed()) return Generate(o, out, err);
+
+  // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
+  BackendRegistry registry = builtin;
+  const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(o.backend_libs));
+  if (!loaded.ok()) {
+    err << "mm-fuzz: " << loaded.message() << "\n";
+    return kExitUsage;
+  }
 
   for (const std::string& name : o.fuzz.backends) {
     if (!registry.Contains(name)) {

@@ -15,8 +15,8 @@ inline constexpr int kExitClean = 0;   // Nothing failed.
 inline constexpr int kExitFailed = 1;  // Any FAIL or ERROR (or, by the rule, IMPRECISE / BOUND).
 inline constexpr int kExitUsage = 2;   // Usage error or unwritable output.
 
-// Runs mm-fuzz with `args` (without the program name) over `registry`, printing to `out` and
-// `err`. Returns the exit code.
+// Runs mm-fuzz with `args` (without the program name) over `registry` plus the plugins of
+// MM_BACKEND_LIBS and --backend-lib, printing to `out` and `err`. Returns the exit code.
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& registry,
                std::ostream& out, std::ostream& err);
 

@@ -2,10 +2,12 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <map>
 #include <ostream>
 
@@ -178,7 +180,86 @@ std::string ThreadDifference(const BackendRegistry& registry, const std::string&
          " threads differ bit for bit: " + c.Describe();
 }
 
+// The significand bits and the normal exponent range of a float dtype.
+struct FloatFormat {
+  int digits, min_exponent, max_exponent;
+  double Ulp(double x) const {  // The spacing at |x| (the subnormal spacing near 0).
+    const int exponent = x == 0 ? min_exponent : std::max(std::ilogb(x), min_exponent);
+    return std::ldexp(1.0, exponent - digits + 1);
+  }
+  double MaxFinite() const { return std::ldexp(2.0 - std::ldexp(1.0, 1 - digits), max_exponent); }
+};
+
+template <DType D>
+constexpr FloatFormat FormatOf() {
+  if constexpr (D == DType::kFloat16) {
+    return {11, -14, 15};
+  } else if constexpr (D == DType::kBFloat16) {
+    return {8, -126, 127};
+  } else {
+    using T = CppType<D>;
+    return {std::numeric_limits<T>::digits, std::numeric_limits<T>::min_exponent - 1,
+            std::numeric_limits<T>::max_exponent - 1};
+  }
+}
+
+template <DType D>
+ResultError MeasureErrorTyped(TensorView y, const OracleResult& oracle,
+                              const std::vector<ElementBound>& bounds) {
+  using T = CppType<D>;
+  ResultError out;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const T* got = y.Data<T>();
+  const T* rounded = oracle.y.view().Data<T>();
+  const std::int64_t n = y.NumElements();
+  constexpr FloatFormat kFormat = FormatOf<D>();
+  const double max_finite = kFormat.MaxFinite();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double exact = oracle.exact[static_cast<std::size_t>(i)];
+    const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
+    if (!std::isfinite(exact) || bound.special) continue;
+    const double radius = bound.radius;
+    // Overflow possible: the bound reaches an infinity, and no error size means anything.
+    if (std::isinf(radius) || std::fabs(exact) + radius > max_finite) continue;
+    const double g = ToDouble(got[i]);
+    out.bound_fraction = std::max(out.bound_fraction.value_or(0), 0.0);
+    // The correctly rounded value is the best a result can be: no error to report.
+    if (g == ToDouble(rounded[i])) continue;
+    const double miss = std::isfinite(g) ? std::fabs(g - exact) : kInf;
+    const double ulp = kFormat.Ulp(exact);
+    out.max_ulp = std::max(out.max_ulp, miss / ulp);
+    // The judgement accepts RN(exact +- radius): the radius plus the output's own rounding.
+    out.bound_fraction = std::max(*out.bound_fraction, miss / (radius + ulp / 2));
+  }
+  return out;
+}
+
+// The nearest-rank percentile `p` (0..1) of `values` (sorted here); 0 when empty.
+double Percentile(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+  return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
+}
+
 }  // namespace
+
+ResultError MeasureError(TensorView y, const OracleResult& oracle,
+                         const std::vector<ElementBound>& bounds) {
+  if (!IsFloat(y.dtype) || oracle.exact.size() != static_cast<std::size_t>(y.NumElements()) ||
+      bounds.size() != oracle.exact.size()) {
+    return {};
+  }
+  return VisitDType(y.dtype, [&](auto tag) -> ResultError {
+    constexpr DType kD = decltype(tag)::value;
+    if constexpr (kD == DType::kFloat || kD == DType::kDouble || kD == DType::kFloat16 ||
+                  kD == DType::kBFloat16) {
+      return MeasureErrorTyped<kD>(y, oracle, bounds);
+    } else {
+      return {};
+    }
+  });
+}
 
 Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
                const conformance::Tolerance& tolerance) {
@@ -212,6 +293,9 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
     report.stats.backends.push_back({name});
   }
   std::map<DType, std::int64_t> by_dtype;
+  // Per (backend index, dtype): every result's worst ULP error and bound fraction.
+  std::map<std::pair<std::size_t, DType>, std::pair<std::vector<double>, std::vector<double>>>
+      errors;
   for (std::int64_t i = 0; i < options.cases; ++i) {
     if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
     if (options.stop_after > 0 &&
@@ -270,6 +354,17 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       if (outcome.judgement) {
         report.stats.elements += outcome.judgement->bound.elements;
         report.stats.unbounded_elements += outcome.judgement->bound.unbounded;
+        if (IsFloat(dtype)) {
+          const ResultError error = MeasureError(outcome.y.view(), *oracle, bounds);
+          auto& [ulps, fractions] = errors[{bi, dtype}];
+          ulps.push_back(error.max_ulp);
+          if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
+          if (static_cast<std::int64_t>(report.errors.size()) < options.max_error_records) {
+            report.errors.push_back({names[bi], dtype, plan->k, error});
+          } else {
+            report.errors_capped = true;
+          }
+        }
       }
       std::string kind;
       std::string thread_difference;
@@ -344,6 +439,20 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
   }
   for (const auto& [dtype, count] : by_dtype) {
     report.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
+  }
+  for (auto& [key, values] : errors) {
+    auto& [ulps, fractions] = values;
+    ErrorStats e;
+    e.backend = names[key.first];
+    e.dtype = key.second;
+    e.problems = static_cast<std::int64_t>(ulps.size());
+    e.p99_ulp = Percentile(ulps, 0.99);
+    e.worst_ulp = ulps.empty() ? 0 : ulps.back();
+    if (!fractions.empty()) {
+      e.p99_bound_fraction = Percentile(fractions, 0.99);
+      e.worst_bound_fraction = fractions.back();
+    }
+    report.error_stats.push_back(std::move(e));
   }
   report.stats.seconds = SecondsSince(start);
   return report;

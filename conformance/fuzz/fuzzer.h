@@ -46,6 +46,8 @@ struct FuzzOptions {
   bool require_deterministic = false;  // A thread-count difference is then a failure.
   // The arithmetic each backend declares (for the bound); the engine's table by default.
   std::function<Arithmetic(std::string_view backend, DType dtype)> arithmetic = DeclaredArithmetic;
+  // Per-problem error records kept in the report (FuzzReport::errors); statistics use every one.
+  std::int64_t max_error_records = 20000;
   // Extra command-line words that reproduce the generator and judging options in a replay line.
   std::string replay_options;
 };
@@ -89,9 +91,46 @@ struct FuzzStats {
   std::vector<BackendStats> backends;
 };
 
+// How far one result of a float dtype is from the exact product, at its worst element.
+struct ResultError {
+  // |got - exact| / ulp(exact) in the output dtype; 0 when got equals the correctly rounded value.
+  // +inf when got is NaN or infinite where the exact value is finite. Elements whose exact value
+  // is NaN or infinite (IEEE specials from the inputs) are skipped.
+  double max_ulp = 0;
+  // |got - exact| / radius of the K-aware bound (engine/error_bound.h): > 1 outside it; 0 when got
+  // is correctly rounded. Elements with an infinite radius are skipped; empty when all are.
+  std::optional<double> bound_fraction;
+};
+
+// The error of `y` (a float dtype) against `oracle`, with one bound per element.
+ResultError MeasureError(TensorView y, const OracleResult& oracle,
+                         const std::vector<ElementBound>& bounds);
+
+// One (problem, backend) result of a float dtype, for the accuracy report.
+struct ErrorRecord {
+  std::string backend;
+  DType dtype = DType::kFloat;
+  std::int64_t k = 0;
+  ResultError error;
+};
+
+// The errors of every judged float result of one backend and dtype.
+struct ErrorStats {
+  std::string backend;
+  DType dtype = DType::kFloat;
+  std::int64_t problems = 0;
+  double worst_ulp = 0, p99_ulp = 0;  // p99: the nearest-rank 99th percentile over problems.
+  std::optional<double> worst_bound_fraction, p99_bound_fraction;  // Empty: all unbounded.
+};
+
 struct FuzzReport {
   FuzzStats stats;
   std::vector<Finding> findings;
+  // Judged float results (not UNSUPPORTED or ERROR), in run order, up to max_error_records.
+  std::vector<ErrorRecord> errors;
+  bool errors_capped = false;  // More results were judged than `errors` holds.
+  // Per (backend, dtype), over every judged float result (not only those in `errors`).
+  std::vector<ErrorStats> error_stats;
   std::string error;  // A setup error (unknown backend, backend failed to start); else empty.
   // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
   int ExitCode(const FuzzOptions& options) const;

@@ -1,0 +1,184 @@
+// The fuzzer measures how far each float result is from the exact product (in ULPs of the output
+// dtype and as a fraction of what the K-aware bound accepts) and reports it per problem and per
+// (backend, dtype) in --json, for the comparison report's accuracy section (docs/benchmarks.md).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "backends/backend_list.h"
+#include "conformance/fuzz/fuzz_cli.h"
+#include "conformance/fuzz/fuzzer.h"
+#include "conformance/fuzz/shrink.h"
+#include "conformance/fuzz/tests/planted_backends.h"
+
+namespace mm::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const ErrorStats* Find(const FuzzReport& report, const std::string& backend, DType dtype) {
+  for (const ErrorStats& e : report.error_stats) {
+    if (e.backend == backend && e.dtype == dtype) return &e;
+  }
+  return nullptr;
+}
+
+OracleResult Oracle(const Tensor& a, const Tensor& b) {
+  auto plan = PlanMatMul({a.dtype(), a.dims(), b.dims()});
+  EXPECT_TRUE(plan.ok());
+  auto oracle = ExactMatMul(*plan, a.view(), b.view());
+  EXPECT_TRUE(oracle.ok());
+  return std::move(*oracle);
+}
+
+// The correctly rounded result has no error; one ulp off a product of exact small integers (whose
+// bound is tiny: every partial sum is exact) is 1 ULP and far outside the bound.
+TEST(AccuracyTest, CorrectlyRoundedIsZeroAndOneUlpOffIsOneUlp) {
+  const std::vector<float> a_values = {1, 2, 3}, b_values = {4, 5, 6};
+  auto a = Tensor::FromValues<float>({1, 3}, a_values);
+  auto b = Tensor::FromValues<float>({3, 1}, b_values);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const OracleResult oracle = Oracle(*a, *b);
+  const auto bounds = OracleBounds(oracle, DeclaredArithmetic("reference", DType::kFloat), 3);
+
+  const ResultError exact = MeasureError(oracle.y.view(), oracle, bounds);
+  EXPECT_EQ(exact.max_ulp, 0);
+  ASSERT_TRUE(exact.bound_fraction.has_value());
+  EXPECT_EQ(*exact.bound_fraction, 0);
+
+  Tensor off = Clone(oracle.y);
+  off.mutable_view().Data<float>()[0] = std::nextafter(32.0f, 100.0f);  // 32 + 2^-18.
+  const ResultError error = MeasureError(off.view(), oracle, bounds);
+  EXPECT_DOUBLE_EQ(error.max_ulp, 1.0);
+  EXPECT_GT(*error.bound_fraction, 1.0);
+}
+
+// A backend computing double in float is imprecise: its worst ULP error is far above 0 and its
+// error far outside the bound; the reference (correct) backend stays within the bound.
+TEST(AccuracyTest, PlantedImpreciseBackendIsOutsideTheBoundAndTheReferenceWithin) {
+  const testing::PlantedBug bug = {testing::Bug::kDoubleInFloat, "double_in_float", ""};
+  BackendRegistry registry = BuiltinBackends();
+  ASSERT_TRUE(registry
+                  .Register(bug.name, "planted: double in float",
+                            [bug]() -> StatusOr<std::unique_ptr<Backend>> {
+                              return testing::MakePlantedBackend(bug);
+                            })
+                  .ok());
+  FuzzOptions options;
+  options.seed = 1;
+  options.cases = 300;
+  options.backends = {"reference", bug.name};
+  options.generator.dtypes = {DType::kFloat, DType::kDouble};
+  options.shrink = false;
+  options.arithmetic = [](std::string_view, DType dtype) {
+    return DeclaredArithmetic("reference", dtype);
+  };
+  const FuzzReport report = RunFuzz(options, registry, nullptr);
+  ASSERT_TRUE(report.error.empty()) << report.error;
+
+  const ErrorStats* planted = Find(report, bug.name, DType::kDouble);
+  ASSERT_NE(planted, nullptr);
+  EXPECT_GT(planted->worst_ulp, 1e6) << "double rounded to float loses 29 bits";
+  ASSERT_TRUE(planted->worst_bound_fraction.has_value());
+  EXPECT_GT(*planted->worst_bound_fraction, 1.0);
+  for (DType dtype : {DType::kFloat, DType::kDouble}) {
+    const ErrorStats* reference = Find(report, "reference", dtype);
+    ASSERT_NE(reference, nullptr) << DTypeName(dtype);
+    EXPECT_GT(reference->problems, 50) << DTypeName(dtype);
+    ASSERT_TRUE(reference->worst_bound_fraction.has_value());
+    EXPECT_LE(*reference->worst_bound_fraction, 1.0) << DTypeName(dtype);
+    EXPECT_LE(reference->p99_ulp, reference->worst_ulp);
+    EXPECT_EQ(reference->p99_bound_fraction.has_value(), true);
+  }
+  EXPECT_EQ(Find(report, "reference", DType::kInt32), nullptr) << "integers are exact";
+  // Every judged float result is a record: 300 problems x 2 backends (none UNSUPPORTED here).
+  EXPECT_EQ(report.errors.size(), 600u);
+  EXPECT_FALSE(report.errors_capped);
+}
+
+TEST(AccuracyTest, PerProblemRecordsAreCappedAndSaySo) {
+  FuzzOptions options;
+  options.cases = 200;
+  options.backends = {"reference"};
+  options.generator.dtypes = {DType::kFloat};
+  options.max_error_records = 50;
+  const FuzzReport report = RunFuzz(options, BuiltinBackends(), nullptr);
+  EXPECT_EQ(report.errors.size(), 50u);
+  EXPECT_TRUE(report.errors_capped);
+  const ErrorStats* stats = Find(report, "reference", DType::kFloat);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->problems, 200) << "statistics count every result, not only the records";
+}
+
+// The fields the comparison report reads (scripts/compare/render.py, docs/benchmarks.md).
+TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
+  const fs::path json =
+      fs::temp_directory_path() / ("mm_fuzz_accuracy_" + std::to_string(::getpid()) + ".json");
+  std::ostringstream out, err;
+  const int code = RunFuzzCli({"--seed", "3", "--cases", "200", "--dtype", "float", "--dtype",
+                               "int32", "--json", json.string()},
+                              BuiltinBackends(), out, err);
+  ASSERT_EQ(code, kExitClean) << out.str() << err.str();
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  fs::remove(json);
+  ASSERT_TRUE(j["statistics"].is_array());
+  ASSERT_FALSE(j["statistics"].empty());
+  std::set<std::string> backends;
+  for (const auto& s : j["statistics"]) {
+    EXPECT_EQ(s["dtype"], "float") << "integers are exact: no accuracy rows";
+    backends.insert(s["backend"].get<std::string>());
+    EXPECT_TRUE(s["problems"].is_number_integer());
+    for (const char* field :
+         {"worst_ulp", "p99_ulp", "worst_bound_fraction", "p99_bound_fraction"}) {
+      EXPECT_TRUE(s[field].is_number()) << field << " of " << s["backend"];
+    }
+    EXPECT_LE(s["worst_bound_fraction"].get<double>(), 1.0) << s["backend"];
+  }
+  EXPECT_EQ(backends.size(), j["stats"]["backends"].size());
+  ASSERT_TRUE(j["problems"].is_array());
+  EXPECT_FALSE(j["problems_capped"].get<bool>());
+  EXPECT_EQ(j["problems_limit"], 20000);
+  for (const auto& p : j["problems"]) {
+    EXPECT_EQ(p["dtype"], "float");
+    EXPECT_TRUE(p["backend"].is_string());
+    EXPECT_GE(p["k"].get<std::int64_t>(), 0);
+    EXPECT_GE(p["max_ulp"].get<double>(), 0);
+    // null when no element has a finite bound (an empty Y, or overflow possible everywhere).
+    if (!p["bound_fraction"].is_null()) {
+      EXPECT_GE(p["bound_fraction"].get<double>(), 0);
+    }
+  }
+}
+
+// --backend-lib: a plugin is fuzzed and measured like a built-in backend.
+TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
+  std::ostringstream out, err;
+  const int code = RunFuzzCli(
+      {"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--seed", "2", "--cases", "100"},
+      BuiltinBackends(), out, err);
+  EXPECT_EQ(code, kExitClean) << out.str() << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
+}
+
+// A file that is not a plugin is a usage error naming it, before any problem runs.
+TEST(FuzzBackendLibTest, ARefusedPluginIsAUsageErrorNamingTheFile) {
+  std::ostringstream out, err;
+  const int code =
+      RunFuzzCli({"--backend-lib", MM_NOT_A_PLUGIN, "--cases", "10"}, BuiltinBackends(), out, err);
+  EXPECT_EQ(code, kExitUsage);
+  EXPECT_THAT(err.str(), ::testing::HasSubstr(MM_NOT_A_PLUGIN));
+  EXPECT_EQ(out.str(), "");
+}
+
+}  // namespace
+}  // namespace mm::fuzz
