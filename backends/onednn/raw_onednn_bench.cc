@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "backends/bench/bench_shapes.h"
+#include "backends/onednn/onednn_backend.h"
 
 namespace mm::bench {
 namespace {
@@ -133,29 +134,6 @@ void RegisterRawOneDnn(ShapeSet set) {
   }
 }
 
-std::string IsaName(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "isa #" + std::to_string(static_cast<int>(isa));
-  }
-}
-
 // oneDNN's version, the ISA it dispatches to on this CPU (after ONEDNN_MAX_CPU_ISA) and the
 // implementation it picks for a 256^3 matmul per dtype (or why there is none).
 nlohmann::json DescribeOneDnn() {
@@ -163,7 +141,7 @@ nlohmann::json DescribeOneDnn() {
   nlohmann::json out = {
       {"version", std::to_string(version->major) + "." + std::to_string(version->minor) + "." +
                       std::to_string(version->patch)},
-      {"effective_isa", IsaName(dnnl::get_effective_cpu_isa())}};
+      {"effective_isa", OneDnnBackend::EffectiveIsa()}};
   const MatMulPlan plan = PlanMatMul({DType::kFloat, {256, 256}, {256, 256}}).value();
   for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
     try {
