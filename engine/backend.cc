@@ -18,6 +18,15 @@ std::string Support::ToString() const {
   return "no";
 }
 
+std::string Arithmetic::ToString() const {
+  if (!IsFloat(accumulation)) {
+    return "exact modulo 2^" + std::to_string(8 * GetDTypeInfo(accumulation).size);
+  }
+  std::string text = "accumulates in " + std::string(DTypeName(accumulation));
+  if (flushes_subnormals) text += ", flushes subnormals";
+  return text;
+}
+
 namespace {
 
 Status CheckOperand(std::string_view role, DType dtype, std::span<const std::int64_t> dims,

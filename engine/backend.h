@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/arithmetic.h"
+#include "engine/dtype.h"
 #include "engine/matmul_plan.h"
 #include "engine/status.h"
 #include "engine/tensor.h"
@@ -78,6 +80,11 @@ class Backend {
   // What this instance runs on here: library and version, the instruction set it picked, its
   // threads ("oneDNN 2.6.3, effective ISA avx512_core_bf16; ..."). Empty when nothing to say.
   virtual std::string RunsOn() const { return {}; }
+  // The arithmetic this backend's kernels use for `dtype` (accumulation type, flushes), by which
+  // every result of it is judged against the error bound. A fact about the backend on every CPU,
+  // never about this machine's: a flush that some CPUs' kernel does is declared for all. The
+  // default, for a backend that declares nothing, is Arithmetic::OwnType(dtype).
+  virtual Arithmetic DeclaredArithmetic(DType dtype) const { return Arithmetic::OwnType(dtype); }
 
   // Prepares a reusable primitive for `plan` (from PlanMatMul). Returns UNIMPLEMENTED with the
   // Supports() reason when the backend does not support plan.desc. The degenerate products are

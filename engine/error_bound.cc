@@ -27,17 +27,6 @@ double Gamma(std::int64_t k, double u) {
   return ku / (1 - ku) * (1 + 4 * std::numeric_limits<double>::epsilon());
 }
 
-Arithmetic DeclaredArithmetic(std::string_view backend, DType dtype) {
-  if (!IsFloat(dtype)) return {dtype, false};
-  if (backend == "reference") return {DType::kDouble, false};
-  if (backend == "onednn") {
-    if (dtype == DType::kDouble) return {DType::kDouble, false};
-    return {DType::kFloat, dtype == DType::kBFloat16};
-  }
-  if (backend == "eigen") return {dtype == DType::kDouble ? DType::kDouble : DType::kFloat, false};
-  return {dtype, false};
-}
-
 namespace {
 
 // Largest finite value and half the smallest subnormal of a float dtype.

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/arithmetic.h"
 #include "engine/dtype.h"
 #include "engine/matmul_plan.h"
 #include "engine/status.h"
@@ -37,29 +38,6 @@ double UnitRoundoff(DType dtype);
 
 // gamma_K = K u / (1 - K u), +inf when K u >= 1.
 double Gamma(std::int64_t k, double u);
-
-// The arithmetic a backend declares for one dtype.
-struct Arithmetic {
-  DType accumulation = DType::kDouble;  // Products and sums are formed in this type.
-  // Subnormal inputs may be read as zero and subnormal partial sums flushed to zero (what x86's
-  // AVX512-BF16 dot-product instruction does). The bound then also allows, per element, the sum of
-  // |a_k||b_k| over the terms with a subnormal input, and K times the smallest normal of the
-  // accumulation type.
-  bool flushes_subnormals = false;
-};
-
-// The arithmetic a backend declares for `dtype` (this table, kept with the backends' documentation
-// in README.md). Integers: the dtype itself (exact modulo 2^bits). Floats:
-//   reference  double for every float dtype (sums in double, rounds once).
-//   onednn     float for float, float16, bfloat16 (oneDNN's f32 accumulation); for bfloat16 it may
-//              flush subnormals (oneDNN 2.6 uses vdpbf16ps on CPUs with AVX512-BF16, which treats
-//              bfloat16 subnormal inputs as zero; found by mm-fuzz, seed 1).
-//   eigen      float for float, float16, bfloat16; double for double.
-//   any other  the dtype itself: a backend that declares nothing is held to its own type's
-//              arithmetic (the loosest bound that is still a correct implementation's).
-// The answer is a fact about the backend, never about this machine's CPU: a flush that some CPUs do
-// is declared for all.
-Arithmetic DeclaredArithmetic(std::string_view backend, DType dtype);
 
 // The oracle's answer for one MatMul.
 struct OracleResult {

@@ -267,6 +267,11 @@ Support EigenBackend::Supports(const MatMulDesc& desc) const {
   }
 }
 
+Arithmetic EigenBackend::DeclaredArithmetic(DType dtype) const {
+  if (!IsFloat(dtype)) return Arithmetic::OwnType(dtype);
+  return {dtype == DType::kDouble ? DType::kDouble : DType::kFloat, false};
+}
+
 std::string EigenBackend::RunsOn() const {
   return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
          "." + std::to_string(EIGEN_MINOR_VERSION) + ", SIMD " +

@@ -39,6 +39,9 @@ class EigenBackend final : public Backend {
   // "Eigen 3.4.0, SIMD AVX512, FMA, ..., OpenMP up to N threads": the instruction sets Eigen was
   // compiled for (Eigen::SimdInstructionSetsInUse()).
   std::string RunsOn() const override;
+  // float, float16, bfloat16 accumulate in float32; double in double; integers exact modulo
+  // 2^bits.
+  Arithmetic DeclaredArithmetic(DType dtype) const override;
 
   // The number of threads an Execute started now may use: OpenMP's omp_get_max_threads(), which
   // follows OMP_NUM_THREADS and omp_set_num_threads().

@@ -485,6 +485,11 @@ bool OneDnnBackend::native(DType dtype) const {
 
 std::string OneDnnBackend::EffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
 
+Arithmetic OneDnnBackend::DeclaredArithmetic(DType dtype) const {
+  if (!IsFloat(dtype) || dtype == DType::kDouble) return Arithmetic::OwnType(dtype);
+  return {DType::kFloat, dtype == DType::kBFloat16};
+}
+
 std::string OneDnnBackend::RunsOn() const {
   const dnnl::version_t* v = dnnl::version();
   std::string text = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +

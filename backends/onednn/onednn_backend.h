@@ -68,6 +68,11 @@ class OneDnnBackend final : public Backend {
   Support Supports(const MatMulDesc& desc) const override;
   // "oneDNN 2.6.3 (cpu, OpenMP), effective ISA avx2; f32 gemm:jit, bf16 none, f16 none".
   std::string RunsOn() const override;
+  // float, float16, bfloat16 accumulate in float32 (oneDNN's f32 accumulator). bfloat16 may
+  // flush subnormals on every CPU: oneDNN 2.6's native bf16 kernel (vdpbf16ps, on CPUs with
+  // AVX512-BF16) reads bfloat16 subnormal inputs as zero, and the declaration cannot depend on
+  // which CPU a run gets.
+  Arithmetic DeclaredArithmetic(DType dtype) const override;
 
   // The probe's finding for float, bfloat16 or float16 (no matmul for any other dtype).
   Probe probe(DType dtype) const;

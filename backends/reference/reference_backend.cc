@@ -90,6 +90,11 @@ class ReferencePrimitive final : public MatMulPrimitive {
 
 Support ReferenceBackend::Supports(const MatMulDesc&) const { return Support::Native(); }
 
+Arithmetic ReferenceBackend::DeclaredArithmetic(DType dtype) const {
+  if (!IsFloat(dtype)) return Arithmetic::OwnType(dtype);
+  return {DType::kDouble, false};
+}
+
 std::string ReferenceBackend::RunsOn() const {
   return "mm reference: scalar i-k-j loops (the same code on every CPU)";
 }

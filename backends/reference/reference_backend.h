@@ -25,6 +25,8 @@ class ReferenceBackend final : public Backend {
   Support Supports(const MatMulDesc& desc) const override;
   // "mm reference: i-k-j loops, ..." (no library, no SIMD choice: the same on every CPU).
   std::string RunsOn() const override;
+  // Float dtypes accumulate in double and round once; integers are exact modulo 2^bits.
+  Arithmetic DeclaredArithmetic(DType dtype) const override;
 
  protected:
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;

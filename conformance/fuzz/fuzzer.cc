@@ -321,7 +321,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
     for (std::size_t bi = 0; bi < backends.size(); ++bi) {
       Backend& backend = *backends[bi];
       BackendStats& stats = report.stats.backends[bi];
-      const Arithmetic arithmetic = options.arithmetic(names[bi], dtype);
+      const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
       const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
       Outcome outcome =
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);

@@ -44,8 +44,6 @@ struct FuzzOptions {
   std::string export_dir;          // Where minimal failing problems go as node tests; "" = none.
   bool check_threads = false;      // Also run each problem at 1 thread and at all cores.
   bool require_deterministic = false;  // A thread-count difference is then a failure.
-  // The arithmetic each backend declares (for the bound); the engine's table by default.
-  std::function<Arithmetic(std::string_view backend, DType dtype)> arithmetic = DeclaredArithmetic;
   // Per-problem error records kept in the report (FuzzReport::errors); statistics use every one.
   std::int64_t max_error_records = 20000;
   // Extra command-line words that reproduce the generator and judging options in a replay line.

@@ -85,5 +85,20 @@ TEST(BackendPrepareTest, NonDegenerateProductsGoToTheBackend) {
   EXPECT_EQ(backend.products, 1);
 }
 
+// A backend that declares nothing is held to its own type's arithmetic, the loosest bound a
+// correct implementation still meets: a float16 kernel is then judged as if it summed in float16.
+TEST(BackendArithmeticTest, ABackendThatDeclaresNothingIsHeldToItsOwnType) {
+  CountingBackend backend;
+  EXPECT_EQ(backend.DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat16, false}));
+  EXPECT_EQ(backend.DeclaredArithmetic(DType::kInt32), (Arithmetic{DType::kInt32, false}));
+}
+
+TEST(BackendArithmeticTest, SaysWhatItAccumulatesIn) {
+  EXPECT_EQ((Arithmetic{DType::kFloat, false}).ToString(), "accumulates in float");
+  EXPECT_EQ((Arithmetic{DType::kFloat, true}).ToString(),
+            "accumulates in float, flushes subnormals");
+  EXPECT_EQ(Arithmetic::OwnType(DType::kUInt32).ToString(), "exact modulo 2^32");
+}
+
 }  // namespace
 }  // namespace mm

@@ -48,7 +48,7 @@ TEST(AccuracyTest, CorrectlyRoundedIsZeroAndOneUlpOffIsOneUlp) {
   auto b = Tensor::FromValues<float>({3, 1}, b_values);
   ASSERT_TRUE(a.ok() && b.ok());
   const OracleResult oracle = Oracle(*a, *b);
-  const auto bounds = OracleBounds(oracle, DeclaredArithmetic("reference", DType::kFloat), 3);
+  const auto bounds = OracleBounds(oracle, Arithmetic{DType::kDouble, false}, 3);
 
   const ResultError exact = MeasureError(oracle.y.view(), oracle, bounds);
   EXPECT_EQ(exact.max_ulp, 0);
@@ -79,9 +79,6 @@ TEST(AccuracyTest, PlantedImpreciseBackendIsOutsideTheBoundAndTheReferenceWithin
   options.backends = {"reference", bug.name};
   options.generator.dtypes = {DType::kFloat, DType::kDouble};
   options.shrink = false;
-  options.arithmetic = [](std::string_view, DType dtype) {
-    return DeclaredArithmetic("reference", dtype);
-  };
   const FuzzReport report = RunFuzz(options, registry, nullptr);
   ASSERT_TRUE(report.error.empty()) << report.error;
 

@@ -131,7 +131,7 @@ TEST(JudgeTest, CorrectFloatAtK4096WithCancellationIsBoundNotFail) {
   for (const std::string& name : registry.Names()) {
     auto backend = registry.Create(name).value();
     const fuzz::Outcome o =
-        fuzz::RunOne(*backend, c.a, c.b, DeclaredArithmetic(name, DType::kFloat), {});
+        fuzz::RunOne(*backend, c.a, c.b, backend->DeclaredArithmetic(DType::kFloat), {});
     EXPECT_THAT(fuzz::VerdictName(o.verdict), ::testing::AnyOf("PASS", "BOUND"))
         << name << ": " << o.message;
   }
@@ -152,7 +152,7 @@ TEST(JudgeTest, DoubleComputedInFloatIsImprecise) {
   const Tensor got = Tensor::FromValues<double>({1, 1}, std::vector<double>{sum}).value();
   const Judgement j =
       Judge(got.view(), oracle.y.view(),
-            OracleBounds(oracle, DeclaredArithmetic("eigen", DType::kDouble), 4), {});
+            OracleBounds(oracle, Arithmetic{DType::kDouble, false}, 4), {});
   EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 
@@ -178,7 +178,7 @@ TEST(JudgeTest, Float16TruncationIsImprecise) {
   const Tensor got = Tensor::FromValues<float16>({1, 1}, std::vector<float16>{truncated}).value();
   const Judgement j =
       Judge(got.view(), oracle.y.view(),
-            OracleBounds(oracle, DeclaredArithmetic("eigen", DType::kFloat16), 2), {});
+            OracleBounds(oracle, Arithmetic{DType::kFloat, false}, 2), {});
   EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 

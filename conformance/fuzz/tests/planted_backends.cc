@@ -226,6 +226,10 @@ class PlantedBackend final : public Backend {
   explicit PlantedBackend(PlantedBug bug) : bug_(std::move(bug)) {}
   std::string_view name() const override { return bug_.name; }
   Support Supports(const MatMulDesc& desc) const override { return reference_.Supports(desc); }
+  // It computes with the reference backend, so it is held to the reference's arithmetic.
+  Arithmetic DeclaredArithmetic(DType dtype) const override {
+    return reference_.DeclaredArithmetic(dtype);
+  }
 
  protected:
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {

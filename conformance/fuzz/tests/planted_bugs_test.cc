@@ -43,10 +43,6 @@ FuzzOptions PlantedOptions(const PlantedBug& bug) {
   options.stop_after = 1;
   options.max_findings = 1;
   options.shrink_seconds = 3;
-  // A planted backend computes with the reference backend and is held to its arithmetic.
-  options.arithmetic = [](std::string_view, DType dtype) {
-    return DeclaredArithmetic("reference", dtype);
-  };
   return options;
 }
 
@@ -64,7 +60,7 @@ TEST_P(PlantedBugTest, IsFoundAndShrunk) {
   EXPECT_LE(f.a.NumElements(), 64) << f.minimal.ToString() << " from " << f.original.ToString();
   EXPECT_LE(f.b.NumElements(), 64) << f.minimal.ToString() << " from " << f.original.ToString();
   auto backend = testing::MakePlantedBackend(bug);
-  const Outcome again = RunOne(*backend, f.a, f.b, DeclaredArithmetic("reference", f.dtype), {});
+  const Outcome again = RunOne(*backend, f.a, f.b, backend->DeclaredArithmetic(f.dtype), {});
   EXPECT_EQ(VerdictName(again.verdict), f.kind) << again.message;
   // The report says where and by how much.
   ASSERT_TRUE(f.worst.has_value());
