@@ -1,15 +1,18 @@
 #include "backends/onednn/onednn_backend.h"
 
+#include <cpuid.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <list>
 #include <new>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -453,6 +456,7 @@ struct OneDnnBackend::State {
 };
 
 StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) {
+  ApplyIsaPolicy();
   auto state = std::make_unique<State>();
   state->options = options;
   try {
@@ -483,7 +487,44 @@ bool OneDnnBackend::native(DType dtype) const {
   return state_->Native(dtype) && state_->ProbeOf(dtype).native;
 }
 
-std::string OneDnnBackend::EffectiveIsa() { return IsaName(dnnl::get_effective_cpu_isa()); }
+std::string OneDnnBackend::EffectiveIsa() {
+  ApplyIsaPolicy();
+  return IsaName(dnnl::get_effective_cpu_isa());
+}
+
+namespace {
+
+// CPUID leaf 7: AMX-TILE (EDX bit 24) and AMX-BF16 (EDX bit 22).
+bool CpuHasAmx() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (edx & (1u << 24)) != 0 && (edx & (1u << 22)) != 0;
+}
+
+}  // namespace
+
+const std::string& OneDnnBackend::ApplyIsaPolicy() {
+  static const std::string* const note = [] {
+    auto* text = new std::string;
+    const char* user_cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+    const char* allow = std::getenv("MM_ONEDNN_AMX");
+    if (!CpuHasAmx() || (user_cap != nullptr && *user_cap != '\0') ||
+        (allow != nullptr && std::string_view(allow) == "1")) {
+      return text;
+    }
+    try {
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_bf16);
+      *text =
+          "AMX not used: oneDNN 2.6's AMX matmul kernels fault (SIGILL) here, so mm caps it at "
+          "avx512_core_bf16 (MM_ONEDNN_AMX=1 allows AMX)";
+    } catch (const dnnl::error& e) {
+      // oneDNN had already dispatched (someone used it before mm): say so rather than pretend.
+      *text = std::string("AMX may be used: capping oneDNN failed: ") + e.what();
+    }
+    return text;
+  }();
+  return *note;
+}
 
 Arithmetic OneDnnBackend::DeclaredArithmetic(DType dtype) const {
   if (!IsFloat(dtype) || dtype == DType::kDouble) return Arithmetic::OwnType(dtype);
@@ -495,7 +536,8 @@ std::string OneDnnBackend::RunsOn() const {
   std::string text = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                      std::to_string(v->patch) +
                      (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") +
-                     ", effective ISA " + state_->isa + ";";
+                     ", effective ISA " + state_->isa +
+                     (ApplyIsaPolicy().empty() ? "" : " (" + ApplyIsaPolicy() + ")") + ";";
   for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
     const Probe& p = state_->ProbeOf(dtype);
     text += std::string(" ") + ShortName(dtype) + " " + (p.native ? p.implementation : "none");

@@ -80,8 +80,16 @@ class OneDnnBackend final : public Backend {
   bool native(DType dtype) const;
   bool float16_native() const { return native(DType::kFloat16); }
   CacheStats cache_stats() const;
-  // dnnl::get_effective_cpu_isa() as oneDNN names it ("avx512_core_bf16", "avx2", "sse41").
+  // dnnl::get_effective_cpu_isa() as oneDNN names it ("avx512_core_bf16", "avx2", "sse41"), after
+  // ApplyIsaPolicy().
   static std::string EffectiveIsa();
+  // mm's cap on oneDNN's ISA, applied once per process before oneDNN first dispatches (every use of
+  // oneDNN in mm calls it first): on a CPU with AMX, oneDNN 2.6's AMX matmul kernels raise SIGILL
+  // (a tdpbf16ps in an OpenMP worker thread whose tiles were not configured), so oneDNN is capped
+  // at avx512_core_bf16 there, unless the user set ONEDNN_MAX_CPU_ISA (their cap stands) or
+  // MM_ONEDNN_AMX=1 (AMX allowed). Returns what was done, for RunsOn(): empty when nothing was
+  // capped, else e.g. "AMX not used: ...".
+  static const std::string& ApplyIsaPolicy();
 
   struct State;  // oneDNN objects; defined in the .cc so dnnl.hpp stays out of this header.
 

@@ -171,6 +171,22 @@ TEST(OneDnnBackendTest, CappedIsaIsHonoured) {
             Support::Level::kByConversion);
 }
 
+// oneDNN 2.6's AMX kernels fault on AMX CPUs: unless the user chose an ISA cap or allowed AMX, mm
+// never lets oneDNN dispatch to them, and RunsOn() says when it capped.
+TEST(OneDnnBackendTest, AmxIsNeverUsedUnlessTheUserAllowsIt) {
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const char* allow = std::getenv("MM_ONEDNN_AMX");
+  if (cap != nullptr || allow != nullptr) GTEST_SKIP() << "the user's ISA choice stands";
+  EXPECT_THAT(OneDnnBackend::EffectiveIsa(), Not(HasSubstr("amx")));
+  auto backend = MakeBackend();
+  ASSERT_NE(backend, nullptr);
+  const std::string& note = OneDnnBackend::ApplyIsaPolicy();
+  if (!note.empty()) {
+    EXPECT_THAT(backend->RunsOn(), HasSubstr(note));
+    EXPECT_EQ(OneDnnBackend::EffectiveIsa(), "avx512_core_bf16");
+  }
+}
+
 TEST(OneDnnBackendTest, ViaFloat32RoundsOnceForBothSixteenBitTypes) {
   for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));

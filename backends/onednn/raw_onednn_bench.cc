@@ -59,6 +59,7 @@ void RunRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& shape)
   const Tensor b = BenchInput(dtype, shape.b_dims, 2);
   Tensor y = Tensor::Create(dtype, plan->y_dims).value();
   try {
+    OneDnnBackend::ApplyIsaPolicy();  // The same ISA as the backend it is the baseline of.
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     const RawProblem problem = MakeProblem(*plan, dtype);
@@ -87,6 +88,7 @@ void PrepareRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& sh
     return;
   }
   try {
+    OneDnnBackend::ApplyIsaPolicy();  // The same ISA as the backend it is the baseline of.
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     const RawProblem problem = MakeProblem(*plan, dtype);
     for (auto _ : state) {
@@ -102,6 +104,7 @@ void PrepareRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& sh
 // none without AVX-512, and a bare baseline that cannot exist is not registered (not an error).
 bool HasMatmul(DType dtype) {
   try {
+    OneDnnBackend::ApplyIsaPolicy();  // The same ISA as the backend it is the baseline of.
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     const MatMulPlan plan = PlanMatMul({dtype, {16, 16}, {16, 16}}).value();
     MakePrimitiveDesc(MakeProblem(plan, dtype), engine);
@@ -145,6 +148,7 @@ nlohmann::json DescribeOneDnn() {
   const MatMulPlan plan = PlanMatMul({DType::kFloat, {256, 256}, {256, 256}}).value();
   for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
     try {
+      OneDnnBackend::ApplyIsaPolicy();  // The same ISA as the backend it is the baseline of.
       dnnl::engine engine(dnnl::engine::kind::cpu, 0);
       out["matmul_impl"][std::string(DTypeName(dtype))] =
           MakePrimitiveDesc(MakeProblem(plan, dtype), engine).impl_info_str();
