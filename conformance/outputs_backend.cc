@@ -162,7 +162,6 @@ StatusOr<std::optional<Tensor>> OutputsBackend::Recorded(const Result& about,
     }
     return InternalError("the runtime failed (" + manifest + "): " + record->second.message);
   }
-  implementation = "output written by " + tree_->spec.name + ": " + file.string();
   if (!exists) {
     return NotFoundError("missing output file " + Quoted(file) +
                          ": the runtime wrote none and recorded no error for this data set" +
@@ -171,6 +170,7 @@ StatusOr<std::optional<Tensor>> OutputsBackend::Recorded(const Result& about,
                                 "test for the runtime)"
                               : ""));
   }
+  implementation = "output written by " + tree_->spec.name + ": " + file.string();
   MM_ASSIGN_OR_RETURN(NamedTensor y, LoadTensorFile(file));
   if (y.tensor.dtype() != plan.desc.dtype) {
     return InvalidArgumentError(Quoted(file) + ": dtype " +
