@@ -360,9 +360,8 @@ int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
     return kExitFailed;
   }
   for (const ExampleCase& example : *examples) {
-    const Status st =
-        WriteNodeTest(std::filesystem::path(o.out_dir) / example.name, example.a, example.b,
-                      example.y);
+    const Status st = WriteNodeTest(std::filesystem::path(o.out_dir) / example.name, example.a,
+                                    example.b, example.y);
     if (!st.ok()) {
       err << "mm-fuzz export-builtin: " << st.message() << "\n";
       return kExitUsage;
