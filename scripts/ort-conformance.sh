@@ -60,9 +60,13 @@ rm -rf "$work/builtin" "$work/generated" "$work/outputs"
 "$bin/mm-fuzz" export-builtin --out "$work/builtin" >&2
 "$bin/mm-fuzz" generate --out "$work/generated" --cases 200 --seed 1 >&2
 
-# 3. ONNX Runtime writes its outputs.
-node scripts/ort/run-node-tests.js --out "$work/outputs" "${official_roots[@]}" "$work/builtin" \
-  "$work/generated" 2> "$work/onnxruntime.log" >&2
+# 3. ONNX Runtime writes its outputs; its own log (warnings for every failing node) goes to a file.
+if ! node scripts/ort/run-node-tests.js --out "$work/outputs" "${official_roots[@]}" \
+     "$work/builtin" "$work/generated" 2> "$work/onnxruntime.log" >&2; then
+  tail -n 20 "$work/onnxruntime.log" >&2
+  echo "ort-conformance: scripts/ort/run-node-tests.js failed (log: $work/onnxruntime.log)" >&2
+  exit 1
+fi
 
 # 4. mm judges them. The built-in cases are mm's own (their outputs are where export-builtin put
 # their data set); the official and generated ones come from their folders.

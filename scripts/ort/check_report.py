@@ -100,7 +100,9 @@ def main():
     for case in order_dependent:
         print(f"  BOUND {case}: the expected value depends on the order of summation (overflow)")
     if problems:
-        print("check_report: FAILED:", file=sys.stderr)
+        print("check_report: FAILED (a new deviation of ONNX Runtime, or a changed corpus: "
+              "declare a genuine one in scripts/ort/expectations.json with its reason):",
+              file=sys.stderr)
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
