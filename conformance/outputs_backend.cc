@@ -240,7 +240,9 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
               [](const auto& a, const auto& b) { return a.path() < b.path(); });
     return entries;
   };
-  // Every file at or under `path` (a directory's files, depth first in name order).
+  // Every file at or under `path` (a directory's files, depth first in name order). Case and data
+  // set folders may be symbolic links, followed as the reader follows them; below an extra folder
+  // links are not followed, so a link loop cannot recur.
   std::function<void(const fs::path&, const std::string&, const std::string&, const std::string&)>
       add_files = [&](const fs::path& path, const std::string& case_name,
                       const std::string& data_set, const std::string& why) {
@@ -257,7 +259,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
   for (const auto& entry : sorted_entries(root)) {
     const std::string name = entry.path().filename().string();
     std::error_code ec;
-    const bool is_dir = fs::is_directory(fs::symlink_status(entry.path(), ec));
+    const bool is_dir = fs::is_directory(entry.path(), ec);
     if (!is_dir) {
       if (name != kOutputsManifest) {
         add_files(entry.path(), name, "",
@@ -276,7 +278,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     const std::set<std::string> dirs = data_set_dirs(c);
     for (const auto& ds : sorted_entries(entry.path())) {
       const std::string ds_name = ds.path().filename().string();
-      if (!fs::is_directory(fs::symlink_status(ds.path(), ec)) || !dirs.count(ds_name)) {
+      if (!fs::is_directory(ds.path(), ec) || !dirs.count(ds_name)) {
         add_files(ds.path(), name, "", "case '" + name + "' has no data set '" + ds_name + "'");
         continue;
       }

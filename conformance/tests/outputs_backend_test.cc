@@ -257,6 +257,17 @@ TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
   }
 }
 
+// A tree assembled from links (a case folder pointing at another runtime's folder) is read through
+// them: its outputs are judged, not reported as extra files.
+TEST_F(OutputsTreeTest, LinkedCaseFoldersAreReadNotExtra) {
+  TempDir elsewhere;
+  fs::rename(outputs_.path() / "test_rt_dot", elsewhere.path() / "dot");
+  fs::create_directory_symlink(elsewhere.path() / "dot", outputs_.path() / "test_rt_dot");
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitPassed) << run.out;
+  EXPECT_EQ(run.report.at("results").size(), 2u);
+}
+
 TEST_F(OutputsTreeTest, ShardsMergeIntoTheUnshardedReportExtrasIncluded) {
   testing::WriteFloatCase(corpus_.path(), "test_rt_third", {1, 2}, {2, 1});
   WriteOutput("test_rt_third", ExpectedY(corpus_.path() / "test_rt_third"));
