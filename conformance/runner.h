@@ -13,6 +13,7 @@
 #include "conformance/compare.h"
 #include "conformance/expectations.h"
 #include "conformance/loader/catalog.h"
+#include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
 #include "engine/registry.h"
 
@@ -85,6 +86,21 @@ struct Result {
   // reference result.
   std::string vs_reference;
   std::optional<Comparison> vs_reference_comparison;
+};
+
+// A backend that computes nothing: it answers each (case, data set) with what another runtime
+// recorded for it (an outputs tree, conformance/outputs_backend.h). ExecuteAndJudge asks it instead
+// of Supports / Prepare / Execute, and judges its answer under the arithmetic it declares
+// (Backend::DeclaredArithmetic).
+class RecordedBackend : public Backend {
+ public:
+  // The recorded Y of the result `about` (its case, source and data set identify it), which
+  // `plan` says the inputs give: the tensor (of plan's dtype and Y shape); no tensor, with
+  // `support` saying why, when the runtime recorded that it refused it; or an error naming the
+  // file. `implementation` receives where Y came from.
+  virtual StatusOr<std::optional<Tensor>> Recorded(const Result& about, const MatMulPlan& plan,
+                                                   Support& support,
+                                                   std::string& implementation) const = 0;
 };
 
 // Which part of the cases a sharded run takes: shard `index` of `count`, 1-based (1/1 is all).

@@ -32,9 +32,20 @@ fi
 # report records it.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 mkdir -p build/reports
+# ONNX Runtime, judged from the outputs scripts/ort-conformance.sh had it write, beside the
+# backends and on the same cases (its official roots and generated corpus).
+conformance_args=()
+if [[ -f build/ort/outputs/mm_outputs.json && -n "${MM_ONNX_DATA:-}" ]]; then
+  IFS=: read -r -a roots <<< "$MM_ONNX_DATA"
+  for root in "${roots[@]}" build/ort/generated; do conformance_args+=("--conformance-arg=--data-dir" "--conformance-arg=$root"); done
+  for arg in --outputs onnxruntime=build/ort/outputs --outputs-arithmetic onnxruntime=float32 \
+             --expectations scripts/ort/expectations.json; do
+    conformance_args+=("--conformance-arg=$arg")
+  done
+fi
 start=$(date +%s)
 /usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
-  --out build/reports/compare.json -- "${extra[@]}"
+  --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
 /usr/bin/python3 scripts/compare/render.py build/reports/compare.json \
   --html build/reports/compare.html --markdown build/reports/compare.md
 echo "reports: build/reports/compare.html, compare.md, compare.json ($(( $(date +%s) - start )) s)" >&2

@@ -20,7 +20,13 @@ packages=(
   clang-14 libclang-rt-14-dev
   # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
   python3 python3-matplotlib chromium
+  # A runtime judged from its outputs (scripts/ort-conformance.sh): ONNX Runtime from the npm
+  # registry, run by Node.js.
+  nodejs
 )
+# Debian's npm is a package of its own; a Node.js that ships its own npm needs (and conflicts
+# with) it.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

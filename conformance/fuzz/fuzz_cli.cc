@@ -14,6 +14,7 @@
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
+#include "engine/examples/builtin_examples.h"
 
 namespace mm::fuzz {
 namespace {
@@ -42,7 +43,8 @@ constexpr const char* kFooter = R"(Exit codes:
 Examples:
   mm-fuzz --seed 7 --cases 20000                      # every backend, every dtype
   mm-fuzz --backend onednn --dtype bfloat16 --time 60 --export-dir findings
-  mm-fuzz generate --out corpus --cases 10000 --seed 1)";
+  mm-fuzz generate --out corpus --cases 10000 --seed 1
+  mm-fuzz export-builtin --out builtin                # the built-in cases, as node tests)";
 
 struct CliOptions {
   FuzzOptions fuzz;
@@ -332,6 +334,43 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitClean;
 }
 
+// The export-builtin subcommand: writes mm's built-in cases as node tests into o.out_dir.
+CLI::App* AddExportBuiltin(CLI::App& app, CliOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "export-builtin",
+      "write mm-conformance's built-in cases (the ONNX MatMul page's worked examples) as ONNX "
+      "node tests, for a runtime judged from its outputs (mm-conformance --outputs)");
+  sub->formatter(app.get_formatter());
+  sub->footer(
+      "Writes DIR/test_cc_matmul_*/ (model.onnx, test_data_set_0/input_0.pb, input_1.pb,\n"
+      "output_0.pb): the cases mm-conformance runs as built-ins, with the same names.");
+  sub->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  sub->add_option("--out", o.out_dir, "directory to write the cases into")
+      ->option_text("DIR")
+      ->required()
+      ->check(cli::NonEmpty());
+  return sub;
+}
+
+int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  auto examples = BuiltinExamples();
+  if (!examples.ok()) {
+    err << "mm-fuzz export-builtin: " << examples.status().message() << "\n";
+    return kExitFailed;
+  }
+  for (const ExampleCase& example : *examples) {
+    const Status st = WriteNodeTest(std::filesystem::path(o.out_dir) / example.name, example.a,
+                                    example.b, example.y);
+    if (!st.ok()) {
+      err << "mm-fuzz export-builtin: " << st.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  out << "mm-fuzz export-builtin: wrote " << examples->size() << " cases to " << o.out_dir << "\n";
+  return kExitClean;
+}
+
 }  // namespace
 
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
@@ -339,11 +378,14 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   CliOptions o;
   CLI::App* generate = nullptr;
   std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate);
+  CLI::App* export_builtin = AddExportBuiltin(*app, o);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app->parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (generate->parsed() ? generate->help() : app->help());
+    out << (generate->parsed()         ? generate->help()
+            : export_builtin->parsed() ? export_builtin->help()
+                                       : app->help());
     return kExitClean;
   } catch (const CLI::ParseError& e) {
     err << "mm-fuzz: " << e.what() << "\nTry 'mm-fuzz --help'.\n";
@@ -354,6 +396,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     return kExitClean;
   }
   if (generate->parsed()) return Generate(o, out, err);
+  if (export_builtin->parsed()) return ExportBuiltin(o, out, err);
 
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
 #include "conformance/official/official_corpus.h"
+#include "conformance/outputs_backend.h"
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
 #include "conformance/runner.h"
@@ -166,6 +168,43 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     err << "mm-conformance: " << loaded.message() << "\n";
     return kExitUsage;
   }
+  // Outputs trees (--outputs), judged as backends of their given names.
+  std::vector<OutputsTree> outputs_trees;
+  {
+    std::map<std::string, std::string> arithmetic;
+    for (const std::string& text : options.outputs_arithmetic) {
+      auto split = SplitNameValue(text, "--outputs-arithmetic");
+      if (!split.ok()) {
+        err << "mm-conformance: " << split.status().message() << "\n";
+        return kExitUsage;
+      }
+      arithmetic[split->first] = split->second;
+    }
+    for (const std::string& text : options.outputs) {
+      auto split = SplitNameValue(text, "--outputs");
+      Status status = split.status();
+      if (split.ok()) {
+        OutputsSpec spec{split->first, split->second, {}};
+        if (auto it = arithmetic.find(spec.name); it != arithmetic.end()) {
+          status = ParseArithmeticSpec(it->second, spec.accumulation)
+                       .WithContext("--outputs-arithmetic " + spec.name);
+          arithmetic.erase(it);
+        }
+        auto tree = status.ok() ? LoadOutputsTree(std::move(spec)) : StatusOr<OutputsTree>(status);
+        status = tree.ok() ? RegisterOutputsBackend(registry, *tree) : tree.status();
+        if (status.ok()) outputs_trees.push_back(std::move(tree).value());
+      }
+      if (!status.ok()) {
+        err << "mm-conformance: " << status.message() << "\n";
+        return kExitUsage;
+      }
+    }
+    if (!arithmetic.empty()) {
+      err << "mm-conformance: --outputs-arithmetic " << arithmetic.begin()->first
+          << ": no --outputs " << arithmetic.begin()->first << "=DIR is given\n";
+      return kExitUsage;
+    }
+  }
   std::vector<std::string> backends = options.backends;
   if (backends.empty()) backends = registry.Names();
   for (const std::string& name : backends) {
@@ -247,6 +286,16 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   run.shard = options.shard;
   run.expectations = report.expectations ? &*report.expectations : nullptr;
   report.results = RunConformance(catalog, registry, run);
+  // Files of an outputs tree that no result read are ERRORs too, beside their case's results.
+  for (const OutputsTree& tree : outputs_trees) {
+    if (std::find(backends.begin(), backends.end(), tree.spec.name) == backends.end()) continue;
+    for (Result& r : ExtraOutputResults(tree, catalog, discover.select, run.shard)) {
+      ApplyExpectation(run.expectations, run.rule, r);
+      report.results.push_back(std::move(r));
+    }
+    std::stable_sort(report.results.begin(), report.results.end(),
+                     [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
+  }
   if (report.expectations) CountMatches(*report.expectations, report.results);
   // Created only now: the parent must not start any backend (threads, oneDNN state) before the
   // workers are forked.

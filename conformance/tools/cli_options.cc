@@ -160,6 +160,17 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
           "(colon-separated paths) is loaded first. A plugin that cannot be loaded is a usage "
           "error (2) naming the file and the problem.");
 
+  AddList(*app, "--outputs", options.outputs, "NAME=DIR",
+          "judge the outputs another runtime wrote under DIR (DIR/<case>/test_data_set_N/"
+          "output_0.pb, and optionally DIR/mm_outputs.json recording what it failed or refused) "
+          "as backend NAME, like any backend; repeatable. A missing, extra, malformed or wrongly "
+          "typed or shaped output is an ERROR naming the file. See docs/conformance.md.");
+  AddList(*app, "--outputs-arithmetic", options.outputs_arithmetic, "NAME=ACC[,DTYPE:ACC]",
+          "the arithmetic the runtime of --outputs NAME declares, for its error bound: ACC "
+          "(e.g. float32: every float dtype narrower than ACC accumulates in ACC, the others in "
+          "themselves) and DTYPE:ACC items (float16:float32). Default: each dtype in itself, "
+          "the loosest bound a correct implementation meets.");
+
   app->option_defaults()->group("Selecting");
   app->add_option_function<std::vector<std::string>>(
          "--backend",

@@ -34,6 +34,8 @@ struct CliOptions {
   double timeout_seconds = 60;
   Shard shard;
   std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
+  // Outputs trees judged as backends: "NAME=DIR" and "NAME=ARITHMETIC", in order given.
+  std::vector<std::string> outputs, outputs_arithmetic;
 };
 
 // Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.

@@ -248,10 +248,13 @@ def main():
     parser.add_argument("--mode", choices=sorted(MODES), default="full")
     parser.add_argument("--bin", required=True, type=pathlib.Path, help="folder of mm's tools")
     parser.add_argument("--out", required=True, type=pathlib.Path, help="compare.json to write")
+    parser.add_argument("--conformance-arg", action="append", default=[], metavar="ARG",
+                        help="passed on to mm-conformance only (repeatable; --conformance-arg=--x)")
     parser.add_argument("extra", nargs="*", help="passed on to every tool")
     args = parser.parse_args()
 
     tool_args = split_tool_args(args.extra)
+    tool_args["conformance"] += args.conformance_arg
     cpus = os.cpu_count() or 1
     threads = [1] if cpus == 1 else [1, cpus]
     timings = {}

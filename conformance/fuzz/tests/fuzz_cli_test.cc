@@ -174,6 +174,41 @@ TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
   }
 }
 
+// export-builtin writes the built-in cases as node tests a runtime can run; their expected outputs,
+// given back as an outputs tree, are exactly what mm-conformance's built-in cases expect.
+TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
+  TempDir dir, tree, empty;
+  const CliRun r = Fuzz({"export-builtin", "--out", dir.path().string()});
+  ASSERT_EQ(r.code, kExitClean) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote 9 cases"));
+  std::int64_t count = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    ++count;
+    onnx::ModelProto model = conformance::LoadModelFile(entry.path() / "model.onnx").value();
+    EXPECT_NO_THROW(onnx::checker::check_model(model)) << entry.path();
+    const fs::path y = fs::path("test_data_set_0") / "output_0.pb";
+    fs::create_directories(tree.path() / entry.path().filename() / "test_data_set_0");
+    fs::copy_file(entry.path() / y, tree.path() / entry.path().filename() / y);
+  }
+  EXPECT_EQ(count, 9);
+  const CliRun exported =
+      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                  BuiltinBackends());
+  EXPECT_THAT(exported.out, HasSubstr("9 results (9 case x backend): 9 PASS"));
+  // Judged against the built-ins themselves (no data root holds them): every output bit-identical.
+  const CliRun builtin = Conformance({"--data-dir", empty.path().string(), "--outputs",
+                                      "rt=" + tree.path().string(), "--backend", "rt"},
+                                     BuiltinBackends());
+  EXPECT_THAT(builtin.out, HasSubstr("9 results (9 case x backend): 9 PASS"));
+  std::size_t exact = 0;
+  for (std::size_t at = 0;
+       (at = builtin.out.find("max abs 0, max rel 0;", at)) != std::string::npos; ++at) {
+    ++exact;
+  }
+  EXPECT_EQ(exact, 9u) << builtin.out;
+  EXPECT_EQ(builtin.code, conformance::kExitPassed) << builtin.out;
+}
+
 // Problem i of a seed does not depend on the other dtypes asked for, so a replay line with one
 // --dtype finds exactly the problem of a run over all of them.
 TEST(FuzzCliTest, AProblemDependsOnSeedIndexAndItsDtypeOnly) {

@@ -1,0 +1,390 @@
+// A runtime judged from the outputs it wrote (mm-conformance --outputs NAME=DIR), end to end
+// through the command line: correct outputs pass, wrong ones fail, and every broken tree (a
+// missing, extra, malformed, wrongly typed or shaped output; a manifest's error or refusal) is an
+// ERROR or UNSUPPORTED naming the file, never a skipped or passed result. Fixtures are written with
+// the protobuf classes the loader reads.
+#include "conformance/outputs_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backends/backend_list.h"
+#include "conformance/loader/tensor_proto.h"
+#include "conformance/tests/onnx_fixtures.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::TempDir;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+  nlohmann::json report;  // The --json report, when one was written.
+};
+
+// Runs mm-conformance in-process with --json into `json_dir`, and reads the report back.
+CliRun Judge(std::vector<std::string> args, const fs::path& json_dir) {
+  const fs::path json = json_dir / "report.json";
+  fs::remove(json);
+  args.insert(args.end(), {"--json", json.string()});
+  std::ostringstream out, err;
+  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
+  CliRun run{code, out.str(), err.str(), {}};
+  std::ifstream in(json);
+  if (in) run.report = nlohmann::json::parse(in);
+  return run;
+}
+
+// (case, data set) -> the result of backend `backend`.
+std::map<std::pair<std::string, std::string>, nlohmann::json> ResultsOf(
+    const CliRun& run, const std::string& backend) {
+  std::map<std::pair<std::string, std::string>, nlohmann::json> results;
+  for (const auto& r : run.report.at("results")) {
+    if (r.at("backend") == backend) {
+      results[{r.at("case").get<std::string>(), r.value("data_set", "")}] = r;
+    }
+  }
+  return results;
+}
+
+Tensor ExpectedY(const fs::path& case_dir) {
+  return LoadTensorFile(case_dir / "test_data_set_0" / "output_0.pb").value().tensor;
+}
+
+// A corpus of two float cases and an outputs tree "rt" that answers both exactly as expected.
+class OutputsTreeTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    // A matrix product and a 1-D dot product (rank-0 Y): shapes the tree must mirror exactly.
+    matrix_ = testing::WriteFloatCase(corpus_.path(), "test_rt_matrix", {2, 3}, {3, 4});
+    dot_ = testing::WriteFloatCase(corpus_.path(), "test_rt_dot", {3}, {3});
+    WriteOutput("test_rt_matrix", ExpectedY(matrix_));
+    WriteOutput("test_rt_dot", ExpectedY(dot_));
+  }
+
+  fs::path OutputPath(const std::string& case_name,
+                      const std::string& data_set = "test_data_set_0") {
+    return outputs_.path() / case_name / data_set / "output_0.pb";
+  }
+  void WriteOutput(const std::string& case_name, const Tensor& y) {
+    testing::WriteMessage(OutputPath(case_name), testing::RawTensorProto(y, "y"));
+  }
+  void WriteManifest(const std::string& text) {
+    testing::WriteBytes(outputs_.path() / "mm_outputs.json", text);
+  }
+  CliRun Run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--data-dir",
+                                     corpus_.path().string(),
+                                     "--no-builtin",
+                                     "--outputs",
+                                     "rt=" + outputs_.path().string(),
+                                     "--backend",
+                                     "rt",
+                                     "-j",
+                                     "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Judge(args, work_.path());
+  }
+
+  TempDir corpus_, outputs_, work_;
+  fs::path matrix_, dot_;
+};
+
+TEST_F(OutputsTreeTest, CorrectOutputsPassAndTheBackendSaysWhatItJudged) {
+  const CliRun run = Run();
+  ASSERT_EQ(run.code, kExitPassed) << run.out << run.err;
+  const auto results = ResultsOf(run, "rt");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& [key, r] : results) {
+    EXPECT_EQ(r.at("verdict"), "PASS") << key.first;
+    EXPECT_THAT(r.at("implementation").get<std::string>(),
+                HasSubstr(OutputPath(key.first).string()));
+    // Three-way: compared with the reference backend's result, which runs though not selected.
+    EXPECT_THAT(r.at("vs_reference").get<std::string>(), Not(HasSubstr("n/a")));
+  }
+  EXPECT_THAT(run.out, HasSubstr("rt: outputs written by rt under " + outputs_.path().string()));
+}
+
+TEST_F(OutputsTreeTest, AWrongValueFails) {
+  Tensor y = ExpectedY(matrix_);
+  y.Data<float>()[5] *= 1.01f;  // 1 %: far outside ONNX's rtol of 1e-3.
+  WriteOutput("test_rt_matrix", y);
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitFailed);
+  const auto results = ResultsOf(run, "rt");
+  EXPECT_EQ(results.at({"test_rt_matrix", "test_data_set_0"}).at("verdict"), "FAIL");
+  EXPECT_EQ(results.at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "PASS");
+}
+
+// Each broken output is an ERROR whose message names the file: never skipped, never passed.
+struct BrokenOutput {
+  std::string why;
+  std::function<void(OutputsTreeTest&, const fs::path&)> make;  // Given the output's path.
+  std::string says;                                             // Part of the message.
+};
+
+class BrokenOutputTest : public OutputsTreeTest,
+                         public ::testing::WithParamInterface<BrokenOutput> {};
+
+TEST_P(BrokenOutputTest, IsAnErrorNamingTheFile) {
+  const fs::path file = OutputPath("test_rt_matrix");
+  GetParam().make(*this, file);
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitFailed) << GetParam().why;
+  const auto results = ResultsOf(run, "rt");
+  const auto& r = results.at({"test_rt_matrix", "test_data_set_0"});
+  EXPECT_EQ(r.at("verdict"), "ERROR") << GetParam().why;
+  EXPECT_THAT(r.at("message").get<std::string>(), HasSubstr(file.string())) << GetParam().why;
+  EXPECT_THAT(r.at("message").get<std::string>(), HasSubstr(GetParam().says)) << GetParam().why;
+  // The other case is unaffected.
+  EXPECT_EQ(results.at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "PASS");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Outputs, BrokenOutputTest,
+    ::testing::Values(
+        BrokenOutput{"the runtime wrote nothing and recorded nothing",
+                     [](OutputsTreeTest&, const fs::path& f) { fs::remove(f); }, "missing output"},
+        BrokenOutput{"bytes that are no TensorProto",
+                     [](OutputsTreeTest&, const fs::path& f) {
+                       testing::WriteBytes(f, "\xff\xff\xff not a tensor");
+                     },
+                     ""},
+        BrokenOutput{"an empty file",
+                     [](OutputsTreeTest&, const fs::path& f) { testing::WriteBytes(f, ""); },
+                     "empty"},
+        BrokenOutput{
+            "raw_data one element short of the dims",
+            [](OutputsTreeTest&, const fs::path& f) {
+              onnx::TensorProto p = testing::RawTensorProto(testing::FloatTensor({2, 4}), "y");
+              p.mutable_raw_data()->resize(p.raw_data().size() - 4);
+              testing::WriteMessage(f, p);
+            },
+            ""},
+        BrokenOutput{
+            "the transposed shape, same element count",
+            [](OutputsTreeTest&, const fs::path& f) {
+              testing::WriteMessage(f, testing::RawTensorProto(testing::FloatTensor({4, 2}), "y"));
+            },
+            "shape [4,2], but MatMul of [2,3] and [3,4] gives [2,4]"},
+        BrokenOutput{"a double Y for a float case",
+                     [](OutputsTreeTest&, const fs::path& f) {
+                       Tensor d = Tensor::Create(DType::kDouble, {2, 4}).value();
+                       testing::WriteMessage(f, testing::RawTensorProto(d, "y"));
+                     },
+                     "dtype double, but the case's Y is float"},
+        BrokenOutput{"an output and a manifest error record for the same data set",
+                     [](OutputsTreeTest& t, const fs::path&) {
+                       t.WriteManifest(R"({"records": [{"case": "test_rt_matrix",
+                         "data_set": "test_data_set_0", "status": "error",
+                         "message": "out of memory"}]})");
+                     },
+                     "also records"}));
+
+TEST_F(OutputsTreeTest, TheRuntimesOwnErrorIsAnErrorAndItsRefusalUnsupported) {
+  fs::remove(OutputPath("test_rt_matrix"));
+  fs::remove(OutputPath("test_rt_dot"));
+  WriteManifest(R"({"runtime": "RT 2.1, CPU", "records": [
+      {"case": "test_rt_matrix", "data_set": "test_data_set_0", "status": "error",
+       "message": "kernel crashed"},
+      {"case": "test_rt_dot", "data_set": "test_data_set_0", "status": "unsupported",
+       "message": "no kernel for this type"}]})");
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitFailed);
+  const auto results = ResultsOf(run, "rt");
+  const auto& error = results.at({"test_rt_matrix", "test_data_set_0"});
+  EXPECT_EQ(error.at("verdict"), "ERROR");
+  EXPECT_THAT(error.at("message").get<std::string>(), HasSubstr("kernel crashed"));
+  const auto& refused = results.at({"test_rt_dot", "test_data_set_0"});
+  EXPECT_EQ(refused.at("verdict"), "UNSUPPORTED");
+  EXPECT_THAT(refused.at("message").get<std::string>(), HasSubstr("no kernel for this type"));
+  EXPECT_THAT(refused.at("message").get<std::string>(), HasSubstr("mm_outputs.json"));
+  // The manifest's runtime is part of what the backend runs on.
+  EXPECT_THAT(run.out, HasSubstr("(RT 2.1, CPU)"));
+  // A refusal alone passes unless --strict, as for any backend.
+  fs::remove(outputs_.path() / "mm_outputs.json");
+  WriteOutput("test_rt_matrix", ExpectedY(matrix_));
+  WriteManifest(R"({"records": [{"case": "test_rt_dot", "data_set": "test_data_set_0",
+      "status": "unsupported", "message": "no kernel"}]})");
+  EXPECT_EQ(Run().code, kExitPassed);
+  EXPECT_EQ(Run({"--strict"}).code, kExitFailed);
+}
+
+// Files that no case and data set of the run reads are ERRORs naming them.
+TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
+  const fs::path unknown_case =
+      outputs_.path() / "test_rt_gone" / "test_data_set_0" / "output_0.pb";
+  const fs::path extra_set = OutputPath("test_rt_matrix", "test_data_set_1");
+  const fs::path extra_output = outputs_.path() / "test_rt_dot" / "test_data_set_0" / "output_1.pb";
+  const fs::path stray = outputs_.path() / "notes.txt";
+  for (const fs::path& f : {unknown_case, extra_set, extra_output}) {
+    testing::WriteMessage(f, testing::RawTensorProto(ExpectedY(matrix_), "y"));
+  }
+  testing::WriteBytes(stray, "hello");
+  WriteManifest(R"({"records": [{"case": "test_rt_matrix", "data_set": "test_data_set_7",
+      "status": "error", "message": "x"}]})");
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitFailed);
+  std::vector<std::string> errors;
+  int passed = 0;
+  for (const auto& r : run.report.at("results")) {
+    if (r.at("verdict") == "ERROR") errors.push_back(r.at("message"));
+    passed += r.at("verdict") == "PASS";
+  }
+  EXPECT_EQ(passed, 2);  // The real outputs are still judged.
+  ASSERT_EQ(errors.size(), 5u) << run.out;
+  const std::string all = nlohmann::json(errors).dump();
+  for (const fs::path& f : {unknown_case, extra_set, extra_output, stray}) {
+    EXPECT_THAT(all, HasSubstr("extra output file '" + f.string() + "'"));
+  }
+  EXPECT_THAT(all, HasSubstr("no case named 'test_rt_gone'"));
+  EXPECT_THAT(all, HasSubstr("extra record in"));
+  EXPECT_THAT(all, HasSubstr("test_data_set_7"));
+  // A case left out by --filter is not looked at: its outputs are not extra.
+  const CliRun filtered = Run({"--filter", "matrix"});
+  for (const auto& r : filtered.report.at("results")) {
+    EXPECT_NE(r.at("case"), "test_rt_dot");
+  }
+}
+
+// A tree assembled from links (a case folder pointing at another runtime's folder) is read through
+// them: its outputs are judged, not reported as extra files.
+TEST_F(OutputsTreeTest, LinkedCaseFoldersAreReadNotExtra) {
+  TempDir elsewhere;
+  fs::rename(outputs_.path() / "test_rt_dot", elsewhere.path() / "dot");
+  fs::create_directory_symlink(elsewhere.path() / "dot", outputs_.path() / "test_rt_dot");
+  const CliRun run = Run();
+  EXPECT_EQ(run.code, kExitPassed) << run.out;
+  EXPECT_EQ(run.report.at("results").size(), 2u);
+}
+
+TEST_F(OutputsTreeTest, ShardsMergeIntoTheUnshardedReportExtrasIncluded) {
+  testing::WriteFloatCase(corpus_.path(), "test_rt_third", {1, 2}, {2, 1});
+  WriteOutput("test_rt_third", ExpectedY(corpus_.path() / "test_rt_third"));
+  testing::WriteBytes(outputs_.path() / "test_rt_zz_unknown" / "test_data_set_0" / "output_0.pb",
+                      "x");
+  testing::WriteBytes(outputs_.path() / "test_rt_aa_unknown" / "x.pb", "x");
+  const CliRun whole = Run();
+  std::vector<std::string> merge = {"merge"};
+  for (const char* shard : {"1/2", "2/2"}) {
+    const CliRun part = Run({"--shard", shard});
+    const fs::path file = work_.path() / (std::string("shard") + shard[0] + ".json");
+    std::ofstream(file) << part.report.dump();
+    merge.push_back(file.string());
+  }
+  const CliRun merged = Judge(merge, work_.path());
+  ASSERT_EQ(merged.code, whole.code) << merged.err;
+  // Equal but for the wall times.
+  auto untimed = [](nlohmann::json results) {
+    for (auto& r : results) r.erase("seconds");
+    return results;
+  };
+  EXPECT_EQ(untimed(merged.report.at("results")), untimed(whole.report.at("results")));
+  EXPECT_EQ(whole.report.at("results").size(), 5u);
+}
+
+TEST_F(OutputsTreeTest, InProcessAndIsolatedRunsAgree) {
+  fs::remove(OutputPath("test_rt_dot"));
+  const CliRun isolated = Run();
+  const CliRun in_process = Run({"--no-isolate"});
+  auto verdicts = [](const CliRun& run) {
+    std::vector<std::string> v;
+    for (const auto& r : run.report.at("results")) v.push_back(r.at("verdict"));
+    return v;
+  };
+  // In catalog (name) order: test_rt_dot, then test_rt_matrix.
+  EXPECT_EQ(verdicts(isolated), (std::vector<std::string>{"ERROR", "PASS"}));
+  EXPECT_EQ(verdicts(in_process), verdicts(isolated));
+}
+
+TEST_F(OutputsTreeTest, ExpectationsApplyAsToAnyBackend) {
+  fs::remove(OutputPath("test_rt_dot"));
+  const fs::path file = work_.path() / "expect.json";
+  testing::WriteBytes(file, R"({"expectations": [{"case": "test_rt_dot", "backend": "rt",
+      "expect": "XFAIL", "reason": "the runtime drops rank-0 outputs", "link": "https://x/1"}]})");
+  const CliRun run = Run({"--expectations", file.string()});
+  EXPECT_EQ(run.code, kExitPassed) << run.out;
+  EXPECT_EQ(ResultsOf(run, "rt").at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "XFAIL");
+}
+
+TEST_F(OutputsTreeTest, ABuiltInCaseIsLookedForWhereExportBuiltinWritesIt) {
+  const std::vector<std::string> args = {
+      "--data-dir", corpus_.path().string(),          "--case",    "test_cc_matmul_2d",
+      "--outputs",  "rt=" + outputs_.path().string(), "--backend", "rt"};
+  const CliRun missing = Judge(args, work_.path());
+  const nlohmann::json r = ResultsOf(missing, "rt").at({"test_cc_matmul_2d", "example"});
+  EXPECT_EQ(r.at("verdict"), "ERROR");
+  EXPECT_THAT(r.at("message").get<std::string>(),
+              HasSubstr(OutputPath("test_cc_matmul_2d").string()));
+  // Its expected Y, written where the built-in's one data set goes, passes.
+  DiscoverOptions discover;
+  discover.select = [](const std::string& n) { return n == "test_cc_matmul_2d"; };
+  const Catalog builtins = Discover({}, discover);
+  ASSERT_EQ(builtins.cases.size(), 1u);
+  WriteOutput("test_cc_matmul_2d", LoadCaseDataSet(builtins.cases[0], 0).value().y);
+  const CliRun found = Judge(args, work_.path());
+  EXPECT_EQ(found.code, kExitPassed) << found.out;
+}
+
+TEST(OutputsCliTest, BadTreesAndDeclarationsAreUsageErrors) {
+  TempDir dir;
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--outputs", "rt"}, "expected NAME=VALUE"},
+      {{"--outputs", "rt=" + (dir.path() / "nope").string()}, "is not a directory"},
+      {{"--outputs", "reference=" + dir.path().string()}, "reference"},
+      {{"--outputs", "rt=" + dir.path().string(), "--outputs-arithmetic", "rt=int32"},
+       "not a float dtype"},
+      {{"--outputs-arithmetic", "rt=float32"}, "no --outputs rt=DIR"},
+  };
+  for (const auto& [args, says] : cases) {
+    const CliRun run = Judge(args, dir.path());
+    EXPECT_EQ(run.code, kExitUsage) << says;
+    EXPECT_THAT(run.err, HasSubstr(says));
+  }
+  testing::WriteBytes(dir.path() / "mm_outputs.json", R"({"records": [{"case": "c",
+      "data_set": "d", "status": "maybe", "message": ""}]})");
+  const CliRun bad = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("mm_outputs.json"));
+  EXPECT_THAT(bad.err, HasSubstr("'maybe'"));
+}
+
+TEST(OutputsArithmeticTest, OneTypeWidensTheNarrowerOnesAndItemsOverride) {
+  std::map<DType, DType> acc;
+  ASSERT_TRUE(ParseArithmeticSpec("float32", acc).ok());
+  EXPECT_EQ(acc.at(DType::kFloat16), DType::kFloat);
+  EXPECT_EQ(acc.at(DType::kBFloat16), DType::kFloat);
+  EXPECT_EQ(acc.at(DType::kFloat), DType::kFloat);
+  EXPECT_EQ(acc.at(DType::kDouble), DType::kDouble);  // Never narrowed by a one-type declaration.
+  ASSERT_TRUE(ParseArithmeticSpec("float32,float16:float16", acc).ok());
+  EXPECT_EQ(acc.at(DType::kFloat16), DType::kFloat16);
+  EXPECT_FALSE(ParseArithmeticSpec("float32,", acc).ok());
+  EXPECT_FALSE(ParseArithmeticSpec("int64:float32", acc).ok());
+}
+
+// What the bound of each dtype is computed from: the declaration, else the dtype itself.
+TEST(OutputsArithmeticTest, TheDeclarationDecidesTheBound) {
+  OutputsTree tree;
+  tree.spec.name = "rt";
+  tree.spec.accumulation[DType::kFloat16] = DType::kFloat;
+  OutputsBackend declared(std::make_shared<OutputsTree>(tree));
+  EXPECT_EQ(declared.DeclaredArithmetic(DType::kFloat16).accumulation, DType::kFloat);
+  EXPECT_EQ(declared.DeclaredArithmetic(DType::kDouble).accumulation, DType::kDouble);
+  OutputsBackend own(std::make_shared<OutputsTree>(OutputsTree{{"rt", {}, {}}, {}}));
+  EXPECT_EQ(own.DeclaredArithmetic(DType::kFloat16).accumulation, DType::kFloat16);
+  EXPECT_EQ(own.DeclaredArithmetic(DType::kBFloat16).accumulation, DType::kBFloat16);
+  EXPECT_EQ(own.DeclaredArithmetic(DType::kInt32).accumulation, DType::kInt32);
+}
+
+}  // namespace
+}  // namespace mm::conformance
