@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "backends/plugin/plugin_backend.h"
+#include "conformance/fuzz/fair.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
@@ -54,6 +55,7 @@ struct CliOptions {
   // generate
   std::string out_dir;
   std::int64_t generate_cases = 100;
+  bool keep_unfair = false;
 };
 
 std::string Join(const std::vector<std::string>& items) { return cli::Joined(items); }
@@ -178,8 +180,13 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   generate->formatter(app->get_formatter());
   generate->footer(
       "Writes DIR/test_mm_fuzz_s<seed>_<dtype>_<index>/ (model.onnx, test_data_set_0/input_0.pb,\n"
-      "input_1.pb, output_0.pb = the oracle's Y rounded to the dtype): a corpus for any runtime,\n"
-      "byte-identical for the same seed.");
+      "input_1.pb, output_0.pb = the exact product correctly rounded to the dtype), and\n"
+      "DIR/README.md and DIR/manifest.json saying which rule the corpus is fair under: a corpus\n"
+      "for any runtime, byte-identical for the same seed.\n"
+      "By default only fair problems are written: every implementation that sums in float32\n"
+      "(double for double) in any order passes them under ONNX's rule (--rtol, --atol; NaN\n"
+      "equals NaN). Problem index I that is not fair is replaced by the next index of the seed;\n"
+      "the manifest lists each replaced index and why.");
   generate->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   generate->add_option("--out", o.out_dir, "directory to write test_mm_fuzz_* cases into")
@@ -189,6 +196,18 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
       ->option_text("N")
       ->check(positive);
+  generate->add_flag("--keep-unfair", o.keep_unfair,
+                     "also write problems a correct implementation may fail under ONNX's "
+                     "tolerance (overflow, order-dependent NaN/inf, a K-aware bound beyond it): "
+                     "for runs judged by the bound (mm-conformance --tolerance bound)");
+  generate->add_option("--rtol", o.fuzz.tolerance.rtol,
+                       "relative tolerance the corpus is fair under (default 1e-3)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  generate->add_option("--atol", o.fuzz.tolerance.atol,
+                       "absolute tolerance the corpus is fair under (default 1e-7)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
   add_problem_options(*generate);
   return app;
 }
@@ -297,6 +316,21 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   return j;
 }
 
+// Why a corpus is fair, in words, for its README and manifest.
+std::string FairnessRule(const CliOptions& o) {
+  const auto& t = o.fuzz.tolerance;
+  if (o.keep_unfair) {
+    return "none: every generated problem is kept (--keep-unfair), also those a correct "
+           "implementation may fail under ONNX's tolerance; judge it by the K-aware error bound "
+           "(mm-conformance --tolerance bound)";
+  }
+  return "ONNX's rule (|got - expected| <= atol + rtol |expected| with rtol " +
+         conformance::FormatDouble(t.rtol) + ", atol " + conformance::FormatDouble(t.atol) +
+         ", NaN equals NaN, integers exact) for any implementation that sums the products in "
+         "float32 (double for double; float16 and bfloat16 widened to float32) in any order, "
+         "subnormals flushed or not, and rounds once to the output type";
+}
+
 int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -307,28 +341,119 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   }
   GeneratorOptions generator = o.fuzz.generator;
   for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
-  std::int64_t written = 0;
-  for (std::int64_t i = 0; i < o.generate_cases; ++i) {
-    const std::int64_t index = o.fuzz.first + i;
+  // Never loop forever on options that make fair problems rare.
+  constexpr std::int64_t kMaxReplacedInARow = 10000;
+  ordered_json cases = ordered_json::array(), replaced = ordered_json::array();
+  std::int64_t written = 0, in_a_row = 0;
+  for (std::int64_t index = o.fuzz.first; written < o.generate_cases; ++index) {
     Problem p = GenerateProblem(o.fuzz.seed, index, generator);
     auto plan = PlanMatMul(p.desc());
     auto oracle = plan.ok() ? ExactMatMul(*plan, p.a.view(), p.b.view())
                             : StatusOr<OracleResult>(plan.status());
-    if (!oracle.ok()) {
-      err << "mm-fuzz generate: problem " << index << ": " << oracle.status().ToString() << "\n";
+    auto y = oracle.ok() ? CorrectlyRounded(*plan, p.a.view(), p.b.view(), *oracle)
+                         : StatusOr<Tensor>(oracle.status());
+    if (!y.ok()) {
+      err << "mm-fuzz generate: problem " << index << ": " << y.status().ToString() << "\n";
       return kExitFailed;
     }
-    const std::string name = "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" +
-                             std::string(DTypeName(p.a.dtype())) + "_" + std::to_string(index);
-    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, oracle->y);
+    const std::string dtype(DTypeName(p.a.dtype()));
+    if (!o.keep_unfair) {
+      const std::string reason =
+          UnfairReason(*plan, p.a.view(), p.b.view(), *oracle, y->view(), o.fuzz.tolerance);
+      if (!reason.empty()) {
+        replaced.push_back({{"index", index},
+                            {"dtype", dtype},
+                            {"a_shape", p.a.dims()},
+                            {"b_shape", p.b.dims()},
+                            {"values", p.values},
+                            {"reason", reason}});
+        if (++in_a_row >= kMaxReplacedInARow) {
+          err << "mm-fuzz generate: " << kMaxReplacedInARow
+              << " problems in a row are not fair (up to index " << index
+              << "); these options make fair problems too rare (see --keep-unfair)\n";
+          return kExitFailed;
+        }
+        continue;
+      }
+    }
+    in_a_row = 0;
+    const std::string name =
+        "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" + dtype + "_" + std::to_string(index);
+    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, *y);
     if (!st.ok()) {
       err << "mm-fuzz generate: " << st.message() << "\n";
       return kExitUsage;
     }
+    cases.push_back({{"case", name},
+                     {"index", index},
+                     {"dtype", dtype},
+                     {"form", p.form},
+                     {"values", p.values},
+                     {"a_shape", p.a.dims()},
+                     {"b_shape", p.b.dims()}});
     ++written;
   }
+  // No time, host or path: the same seed gives the same bytes everywhere.
+  ordered_json manifest;
+  manifest["tool"] = "mm-fuzz generate";
+  manifest["version"] = MM_VERSION;
+  manifest["seed"] = o.fuzz.seed;
+  manifest["first"] = o.fuzz.first;
+  manifest["cases"] = written;
+  manifest["dtypes"] = o.dtypes;
+  manifest["max_elements"] = o.fuzz.generator.max_elements;
+  manifest["fair_under"] = o.keep_unfair ? "none" : "onnx";
+  manifest["rtol"] = o.fuzz.tolerance.rtol;
+  manifest["atol"] = o.fuzz.tolerance.atol;
+  manifest["rule"] = FairnessRule(o);
+  manifest["expected_output"] =
+      "the exact product of the inputs, correctly rounded to the dtype (nearest even); IEEE's "
+      "NaN or infinity where a NaN or infinite input reaches the element";
+  manifest["replaced"] = replaced;
+  manifest["case_list"] = cases;
+  std::ofstream json_file(fs::path(o.out_dir) / "manifest.json", std::ios::trunc);
+  json_file << manifest.dump(2) << "\n";
+  json_file.close();
+  std::ofstream readme(fs::path(o.out_dir) / "README.md", std::ios::trunc);
+  readme << "# MatMul corpus generated by mm-fuzz\n\n"
+         << written << " ONNX node tests (`test_mm_fuzz_s<seed>_<dtype>_<index>/`), seed "
+         << o.fuzz.seed << ", problem indices from " << o.fuzz.first << ", written by `mm-fuzz "
+         << MM_VERSION << "`:\n\n```sh\nmm-fuzz generate --out DIR --cases " << o.generate_cases
+         << " --seed " << o.fuzz.seed;
+  if (o.fuzz.first != 0) readme << " --first " << o.fuzz.first;
+  for (const auto& d : o.dtypes) readme << " --dtype " << d;
+  if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
+    readme << " --max-elements " << o.fuzz.generator.max_elements;
+  }
+  if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
+    readme << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
+  }
+  if (o.fuzz.tolerance.atol != conformance::Tolerance{}.atol) {
+    readme << " --atol " << conformance::FormatDouble(o.fuzz.tolerance.atol);
+  }
+  if (o.keep_unfair) readme << " --keep-unfair";
+  readme << "\n```\n\nFair under: " << FairnessRule(o) << ".\n\n"
+         << "Expected outputs: " << manifest["expected_output"].get<std::string>() << ".\n\n";
+  if (!o.keep_unfair) {
+    readme << replaced.size()
+           << " generated problems were not fair and were replaced by the next index of the "
+              "seed; `manifest.json` lists them with the reason (`replaced`) and every case "
+              "(`case_list`). Case `..._<index>` is problem `<index>` of the seed: `mm-fuzz "
+              "--seed "
+           << o.fuzz.seed << " --first <index> --cases 1 --dtype <dtype>` fuzzes it again.\n";
+  }
+  readme.close();
+  if (!json_file || !readme) {
+    err << "mm-fuzz generate: cannot write the manifest or README in '" << o.out_dir << "'\n";
+    return kExitUsage;
+  }
   out << "mm-fuzz generate: wrote " << written << " cases (seed " << o.fuzz.seed << ", first "
-      << o.fuzz.first << ") to " << o.out_dir << "\n";
+      << o.fuzz.first << ") to " << o.out_dir;
+  if (o.keep_unfair) {
+    out << ", unfair problems kept\n";
+  } else {
+    out << ", fair under ONNX's rule; " << replaced.size() << " unfair problems replaced\n";
+  }
   return kExitClean;
 }
 
