@@ -7,11 +7,13 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/plugin/plugin_backend.h"
 #include "conformance/fuzz/fair.h"
+#include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
@@ -56,12 +58,19 @@ struct CliOptions {
   std::string out_dir;
   std::int64_t generate_cases = 100;
   bool keep_unfair = false;
+  bool sharded = false;  // --shard given (1/1 included): the report is a shard's.
+  // merge
+  std::vector<std::string> merge_inputs;
 };
 
 std::string Join(const std::vector<std::string>& items) { return cli::Joined(items); }
 
+// The per-problem records a report keeps (FuzzOptions::max_error_records); a shard keeps all of
+// them, so that merged percentiles come from every record.
+const std::int64_t kErrorRecordLimit = FuzzOptions{}.max_error_records;
+
 std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>& backends,
-                                  CLI::App*& generate) {
+                                  CLI::App*& generate, CLI::App*& merge) {
   auto app = std::make_unique<CLI::App>(kDescription, "mm-fuzz");
   app->footer(kFooter);
   app->formatter(std::make_shared<cli::HelpFormatter>());
@@ -119,6 +128,23 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   app->add_option("--time", o.fuzz.seconds, "time budget in seconds, shrinking included")
       ->option_text("SECONDS")
       ->check(cli::FiniteNonNegative());
+  app->add_option_function<std::string>(
+         "--shard",
+         [&o](const std::string& v) {
+           conformance::ParseShard(v, o.fuzz.shard);
+           o.sharded = true;
+         },
+         "run shard I of N (1-based): problems first + i with i mod N = I - 1, a disjoint 1/N "
+         "of the campaign, the same on every machine; combine the shards' --json reports with "
+         "'mm-fuzz merge'")
+      ->option_text("I/N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            conformance::Shard shard;
+            auto error = conformance::ParseShard(v, shard);
+            return error ? *error : "";
+          },
+          ""));
   app->option_defaults()->group("Backends");
   app->add_option_function<std::vector<std::string>>(
          "--backend",
@@ -209,6 +235,24 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
       ->option_text("X")
       ->check(cli::FiniteNonNegative());
   add_problem_options(*generate);
+
+  merge = app->add_subcommand(
+      "merge", "combine the --json reports of shards 1/N .. N/N into the campaign's report");
+  merge->formatter(app->get_formatter());
+  merge->footer(
+      "Every shard exactly once, all of one campaign (same version and options), or a usage\n"
+      "error (2) naming the report. The merged report is the unsharded campaign's (counts,\n"
+      "findings, per-problem records, percentiles from every record, exit code); its seconds\n"
+      "are the shards' sum. Exits with the campaign's exit code.");
+  merge->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  merge->add_option("--json", o.json, "write the merged report there")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  merge->add_flag("-q,--quiet", o.quiet, "print only the summary");
+  merge->add_option("reports", o.merge_inputs, "the shards' JSON reports")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return app;
 }
 
@@ -219,7 +263,8 @@ ordered_json Number(double v) {
 }
 
 ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& dtypes,
-                    const std::string& tolerance, const FuzzReport& report, int exit_code) {
+                    const std::string& tolerance, bool sharded, const FuzzReport& report,
+                    int exit_code) {
   ordered_json j;
   j["tool"] = "mm-fuzz";
   j["version"] = MM_VERSION;
@@ -233,7 +278,12 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                   {"rtol", options.tolerance.rtol},
                   {"atol", options.tolerance.atol},
                   {"max_elements", options.generator.max_elements},
-                  {"check_threads", options.check_threads}};
+                  {"check_threads", options.check_threads},
+                  {"require_deterministic", options.require_deterministic},
+                  {"max_findings", options.max_findings}};
+  if (sharded) {
+    j["shard"] = {{"index", options.shard.index}, {"count", options.shard.count}};
+  }
   const FuzzStats& s = report.stats;
   ordered_json stats = {{"problems", s.problems},
                         {"results", s.results},
@@ -276,14 +326,15 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   }
   j["problems"] = ordered_json::array();
   for (const ErrorRecord& r : report.errors) {
-    j["problems"].push_back({{"backend", r.backend},
+    j["problems"].push_back({{"index", r.index},
+                             {"backend", r.backend},
                              {"dtype", DTypeName(r.dtype)},
                              {"k", r.k},
                              {"max_ulp", Number(r.error.max_ulp)},
                              {"bound_fraction", optional_number(r.error.bound_fraction)}});
   }
   j["problems_capped"] = report.errors_capped;
-  j["problems_limit"] = options.max_error_records;
+  j["problems_limit"] = kErrorRecordLimit;
   j["findings"] = ordered_json::array();
   for (const Finding& f : report.findings) {
     ordered_json fj = {{"kind", f.kind},
@@ -457,18 +508,72 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitClean;
 }
 
+
+int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  std::vector<ShardReport> shards;
+  for (const std::string& path : o.merge_inputs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      err << "mm-fuzz merge: cannot read '" << path << "'\n";
+      return kExitUsage;
+    }
+    ordered_json j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      err << "mm-fuzz merge: " << path << ": not JSON\n";
+      return kExitUsage;
+    }
+    shards.push_back({path, std::move(j)});
+  }
+  auto merged = MergeFuzzReports(shards);
+  if (!merged.ok()) {
+    err << "mm-fuzz merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  const ordered_json& m = *merged;
+  const ordered_json& s = m.at("stats");
+  if (!o.quiet) {
+    for (const auto& [name, counts] : s.at("backends").items()) {
+      out << "  " << std::left << std::setw(10) << name;
+      for (const auto& [verdict, n] : counts.items()) out << " " << verdict << " " << n;
+      out << "\n";
+    }
+    for (const auto& f : m.at("findings")) {
+      out << f.at("kind").get<std::string>() << " " << f.at("backend").get<std::string>() << " "
+          << f.at("dtype").get<std::string>() << "\n  replay: " << f.at("replay").get<std::string>()
+          << "\n";
+    }
+  }
+  out << "summary: " << shards.size() << " shards merged: seed " << m.at("options").at("seed")
+      << ", " << s.at("problems") << " problems, " << s.at("results") << " results, "
+      << s.at("failures") << " failing, " << m.at("findings").size() << " findings; exit "
+      << m.at("exit_code") << "\n";
+  if (!o.json.empty()) {
+    std::ofstream file(o.json, std::ios::trunc);
+    file << m.dump(2) << "\n";
+    file.close();
+    if (!file) {
+      err << "mm-fuzz merge: cannot write '" << o.json << "'\n";
+      return kExitUsage;
+    }
+  }
+  return m.at("exit_code").get<int>();
+}
+
 }  // namespace
 
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                std::ostream& out, std::ostream& err) {
   CliOptions o;
   CLI::App* generate = nullptr;
-  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate);
+  CLI::App* merge = nullptr;
+  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate, merge);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app->parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (generate->parsed() ? generate->help() : app->help());
+    out << (generate->parsed() ? generate->help()
+                               : merge->parsed() ? merge->help()
+                                                 : app->help());
     return kExitClean;
   } catch (const CLI::ParseError& e) {
     err << "mm-fuzz: " << e.what() << "\nTry 'mm-fuzz --help'.\n";
@@ -479,6 +584,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     return kExitClean;
   }
   if (generate->parsed()) return Generate(o, out, err);
+  if (merge->parsed()) return Merge(o, out, err);
 
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;
@@ -498,6 +604,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   for (const auto& name : o.dtypes) o.fuzz.generator.dtypes.push_back(DTypeFromName(name).value());
   o.fuzz.rule = o.tolerance == "onnx" ? Rule::kOnnx : Rule::kBound;
   o.fuzz.shrink = !o.no_shrink;
+  if (o.sharded) o.fuzz.max_error_records = std::numeric_limits<std::int64_t>::max();
   // Options that change which problems are generated or how they are judged go into every
   // replay line.
   std::ostringstream replay;
@@ -535,7 +642,9 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     for (const auto& [dtype, count] : s.problems_by_dtype) out << " " << dtype << " " << count;
     out << "\n";
   }
-  out << "summary: seed " << o.fuzz.seed << ", " << s.problems << " problems x "
+  out << "summary: seed " << o.fuzz.seed;
+  if (o.sharded) out << ", shard " << o.fuzz.shard.index << "/" << o.fuzz.shard.count;
+  out << ", " << s.problems << " problems x "
       << s.backends.size() << " backends = " << s.results << " results, " << s.elements
       << " elements (" << s.unbounded_elements << " unbounded); " << s.failures << " failing, "
       << report.findings.size() << " findings; " << std::fixed << std::setprecision(2) << s.seconds
@@ -544,7 +653,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
       << " problems/s without shrinking); exit " << code << "\n";
   if (!o.json.empty()) {
     std::ofstream file(o.json, std::ios::trunc);
-    file << ToJson(o.fuzz, o.dtypes, o.tolerance, report, code).dump(2) << "\n";
+    file << ToJson(o.fuzz, o.dtypes, o.tolerance, o.sharded, report, code).dump(2) << "\n";
     file.close();
     if (!file) {
       err << "mm-fuzz: cannot write '" << o.json << "'\n";
