@@ -226,12 +226,14 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                      "also write problems a correct implementation may fail under ONNX's "
                      "tolerance (overflow, order-dependent NaN/inf, a K-aware bound beyond it): "
                      "for runs judged by the bound (mm-conformance --tolerance bound)");
-  generate->add_option("--rtol", o.fuzz.tolerance.rtol,
-                       "relative tolerance the corpus is fair under (default 1e-3)")
+  generate
+      ->add_option("--rtol", o.fuzz.tolerance.rtol,
+                   "relative tolerance the corpus is fair under (default 1e-3)")
       ->option_text("X")
       ->check(cli::FiniteNonNegative());
-  generate->add_option("--atol", o.fuzz.tolerance.atol,
-                       "absolute tolerance the corpus is fair under (default 1e-7)")
+  generate
+      ->add_option("--atol", o.fuzz.tolerance.atol,
+                   "absolute tolerance the corpus is fair under (default 1e-7)")
       ->option_text("X")
       ->check(cli::FiniteNonNegative());
   add_problem_options(*generate);
@@ -508,7 +510,6 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitClean;
 }
 
-
 int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<ShardReport> shards;
   for (const std::string& path : o.merge_inputs) {
@@ -571,9 +572,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   try {
     app->parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (generate->parsed() ? generate->help()
-                               : merge->parsed() ? merge->help()
-                                                 : app->help());
+    out << (generate->parsed() ? generate->help() : merge->parsed() ? merge->help() : app->help());
     return kExitClean;
   } catch (const CLI::ParseError& e) {
     err << "mm-fuzz: " << e.what() << "\nTry 'mm-fuzz --help'.\n";
@@ -644,11 +643,10 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   }
   out << "summary: seed " << o.fuzz.seed;
   if (o.sharded) out << ", shard " << o.fuzz.shard.index << "/" << o.fuzz.shard.count;
-  out << ", " << s.problems << " problems x "
-      << s.backends.size() << " backends = " << s.results << " results, " << s.elements
-      << " elements (" << s.unbounded_elements << " unbounded); " << s.failures << " failing, "
-      << report.findings.size() << " findings; " << std::fixed << std::setprecision(2) << s.seconds
-      << " s (" << std::setprecision(0)
+  out << ", " << s.problems << " problems x " << s.backends.size() << " backends = " << s.results
+      << " results, " << s.elements << " elements (" << s.unbounded_elements << " unbounded); "
+      << s.failures << " failing, " << report.findings.size() << " findings; " << std::fixed
+      << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
       << (run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)
       << " problems/s without shrinking); exit " << code << "\n";
   if (!o.json.empty()) {
