@@ -40,12 +40,14 @@ constexpr const char* kFooter = R"(Exit codes:
   0  nothing failed
   1  any FAIL or ERROR; IMPRECISE under --tolerance bound (the default); BOUND under
      --tolerance onnx; a thread-count difference under --require-deterministic
-  2  usage error or unwritable output
+  2  usage error or unwritable output (merge: a missing, repeated or foreign shard)
 
 Examples:
   mm-fuzz --seed 7 --cases 20000                      # every backend, every dtype
   mm-fuzz --backend onednn --dtype bfloat16 --time 60 --export-dir findings
-  mm-fuzz generate --out corpus --cases 10000 --seed 1)";
+  mm-fuzz generate --out corpus --cases 10000 --seed 1   # fair under ONNX's rule
+  mm-fuzz --seed 7 --cases 100000 --shard 2/4 --json s2.json   # one of 4 shards
+  mm-fuzz merge --json campaign.json s1.json s2.json s3.json s4.json)";
 
 struct CliOptions {
   FuzzOptions fuzz;
