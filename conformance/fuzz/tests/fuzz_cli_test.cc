@@ -69,10 +69,13 @@ TEST(FuzzCliTest, HelpAndUsageErrors) {
   EXPECT_EQ(help.code, kExitClean);
   for (const char* text :
        {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME", "--tolerance bound|onnx",
-        "--export-dir DIR", "--check-threads", "--json FILE", "generate", "Exit codes:"}) {
+        "--export-dir DIR", "--check-threads", "--json FILE", "--shard I/N", "generate", "merge",
+        "Exit codes:"}) {
     EXPECT_THAT(help.out, HasSubstr(text));
   }
   EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--out DIR"));
+  EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--keep-unfair"));
+  EXPECT_THAT(Fuzz({"merge", "--help"}).out, HasSubstr("reports"));
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--frobnicate"},
                                              {"--backend", "nonesuch"},
@@ -80,6 +83,9 @@ TEST(FuzzCliTest, HelpAndUsageErrors) {
                                              {"--tolerance", "loose"},
                                              {"--cases", "-3"},
                                              {"--check-threads=yes"},
+                                             {"--shard", "0/2"},
+                                             {"--shard", "x"},
+                                             {"merge"},
                                              {"generate"}}) {
     const CliRun r = Fuzz(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
