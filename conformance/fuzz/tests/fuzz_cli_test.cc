@@ -67,10 +67,9 @@ class TempDir {
 TEST(FuzzCliTest, HelpAndUsageErrors) {
   const CliRun help = Fuzz({"--help"});
   EXPECT_EQ(help.code, kExitClean);
-  for (const char* text :
-       {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME", "--tolerance bound|onnx",
-        "--export-dir DIR", "--check-threads", "--json FILE", "--shard I/N", "generate", "merge",
-        "Exit codes:"}) {
+  for (const char* text : {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME",
+                           "--tolerance bound|onnx", "--export-dir DIR", "--check-threads",
+                           "--json FILE", "--shard I/N", "generate", "merge", "Exit codes:"}) {
     EXPECT_THAT(help.out, HasSubstr(text));
   }
   EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--out DIR"));
