@@ -23,6 +23,10 @@ packages=(
   # A runtime judged from its outputs (scripts/ort-conformance.sh): ONNX Runtime from the npm
   # registry, run by Node.js.
   nodejs
+  # The fair-corpus check against numpy as ONNX's runner judges (conformance/fuzz/tests).
+  python3-numpy python3-onnx
+  # Campaigns on Slurm (scripts/slurm/): its test brings up a single-node cluster.
+  slurmctld slurmd slurm-client munge
 )
 # Debian's npm is a package of its own; a Node.js that ships its own npm needs (and conflicts
 # with) it.

@@ -7,10 +7,13 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/plugin/plugin_backend.h"
+#include "conformance/fuzz/fair.h"
+#include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
@@ -38,13 +41,15 @@ constexpr const char* kFooter = R"(Exit codes:
   0  nothing failed
   1  any FAIL or ERROR; IMPRECISE under --tolerance bound (the default); BOUND under
      --tolerance onnx; a thread-count difference under --require-deterministic
-  2  usage error or unwritable output
+  2  usage error or unwritable output (merge: a missing, repeated or foreign shard)
 
 Examples:
   mm-fuzz --seed 7 --cases 20000                      # every backend, every dtype
   mm-fuzz --backend onednn --dtype bfloat16 --time 60 --export-dir findings
-  mm-fuzz generate --out corpus --cases 10000 --seed 1
-  mm-fuzz export-builtin --out builtin                # the built-in cases, as node tests)";
+  mm-fuzz generate --out corpus --cases 10000 --seed 1   # fair under ONNX's rule
+  mm-fuzz export-builtin --out builtin                # the built-in cases, as node tests
+  mm-fuzz --seed 7 --cases 100000 --shard 2/4 --json s2.json   # one of 4 shards
+  mm-fuzz merge --json campaign.json s1.json s2.json s3.json s4.json)";
 
 struct CliOptions {
   FuzzOptions fuzz;
@@ -56,12 +61,20 @@ struct CliOptions {
   // generate
   std::string out_dir;
   std::int64_t generate_cases = 100;
+  bool keep_unfair = false;
+  bool sharded = false;  // --shard given (1/1 included): the report is a shard's.
+  // merge
+  std::vector<std::string> merge_inputs;
 };
 
 std::string Join(const std::vector<std::string>& items) { return cli::Joined(items); }
 
+// The per-problem records a report keeps (FuzzOptions::max_error_records); a shard keeps all of
+// them, so that merged percentiles come from every record.
+const std::int64_t kErrorRecordLimit = FuzzOptions{}.max_error_records;
+
 std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>& backends,
-                                  CLI::App*& generate) {
+                                  CLI::App*& generate, CLI::App*& merge) {
   auto app = std::make_unique<CLI::App>(kDescription, "mm-fuzz");
   app->footer(kFooter);
   app->formatter(std::make_shared<cli::HelpFormatter>());
@@ -119,6 +132,23 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   app->add_option("--time", o.fuzz.seconds, "time budget in seconds, shrinking included")
       ->option_text("SECONDS")
       ->check(cli::FiniteNonNegative());
+  app->add_option_function<std::string>(
+         "--shard",
+         [&o](const std::string& v) {
+           conformance::ParseShard(v, o.fuzz.shard);
+           o.sharded = true;
+         },
+         "run shard I of N (1-based): problems first + i with i mod N = I - 1, a disjoint 1/N "
+         "of the campaign, the same on every machine; combine the shards' --json reports with "
+         "'mm-fuzz merge'")
+      ->option_text("I/N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            conformance::Shard shard;
+            auto error = conformance::ParseShard(v, shard);
+            return error ? *error : "";
+          },
+          ""));
   app->option_defaults()->group("Backends");
   app->add_option_function<std::vector<std::string>>(
          "--backend",
@@ -180,8 +210,13 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   generate->formatter(app->get_formatter());
   generate->footer(
       "Writes DIR/test_mm_fuzz_s<seed>_<dtype>_<index>/ (model.onnx, test_data_set_0/input_0.pb,\n"
-      "input_1.pb, output_0.pb = the oracle's Y rounded to the dtype): a corpus for any runtime,\n"
-      "byte-identical for the same seed.");
+      "input_1.pb, output_0.pb = the exact product correctly rounded to the dtype), and\n"
+      "DIR/README.md and DIR/manifest.json saying which rule the corpus is fair under: a corpus\n"
+      "for any runtime, byte-identical for the same seed.\n"
+      "By default only fair problems are written: every implementation that sums in float32\n"
+      "(double for double) in any order passes them under ONNX's rule (--rtol, --atol; NaN\n"
+      "equals NaN). Problem index I that is not fair is replaced by the next index of the seed;\n"
+      "the manifest lists each replaced index and why.");
   generate->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   generate->add_option("--out", o.out_dir, "directory to write test_mm_fuzz_* cases into")
@@ -191,7 +226,39 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
       ->option_text("N")
       ->check(positive);
+  generate->add_flag("--keep-unfair", o.keep_unfair,
+                     "also write problems a correct implementation may fail under ONNX's "
+                     "tolerance (overflow, order-dependent NaN/inf, a K-aware bound beyond it): "
+                     "for runs judged by the bound (mm-conformance --tolerance bound)");
+  generate
+      ->add_option("--rtol", o.fuzz.tolerance.rtol,
+                   "relative tolerance the corpus is fair under (default 1e-3)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
+  generate
+      ->add_option("--atol", o.fuzz.tolerance.atol,
+                   "absolute tolerance the corpus is fair under (default 1e-7)")
+      ->option_text("X")
+      ->check(cli::FiniteNonNegative());
   add_problem_options(*generate);
+
+  merge = app->add_subcommand(
+      "merge", "combine the --json reports of shards 1/N .. N/N into the campaign's report");
+  merge->formatter(app->get_formatter());
+  merge->footer(
+      "Every shard exactly once, all of one campaign (same version and options), or a usage\n"
+      "error (2) naming the report. The merged report is the unsharded campaign's (counts,\n"
+      "findings, per-problem records, percentiles from every record, exit code); its seconds\n"
+      "are the shards' sum. Exits with the campaign's exit code.");
+  merge->option_defaults()->disable_flag_override()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  merge->add_option("--json", o.json, "write the merged report there")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
+  merge->add_flag("-q,--quiet", o.quiet, "print only the summary");
+  merge->add_option("reports", o.merge_inputs, "the shards' JSON reports")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return app;
 }
 
@@ -202,7 +269,8 @@ ordered_json Number(double v) {
 }
 
 ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& dtypes,
-                    const std::string& tolerance, const FuzzReport& report, int exit_code) {
+                    const std::string& tolerance, bool sharded, const FuzzReport& report,
+                    int exit_code) {
   ordered_json j;
   j["tool"] = "mm-fuzz";
   j["version"] = MM_VERSION;
@@ -216,7 +284,12 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                   {"rtol", options.tolerance.rtol},
                   {"atol", options.tolerance.atol},
                   {"max_elements", options.generator.max_elements},
-                  {"check_threads", options.check_threads}};
+                  {"check_threads", options.check_threads},
+                  {"require_deterministic", options.require_deterministic},
+                  {"max_findings", options.max_findings}};
+  if (sharded) {
+    j["shard"] = {{"index", options.shard.index}, {"count", options.shard.count}};
+  }
   const FuzzStats& s = report.stats;
   ordered_json stats = {{"problems", s.problems},
                         {"results", s.results},
@@ -259,14 +332,15 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   }
   j["problems"] = ordered_json::array();
   for (const ErrorRecord& r : report.errors) {
-    j["problems"].push_back({{"backend", r.backend},
+    j["problems"].push_back({{"index", r.index},
+                             {"backend", r.backend},
                              {"dtype", DTypeName(r.dtype)},
                              {"k", r.k},
                              {"max_ulp", Number(r.error.max_ulp)},
                              {"bound_fraction", optional_number(r.error.bound_fraction)}});
   }
   j["problems_capped"] = report.errors_capped;
-  j["problems_limit"] = options.max_error_records;
+  j["problems_limit"] = kErrorRecordLimit;
   j["findings"] = ordered_json::array();
   for (const Finding& f : report.findings) {
     ordered_json fj = {{"kind", f.kind},
@@ -299,6 +373,21 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   return j;
 }
 
+// Why a corpus is fair, in words, for its README and manifest.
+std::string FairnessRule(const CliOptions& o) {
+  const auto& t = o.fuzz.tolerance;
+  if (o.keep_unfair) {
+    return "none: every generated problem is kept (--keep-unfair), also those a correct "
+           "implementation may fail under ONNX's tolerance; judge it by the K-aware error bound "
+           "(mm-conformance --tolerance bound)";
+  }
+  return "ONNX's rule (|got - expected| <= atol + rtol |expected| with rtol " +
+         conformance::FormatDouble(t.rtol) + ", atol " + conformance::FormatDouble(t.atol) +
+         ", NaN equals NaN, integers exact) for any implementation that sums the products in "
+         "float32 (double for double; float16 and bfloat16 widened to float32) in any order, "
+         "subnormals flushed or not, and rounds once to the output type";
+}
+
 int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -309,28 +398,119 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   }
   GeneratorOptions generator = o.fuzz.generator;
   for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
-  std::int64_t written = 0;
-  for (std::int64_t i = 0; i < o.generate_cases; ++i) {
-    const std::int64_t index = o.fuzz.first + i;
+  // Never loop forever on options that make fair problems rare.
+  constexpr std::int64_t kMaxReplacedInARow = 10000;
+  ordered_json cases = ordered_json::array(), replaced = ordered_json::array();
+  std::int64_t written = 0, in_a_row = 0;
+  for (std::int64_t index = o.fuzz.first; written < o.generate_cases; ++index) {
     Problem p = GenerateProblem(o.fuzz.seed, index, generator);
     auto plan = PlanMatMul(p.desc());
     auto oracle = plan.ok() ? ExactMatMul(*plan, p.a.view(), p.b.view())
                             : StatusOr<OracleResult>(plan.status());
-    if (!oracle.ok()) {
-      err << "mm-fuzz generate: problem " << index << ": " << oracle.status().ToString() << "\n";
+    auto y = oracle.ok() ? CorrectlyRounded(*plan, p.a.view(), p.b.view(), *oracle)
+                         : StatusOr<Tensor>(oracle.status());
+    if (!y.ok()) {
+      err << "mm-fuzz generate: problem " << index << ": " << y.status().ToString() << "\n";
       return kExitFailed;
     }
-    const std::string name = "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" +
-                             std::string(DTypeName(p.a.dtype())) + "_" + std::to_string(index);
-    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, oracle->y);
+    const std::string dtype(DTypeName(p.a.dtype()));
+    if (!o.keep_unfair) {
+      const std::string reason =
+          UnfairReason(*plan, p.a.view(), p.b.view(), *oracle, y->view(), o.fuzz.tolerance);
+      if (!reason.empty()) {
+        replaced.push_back({{"index", index},
+                            {"dtype", dtype},
+                            {"a_shape", p.a.dims()},
+                            {"b_shape", p.b.dims()},
+                            {"values", p.values},
+                            {"reason", reason}});
+        if (++in_a_row >= kMaxReplacedInARow) {
+          err << "mm-fuzz generate: " << kMaxReplacedInARow
+              << " problems in a row are not fair (up to index " << index
+              << "); these options make fair problems too rare (see --keep-unfair)\n";
+          return kExitFailed;
+        }
+        continue;
+      }
+    }
+    in_a_row = 0;
+    const std::string name =
+        "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" + dtype + "_" + std::to_string(index);
+    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, *y);
     if (!st.ok()) {
       err << "mm-fuzz generate: " << st.message() << "\n";
       return kExitUsage;
     }
+    cases.push_back({{"case", name},
+                     {"index", index},
+                     {"dtype", dtype},
+                     {"form", p.form},
+                     {"values", p.values},
+                     {"a_shape", p.a.dims()},
+                     {"b_shape", p.b.dims()}});
     ++written;
   }
+  // No time, host or path: the same seed gives the same bytes everywhere.
+  ordered_json manifest;
+  manifest["tool"] = "mm-fuzz generate";
+  manifest["version"] = MM_VERSION;
+  manifest["seed"] = o.fuzz.seed;
+  manifest["first"] = o.fuzz.first;
+  manifest["cases"] = written;
+  manifest["dtypes"] = o.dtypes;
+  manifest["max_elements"] = o.fuzz.generator.max_elements;
+  manifest["fair_under"] = o.keep_unfair ? "none" : "onnx";
+  manifest["rtol"] = o.fuzz.tolerance.rtol;
+  manifest["atol"] = o.fuzz.tolerance.atol;
+  manifest["rule"] = FairnessRule(o);
+  manifest["expected_output"] =
+      "the exact product of the inputs, correctly rounded to the dtype (nearest even); IEEE's "
+      "NaN or infinity where a NaN or infinite input reaches the element";
+  manifest["replaced"] = replaced;
+  manifest["case_list"] = cases;
+  std::ofstream json_file(fs::path(o.out_dir) / "manifest.json", std::ios::trunc);
+  json_file << manifest.dump(2) << "\n";
+  json_file.close();
+  std::ofstream readme(fs::path(o.out_dir) / "README.md", std::ios::trunc);
+  readme << "# MatMul corpus generated by mm-fuzz\n\n"
+         << written << " ONNX node tests (`test_mm_fuzz_s<seed>_<dtype>_<index>/`), seed "
+         << o.fuzz.seed << ", problem indices from " << o.fuzz.first << ", written by `mm-fuzz "
+         << MM_VERSION << "`:\n\n```sh\nmm-fuzz generate --out DIR --cases " << o.generate_cases
+         << " --seed " << o.fuzz.seed;
+  if (o.fuzz.first != 0) readme << " --first " << o.fuzz.first;
+  for (const auto& d : o.dtypes) readme << " --dtype " << d;
+  if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
+    readme << " --max-elements " << o.fuzz.generator.max_elements;
+  }
+  if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
+    readme << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
+  }
+  if (o.fuzz.tolerance.atol != conformance::Tolerance{}.atol) {
+    readme << " --atol " << conformance::FormatDouble(o.fuzz.tolerance.atol);
+  }
+  if (o.keep_unfair) readme << " --keep-unfair";
+  readme << "\n```\n\nFair under: " << FairnessRule(o) << ".\n\n"
+         << "Expected outputs: " << manifest["expected_output"].get<std::string>() << ".\n\n";
+  if (!o.keep_unfair) {
+    readme << replaced.size()
+           << " generated problems were not fair and were replaced by the next index of the "
+              "seed; `manifest.json` lists them with the reason (`replaced`) and every case "
+              "(`case_list`). Case `..._<index>` is problem `<index>` of the seed: `mm-fuzz "
+              "--seed "
+           << o.fuzz.seed << " --first <index> --cases 1 --dtype <dtype>` fuzzes it again.\n";
+  }
+  readme.close();
+  if (!json_file || !readme) {
+    err << "mm-fuzz generate: cannot write the manifest or README in '" << o.out_dir << "'\n";
+    return kExitUsage;
+  }
   out << "mm-fuzz generate: wrote " << written << " cases (seed " << o.fuzz.seed << ", first "
-      << o.fuzz.first << ") to " << o.out_dir << "\n";
+      << o.fuzz.first << ") to " << o.out_dir;
+  if (o.keep_unfair) {
+    out << ", unfair problems kept\n";
+  } else {
+    out << ", fair under ONNX's rule; " << replaced.size() << " unfair problems replaced\n";
+  }
   return kExitClean;
 }
 
@@ -371,19 +551,71 @@ int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
   return kExitClean;
 }
 
+int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  std::vector<ShardReport> shards;
+  for (const std::string& path : o.merge_inputs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      err << "mm-fuzz merge: cannot read '" << path << "'\n";
+      return kExitUsage;
+    }
+    ordered_json j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      err << "mm-fuzz merge: " << path << ": not JSON\n";
+      return kExitUsage;
+    }
+    shards.push_back({path, std::move(j)});
+  }
+  auto merged = MergeFuzzReports(shards);
+  if (!merged.ok()) {
+    err << "mm-fuzz merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  const ordered_json& m = *merged;
+  const ordered_json& s = m.at("stats");
+  if (!o.quiet) {
+    for (const auto& [name, counts] : s.at("backends").items()) {
+      out << "  " << std::left << std::setw(10) << name;
+      for (const auto& [verdict, n] : counts.items()) out << " " << verdict << " " << n;
+      out << "\n";
+    }
+    for (const auto& f : m.at("findings")) {
+      out << f.at("kind").get<std::string>() << " " << f.at("backend").get<std::string>() << " "
+          << f.at("dtype").get<std::string>() << "\n  replay: " << f.at("replay").get<std::string>()
+          << "\n";
+    }
+  }
+  out << "summary: " << shards.size() << " shards merged: seed " << m.at("options").at("seed")
+      << ", " << s.at("problems") << " problems, " << s.at("results") << " results, "
+      << s.at("failures") << " failing, " << m.at("findings").size() << " findings; exit "
+      << m.at("exit_code") << "\n";
+  if (!o.json.empty()) {
+    std::ofstream file(o.json, std::ios::trunc);
+    file << m.dump(2) << "\n";
+    file.close();
+    if (!file) {
+      err << "mm-fuzz merge: cannot write '" << o.json << "'\n";
+      return kExitUsage;
+    }
+  }
+  return m.at("exit_code").get<int>();
+}
+
 }  // namespace
 
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                std::ostream& out, std::ostream& err) {
   CliOptions o;
   CLI::App* generate = nullptr;
-  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate);
+  CLI::App* merge = nullptr;
+  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate, merge);
   CLI::App* export_builtin = AddExportBuiltin(*app, o);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app->parse(reversed);
   } catch (const CLI::CallForHelp&) {
     out << (generate->parsed()         ? generate->help()
+            : merge->parsed()          ? merge->help()
             : export_builtin->parsed() ? export_builtin->help()
                                        : app->help());
     return kExitClean;
@@ -397,6 +629,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   }
   if (generate->parsed()) return Generate(o, out, err);
   if (export_builtin->parsed()) return ExportBuiltin(o, out, err);
+  if (merge->parsed()) return Merge(o, out, err);
 
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;
@@ -416,6 +649,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   for (const auto& name : o.dtypes) o.fuzz.generator.dtypes.push_back(DTypeFromName(name).value());
   o.fuzz.rule = o.tolerance == "onnx" ? Rule::kOnnx : Rule::kBound;
   o.fuzz.shrink = !o.no_shrink;
+  if (o.sharded) o.fuzz.max_error_records = std::numeric_limits<std::int64_t>::max();
   // Options that change which problems are generated or how they are judged go into every
   // replay line.
   std::ostringstream replay;
@@ -453,16 +687,17 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     for (const auto& [dtype, count] : s.problems_by_dtype) out << " " << dtype << " " << count;
     out << "\n";
   }
-  out << "summary: seed " << o.fuzz.seed << ", " << s.problems << " problems x "
-      << s.backends.size() << " backends = " << s.results << " results, " << s.elements
-      << " elements (" << s.unbounded_elements << " unbounded); " << s.failures << " failing, "
-      << report.findings.size() << " findings; " << std::fixed << std::setprecision(2) << s.seconds
-      << " s (" << std::setprecision(0)
+  out << "summary: seed " << o.fuzz.seed;
+  if (o.sharded) out << ", shard " << o.fuzz.shard.index << "/" << o.fuzz.shard.count;
+  out << ", " << s.problems << " problems x " << s.backends.size() << " backends = " << s.results
+      << " results, " << s.elements << " elements (" << s.unbounded_elements << " unbounded); "
+      << s.failures << " failing, " << report.findings.size() << " findings; " << std::fixed
+      << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
       << (run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)
       << " problems/s without shrinking); exit " << code << "\n";
   if (!o.json.empty()) {
     std::ofstream file(o.json, std::ios::trunc);
-    file << ToJson(o.fuzz, o.dtypes, o.tolerance, report, code).dump(2) << "\n";
+    file << ToJson(o.fuzz, o.dtypes, o.tolerance, o.sharded, report, code).dump(2) << "\n";
     file.close();
     if (!file) {
       err << "mm-fuzz: cannot write '" << o.json << "'\n";

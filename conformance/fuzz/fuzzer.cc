@@ -297,6 +297,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
   std::map<std::pair<std::size_t, DType>, std::pair<std::vector<double>, std::vector<double>>>
       errors;
   for (std::int64_t i = 0; i < options.cases; ++i) {
+    if (i % options.shard.count != options.shard.index - 1) continue;
     if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
     if (options.stop_after > 0 &&
         static_cast<std::int64_t>(report.findings.size()) >= options.stop_after) {
@@ -360,7 +361,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
           ulps.push_back(error.max_ulp);
           if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
           if (static_cast<std::int64_t>(report.errors.size()) < options.max_error_records) {
-            report.errors.push_back({names[bi], dtype, plan->k, error});
+            report.errors.push_back({index, names[bi], dtype, plan->k, error});
           } else {
             report.errors_capped = true;
           }

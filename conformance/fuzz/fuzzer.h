@@ -32,6 +32,9 @@ struct FuzzOptions {
   std::uint64_t seed = 1;
   std::int64_t first = 0;             // Index of the first problem.
   std::int64_t cases = 1000;          // Number of problems; with `seconds` > 0, at most this many.
+  // Run only shard `index` of `count` (1-based) of the problems: problem first + i when
+  // i % count == index - 1, so shards are disjoint, cover the campaign and stay balanced.
+  conformance::Shard shard;
   double seconds = 0;                 // Time budget (0: none). Shrinking counts against it.
   std::vector<std::string> backends;  // Registered names; empty: every registered backend.
   GeneratorOptions generator;
@@ -106,6 +109,7 @@ ResultError MeasureError(TensorView y, const OracleResult& oracle,
 
 // One (problem, backend) result of a float dtype, for the accuracy report.
 struct ErrorRecord {
+  std::int64_t index = 0;  // The problem's index in its seed.
   std::string backend;
   DType dtype = DType::kFloat;
   std::int64_t k = 0;

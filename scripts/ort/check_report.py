@@ -41,6 +41,8 @@ def main():
 
     generated = set()
     for case in sorted(os.listdir(args.generated)):
+        if not os.path.isdir(os.path.join(args.generated, case)):
+            continue  # The corpus's README.md and manifest.json.
         for data_set in os.listdir(os.path.join(args.generated, case)):
             if data_set.startswith("test_data_set_"):
                 generated.add((case, data_set))

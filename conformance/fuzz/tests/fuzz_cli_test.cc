@@ -67,12 +67,14 @@ class TempDir {
 TEST(FuzzCliTest, HelpAndUsageErrors) {
   const CliRun help = Fuzz({"--help"});
   EXPECT_EQ(help.code, kExitClean);
-  for (const char* text :
-       {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME", "--tolerance bound|onnx",
-        "--export-dir DIR", "--check-threads", "--json FILE", "generate", "Exit codes:"}) {
+  for (const char* text : {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME",
+                           "--tolerance bound|onnx", "--export-dir DIR", "--check-threads",
+                           "--json FILE", "--shard I/N", "generate", "merge", "Exit codes:"}) {
     EXPECT_THAT(help.out, HasSubstr(text));
   }
   EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--out DIR"));
+  EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--keep-unfair"));
+  EXPECT_THAT(Fuzz({"merge", "--help"}).out, HasSubstr("reports"));
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--frobnicate"},
                                              {"--backend", "nonesuch"},
@@ -80,6 +82,9 @@ TEST(FuzzCliTest, HelpAndUsageErrors) {
                                              {"--tolerance", "loose"},
                                              {"--cases", "-3"},
                                              {"--check-threads=yes"},
+                                             {"--shard", "0/2"},
+                                             {"--shard", "x"},
+                                             {"merge"},
                                              {"generate"}}) {
     const CliRun r = Fuzz(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
@@ -149,8 +154,11 @@ TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
   const CliRun r = Fuzz({"generate", "--out", dir.path().string(), "--cases", "40", "--seed", "9"});
   ASSERT_EQ(r.code, kExitClean) << r.err;
   EXPECT_THAT(r.out, HasSubstr("wrote 40 cases"));
+  EXPECT_TRUE(fs::is_regular_file(dir.path() / "README.md"));
+  EXPECT_TRUE(fs::is_regular_file(dir.path() / "manifest.json"));
   std::int64_t count = 0;
   for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (!entry.is_directory()) continue;  // README.md and manifest.json.
     ++count;
     onnx::ModelProto model = conformance::LoadModelFile(entry.path() / "model.onnx").value();
     EXPECT_NO_THROW(onnx::checker::check_model(model)) << entry.path();
@@ -411,6 +419,68 @@ TEST(ConformanceToleranceTest, AFailureOnlyInDataSetTwoOfThreeIsFound) {
     EXPECT_THAT(r.out, HasSubstr("FAIL        test_three_sets"));
     EXPECT_THAT(r.out, HasSubstr("test_data_set_1: 1 of 4 elements differ; worst at [1,1]"));
   }
+}
+
+}  // namespace
+}  // namespace mm::fuzz
+
+namespace mm::fuzz {
+namespace {
+
+// The default corpus is fair and says so; every index it leaves out is listed with its reason,
+// and --keep-unfair writes every index and says the corpus is fair under no fixed tolerance.
+TEST(FuzzCliTest, GenerateReplacesUnfairProblemsAndSaysWhichRuleTheCorpusIsFairUnder) {
+  TempDir fair, all;
+  ASSERT_EQ(Fuzz({"generate", "--out", fair.path().string(), "--cases", "300", "--seed", "5"}).code,
+            kExitClean);
+  ASSERT_EQ(Fuzz({"generate", "--out", all.path().string(), "--cases", "300", "--seed", "5",
+                  "--keep-unfair"})
+                .code,
+            kExitClean);
+  const auto manifest = [](const fs::path& dir) {
+    std::ifstream in(dir / "manifest.json");
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json m = manifest(fair.path());
+  EXPECT_EQ(m["fair_under"], "onnx");
+  EXPECT_THAT(m["rule"].get<std::string>(), HasSubstr("rtol 0.001, atol 1e-07"));
+  EXPECT_EQ(m["case_list"].size(), 300u);
+  ASSERT_FALSE(m["replaced"].empty()) << "seed 5's first 300 problems include unfair ones";
+  std::set<std::int64_t> listed, replaced;
+  for (const auto& c : m["case_list"]) {
+    listed.insert(c["index"].get<std::int64_t>());
+    EXPECT_TRUE(fs::is_directory(fair.path() / c["case"].get<std::string>())) << c;
+  }
+  for (const auto& r : m["replaced"]) {
+    replaced.insert(r["index"].get<std::int64_t>());
+    EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("element ")) << r;
+  }
+  // Indices 0, 1, ... each either written or replaced, never both, none skipped silently.
+  const std::int64_t last = std::max(*listed.rbegin(), *replaced.rbegin());
+  EXPECT_EQ(static_cast<std::int64_t>(listed.size() + replaced.size()), last + 1);
+  for (std::int64_t i : replaced) EXPECT_FALSE(listed.count(i)) << i;
+  std::ifstream readme(fair.path() / "README.md");
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(readme), {}),
+              HasSubstr("Fair under: ONNX's rule"));
+
+  const nlohmann::json u = manifest(all.path());
+  EXPECT_EQ(u["fair_under"], "none");
+  EXPECT_TRUE(u["replaced"].empty());
+  EXPECT_EQ(u["case_list"].back()["index"], 299);
+  // A fair corpus passes every built-in backend under the default rule; the unfair one does not
+  // (its BOUND results are what the filter removes).
+  EXPECT_EQ(Conformance({"--data-dir", fair.path().string(), "--no-builtin", "--no-isolate"},
+                        BuiltinBackends())
+                .code,
+            conformance::kExitPassed);
+  const CliRun unfair = Conformance(
+      {"--data-dir", all.path().string(), "--no-builtin", "--no-isolate"}, BuiltinBackends());
+  EXPECT_EQ(unfair.code, conformance::kExitFailed) << unfair.out;
+  EXPECT_EQ(Conformance({"--data-dir", all.path().string(), "--no-builtin", "--no-isolate",
+                         "--tolerance", "bound"},
+                        BuiltinBackends())
+                .code,
+            conformance::kExitPassed);
 }
 
 }  // namespace

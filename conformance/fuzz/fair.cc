@@ -1,0 +1,290 @@
+#include "conformance/fuzz/fair.h"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "conformance/fuzz/shrink.h"
+
+namespace mm::fuzz {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Partial sums may exceed S by their own rounding (gamma_K S): S must stay this far below the
+// largest finite value of the accumulation type for no order to overflow.
+constexpr double kOverflowMargin = 1.01;
+
+// The binary format of a float dtype: significand bits, the exponent of the smallest subnormal's
+// quantum, and the largest finite value.
+struct Format {
+  int precision;
+  int min_quantum_exponent;
+  double max_finite;
+};
+
+Format FormatOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat:
+      return {24, -149, std::numeric_limits<float>::max()};
+    case DType::kFloat16:
+      return {11, -24, 65504.0};
+    case DType::kBFloat16:
+      return {8, -133, static_cast<double>(std::numeric_limits<bfloat16>::max())};
+    default:
+      return {53, -1074, std::numeric_limits<double>::max()};
+  }
+}
+
+// The exact sum of products of finite doubles: a fixed-point number in radix-2^32 digits held in
+// int64 (room for carries of 2^31 additions), digit 0 worth 2^kBase. Products of doubles reach
+// from 2^-2148 to 2^2048; K of them add at most 31 bits.
+class ExactAccumulator {
+ public:
+  void Clear() { digits_.fill(0); }
+
+  void AddProduct(double x, double w) {
+    if (x == 0 || w == 0) return;
+    int ex = 0, ew = 0;
+    const std::uint64_t mx = Significand(x, ex), mw = Significand(w, ew);
+    const unsigned __int128 product = static_cast<unsigned __int128>(mx) * mw;
+    const bool negative = std::signbit(x) != std::signbit(w);
+    const int position = ex + ew - kBase;
+    const int digit = position / 32, shift = position % 32;
+    for (int c = 0; c < 4; ++c) {
+      const auto chunk = static_cast<std::uint64_t>(product >> (32 * c)) & 0xFFFFFFFFu;
+      if (chunk == 0) continue;
+      const std::uint64_t v = chunk << shift;  // < 2^63.
+      const auto low = static_cast<std::int64_t>(v & 0xFFFFFFFFu);
+      const auto high = static_cast<std::int64_t>(v >> 32);
+      digits_[digit + c] += negative ? -low : low;
+      digits_[digit + c + 1] += negative ? -high : high;
+    }
+  }
+
+  // The sum rounded to `format` (nearest, ties to even; beyond its largest finite value +-inf).
+  // `zero` when the sum is exactly 0.
+  double Round(const Format& format, bool& zero) {
+    Normalize();
+    bool negative = false;
+    if (digits_.back() < 0) {
+      for (auto& d : digits_) d = -d;
+      Normalize();
+      negative = true;
+    }
+    int top = kDigits - 1;
+    while (top >= 0 && digits_[top] == 0) --top;
+    zero = top < 0;
+    if (zero) return 0;
+    const int top_bit = 32 * top + 63 - std::countl_zero(static_cast<std::uint64_t>(digits_[top]));
+    const int exponent = top_bit + kBase;
+    const int quantum = std::max(exponent - format.precision + 1, format.min_quantum_exponent);
+    const int q = quantum - kBase;  // Bit index of the quantum (> 0: kBase is far below).
+    std::uint64_t m = 0;
+    for (int bit = top_bit; bit >= q; --bit) m = (m << 1) | Bit(bit);
+    const bool round = q >= 1 && Bit(q - 1);
+    bool sticky = false;
+    for (int bit = q - 2; bit >= 0 && !sticky; --bit) {
+      if (bit % 32 == 31 && digits_[bit / 32] == 0) {
+        bit -= 31;  // A whole zero digit.
+        continue;
+      }
+      sticky = Bit(bit);
+    }
+    if (round && (sticky || (m & 1))) ++m;
+    double value = std::ldexp(static_cast<double>(m), quantum);
+    if (value > format.max_finite) value = kInf;
+    return negative ? -value : value;
+  }
+
+ private:
+  static constexpr int kBase = -2208;
+  static constexpr int kDigits = 140;
+
+  // The integer significand and exponent of a finite nonzero double: |x| = m 2^e.
+  static std::uint64_t Significand(double x, int& e) {
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+    const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
+    e = (biased == 0 ? 1 : biased) - 1075;
+    return biased == 0 ? fraction : fraction | (std::uint64_t{1} << 52);
+  }
+
+  // Every digit in [0, 2^32) but the last, which keeps the sign.
+  void Normalize() {
+    for (int i = 0; i + 1 < kDigits; ++i) {
+      const std::int64_t carry = digits_[i] >> 32;  // Floor division (arithmetic shift).
+      digits_[i] -= carry * (std::int64_t{1} << 32);
+      digits_[i + 1] += carry;
+    }
+  }
+
+  std::uint64_t Bit(int bit) const {
+    return (static_cast<std::uint64_t>(digits_[bit / 32]) >> (bit % 32)) & 1;
+  }
+
+  std::array<std::int64_t, kDigits> digits_{};
+};
+
+bool IsSubnormal(double x, double min_normal) { return x != 0 && std::fabs(x) < min_normal; }
+
+// Rounds `value` to the float dtype `dtype` and widens it back.
+double RoundTo(DType dtype, double value) {
+  return VisitDType(dtype, [&](auto tag) -> double {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T>) {
+      return value;
+    } else {
+      return ToDouble(RoundFromDouble<T>(value));
+    }
+  });
+}
+
+// True when `got` passes ONNX's rule against `expected` (with the margin).
+bool Close(double got, double expected, const conformance::Tolerance& tolerance) {
+  if (got == expected || (std::isnan(got) && std::isnan(expected))) return true;
+  if (!std::isfinite(got) || !std::isfinite(expected)) return false;
+  return std::fabs(got - expected) <=
+         kFairMargin * (tolerance.atol + tolerance.rtol * std::fabs(expected));
+}
+
+std::string Num(double v) { return conformance::FormatShort(v); }
+
+// What the terms of one element with a NaN or infinite input say about its order dependence.
+struct SpecialTerms {
+  bool nan = false;  // A NaN term, 0 x inf, or +inf and -inf: NaN in every order.
+  bool pos_inf = false, neg_inf = false;
+  bool flushed_times_inf = false;  // A subnormal times an infinity: NaN when flushed to zero.
+};
+
+}  // namespace
+
+Arithmetic FairArithmetic(DType dtype) {
+  if (!IsFloat(dtype)) return {dtype, false};
+  return {dtype == DType::kDouble ? DType::kDouble : DType::kFloat, true};
+}
+
+StatusOr<Tensor> CorrectlyRounded(const MatMulPlan& plan, TensorView a, TensorView b,
+                                  const OracleResult& oracle) {
+  Tensor y = Clone(oracle.y);
+  const DType dtype = plan.desc.dtype;
+  if (!IsFloat(dtype) || plan.y_elements == 0) return y;
+  const Format format = FormatOf(dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      const T* ad = a.Data<T>();
+      const T* bd = b.Data<T>();
+      T* yd = y.Data<T>();
+      ExactAccumulator sum;
+      for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+        const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+        for (std::int64_t i = 0; i < plan.m; ++i) {
+          for (std::int64_t j = 0; j < plan.n; ++j) {
+            const std::int64_t index = (batch * plan.m + i) * plan.n + j;
+            if (oracle.special[static_cast<std::size_t>(index)]) continue;
+            sum.Clear();
+            for (std::int64_t p = 0; p < plan.k; ++p) {
+              sum.AddProduct(ToDouble(ad[a_offset + i * plan.k + p]),
+                             ToDouble(bd[b_offset + p * plan.n + j]));
+            }
+            bool zero = false;
+            const double rounded = sum.Round(format, zero);
+            // An exact zero keeps the oracle's sign of zero.
+            if (!zero) yd[index] = RoundFromDouble<T>(rounded);
+          }
+        }
+      }
+    }
+  });
+  return y;
+}
+
+std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
+                         const OracleResult& oracle, TensorView expected,
+                         const conformance::Tolerance& tolerance) {
+  const DType dtype = plan.desc.dtype;
+  if (!IsFloat(dtype) || plan.y_elements == 0) return "";
+  const Arithmetic arithmetic = FairArithmetic(dtype);
+  const std::vector<ElementBound> bounds = OracleBounds(oracle, arithmetic, plan.k);
+  const double acc_max = arithmetic.accumulation == DType::kDouble
+                             ? std::numeric_limits<double>::max()
+                             : std::numeric_limits<float>::max();
+  const double acc_min_normal = arithmetic.accumulation == DType::kDouble
+                                    ? std::numeric_limits<double>::min()
+                                    : std::numeric_limits<float>::min();
+  const double own_min_normal = dtype == DType::kFloat16 ? std::ldexp(1.0, -14) : acc_min_normal;
+  std::string reason;
+  VisitDType(dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      const T* ad = a.Data<T>();
+      const T* bd = b.Data<T>();
+      const T* yd = expected.Data<T>();
+      for (std::int64_t batch = 0; batch < plan.batch && reason.empty(); ++batch) {
+        const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+        for (std::int64_t i = 0; i < plan.m && reason.empty(); ++i) {
+          for (std::int64_t j = 0; j < plan.n && reason.empty(); ++j) {
+            const std::int64_t index = (batch * plan.m + i) * plan.n + j;
+            const auto u = static_cast<std::size_t>(index);
+            const double y = ToDouble(yd[index]);
+            const std::string where = "element " + std::to_string(index) + ": ";
+            if (oracle.special[u]) {
+              SpecialTerms t;
+              for (std::int64_t p = 0; p < plan.k; ++p) {
+                const double x = ToDouble(ad[a_offset + i * plan.k + p]);
+                const double w = ToDouble(bd[b_offset + p * plan.n + j]);
+                if (std::isnan(x) || std::isnan(w) || (std::isinf(x) && w == 0) ||
+                    (std::isinf(w) && x == 0)) {
+                  t.nan = true;
+                } else if (std::isinf(x) || std::isinf(w)) {
+                  (std::signbit(x) != std::signbit(w) ? t.neg_inf : t.pos_inf) = true;
+                  const double other = std::isinf(x) ? w : x;
+                  if (IsSubnormal(other, std::max(own_min_normal, acc_min_normal))) {
+                    t.flushed_times_inf = true;
+                  }
+                }
+              }
+              if (t.nan || (t.pos_inf && t.neg_inf)) continue;  // NaN in every order.
+              if (t.flushed_times_inf) {
+                reason = where +
+                         "a subnormal times an infinity gives NaN where subnormals are "
+                         "flushed, the infinity where not";
+              } else if (!(oracle.abs_sum[u] * kOverflowMargin < acc_max)) {
+                reason = where + "the finite terms may overflow to the opposite infinity in " +
+                         std::string(DTypeName(arithmetic.accumulation)) +
+                         " (NaN or infinity by the order of summation)";
+              }
+              continue;
+            }
+            const double radius = bounds[u].radius;
+            if (std::isinf(radius) || !(oracle.abs_sum[u] * kOverflowMargin < acc_max)) {
+              reason = where + "sum |a||b| reaches the largest " +
+                       std::string(DTypeName(arithmetic.accumulation)) +
+                       ": a partial sum may overflow in some order";
+              continue;
+            }
+            const double center = bounds[u].center;
+            // Two double ULPs outward, as the bound's own check does (engine/error_bound.cc).
+            const double lo =
+                RoundTo(dtype, std::nextafter(std::nextafter(center - radius, -kInf), -kInf));
+            const double hi =
+                RoundTo(dtype, std::nextafter(std::nextafter(center + radius, kInf), kInf));
+            for (double got : {lo, hi}) {
+              if (Close(got, y, tolerance)) continue;
+              reason = where + "a " + std::string(DTypeName(arithmetic.accumulation)) +
+                       " sum in another order may give " + Num(got) + " where " + Num(y) +
+                       " is expected (bound " + Num(radius) + ", tolerance " +
+                       Num(tolerance.atol + tolerance.rtol * std::fabs(y)) + ")";
+              break;
+            }
+          }
+        }
+      }
+    }
+  });
+  return reason;
+}
+
+}  // namespace mm::fuzz

@@ -1,0 +1,220 @@
+#include "conformance/fuzz/fuzz_merge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "engine/dtype.h"
+
+namespace mm::fuzz {
+namespace {
+
+using nlohmann::ordered_json;
+
+double ToNumber(const ordered_json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "nan") return std::nan("");
+    return s == "-inf" ? -HUGE_VAL : HUGE_VAL;
+  }
+  return v.get<double>();
+}
+
+ordered_json Number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+// The nearest-rank percentile `p` of `values` (sorted here), as mm-fuzz computes it.
+double Percentile(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+  return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
+}
+
+int DTypeOrder(const std::string& name) {
+  auto d = DTypeFromName(name);
+  return d.ok() ? static_cast<int>(*d) : 1000;
+}
+
+}  // namespace
+
+StatusOr<ordered_json> MergeFuzzReports(const std::vector<ShardReport>& shards) {
+  if (shards.empty()) return InvalidArgumentError("no shard report to merge");
+  try {
+    std::set<int> seen;
+    const ordered_json& first = shards.front().json;
+    int count = 0;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      const ordered_json& j = shards[i].json;
+      const std::string& path = shards[i].path;
+      if (!j.is_object() || j.value("tool", "") != "mm-fuzz") {
+        return InvalidArgumentError(path + ": not an mm-fuzz report (\"tool\" is not mm-fuzz)");
+      }
+      if (!j.contains("shard")) {
+        return InvalidArgumentError(path + ": not a shard's report (run with --shard I/N)");
+      }
+      const int index = j.at("shard").at("index").get<int>();
+      const int n = j.at("shard").at("count").get<int>();
+      const std::string which =
+          path + " (shard " + std::to_string(index) + "/" + std::to_string(n) + ")";
+      if (i == 0) count = n;
+      auto foreign = [&](const std::string& what) {
+        return InvalidArgumentError(which + " is not from the same campaign as " +
+                                    shards.front().path + ": " + what + " differ");
+      };
+      if (n != count) return foreign("shard counts");
+      if (j.at("version") != first.at("version")) return foreign("mm versions");
+      for (const auto& [key, value] : first.at("options").items()) {
+        if (!j.at("options").contains(key) || j.at("options").at(key) != value) {
+          return foreign("options (\"" + key + "\")");
+        }
+      }
+      if (j.at("options").size() != first.at("options").size()) return foreign("options");
+      std::vector<std::string> names, first_names;
+      for (const auto& [name, counts] : j.at("stats").at("backends").items()) names.push_back(name);
+      for (const auto& [name, counts] : first.at("stats").at("backends").items()) {
+        first_names.push_back(name);
+      }
+      if (names != first_names) return foreign("backends");
+      if (j.at("problems_limit") != first.at("problems_limit")) return foreign("record limits");
+      if (!seen.insert(index).second) {
+        return InvalidArgumentError(which + ": shard " + std::to_string(index) + "/" +
+                                    std::to_string(count) + " is given twice");
+      }
+      if (j.at("problems_capped").get<bool>()) {
+        return InvalidArgumentError(which +
+                                    " kept only part of its per-problem records; a shard "
+                                    "keeps them all, so this report is not a shard's");
+      }
+    }
+    for (int index = 1; index <= count; ++index) {
+      if (!seen.count(index)) {
+        return InvalidArgumentError("shard " + std::to_string(index) + "/" + std::to_string(count) +
+                                    " is missing; a merged report must cover every shard");
+      }
+    }
+
+    ordered_json merged = first;
+    merged.erase("shard");
+    // Counts.
+    ordered_json& stats = merged["stats"];
+    for (const char* key : {"problems", "results", "elements", "unbounded_elements", "failures"}) {
+      std::int64_t sum = 0;
+      for (const auto& s : shards) sum += s.json.at("stats").at(key).get<std::int64_t>();
+      stats[key] = sum;
+    }
+    double seconds = 0, shrink_seconds = 0;
+    for (const auto& s : shards) {
+      seconds += s.json.at("stats").at("seconds").get<double>();
+      shrink_seconds += s.json.at("stats").at("shrink_seconds").get<double>();
+    }
+    stats["seconds"] = seconds;
+    stats["shrink_seconds"] = shrink_seconds;
+    const auto problems = stats["problems"].get<std::int64_t>();
+    stats["problems_per_second"] =
+        Number(seconds > shrink_seconds ? static_cast<double>(problems) / (seconds - shrink_seconds)
+                                        : 0.0);
+    std::map<std::pair<int, std::string>, std::int64_t> by_dtype;
+    for (const auto& s : shards) {
+      for (const auto& [name, n] : s.json.at("stats").at("problems_by_dtype").items()) {
+        by_dtype[{DTypeOrder(name), name}] += n.get<std::int64_t>();
+      }
+    }
+    stats["problems_by_dtype"] = ordered_json::object();
+    for (const auto& [key, n] : by_dtype) stats["problems_by_dtype"][key.second] = n;
+    std::vector<std::string> backends;
+    for (auto& [name, counts] : stats["backends"].items()) {
+      backends.push_back(name);
+      for (auto& [verdict, n] : counts.items()) {
+        std::int64_t sum = 0;
+        for (const auto& s : shards) {
+          sum += s.json.at("stats").at("backends").at(name).at(verdict).get<std::int64_t>();
+        }
+        n = sum;
+      }
+    }
+    const auto backend_position = [&](const std::string& name) {
+      return std::find(backends.begin(), backends.end(), name) - backends.begin();
+    };
+    // Records and findings in the unsharded run's order: by problem index (a problem runs whole
+    // in one shard, its backends in order, so a stable sort keeps the rest).
+    const auto by_index = [](const ordered_json& a, const ordered_json& b) {
+      return a.at("index").get<std::int64_t>() < b.at("index").get<std::int64_t>();
+    };
+    std::vector<ordered_json> records, findings;
+    for (const auto& s : shards) {
+      for (const auto& r : s.json.at("problems")) records.push_back(r);
+      for (const auto& f : s.json.at("findings")) findings.push_back(f);
+    }
+    std::stable_sort(records.begin(), records.end(), by_index);
+    std::stable_sort(findings.begin(), findings.end(), by_index);
+    // Percentiles from every record, per (backend, dtype) in the unsharded run's order.
+    std::map<std::pair<std::ptrdiff_t, int>, std::pair<std::vector<double>, std::vector<double>>>
+        errors;
+    for (const auto& r : records) {
+      auto& [ulps, fractions] = errors[{backend_position(r.at("backend").get<std::string>()),
+                                        DTypeOrder(r.at("dtype").get<std::string>())}];
+      ulps.push_back(ToNumber(r.at("max_ulp")));
+      if (!r.at("bound_fraction").is_null()) fractions.push_back(ToNumber(r.at("bound_fraction")));
+    }
+    merged["statistics"] = ordered_json::array();
+    for (auto& [key, values] : errors) {
+      auto& [ulps, fractions] = values;
+      ordered_json e;
+      e["backend"] = backends[static_cast<std::size_t>(key.first)];
+      e["dtype"] = DTypeName(static_cast<DType>(key.second));
+      e["problems"] = ulps.size();
+      const double p99 = Percentile(ulps, 0.99);
+      e["worst_ulp"] = Number(ulps.empty() ? 0 : ulps.back());
+      e["p99_ulp"] = Number(p99);
+      if (fractions.empty()) {
+        e["worst_bound_fraction"] = nullptr;
+        e["p99_bound_fraction"] = nullptr;
+      } else {
+        const double f99 = Percentile(fractions, 0.99);
+        e["worst_bound_fraction"] = Number(fractions.back());
+        e["p99_bound_fraction"] = Number(f99);
+      }
+      merged["statistics"].push_back(e);
+    }
+    const auto limit = merged.at("problems_limit").get<std::int64_t>();
+    merged["problems_capped"] = static_cast<std::int64_t>(records.size()) > limit;
+    if (static_cast<std::int64_t>(records.size()) > limit) records.resize(limit);
+    merged["problems"] = records;
+    const auto max_findings = merged.at("options").at("max_findings").get<std::int64_t>();
+    if (static_cast<std::int64_t>(findings.size()) > max_findings) findings.resize(max_findings);
+    merged["findings"] = findings;
+    // Exit code, as FuzzReport::ExitCode decides it.
+    merged.erase("error");
+    for (const auto& s : shards) {
+      if (s.json.contains("error")) {
+        merged["error"] = s.json.at("error");
+        break;
+      }
+    }
+    bool failed = merged.contains("error") || stats["failures"].get<std::int64_t>() > 0;
+    const bool require_deterministic = merged.at("options").at("require_deterministic").get<bool>();
+    for (const auto& f : findings) {
+      if (f.at("kind") != "NONDETERMINISTIC" || require_deterministic) failed = true;
+    }
+    // "error" sits before "exit_code", as in a run's report.
+    if (merged.contains("error")) {
+      const ordered_json error = merged["error"];
+      merged.erase("error");
+      merged.erase("exit_code");
+      merged["error"] = error;
+    } else {
+      merged.erase("exit_code");
+    }
+    merged["exit_code"] = failed ? 1 : 0;
+    return merged;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgumentError(std::string("malformed mm-fuzz report: ") + e.what());
+  }
+}
+
+}  // namespace mm::fuzz

@@ -1,0 +1,155 @@
+// mm-fuzz --shard I/N and mm-fuzz merge: shards are disjoint and cover the campaign, and their
+// merged report is the unsharded campaign's report; missing, repeated and foreign shards are
+// refused by name.
+#include "conformance/fuzz/fuzz_merge.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "backends/backend_list.h"
+#include "conformance/fuzz/fuzz_cli.h"
+#include "conformance/fuzz/tests/planted_backends.h"
+
+namespace mm::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+using ::testing::HasSubstr;
+
+class FuzzMergeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mm_fuzz_merge_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  int Fuzz(std::vector<std::string> args, const BackendRegistry& registry,
+           std::string* out = nullptr, std::string* err = nullptr) {
+    std::ostringstream o, e;
+    const int code = RunFuzzCli(args, registry, o, e);
+    if (out) *out = o.str();
+    if (err) *err = e.str();
+    return code;
+  }
+
+  static ordered_json Read(const std::string& path) {
+    std::ifstream in(path);
+    return ordered_json::parse(in);
+  }
+
+  // A report without what depends on the clock.
+  static ordered_json Untimed(ordered_json j) {
+    for (const char* key : {"seconds", "shrink_seconds", "problems_per_second"}) {
+      j["stats"].erase(key);
+    }
+    return j;
+  }
+
+  // Runs `campaign` unsharded and as `count` shards, merges the shards, and returns both reports.
+  std::pair<ordered_json, ordered_json> RunBoth(const std::vector<std::string>& campaign, int count,
+                                                const BackendRegistry& registry,
+                                                int* unsharded_code, int* merged_code) {
+    std::vector<std::string> args = campaign;
+    args.insert(args.end(), {"--quiet", "--json", Path("full.json")});
+    *unsharded_code = Fuzz(args, registry);
+    std::vector<std::string> merge = {"merge", "--json", Path("merged.json")};
+    std::int64_t problems = 0;
+    for (int i = 1; i <= count; ++i) {
+      const std::string shard = std::to_string(i) + "/" + std::to_string(count);
+      const std::string json = Path("shard" + std::to_string(i) + ".json");
+      args = campaign;
+      args.insert(args.end(), {"--quiet", "--shard", shard, "--json", json});
+      Fuzz(args, registry);
+      problems += Read(json)["stats"]["problems"].get<std::int64_t>();
+      merge.push_back(json);
+    }
+    std::string out, err;
+    *merged_code = Fuzz(merge, registry, &out, &err);
+    EXPECT_THAT(out, HasSubstr(std::to_string(count) + " shards merged")) << err;
+    const ordered_json full = Read(Path("full.json"));
+    EXPECT_EQ(problems, full["stats"]["problems"]) << "shards are disjoint and cover the campaign";
+    return {Untimed(full), Untimed(Read(Path("merged.json")))};
+  }
+
+  fs::path dir_;
+};
+
+// Every built-in backend, every dtype: counts, per-dtype problems, per-problem records and the
+// percentiles computed from them are the unsharded run's, whatever the shard count (1 included).
+TEST_F(FuzzMergeTest, MergedShardsAreTheUnshardedReport) {
+  for (int count : {1, 3}) {
+    int full_code = -1, merged_code = -1;
+    auto [full, merged] = RunBoth({"--seed", "3", "--cases", "240"}, count, BuiltinBackends(),
+                                  &full_code, &merged_code);
+    EXPECT_EQ(merged, full) << "shards: " << count << "\nmerged:\n"
+                            << merged.dump(1).substr(0, 3000) << "\nfull:\n"
+                            << full.dump(1).substr(0, 3000);
+    EXPECT_EQ(merged_code, full_code);
+    EXPECT_FALSE(full["statistics"].empty());
+  }
+}
+
+// Findings of a buggy backend: each shard keeps its first --max-findings, and the merge keeps the
+// campaign's first ones, in problem order, with the unsharded exit code (1).
+TEST_F(FuzzMergeTest, MergedFindingsAreTheCampaignsFirstOnes) {
+  const testing::PlantedBug& bug = testing::PlantedBugs()[2];  // The last term of a long K dropped.
+  int full_code = -1, merged_code = -1;
+  auto [full, merged] =
+      RunBoth({"--seed", "1", "--cases", "300", "--max-findings", "4", "--no-shrink"}, 4,
+              testing::PlantedRegistry(bug), &full_code, &merged_code);
+  ASSERT_EQ(full["findings"].size(), 4u) << "the campaign finds more failures than it reports";
+  EXPECT_GT(full["stats"]["failures"].get<int>(), 4);
+  EXPECT_EQ(merged, full);
+  EXPECT_EQ(full_code, kExitFailed);
+  EXPECT_EQ(merged_code, kExitFailed);
+}
+
+TEST_F(FuzzMergeTest, RefusesMissingRepeatedAndForeignShards) {
+  const std::vector<std::string> campaign = {"--seed",  "4",       "--cases", "30",
+                                             "--quiet", "--dtype", "int32"};
+  for (int i = 1; i <= 3; ++i) {
+    std::vector<std::string> args = campaign;
+    args.insert(args.end(), {"--shard", std::to_string(i) + "/3", "--json",
+                             Path("s" + std::to_string(i) + ".json")});
+    ASSERT_EQ(Fuzz(args, BuiltinBackends()), kExitClean);
+  }
+  std::vector<std::string> args = campaign;
+  args.insert(args.end(), {"--seed", "5", "--shard", "3/3", "--json", Path("other.json")});
+  ASSERT_EQ(Fuzz(args, BuiltinBackends()), kExitClean);
+  args = campaign;
+  args.insert(args.end(), {"--json", Path("unsharded.json")});
+  ASSERT_EQ(Fuzz(args, BuiltinBackends()), kExitClean);
+
+  struct Refusal {
+    std::vector<std::string> reports;
+    std::string message;
+  };
+  for (const Refusal& r : std::vector<Refusal>{
+           {{"s1.json", "s2.json"}, "shard 3/3 is missing"},
+           {{"s1.json", "s2.json", "s2.json", "s3.json"}, "shard 2/3 is given twice"},
+           {{"s1.json", "s2.json", "other.json"}, "not from the same campaign"},
+           {{"s1.json", "unsharded.json"}, "not a shard's report"},
+           {{"s1.json", "absent.json"}, "cannot read"}}) {
+    std::vector<std::string> merge = {"merge"};
+    for (const auto& name : r.reports) merge.push_back(Path(name));
+    std::string out, err;
+    EXPECT_EQ(Fuzz(merge, BuiltinBackends(), &out, &err), kExitUsage) << r.message;
+    EXPECT_THAT(err, HasSubstr(r.message));
+  }
+  std::string err;
+  EXPECT_EQ(Fuzz({"--shard", "4/3"}, BuiltinBackends(), nullptr, &err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("is not a shard I/N"));
+}
+
+}  // namespace
+}  // namespace mm::fuzz
