@@ -34,6 +34,7 @@ struct CliOptions {
   double timeout_seconds = 60;
   Shard shard;
   std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
+  bool self_check = false;   // --self-check: run only the self-check (cli.h, SelfCheckCommand).
 };
 
 // Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.
