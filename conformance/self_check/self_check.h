@@ -67,14 +67,15 @@ struct SelfCheckResult {
 // being judged, so a report that loses or changes a verdict is a miss too.
 SelfCheckResult RunSelfCheck(const SelfCheckOptions& options);
 
-// One line per outcome, "caught  transposed_b: FAIL (needed FAIL, exit 1) ..." or "MISSED ...",
-// then a summary line.
-void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out);
+// One line per outcome, "  caught  transposed_b: FAIL, exit 1 (needed FAIL, exit 1 under
+// --tolerance onnx): ..." or "  MISSED  ..." with the worst result, then a summary line. `quiet`:
+// only the MISSED lines and the summary.
+void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out, bool quiet = false);
 
 // --self-check of mm-conformance (conformance/tools/cli.h, SelfCheckCommand): RunSelfCheck over
 // `roots` and WriteSelfCheck to `out`; kExitPassed when nothing is missed, else kExitFailed.
 int RunSelfCheckCommand(const std::vector<conformance::DataRoot>& roots, bool builtin, int jobs,
-                        std::ostream& out);
+                        bool quiet, std::ostream& out);
 
 }  // namespace mm::self_check
 

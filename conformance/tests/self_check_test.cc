@@ -106,7 +106,7 @@ TEST_P(BrokenJudgementTest, TheSelfCheckNamesWhatItMisses) {
     EXPECT_THAT(text.str(), HasSubstr("MISSED  " + name + ": ")) << text.str();
   }
   EXPECT_THAT(text.str(), HasSubstr("; MISSED:"));
-  EXPECT_EQ(RunSelfCheckCommand({}, true, 1, text), conformance::kExitPassed)
+  EXPECT_EQ(RunSelfCheckCommand({}, true, 1, false, text), conformance::kExitPassed)
       << "the fault must be gone once the test put the real judgement back";
 }
 
@@ -166,14 +166,25 @@ TEST(SelfCheckCliTest, SelfCheckRunsAloneAndExitsZeroWhenEveryFaultIsCaught) {
   EXPECT_THAT(out.str(), Not(HasSubstr("summary")));
 }
 
+TEST(SelfCheckCliTest, QuietPrintsOnlyTheSummaryWhenEveryFaultIsCaught) {
+  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
+  std::ostringstream out, err;
+  EXPECT_EQ(conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
+                                           out, err),
+            conformance::kExitPassed)
+      << out.str() << err.str();
+  EXPECT_THAT(out.str(), Not(HasSubstr("caught")));
+  EXPECT_THAT(out.str(), HasSubstr("planted faults (the control included) judged as needed"));
+}
+
 TEST(SelfCheckCliTest, SelfCheckExitsOneNamingTheMissedFault) {
   conformance::SetSelfCheckCommand(RunSelfCheckCommand);
   std::ostringstream out, err;
   int code;
   {
     ScopedFault fault(JudgementFault::kNanMatchesAnything);
-    code = conformance::RunConformanceCli({"--self-check", "--no-builtin", "-j", "1"},
-                                          BackendRegistry(), nullptr, out, err);
+    code = conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
+                                          out, err);
   }
   EXPECT_EQ(code, conformance::kExitFailed);
   EXPECT_THAT(out.str(), HasSubstr("MISSED  nan_lost: PASS, exit 0 (needed FAIL, exit 1"));

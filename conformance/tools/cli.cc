@@ -191,7 +191,8 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
       return kExitUsage;
     }
     // One worker unless -j says otherwise: the self-check is a few hundred tiny results.
-    return g_self_check(*roots, !options.no_builtin, options.jobs > 0 ? options.jobs : 1, out);
+    return g_self_check(*roots, !options.no_builtin, options.jobs > 0 ? options.jobs : 1,
+                        options.quiet, out);
   }
 
   DiscoverOptions discover;

@@ -20,11 +20,12 @@ inline constexpr int kExitOfficial = 3;  // --require-official and an official c
                                          // or altered.
 
 // What --self-check runs: the self-check over `roots` (plus the built-in cases when `builtin`) in
-// `jobs` worker processes, printing to `out`; returns the exit code. This library does not link
+// `jobs` worker processes, printing to `out` (only the misses and the summary when `quiet`);
+// returns the exit code. This library does not link
 // the planted backends, so the program installs it: mm-conformance's main installs
 // mm::self_check::RunSelfCheckCommand (conformance/self_check/self_check.h).
 using SelfCheckCommand = int (*)(const std::vector<DataRoot>& roots, bool builtin, int jobs,
-                                 std::ostream& out);
+                                 bool quiet, std::ostream& out);
 // Installs `command` for --self-check; without one (nullptr), --self-check is a usage error.
 void SetSelfCheckCommand(SelfCheckCommand command);
 
