@@ -4,12 +4,23 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <numeric>
+#include <utility>
 
 namespace mm::conformance {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+JudgementFault g_fault = JudgementFault::kNone;
+
+// The elements a comparison examines: all of them, unless a test broke the judgement on purpose.
+std::int64_t Examined(std::int64_t elements) {
+  return g_fault == JudgementFault::kFirstElementOnly ? std::min<std::int64_t>(elements, 1)
+                                                      : elements;
+}
 
 template <class T>
 std::string ElementText(T value) {
@@ -48,7 +59,7 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
   bool worst_is_match = true;
   double worst_key = 0;
   double worst_abs = 0, worst_rel = 0, worst_allowed = 0;
-  for (std::int64_t i = 0; i < out.elements; ++i) {
+  for (std::int64_t i = 0; i < Examined(out.elements); ++i) {
     double abs_error = 0, rel_error = 0, allowed = 0;
     bool ok;
     if constexpr (std::is_integral_v<T>) {
@@ -68,7 +79,7 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
       const double ad = ToDouble(a[i]), ed = ToDouble(e[i]);
       allowed = tol.atol + tol.rtol * std::fabs(ed);
       if (std::isnan(ad) || std::isnan(ed)) {
-        ok = std::isnan(ad) && std::isnan(ed);
+        ok = (std::isnan(ad) && std::isnan(ed)) || g_fault == JudgementFault::kNanMatchesAnything;
         abs_error = ok ? 0 : std::numeric_limits<double>::quiet_NaN();
       } else if (std::isinf(ad) || std::isinf(ed)) {
         ok = ad == ed;
@@ -156,6 +167,20 @@ std::string Comparison::Describe() const {
   return out;
 }
 
+JudgementFault SetJudgementFaultForTesting(JudgementFault fault) {
+  return std::exchange(g_fault, fault);
+}
+
+bool SameShape(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+  if (g_fault == JudgementFault::kShapeByElementCount) {
+    auto count = [](std::span<const std::int64_t> dims) {
+      return std::accumulate(dims.begin(), dims.end(), std::int64_t{1}, std::multiplies<>());
+    };
+    return count(a) == count(b);
+  }
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
 Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tolerance) {
   Comparison out;
   if (actual.dtype != expected.dtype) {
@@ -163,8 +188,7 @@ Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tole
                    std::string(DTypeName(expected.dtype));
     return out;
   }
-  if (!std::equal(actual.dims.begin(), actual.dims.end(), expected.dims.begin(),
-                  expected.dims.end())) {
+  if (!SameShape(actual.dims, expected.dims)) {
     out.mismatch =
         "shape " + DimsToString(actual.dims) + " != expected " + DimsToString(expected.dims);
     return out;
@@ -212,7 +236,7 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
   double worst_key = -kInf;
   bool worst_outside = false;
   std::int64_t worst_index = -1;
-  for (std::int64_t i = 0; i < out.elements; ++i) {
+  for (std::int64_t i = 0; i < Examined(out.elements); ++i) {
     bool ok;
     double key;  // How far outside (> 0) or inside (<= 0) the bound, in units of the radius.
     if constexpr (std::is_integral_v<T>) {
@@ -221,7 +245,9 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
     } else {
       const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
       const double got = ToDouble(a[i]);
-      ok = WithinBound(DTypeOf<T>(), bound, got);
+      ok = WithinBound(DTypeOf<T>(), bound, got) ||
+           (g_fault == JudgementFault::kNanMatchesAnything &&
+            (std::isnan(got) || std::isnan(bound.center)));
       if (std::isinf(bound.radius)) ++out.unbounded;
       const double miss = std::fabs(got - bound.center);
       key = std::isnan(miss)   ? kInf

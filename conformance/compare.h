@@ -48,6 +48,10 @@ struct Comparison {
   std::string Describe() const;
 };
 
+// True when two shapes are the same dims in the same order. The harness's one shape rule:
+// Compare's, and the runner's check of a data set's expected Y against the product's shape.
+bool SameShape(std::span<const std::int64_t> a, std::span<const std::int64_t> b);
+
 // Compares element-wise by the rule above: dtype and shape must be equal, NaN equals NaN, an
 // infinity must be matched by the same infinity, integers must be equal exactly.
 Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tolerance);
@@ -89,6 +93,14 @@ struct Judgement {
 // Every element is examined; dtype or shape disagreements are kFail.
 Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
                 const Tolerance& tolerance);
+
+// Test seam, for the self-check's own tests only (conformance/self_check): a judgement broken on
+// purpose, to prove that the self-check notices a broken harness. kNone, the real rule, everywhere
+// else. kFirstElementOnly: Compare and the bound examine element 0 alone; kNanMatchesAnything: a
+// NaN on either side matches; kShapeByElementCount: SameShape compares element counts only.
+enum class JudgementFault { kNone, kFirstElementOnly, kNanMatchesAnything, kShapeByElementCount };
+// Sets the fault of this process (and of worker processes forked after); returns the previous one.
+JudgementFault SetJudgementFaultForTesting(JudgementFault fault);
 
 // Shortest text that reads back to `value` ("0.1", "1e-07", "nan", "-inf").
 std::string FormatDouble(double value);

@@ -323,7 +323,7 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
     std::string case_error;
     if (!plan.ok()) {
       case_error = "invalid case: inputs are not a valid MatMul: " + plan.status().message();
-    } else if (plan->y_dims != set.y.dims()) {
+    } else if (!SameShape(plan->y_dims, set.y.dims())) {
       case_error = "invalid case: MatMul of " + DimsToString(set.a.dims()) + " and " +
                    DimsToString(set.b.dims()) + " gives " + DimsToString(plan->y_dims) +
                    " but output_0.pb has shape " + DimsToString(set.y.dims());

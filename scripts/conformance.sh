@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main command: set-up, configure and incremental build (scripts/build.sh), then the
-# conformance harness over its default data (MM_ONNX_DATA when set; else ../shared/onnx-node-tests/node
-# when the project's shared folder is beside the repository; else Debian's libonnx-testdata and
-# third_party/onnx-testdata/node; plus the built-in cases). Writes
+# The main command: set-up, configure and incremental build (scripts/build.sh), then the harness's
+# self-check (mm-conformance --self-check: deliberately wrong backends it must catch, each with the
+# verdict it deserves; a miss is named and makes the exit code 1 when the corpus passed), then the
+# conformance harness over its default data (MM_ONNX_DATA when set; else
+# ../shared/onnx-node-tests/node when the project's shared folder is beside the repository; else
+# Debian's libonnx-testdata and third_party/onnx-testdata/node; plus the built-in cases). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
 # required and incomplete). Then a short fixed-seed differential fuzz pass (mm-fuzz, at most
@@ -20,12 +22,19 @@ mkdir -p build/reports
 # tests are tiny, so passive waiting costs nothing; a caller's own setting wins.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 status=0
+# Proof that this gate can fail, before its verdicts are believed (well under a second).
+self_check_status=0
+build/bin/mm-conformance --self-check || self_check_status=$?
 build/bin/mm-conformance \
   --json build/reports/conformance.json \
   --junit build/reports/conformance.xml \
   --markdown build/reports/conformance.md \
   "$@" || status=$?
 echo "reports: build/reports/conformance.json, conformance.xml, conformance.md"
+if [[ "$self_check_status" != 0 ]]; then
+  echo "self-check failed: the harness missed a planted fault (see the MISSED lines above)" >&2
+  if [[ "$status" == 0 ]]; then status=1; fi
+fi
 # The 16 node tests are tiny float32 problems; the fuzz pass covers every dtype, form and size edge.
 fuzz_seconds="${MM_FUZZ_SECONDS:-10}"
 if [[ "$fuzz_seconds" != 0 ]]; then

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "backends/backend_list.h"
-#include "backends/reference/reference_backend.h"
 #include "backends/testing/matmul_tester.h"
 #include "engine/testing/test_names.h"
 
@@ -149,7 +148,7 @@ TEST_P(EveryBackend, PassesTheWorkedExamplesOfTheOnnxPageAtOnnxTolerance) {
 }
 
 template <class T>
-void ExpectNanAndInfinityLikeTheReference(Backend& backend) {
+void ExpectNanAndInfinityAsIeeeSays(Backend& backend) {
   const DType dtype = DTypeOf<T>();
   SCOPED_TRACE(std::string(DTypeName(dtype)));
   if (!backend.Supports({dtype, {3, 2}, {2, 2}}).supported()) return;
@@ -162,27 +161,26 @@ void ExpectNanAndInfinityLikeTheReference(Backend& backend) {
   const Tensor b = Tensor::FromValues<T>({2, 2}, b_values).value();
   auto y = MatMul(backend, a.view(), b.view());
   ASSERT_TRUE(y.ok()) << y.status();
-  ReferenceBackend reference;
-  auto want = MatMul(reference, a.view(), b.view());
-  ASSERT_TRUE(want.ok()) << want.status();
+  // IEEE's answers, worked out by hand (not the reference's, which is one of the backends here).
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  const double want[] = {std::numeric_limits<double>::infinity(), kNan, kNan, kNan, 2, 1};
   for (std::int64_t i = 0; i < 6; ++i) {
     const double got = ToDouble(y->template Data<T>()[i]);
-    const double expected = ToDouble(want->template Data<T>()[i]);
-    if (std::isnan(expected)) {
+    if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(got)) << "element " << i << " is " << got << ", want NaN";
     } else {
-      EXPECT_EQ(got, expected) << "element " << i;
+      EXPECT_EQ(got, want[i]) << "element " << i;
     }
   }
 }
 
-TEST_P(EveryBackend, PropagatesNanAndInfinityLikeTheReference) {
+TEST_P(EveryBackend, PropagatesNanAndInfinityAsIeeeSays) {
   auto backend = Create(GetParam());
   ASSERT_NE(backend, nullptr);
-  ExpectNanAndInfinityLikeTheReference<float>(*backend);
-  ExpectNanAndInfinityLikeTheReference<double>(*backend);
-  ExpectNanAndInfinityLikeTheReference<float16>(*backend);
-  ExpectNanAndInfinityLikeTheReference<bfloat16>(*backend);
+  ExpectNanAndInfinityAsIeeeSays<float>(*backend);
+  ExpectNanAndInfinityAsIeeeSays<double>(*backend);
+  ExpectNanAndInfinityAsIeeeSays<float16>(*backend);
+  ExpectNanAndInfinityAsIeeeSays<bfloat16>(*backend);
 }
 
 // Peak resident set size of this process so far, in bytes.

@@ -65,6 +65,7 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   if (index >= entry.data_sets.size()) {
     return OutOfRangeError(entry.name + ": no data set " + std::to_string(index));
   }
+  if (entry.make_data_set) return entry.make_data_set(index);
   if (!entry.builtin()) return LoadDataSet(entry.data_sets[index], *entry.model);
   // The examples are a few hundred bytes of embedded text: parsing them again is cheaper than
   // keeping their tensors for the whole run.

@@ -48,12 +48,14 @@ struct CaseEntry {
   std::optional<MatMulModel> model;  // Set when the case is valid (built-ins: MatMul-13).
   std::vector<DataSetFiles> data_sets;  // Set when valid; built-ins have one without files.
   Status error;                         // Why it is invalid, when `model` is empty.
+  // A case built in memory (the self-check's): makes data set `index`; empty for every other case.
+  std::function<StatusOr<DataSet>(std::size_t index)> make_data_set;
 
   bool builtin() const { return source == kBuiltinSource; }
 };
 
 // Reads data set `index` of the valid case `entry`: its tensor files (checked against the model),
-// or the embedded example for a built-in. Errors name the file.
+// the embedded example for a built-in, or what make_data_set makes. Errors name the file.
 StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index);
 
 // A model found in a data root that is not a MatMul case: listed, never run, never passed.

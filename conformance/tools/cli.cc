@@ -23,6 +23,8 @@ namespace {
 
 using cli::Joined;
 
+SelfCheckCommand g_self_check = nullptr;
+
 Status WriteFile(const std::string& path, const std::string& contents) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) return NotFoundError("cannot open '" + path + "' for writing");
@@ -105,6 +107,8 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
 }
 
 }  // namespace
+
+void SetSelfCheckCommand(SelfCheckCommand command) { g_self_check = command; }
 
 int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   MergeOptions options;
@@ -218,6 +222,16 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   if (!roots.ok()) {
     err << "mm-conformance: " << roots.status().message() << "\n";
     return kExitUsage;
+  }
+
+  if (options.self_check) {
+    if (g_self_check == nullptr) {
+      err << "mm-conformance: --self-check is not available in this program\n";
+      return kExitUsage;
+    }
+    // One worker unless -j says otherwise: the self-check is a few hundred tiny results.
+    return g_self_check(*roots, !options.no_builtin, options.jobs > 0 ? options.jobs : 1,
+                        options.quiet, out);
   }
 
   DiscoverOptions discover;

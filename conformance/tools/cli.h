@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/loader/catalog.h"
 #include "engine/registry.h"
 
 namespace mm::conformance {
@@ -17,6 +18,16 @@ inline constexpr int kExitFailed = 1;    // Any FAIL or ERROR (or UNSUPPORTED un
 inline constexpr int kExitUsage = 2;     // Usage error, unwritable report, or no MatMul case.
 inline constexpr int kExitOfficial = 3;  // --require-official and an official case is missing
                                          // or altered.
+
+// What --self-check runs: the self-check over `roots` (plus the built-in cases when `builtin`) in
+// `jobs` worker processes, printing to `out` (only the misses and the summary when `quiet`);
+// returns the exit code. This library does not link
+// the planted backends, so the program installs it: mm-conformance's main installs
+// mm::self_check::RunSelfCheckCommand (conformance/self_check/self_check.h).
+using SelfCheckCommand = int (*)(const std::vector<DataRoot>& roots, bool builtin, int jobs,
+                                 bool quiet, std::ostream& out);
+// Installs `command` for --self-check; without one (nullptr), --self-check is a usage error.
+void SetSelfCheckCommand(SelfCheckCommand command);
 
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
 // `env_onnx_data` is the value of MM_ONNX_DATA and `env_expectations` of MM_EXPECTATIONS (nullptr

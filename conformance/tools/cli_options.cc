@@ -228,6 +228,13 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
                 "run every result in this process, one at a time (e.g. under a debugger); by "
                 "default results run in reused worker processes, so a crash or hang costs only "
                 "its own result (an ERROR naming the signal or the timeout)");
+  app->add_flag("--self-check", options.self_check,
+                "run only the self-check, which proves this harness can fail: deliberately wrong "
+                "backends through the same judgement, worker isolation, reports and exit codes, "
+                "on the default cases (and --data-dir's) plus cases built in memory; prints a "
+                "line per planted fault with the verdict it got and the one it needed (--quiet: "
+                "only the misses and the summary); exit 0 when every fault is caught so, 1 "
+                "naming each missed one");
   app->add_option("-j,--jobs", options.jobs,
                   "worker processes running results in parallel (default: the number of cores); "
                   "reports list results in the same order whatever N is")

@@ -1,0 +1,205 @@
+// The self-check catches every planted fault with the verdict it deserves, and, when the
+// harness's judgement or exit-code logic is broken on purpose, reports the faults it then misses
+// by name: the proof that the self-check itself can fail.
+#include "conformance/self_check/self_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "conformance/compare.h"
+#include "conformance/self_check/planted_backends.h"
+#include "conformance/tools/cli.h"
+
+namespace mm::self_check {
+namespace {
+
+using conformance::JudgementFault;
+using conformance::Verdict;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The built-in cases and the in-memory ones: no data root, so the result does not depend on which
+// node tests this machine has.
+SelfCheckOptions BuiltinOnly() {
+  SelfCheckOptions options;
+  options.builtin = true;
+  return options;
+}
+
+// Breaks the judgement for one test.
+class ScopedFault {
+ public:
+  explicit ScopedFault(JudgementFault fault)
+      : previous_(conformance::SetJudgementFaultForTesting(fault)) {}
+  ~ScopedFault() { conformance::SetJudgementFaultForTesting(previous_); }
+
+ private:
+  JudgementFault previous_;
+};
+
+const PlantedOutcome* Find(const SelfCheckResult& result, std::string_view name) {
+  for (const PlantedOutcome& o : result.outcomes) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+TEST(SelfCheckTest, CatchesEveryPlantedFaultWithTheVerdictItDeserves) {
+  const SelfCheckResult result = RunSelfCheck(BuiltinOnly());
+  std::ostringstream text;
+  WriteSelfCheck(result, text);
+  EXPECT_THAT(result.Missed(), ::testing::IsEmpty()) << text.str();
+  // Every planted backend, the control and the wrong shape each have their outcome.
+  ASSERT_EQ(result.outcomes.size(), PlantedBackends().size() + 1);
+  for (const PlantedBackend& planted : PlantedBackends()) {
+    const PlantedOutcome* o = Find(result, planted.name);
+    ASSERT_NE(o, nullptr) << planted.name;
+    EXPECT_EQ(o->got, planted.needed) << planted.name << ": " << o->evidence;
+  }
+  const PlantedOutcome* shape = Find(result, kWrongShapeFault);
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->got, Verdict::kError);
+  EXPECT_THAT(shape->evidence, HasSubstr("output_0.pb has shape [3,2]"));
+  EXPECT_THAT(text.str(), HasSubstr("caught  transposed_b: FAIL, exit 1 (needed FAIL, exit 1"));
+  EXPECT_THAT(text.str(), HasSubstr("the gate can fail"));
+}
+
+TEST(SelfCheckTest, TheControlPassesAndTheFaultsFailTheRun) {
+  const SelfCheckResult result = RunSelfCheck(BuiltinOnly());
+  const PlantedOutcome* control = Find(result, "correct");
+  ASSERT_NE(control, nullptr);
+  EXPECT_EQ(control->got, Verdict::kPass) << control->evidence;
+  EXPECT_EQ(control->exit_code, conformance::kExitPassed);
+  // IMPRECISE fails only under the bound rule, and the self-check judges it there.
+  const PlantedOutcome* truncated = Find(result, "truncated_float");
+  ASSERT_NE(truncated, nullptr);
+  EXPECT_EQ(truncated->rule, conformance::ToleranceRule::kBound);
+  EXPECT_EQ(truncated->exit_code, conformance::kExitFailed);
+  EXPECT_THAT(truncated->evidence, HasSubstr("self_check_float_sums"));
+}
+
+// Each broken judgement, and the planted faults it must make the self-check miss.
+struct BrokenJudgement {
+  JudgementFault fault;
+  std::string name;
+  std::vector<std::string> missed;
+};
+void PrintTo(const BrokenJudgement& b, std::ostream* os) { *os << b.name; }
+
+class BrokenJudgementTest : public ::testing::TestWithParam<BrokenJudgement> {};
+
+TEST_P(BrokenJudgementTest, TheSelfCheckNamesWhatItMisses) {
+  const BrokenJudgement& broken = GetParam();
+  SelfCheckResult result;
+  {
+    ScopedFault fault(broken.fault);
+    result = RunSelfCheck(BuiltinOnly());
+  }
+  // Exactly these: every other fault is still caught by some other element or check.
+  EXPECT_THAT(result.Missed(), ::testing::UnorderedElementsAreArray(broken.missed));
+  std::ostringstream text;
+  WriteSelfCheck(result, text);
+  for (const std::string& name : broken.missed) {
+    EXPECT_THAT(text.str(), HasSubstr("MISSED  " + name + ": ")) << text.str();
+  }
+  EXPECT_THAT(text.str(), HasSubstr("; MISSED:"));
+  EXPECT_EQ(RunSelfCheckCommand({}, true, 1, false, text), conformance::kExitPassed)
+      << "the fault must be gone once the test put the real judgement back";
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, BrokenJudgementTest,
+                         ::testing::Values(
+                             // The unwritten elements are in the last row and the wrong batch
+                             // offset starts at batch entry 1: never at element 0.
+                             BrokenJudgement{
+                                 JudgementFault::kFirstElementOnly,
+                                 "first_element_only",
+                                 {"unwritten_zero", "unwritten_nonzero", "wrong_batch_offset"}},
+                             BrokenJudgement{JudgementFault::kNanMatchesAnything,
+                                             "nan_matches_anything",
+                                             {"nan_lost", "nan_for_small", "nan_near_max"}},
+                             BrokenJudgement{JudgementFault::kShapeByElementCount,
+                                             "shape_by_element_count",
+                                             {std::string(kWrongShapeFault)}}),
+                         [](const auto& info) { return info.param.name; });
+
+// An exit code that ignores ERROR, as a harness might compute it.
+int ExitCodeIgnoringError(const conformance::Report& report, bool any_case,
+                          std::optional<int> skip_exit_code) {
+  conformance::Report without = report;
+  std::erase_if(without.results,
+                [](const conformance::Result& r) { return r.verdict == Verdict::kError; });
+  return conformance::ExitCodeOf(without, any_case, skip_exit_code);
+}
+
+TEST(SelfCheckTest, AnExitCodeIgnoringErrorMissesTheCrashAndTheStrayWrite) {
+  SelfCheckOptions options = BuiltinOnly();
+  options.exit_code = ExitCodeIgnoringError;
+  const SelfCheckResult result = RunSelfCheck(options);
+  EXPECT_THAT(result.Missed(),
+              ::testing::UnorderedElementsAre("crash", "write_past_y", "wrong_output_shape"));
+}
+
+// A harness that fails everything "catches" every fault; the control shows it up.
+int AlwaysFailed(const conformance::Report&, bool, std::optional<int>) {
+  return conformance::kExitFailed;
+}
+
+TEST(SelfCheckTest, AHarnessThatFailsEverythingIsCaughtByTheControl) {
+  SelfCheckOptions options = BuiltinOnly();
+  options.exit_code = AlwaysFailed;
+  const SelfCheckResult result = RunSelfCheck(options);
+  EXPECT_EQ(result.Missed(), std::vector<std::string>{"correct"});
+}
+
+TEST(SelfCheckCliTest, SelfCheckRunsAloneAndExitsZeroWhenEveryFaultIsCaught) {
+  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
+  std::ostringstream out, err;
+  const int code = conformance::RunConformanceCli({"--self-check", "--no-builtin", "-j", "1"},
+                                                  BackendRegistry(), nullptr, out, err);
+  EXPECT_EQ(code, conformance::kExitPassed) << out.str() << err.str();
+  for (const PlantedBackend& planted : PlantedBackends()) {
+    EXPECT_THAT(out.str(), HasSubstr("caught  " + planted.name + ": ")) << out.str();
+  }
+  // It runs no backend of the build and writes no conformance summary.
+  EXPECT_THAT(out.str(), Not(HasSubstr("summary")));
+}
+
+TEST(SelfCheckCliTest, QuietPrintsOnlyTheSummaryWhenEveryFaultIsCaught) {
+  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
+  std::ostringstream out, err;
+  EXPECT_EQ(conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
+                                           out, err),
+            conformance::kExitPassed)
+      << out.str() << err.str();
+  EXPECT_THAT(out.str(), Not(HasSubstr("caught")));
+  EXPECT_THAT(out.str(), HasSubstr("planted faults (the control included) judged as needed"));
+}
+
+TEST(SelfCheckCliTest, SelfCheckExitsOneNamingTheMissedFault) {
+  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
+  std::ostringstream out, err;
+  int code;
+  {
+    ScopedFault fault(JudgementFault::kNanMatchesAnything);
+    code = conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
+                                          out, err);
+  }
+  EXPECT_EQ(code, conformance::kExitFailed);
+  EXPECT_THAT(out.str(), HasSubstr("MISSED  nan_lost: PASS, exit 0 (needed FAIL, exit 1"));
+}
+
+TEST(SelfCheckCliTest, WithoutAnInstalledSelfCheckItIsAUsageError) {
+  conformance::SetSelfCheckCommand(nullptr);
+  std::ostringstream out, err;
+  EXPECT_EQ(conformance::RunConformanceCli({"--self-check"}, BackendRegistry(), nullptr, out, err),
+            conformance::kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("--self-check is not available"));
+  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
+}
+
+}  // namespace
+}  // namespace mm::self_check
