@@ -243,14 +243,13 @@ std::string SignalName(int signal) {
          std::to_string(signal) + ")";
 }
 
-namespace {
-
-// "interrupted by SIGTERM (signal 15) after 120 of 300 results; 60 cases not run, 1 incomplete".
 std::string InterruptionText(const Interruption& i) {
   return "interrupted by " + SignalName(i.signal) + " after " + std::to_string(i.results) + " of " +
          std::to_string(i.expected) + " results; " + std::to_string(i.not_run.size()) +
          " case(s) not run, " + std::to_string(i.incomplete.size()) + " incomplete";
 }
+
+namespace {
 
 // A temporary file holding rendered parts of a report until Finish puts them in place.
 class Spool {

@@ -29,6 +29,8 @@ struct Interruption {
 };
 // "SIGTERM (signal 15)".
 std::string SignalName(int signal);
+// "interrupted by SIGTERM (signal 15) after 120 of 300 results; 60 case(s) not run, 1 incomplete".
+std::string InterruptionText(const Interruption& interruption);
 
 // Which cases a run selected, so a resumed run can check it is the same run: how many cases and
 // results, and a hash of the case names and data sets in order.
