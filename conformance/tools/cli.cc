@@ -378,8 +378,11 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   }
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;
-  const Status loaded =
-      RegisterBackendLibraries(registry, BackendLibrariesToLoad(options.backend_libs));
+  PluginLoadOptions plugin_options;
+  plugin_options.isolate_probe = !options.no_isolate;
+  plugin_options.probe_timeout_seconds = options.timeout_seconds;
+  const Status loaded = RegisterBackendLibraries(
+      registry, BackendLibrariesToLoad(options.backend_libs), plugin_options);
   if (!loaded.ok()) {
     err << "mm-conformance: " << loaded.message() << "\n";
     return kExitUsage;
