@@ -404,9 +404,9 @@ IsolatedProbe ProbeInChild(Library& library, double timeout_seconds) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   while (true) {
-    const double left = std::chrono::duration<double, std::milli>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
+    const double left =
+        std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
+            .count();
     if (left <= 0) {
       hung = true;
       break;
@@ -435,8 +435,8 @@ IsolatedProbe ProbeInChild(Library& library, double timeout_seconds) {
   if (hung) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeout_seconds);
-    return {OkStatus(), std::string("hung during the load probe (no answer within ") + seconds +
-                            " s)"};
+    return {OkStatus(),
+            std::string("hung during the load probe (no answer within ") + seconds + " s)"};
   }
   if (WIFSIGNALED(status)) {
     const char* abbrev = sigabbrev_np(WTERMSIG(status));
@@ -444,8 +444,8 @@ IsolatedProbe ProbeInChild(Library& library, double timeout_seconds) {
                             (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) +
                             " (signal " + std::to_string(WTERMSIG(status)) + ")"};
   }
-  return {OkStatus(), "exited with status " + std::to_string(WEXITSTATUS(status)) +
-                          " during the load probe"};
+  return {OkStatus(),
+          "exited with status " + std::to_string(WEXITSTATUS(status)) + " during the load probe"};
 }
 
 Status CheckName(const std::string& name) {
@@ -577,17 +577,16 @@ Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::
     description += (description.empty() ? "" : " ") + std::string("[plugin ") + path + "]";
     std::shared_ptr<Library> shared = *library;
     const Status registered =
-        died.empty()
-            ? registry.Register(name, std::move(description),
-                                [shared]() -> StatusOr<std::unique_ptr<Backend>> {
-                                  return std::unique_ptr<Backend>(
-                                      std::make_unique<PluginBackend>(shared));
-                                })
-            // Judged like any backend, and every result says why it could not run.
-            : registry.Register(name, description + " (" + died + ")",
-                                [died, path]() -> StatusOr<std::unique_ptr<Backend>> {
-                                  return InternalError("plugin '" + path + "' " + died);
-                                });
+        died.empty() ? registry.Register(name, std::move(description),
+                                         [shared]() -> StatusOr<std::unique_ptr<Backend>> {
+                                           return std::unique_ptr<Backend>(
+                                               std::make_unique<PluginBackend>(shared));
+                                         })
+                     // Judged like any backend, and every result says why it could not run.
+                     : registry.Register(name, description + " (" + died + ")",
+                                         [died, path]() -> StatusOr<std::unique_ptr<Backend>> {
+                                           return InternalError("plugin '" + path + "' " + died);
+                                         });
     if (!registered.ok()) return fail(registered);
   }
   return OkStatus();
