@@ -1,6 +1,7 @@
 #include "conformance/report/merge.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <set>
 
@@ -313,7 +314,26 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
   }
   Report merged = first;
   merged.shard = {1, 1};
+  // The run's selection is its shards' together (fingerprints combine by exclusive or).
   merged.selection = {};
+  std::uint64_t fingerprint = 0;
+  bool known = true;
+  for (const Report& s : shards) {
+    known &= !s.selection.fingerprint.empty();
+    if (!known) break;
+    merged.selection.cases += s.selection.cases;
+    merged.selection.results += s.selection.results;
+    std::uint64_t value = 0;
+    const std::string& text = s.selection.fingerprint;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+    known &= ec == std::errc() && end == text.data() + text.size();
+    fingerprint ^= value;
+  }
+  if (known) {
+    merged.selection.fingerprint = FingerprintText(fingerprint);
+  } else {
+    merged.selection = {};
+  }
   merged.results.clear();
   for (const Report& s : shards) {
     merged.results.insert(merged.results.end(), s.results.begin(), s.results.end());

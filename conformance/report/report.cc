@@ -243,6 +243,12 @@ std::string SignalName(int signal) {
          std::to_string(signal) + ")";
 }
 
+std::string FingerprintText(std::uint64_t fingerprint) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint));
+  return hex;
+}
+
 std::string InterruptionText(const Interruption& i) {
   return "interrupted by " + SignalName(i.signal) + " after " + std::to_string(i.results) + " of " +
          std::to_string(i.expected) + " results; " + std::to_string(i.not_run.size()) +

@@ -40,6 +40,9 @@ struct Selection {
   std::string fingerprint;  // 16 hex digits; empty when not known (merged or older reports).
 };
 
+// A fingerprint as it is written: 16 hex digits.
+std::string FingerprintText(std::uint64_t fingerprint);
+
 // Everything a report shows about one run.
 struct Report {
   std::string version;  // mm's version.

@@ -156,31 +156,33 @@ class StopOnSignals {
   }, previous_term_{};
 };
 
-// Which cases and results `selected` are, with a hash (FNV-1a, 64 bits) of the case names and
-// their data sets in order.
+// Which cases and results `selected` are, with a fingerprint: the exclusive or, over the cases,
+// of a hash (FNV-1a, 64 bits) of each case's catalog index, name and data sets, so the shards of a
+// run combine into the fingerprint of the whole run (MergeShardReports).
 Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& selected,
                       std::size_t num_backends) {
-  std::uint64_t hash = 14695981039346656037ull;
-  auto mix = [&hash](std::string_view text) {
-    for (unsigned char c : text) {
-      hash ^= c;
-      hash *= 1099511628211ull;
-    }
-    hash ^= 0xff;
-    hash *= 1099511628211ull;
-  };
+  std::uint64_t combined = 0;
   Selection selection;
   for (const CaseStart& c : selected) {
+    std::uint64_t hash = 14695981039346656037ull;
+    auto mix = [&hash](std::string_view text) {
+      for (unsigned char ch : text) {
+        hash ^= ch;
+        hash *= 1099511628211ull;
+      }
+      hash ^= 0xff;
+      hash *= 1099511628211ull;
+    };
     const CaseEntry& entry = catalog.cases[c.case_index];
+    mix(std::to_string(c.case_index));
     mix(entry.name);
     for (const auto& set : entry.data_sets) mix(set.name);
+    combined ^= hash;
     ++selection.cases;
     selection.results +=
         static_cast<std::int64_t>(ResultsOfCase(catalog, c.case_index, num_backends));
   }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  selection.fingerprint = hex;
+  selection.fingerprint = FingerprintText(combined);
   return selection;
 }
 
