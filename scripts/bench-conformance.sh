@@ -32,10 +32,10 @@ run() {
     # The tool is the child of /usr/bin/time; its workers are its children.
     tool=$(pgrep -P "$timer" || true)
     if [[ -n "$tool" ]]; then
-      v=$(ps -o rss= -p "$tool" 2>/dev/null | awk '{print $1 + 0}')
+      v=$(ps -o rss= -p "$tool" 2>/dev/null | awk "{print \$1 + 0}" || true)
       if (( ${v:-0} > peak_parent )); then peak_parent=$v; fi
-      sum=$(ps -o rss= -p "$tool" --ppid "$tool" 2>/dev/null | awk '{s += $1} END {print s + 0}')
-      if (( sum > peak_sum )); then peak_sum=$sum; fi
+      sum=$(ps -o rss= -p "$tool" --ppid "$tool" 2>/dev/null | awk "{s += \$1} END {print s + 0}" || true)
+      if (( ${sum:-0} > peak_sum )); then peak_sum=$sum; fi
       pss=0
       for p in $tool $(pgrep -P "$tool" || true); do
         v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || true)
