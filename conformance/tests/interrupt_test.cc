@@ -292,3 +292,29 @@ TEST(MemoryLimitTest, ALeakingBackendIsStoppedAtTheLimitAndTheRunGoesOn) {
 
 }  // namespace
 }  // namespace mm::conformance
+
+namespace mm::conformance {
+namespace {
+
+TEST(FuzzInterruptTest, SigtermWritesTheJsonWithTheProblemsDone) {
+  TempDir out;
+  const fs::path json = out.path() / "fuzz.json";
+  auto [pid, fd] = Spawn({MM_FUZZ_BIN, "--cases", "10000000", "--quiet", "--json", json.string()});
+  // The run would take hours; it is stopped once it has surely started.
+  usleep(1500 * 1000);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  ReadAll(fd);
+  close(fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  const nlohmann::json report = ReadJson(json);
+  ASSERT_TRUE(report.contains("interrupted")) << report.dump().substr(0, 500);
+  EXPECT_EQ(report["interrupted"]["signal_number"], SIGTERM);
+  EXPECT_GT(report["interrupted"]["problems"].get<std::int64_t>(), 0);
+  EXPECT_LT(report["interrupted"]["problems"].get<std::int64_t>(), 10000000);
+}
+
+}  // namespace
+}  // namespace mm::conformance
