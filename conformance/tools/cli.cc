@@ -27,33 +27,6 @@ namespace {
 
 using cli::Joined;
 
-Status WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return NotFoundError("cannot open '" + path + "' for writing");
-  file << contents;
-  file.close();
-  if (!file) return DataLossError("cannot write '" + path + "'");
-  return OkStatus();
-}
-
-// Writes each report whose path is not empty; returns the report's exit code, or kExitUsage when
-// a file cannot be written.
-int WriteReports(const Report& report, const std::string& json, const std::string& junit,
-                 const std::string& markdown, std::ostream& err) {
-  using Writer = std::string (*)(const Report&);
-  for (const auto& [path, writer] : {std::pair<const std::string&, Writer>{json, ToJson},
-                                     std::pair<const std::string&, Writer>{junit, ToJUnitXml},
-                                     std::pair<const std::string&, Writer>{markdown, ToMarkdown}}) {
-    if (path.empty()) continue;
-    Status written = WriteFile(path, writer(report));
-    if (!written.ok()) {
-      err << "mm-conformance: " << written.message() << "\n";
-      return kExitUsage;
-    }
-  }
-  return report.exit_code;
-}
-
 void PrintList(const Catalog& catalog, const OfficialReport& official,
                const BackendRegistry& registry, const std::vector<std::string>& backends,
                std::ostream& out) {
@@ -335,26 +308,82 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "mm-conformance merge: " << *error << "\nTry 'mm-conformance merge --help'.\n";
     return kExitUsage;
   }
+  // The shards' headers first (checked as one run), then their results read one at a time and
+  // merged in catalog order: memory does not grow with the results.
   std::vector<Report> shards;
   for (const std::string& path : options.inputs) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto report = ReportFromJson(text.str());
-    if (!in || !report.ok()) {
-      err << "mm-conformance merge: " << path << ": "
-          << (report.ok() ? "cannot read" : report.status().message()) << "\n";
+    auto header = ReadReportHeader(path);
+    if (!header.ok()) {
+      err << "mm-conformance merge: " << header.status().message() << "\n";
       return kExitUsage;
     }
-    shards.push_back(std::move(report).value());
+    shards.push_back(std::move(header).value());
   }
   auto merged = MergeShardReports(shards);
   if (!merged.ok()) {
     err << "mm-conformance merge: " << merged.status().message() << "\n";
     return kExitUsage;
   }
-  WriteConsole(*merged, out, options.quiet);
-  return WriteReports(*merged, options.json, options.junit, options.markdown, err);
+  Report& report = *merged;
+  // The console's columns need the longest case name: a first pass, when lines are printed.
+  std::size_t name_width = 4, backend_width = 7;
+  for (const std::string& b : report.backends) backend_width = std::max(backend_width, b.size());
+  auto fail = [&](const Status& status) {
+    err << "mm-conformance merge: " << status.message() << "\n";
+    return kExitUsage;
+  };
+  if (!options.quiet) {
+    for (const std::string& path : options.inputs) {
+      ResultReader reader;
+      if (Status opened = reader.Open(path); !opened.ok()) return fail(opened);
+      while (true) {
+        auto r = reader.Next();
+        if (!r.ok()) return fail(r.status());
+        if (!*r) break;
+        name_width = std::max(name_width, (*r)->case_name.size());
+      }
+    }
+  }
+  std::vector<std::unique_ptr<ResultReader>> readers;
+  std::vector<std::optional<Result>> heads;
+  for (const std::string& path : options.inputs) {
+    readers.push_back(std::make_unique<ResultReader>());
+    if (Status opened = readers.back()->Open(path); !opened.ok()) return fail(opened);
+    auto r = readers.back()->Next();
+    if (!r.ok()) return fail(r.status());
+    heads.push_back(std::move(r).value());
+  }
+  ConsoleWriter console(out, options.quiet, report.tolerance, name_width, backend_width);
+  ReportFiles files;
+  if (Status opened = files.Open(options.json, options.junit, options.markdown, report);
+      !opened.ok()) {
+    return fail(opened);
+  }
+  if (report.expectations) {
+    for (Expectation& e : report.expectations->entries) e.matched = 0;
+  }
+  Summary summary;
+  while (true) {
+    // Each case ran whole in one shard, in order: the smallest case index next (ties keep the
+    // shards' order).
+    std::optional<std::size_t> next;
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      if (heads[i] && (!next || heads[i]->case_index < heads[*next]->case_index)) next = i;
+    }
+    if (!next) break;
+    Result r = std::move(*heads[*next]);
+    auto following = readers[*next]->Next();
+    if (!following.ok()) return fail(following.status());
+    heads[*next] = std::move(following).value();
+    Count(summary, r.verdict);
+    if (report.expectations) CountMatch(*report.expectations, r);
+    console.Add(r);
+    files.Add(r);
+  }
+  report.exit_code = ExitCodeOfSummary(report, summary, summary.total() > 0);
+  console.Finish(report, summary);
+  if (Status written = files.Finish(report, summary); !written.ok()) return fail(written);
+  return report.exit_code;
 }
 
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
