@@ -704,13 +704,17 @@ class JUnitRenderer {
     suite.error += r.verdict == Verdict::kError;
     suite.skipped += (!strict_ && r.verdict == Verdict::kUnsupported) ||
                      r.verdict == Verdict::kXFail || r.verdict == Verdict::kSkip;
-    pugi::xml_document doc;
-    pugi::xml_node holder = doc.append_child("testsuite");
+    // One scratch document for every result: a document per result costs an allocation of its
+    // first page each time.
+    pugi::xml_node holder = scratch_.first_child();
+    if (!holder) holder = scratch_.append_child("testsuite");
     AppendTestcase(holder, &r, r.backend, tolerance_, rule_, strict_);
-    std::ostringstream text;
+    text_.str("");
+    text_.clear();
     // Depth 2: a <testcase> inside <testsuites><testsuite>.
-    holder.first_child().print(text, "  ", pugi::format_default, pugi::encoding_utf8, 2);
-    suite.spool.Write(text.str());
+    holder.first_child().print(text_, "  ", pugi::format_default, pugi::encoding_utf8, 2);
+    holder.remove_child(holder.first_child());
+    suite.spool.Write(text_.str());
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) {
     const int strict_failures = report.strict ? sum.unsupported : 0;
@@ -812,6 +816,8 @@ class JUnitRenderer {
   ToleranceRule rule_;
   bool strict_;
   std::vector<std::unique_ptr<Suite>> suites_;
+  pugi::xml_document scratch_;
+  std::ostringstream text_;
 };
 
 }  // namespace
