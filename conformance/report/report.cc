@@ -290,19 +290,6 @@ class Spool {
   std::size_t bytes_ = 0;
 };
 
-// Writes `text` with every line indented by `indent` spaces.
-void WriteIndented(Spool& spool, const std::string& text, std::size_t indent) {
-  const std::string pad(indent, ' ');
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  out += pad;
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += pad;
-  }
-  spool.Write(out);
-}
-
 // Replaces the first `marker` in `text` by what `fill` writes, writing everything to `out`.
 template <class Fill>
 void Splice(std::ostream& out, const std::string& text, const std::string& marker, Fill fill) {
@@ -474,7 +461,14 @@ class JsonRenderer {
   void Add(const Result& r) {
     if (!spool_.empty()) spool_.Write(",\n");
     // Results carry text from files and backends: invalid UTF-8 becomes U+FFFD here.
-    WriteIndented(spool_, ResultToJson(r).dump(2, ' ', false, Json::error_handler_t::replace), 4);
+    // Rendered at the depth of an element of "results" (4 spaces), into a buffer kept from result
+    // to result: the same text as the whole report's dump.
+    text_.assign(4, ' ');
+    nlohmann::detail::serializer<Json> serializer(nlohmann::detail::output_adapter<char>(text_),
+                                                  ' ', Json::error_handler_t::replace);
+    serializer.dump(ResultToJson(r), /*pretty_print=*/true, /*ensure_ascii=*/false,
+                    /*indent_step=*/2, /*current_indent=*/4);
+    spool_.Write(text_);
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) {
     Json j;
@@ -585,6 +579,7 @@ class JsonRenderer {
 
  private:
   Spool spool_;
+  std::string text_;
 };
 
 }  // namespace
