@@ -106,6 +106,17 @@ std::int64_t CurrentRssBytes(pid_t pid) {
   return read == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
 }
 
+// The private writable memory mapped by this process (statm's data field), in bytes.
+std::int64_t MappedDataBytes() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  if (file == nullptr) return 0;
+  long long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
+  const int read = std::fscanf(file, "%lld %lld %lld %lld %lld %lld", &size, &resident, &shared,
+                               &text, &lib, &data);
+  std::fclose(file);
+  return read == 6 ? data * sysconf(_SC_PAGESIZE) : 0;
+}
+
 std::int64_t PeakRssBytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -126,9 +137,10 @@ std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) 
   if (limit > 0) {
     // A safety net for what the checks after each result and the parent's sampling cannot catch:
     // an allocation so fast or large that the machine would suffer first. RLIMIT_DATA counts
-    // private writable mappings (not the shared libraries' text); twice the limit leaves room for
-    // mapped but untouched memory.
-    const rlim_t net = static_cast<rlim_t>(limit) * 2;
+    // private writable mappings (not the shared libraries' text): twice the limit above what the
+    // worker has mapped when it starts (a sanitizer's shadow memory, say), leaving room for mapped
+    // but untouched memory.
+    const rlim_t net = static_cast<rlim_t>(MappedDataBytes() + limit * 2);
     rlimit data{net, net};
     setrlimit(RLIMIT_DATA, &data);
   }
