@@ -1,5 +1,8 @@
 #include "conformance/runner.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
@@ -389,27 +392,63 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
   }
 }
 
+std::int64_t DefaultMemoryLimitBytes(int jobs) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  const std::int64_t total =
+      pages > 0 && page_size > 0 ? std::int64_t{pages} * page_size : std::int64_t{8} << 30;
+  return std::max<std::int64_t>(total / 2 / std::max(1, jobs), std::int64_t{256} << 20);
+}
+
+std::vector<CaseStart> CasesInShard(const Catalog& catalog, const Shard& shard) {
+  std::vector<CaseStart> cases;
+  for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
+    if (InShard(catalog.cases[i].name, shard)) cases.push_back({i, 0, 0});
+  }
+  return cases;
+}
+
+std::size_t ResultsOfCase(const Catalog& catalog, std::size_t case_index,
+                          std::size_t num_backends) {
+  const CaseEntry& entry = catalog.cases[case_index];
+  return (entry.model ? entry.data_sets.size() : 1) * num_backends;
+}
+
+bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& registry,
+                             const RunOptions& options, const std::vector<CaseStart>& cases,
+                             ResultSink& sink) {
+  if (options.isolate) return RunIsolated(catalog, cases, registry, options, sink);
+  struct Forward final : CaseEvents {
+    void OnStage(Stage, const Result&, const CaseProgress&) override {}
+    void OnResult(Result result) override {
+      ApplyExpectation(options->expectations, options->rule, result);
+      sink->Add(std::move(result));
+    }
+    const RunOptions* options;
+    ResultSink* sink;
+  } forward;
+  forward.options = &options;
+  forward.sink = &sink;
+  BackendInstances instances(registry);
+  for (const CaseStart& c : cases) {
+    // In one process a result cannot be abandoned half way: the run stops between cases.
+    if (options.stop != nullptr && *options.stop != 0) return false;
+    if (!catalog.cases[c.case_index].model && (c.data_set != 0 || c.backend != 0)) continue;
+    RunCase(catalog, c.case_index, instances, registry, options, {c.data_set, c.backend, ""},
+            forward);
+  }
+  return true;
+}
+
 std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,
                                    const RunOptions& options) {
-  std::vector<std::size_t> selected;
-  for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
-    if (InShard(catalog.cases[i].name, options.shard)) selected.push_back(i);
-  }
-  std::vector<Result> results;
-  if (options.isolate) {
-    results = RunIsolated(catalog, selected, registry, options);
-  } else {
-    struct Collect final : CaseEvents {
-      void OnStage(Stage, const Result&, const CaseProgress&) override {}
-      void OnResult(Result result) override { results.push_back(std::move(result)); }
-      std::vector<Result> results;
-    } collect;
-    BackendInstances instances(registry);
-    for (std::size_t i : selected) RunCase(catalog, i, instances, registry, options, {}, collect);
-    results = std::move(collect.results);
-  }
-  for (Result& r : results) ApplyExpectation(options.expectations, options.rule, r);
-  return results;
+  struct Collect final : ResultSink {
+    void Add(Result result) override { results.push_back(std::move(result)); }
+    std::vector<Result> results;
+  } collect;
+  RunConformanceStreaming(catalog, registry, options, CasesInShard(catalog, options.shard),
+                          collect);
+  return std::move(collect.results);
 }
 
 }  // namespace mm::conformance

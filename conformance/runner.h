@@ -3,6 +3,7 @@
 #ifndef MM_CONFORMANCE_RUNNER_H_
 #define MM_CONFORMANCE_RUNNER_H_
 
+#include <csignal>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -131,7 +132,22 @@ struct RunOptions {
   Shard shard;
   // Known failures (XFAIL, SKIP); nullptr for none. SKIP results are not run.
   const Expectations* expectations = nullptr;
+  // Stops the run when it holds a nonzero value (a signal handler sets it to the signal's
+  // number): no new result starts, workers are killed, and every result finished so far is still
+  // given. nullptr: never stops.
+  const volatile std::sig_atomic_t* stop = nullptr;
+  // A descriptor that becomes readable when `stop` is set (the read end of a self-pipe), so a
+  // waiting run wakes at once; -1: none (`stop` is then looked at least every 100 ms).
+  int stop_fd = -1;
+  // Per worker process, in bytes (isolated runs; 0: no limit). A result during which a worker's
+  // resident memory goes past it is an ERROR naming the limit and the worker is replaced; a worker
+  // whose resident memory passes 3/4 of it after a case is replaced before its next case.
+  std::int64_t memory_limit_bytes = 0;
 };
+
+// The memory limit per worker when none is given: half the machine's physical memory shared
+// among `jobs` workers, at least 256 MiB.
+std::int64_t DefaultMemoryLimitBytes(int jobs);
 
 // What one backend runs on here (Backend::RunsOn()), for reports.
 struct BackendInfo {
@@ -142,6 +158,37 @@ struct BackendInfo {
 // Creates each of `names` once and asks what it runs on. Never throws.
 std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
                                           const std::vector<std::string>& names);
+
+// Receives the results of a run one by one, in catalog order, then data set, then backend order,
+// as they are finished (expectations already applied).
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  virtual void Add(Result result) = 0;
+};
+
+// Where to pick up a case: the whole case (the default), or from its first missing result when a
+// run is resumed.
+struct CaseStart {
+  std::size_t case_index = 0;  // Into catalog.cases.
+  std::size_t data_set = 0;    // Data set and backend (indices) of the first result to run.
+  std::size_t backend = 0;
+};
+
+// The cases of `catalog` in `shard`, each from its start, in catalog order.
+std::vector<CaseStart> CasesInShard(const Catalog& catalog, const Shard& shard);
+
+// How many results case `case_index` gives on `num_backends` backends: one per data set and
+// backend, or one per backend when the case is invalid.
+std::size_t ResultsOfCase(const Catalog& catalog, std::size_t case_index, std::size_t num_backends);
+
+// Runs `cases` (in catalog order) like RunConformance, handing each result to `sink` as soon as it
+// and every result before it are finished, so a run keeps only the cases in flight in memory.
+// Returns false when options.stop ended the run early (the results given are then exactly those
+// finished: cases in flight give the results they had finished).
+bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& registry,
+                             const RunOptions& options, const std::vector<CaseStart>& cases,
+                             ResultSink& sink);
 
 // Runs every case of `catalog` in `options.shard` on every backend of `options`, and returns one
 // Result per (case, data set, backend) in catalog order, then data set, then backend order,

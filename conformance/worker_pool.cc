@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -30,7 +32,8 @@ enum MessageType : char {
   kStage = 'S',   // Worker -> parent: {"stage", "data_set", "backend", "reference_missing",
                   // "about" (a Result)}.
   kResult = 'R',  // Worker -> parent: a Result.
-  kDone = 'D',    // Worker -> parent: the task is finished.
+  kDone = 'D',    // Worker -> parent: the task is finished: {"retire"}: and the worker leaves.
+  kRetire = 'X',  // Worker -> parent: past the memory limit on the result just sent; it leaves.
 };
 
 bool WriteAll(int fd, const std::string& bytes) {
@@ -92,24 +95,89 @@ CaseProgress ProgressFromJson(const json& j) {
           j.at("reference_missing").get<std::string>()};
 }
 
+// Resident memory of this process now, and at its peak, in bytes.
+std::int64_t CurrentRssBytes(pid_t pid) {
+  const std::string path = pid > 0 ? "/proc/" + std::to_string(pid) + "/statm" : "/proc/self/statm";
+  std::FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) return 0;
+  long long size = 0, resident = 0;
+  const int read = std::fscanf(file, "%lld %lld", &size, &resident);
+  std::fclose(file);
+  return read == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
+}
+
+// The private writable memory mapped by this process (statm's data field), in bytes.
+std::int64_t MappedDataBytes() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  if (file == nullptr) return 0;
+  long long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
+  const int read = std::fscanf(file, "%lld %lld %lld %lld %lld %lld", &size, &resident, &shared,
+                               &text, &lib, &data);
+  std::fclose(file);
+  return read == 6 ? data * sysconf(_SC_PAGESIZE) : 0;
+}
+
+std::int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return std::int64_t{usage.ru_maxrss} * 1024;
+}
+
+std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+
 // The worker: runs the cases it is sent until the parent closes the socket.
 [[noreturn]] void WorkerMain(int fd, const Catalog& catalog, const BackendRegistry& registry,
                              const RunOptions& options) {
-  // Leave with the parent, whatever happens to it.
+  // Leave with the parent, whatever happens to it; a Ctrl-C for the terminal's process group is
+  // the parent's to handle (it kills the workers and writes the reports).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  const std::int64_t limit = options.memory_limit_bytes;
+  if (limit > 0) {
+    // A safety net for what the checks after each result and the parent's sampling cannot catch:
+    // an allocation so fast or large that the machine would suffer first. RLIMIT_DATA counts
+    // private writable mappings (not the shared libraries' text): twice the limit above what the
+    // worker has mapped when it starts (a sanitizer's shadow memory, say), leaving room for mapped
+    // but untouched memory.
+    const rlim_t net = static_cast<rlim_t>(MappedDataBytes() + limit * 2);
+    rlimit data{net, net};
+    setrlimit(RLIMIT_DATA, &data);
+  }
   struct Sender final : CaseEvents {
     int fd;
-    void OnStage(Stage stage, const Result& about, const CaseProgress& at) override {
+    std::int64_t limit;
+    std::optional<Stage> stage;
+    void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
+      stage = s;
       json message = ProgressJson(at);
-      message["stage"] = static_cast<int>(stage);
+      message["stage"] = static_cast<int>(s);
       message["about"] = ResultToJson(about);
       if (!SendFrame(fd, kStage, message)) _exit(0);
     }
     void OnResult(Result result) override {
+      const bool ran = stage == Stage::kBackend;
+      stage.reset();
+      const std::int64_t peak = limit > 0 && ran ? PeakRssBytes() : 0;
+      if (peak > limit && ran) {
+        result.message = "went past the memory limit of " + Mib(limit) +
+                         " (--memory-limit; the worker's peak resident memory was " + Mib(peak) +
+                         "); the worker was replaced. The result itself was " +
+                         std::string(VerdictName(result.verdict)) + ": " + result.message;
+        result.verdict = Verdict::kError;
+        result.vs_expected.reset();
+        result.vs_bound.reset();
+        result.vs_reference_comparison.reset();
+        result.vs_reference = "n/a (memory limit)";
+        if (!SendFrame(fd, kResult, ResultToJson(result))) _exit(0);
+        SendFrame(fd, kRetire, json::object());
+        _exit(0);
+      }
       if (!SendFrame(fd, kResult, ResultToJson(result))) _exit(0);
     }
   } sender;
   sender.fd = fd;
+  sender.limit = limit;
   BackendInstances instances(registry);
   std::string buffer;
   while (auto frame = ReadFrame(fd, buffer)) {
@@ -117,13 +185,15 @@ CaseProgress ProgressFromJson(const json& j) {
     const json& task = frame->second;
     RunCase(catalog, task.at("case").get<std::size_t>(), instances, registry, options,
             ProgressFromJson(task), sender);
-    if (!SendFrame(fd, kDone, json::object())) break;
+    // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
+    const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
+    if (!SendFrame(fd, kDone, json{{"retire", retire}}) || retire) break;
   }
   _exit(0);
 }
 
 struct Task {
-  std::size_t slot = 0;  // Position among the selected cases.
+  std::size_t slot = 0;  // Position among the cases to run.
   std::size_t case_index = 0;
   CaseProgress from;
 };
@@ -137,16 +207,20 @@ struct Worker {
   std::optional<CaseEvents::Stage> stage;
   Result about;
   CaseProgress at;
+  // Whether the result of the backend stage announced last has arrived (a worker killed after
+  // sending it, by the memory sampling say, owes nothing for it).
+  bool result_in = false;
   Clock::time_point since;
 };
 
 class Pool {
  public:
   Pool(const Catalog& catalog, const BackendRegistry& registry, const RunOptions& options,
-       std::size_t slots)
+       std::size_t slots, ResultSink& sink)
       : catalog_(catalog),
         registry_(registry),
         options_(options),
+        sink_(sink),
         results_(slots),
         complete_(slots, false) {}
 
@@ -154,22 +228,23 @@ class Pool {
     for (Worker& w : workers_) Retire(w, /*kill_it=*/false);
   }
 
-  std::vector<Result> Run(const std::vector<std::size_t>& selected) {
-    std::size_t expected = 0;
-    for (std::size_t i : selected) {
-      expected += std::max<std::size_t>(1, catalog_.cases[i].data_sets.size());
-    }
-    all_.reserve(expected * options_.backends.size());
-    for (std::size_t slot = 0; slot < selected.size(); ++slot) {
-      if (catalog_.cases[selected[slot]].model) {
-        pending_.push_back({slot, selected[slot], {}});
+  // False when options.stop ended the run.
+  bool Run(const std::vector<CaseStart>& cases) {
+    for (std::size_t slot = 0; slot < cases.size(); ++slot) {
+      const CaseStart& c = cases[slot];
+      if (catalog_.cases[c.case_index].model) {
+        pending_.push_back({slot, c.case_index, {c.data_set, c.backend, ""}});
       } else {
-        results_[slot] = InvalidCaseResults(catalog_, selected[slot], options_);
+        results_[slot] = InvalidCaseResults(catalog_, c.case_index, options_);
         Complete(slot);
       }
     }
     workers_.resize(static_cast<std::size_t>(std::max(1, options_.jobs)));
     while (true) {
+      if (Stopped()) {
+        Stop();
+        return false;
+      }
       for (Worker& w : workers_) {
         if (w.task || pending_.empty()) continue;
         if (w.pid < 0 && !Spawn(w)) {
@@ -189,10 +264,28 @@ class Pool {
       if (busy.empty()) break;
       Wait(busy);
     }
-    return std::move(all_);
+    return true;
   }
 
  private:
+  bool Stopped() const { return options_.stop != nullptr && *options_.stop != 0; }
+
+  // Interrupted: the workers are killed, and every finished result still buffered leaves in
+  // order, those of the cases in flight included.
+  void Stop() {
+    for (Worker& w : workers_) Retire(w, /*kill_it=*/true);
+    for (std::size_t slot = next_emit_; slot < results_.size(); ++slot) {
+      for (Result& r : results_[slot]) Emit(std::move(r));
+      std::vector<Result>().swap(results_[slot]);
+    }
+    next_emit_ = results_.size();
+  }
+
+  void Emit(Result r) {
+    ApplyExpectation(options_.expectations, options_.rule, r);
+    sink_.Add(std::move(r));
+  }
+
   bool Spawn(Worker& w) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
@@ -208,6 +301,7 @@ class Pool {
       for (const Worker& other : workers_) {
         if (other.fd >= 0) close(other.fd);
       }
+      if (options_.stop_fd >= 0) close(options_.stop_fd);
       WorkerMain(sv[1], catalog_, registry_, options_);
     }
     close(sv[1]);
@@ -226,7 +320,7 @@ class Pool {
     if (!SendFrame(w.fd, kTask, message)) Died(w, "crashed: the worker was gone");
   }
 
-  // Polls the busy workers until one has news or passes its deadline.
+  // Polls the busy workers until one has news, passes its deadline, or the run is stopped.
   void Wait(const std::vector<Worker*>& busy) {
     const auto limit = std::chrono::duration<double>(options_.timeout_seconds);
     auto now = Clock::now();
@@ -235,13 +329,19 @@ class Pool {
       const double left = std::chrono::duration<double, std::milli>(w->since + limit - now).count();
       wait_ms = std::min(wait_ms, std::max(0.0, left));
     }
+    // Memory is sampled, and a stop without a descriptor noticed, at least every 100 ms.
+    if (options_.memory_limit_bytes > 0 || (options_.stop != nullptr && options_.stop_fd < 0)) {
+      wait_ms = std::min(wait_ms, 100.0);
+    }
     std::vector<pollfd> fds;
     for (Worker* w : busy) fds.push_back({w->fd, POLLIN, 0});
+    if (options_.stop_fd >= 0) fds.push_back({options_.stop_fd, POLLIN, 0});
     const int ready = poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_ms)));
     if (ready < 0 && errno != EINTR) {
       for (Worker* w : busy) Died(*w, "crashed: poll failed: " + std::string(std::strerror(errno)));
       return;
     }
+    if (ready < 0 || Stopped()) return;
     for (std::size_t i = 0; i < busy.size(); ++i) {
       Worker& w = *busy[i];
       if (fds[i].revents != 0) Read(w);
@@ -252,6 +352,18 @@ class Pool {
         Died(*w, "timed out after " + FormatSeconds(options_.timeout_seconds) + " s");
       }
     }
+    if (options_.memory_limit_bytes > 0 && now - last_memory_check_ > kMemoryCheckInterval) {
+      last_memory_check_ = now;
+      for (Worker* w : busy) {
+        if (!w->task || w->pid <= 0) continue;
+        const std::int64_t rss = CurrentRssBytes(w->pid);
+        if (rss > options_.memory_limit_bytes) {
+          Died(*w, "went past the memory limit of " + Mib(options_.memory_limit_bytes) +
+                       " (--memory-limit; resident memory " + Mib(rss) +
+                       ", the worker was killed)");
+        }
+      }
+    }
   }
 
   void Read(Worker& w) {
@@ -260,14 +372,26 @@ class Pool {
     if (n < 0 && errno == EINTR) return;
     if (n <= 0) {
       int status = 0;
-      waitpid(w.pid, &status, 0);
+      rusage usage{};
+      while (wait4(w.pid, &status, 0, &usage) < 0 && errno == EINTR) {
+      }
       w.pid = -1;
-      Died(w, DescribeWorkerDeath(status));
+      std::string why = DescribeWorkerDeath(status);
+      const std::int64_t peak = std::int64_t{usage.ru_maxrss} * 1024;
+      if (options_.memory_limit_bytes > 0 && peak > options_.memory_limit_bytes) {
+        why = "went past the memory limit of " + Mib(options_.memory_limit_bytes) +
+              " (--memory-limit; peak resident memory " + Mib(peak) + ") and " + why;
+      }
+      Died(w, why);
       return;
     }
     w.buffer.append(chunk, static_cast<std::size_t>(n));
     try {
-      while (auto frame = PopFrame(w.buffer)) Handle(w, frame->first, frame->second);
+      while (w.task) {
+        auto frame = PopFrame(w.buffer);
+        if (!frame) break;
+        Handle(w, frame->first, frame->second);
+      }
     } catch (const std::exception& e) {
       Died(w, std::string("crashed: garbled message from the worker: ") + e.what());
     }
@@ -281,22 +405,52 @@ class Pool {
         w.at = ProgressFromJson(payload);
         auto about = ResultFromJson(payload.at("about"));
         w.about = about.ok() ? std::move(about).value() : Result{};
+        w.result_in = false;
         w.since = Clock::now();
         break;
       }
       case kResult: {
         auto result = ResultFromJson(payload);
         if (!result.ok()) throw std::runtime_error(result.status().ToString());
+        if (w.stage == CaseEvents::Stage::kBackend && result->backend == w.about.backend) {
+          w.result_in = true;
+        }
         results_[w.task->slot].push_back(std::move(result).value());
         break;
       }
-      case kDone:
+      case kDone: {
         Complete(w.task->slot);
         w.task.reset();
         w.stage.reset();
+        if (payload.is_object() && payload.value("retire", false)) Retire(w, /*kill_it=*/false);
         break;
+      }
+      case kRetire: {
+        // The worker went past its memory limit on the result it just sent, and left: the rest of
+        // the case goes to a fresh worker.
+        const Task task = *w.task;
+        w.task.reset();
+        Retire(w, /*kill_it=*/false);
+        Continue(task, Next(task, w.at));
+        break;
+      }
       default:
         throw std::runtime_error("unknown message type");
+    }
+  }
+
+  // Where a case goes on after the result at `at` (a backend stage).
+  CaseProgress Next(const Task&, const CaseProgress& at) const {
+    CaseProgress next{at.data_set, at.backend + 1, at.reference_missing};
+    if (next.backend >= options_.backends.size()) next = {at.data_set + 1, 0, ""};
+    return next;
+  }
+
+  void Continue(const Task& task, const CaseProgress& next) {
+    if (next.data_set < catalog_.cases[task.case_index].data_sets.size()) {
+      pending_.push_front({task.slot, task.case_index, next});
+    } else {
+      Complete(task.slot);
     }
   }
 
@@ -309,7 +463,6 @@ class Pool {
     const Task task = *w.task;
     w.task.reset();
     const std::size_t num_backends = options_.backends.size();
-    const std::size_t num_sets = catalog_.cases[task.case_index].data_sets.size();
     auto error = [&](const std::string& backend, const std::string& message) {
       Result r = w.about;
       r.backend = backend;
@@ -336,25 +489,20 @@ class Pool {
         next = {w.at.data_set, w.at.backend, "n/a (reference " + why + ")"};
         break;
       case CaseEvents::Stage::kBackend:
-        error(w.about.backend, why + " in backend " + w.about.backend);
-        next = {w.at.data_set, w.at.backend + 1, w.at.reference_missing};
-        if (next.backend >= num_backends) next = {w.at.data_set + 1, 0, ""};
+        if (!w.result_in) error(w.about.backend, why + " in backend " + w.about.backend);
+        next = Next(task, w.at);
         break;
     }
     w.stage.reset();
-    if (next.data_set < num_sets) {
-      pending_.push_front({task.slot, task.case_index, next});
-    } else {
-      Complete(task.slot);
-    }
+    Continue(task, next);
   }
 
-  // Case `slot` has all its results. Results leave for the final list in catalog order as soon as
-  // every earlier case is complete, so only the cases in flight are buffered here.
+  // Case `slot` has all its results. Results leave for the sink in catalog order as soon as every
+  // earlier case is complete, so only the cases in flight are buffered here.
   void Complete(std::size_t slot) {
     complete_[slot] = true;
     while (next_emit_ < complete_.size() && complete_[next_emit_]) {
-      for (Result& r : results_[next_emit_]) all_.push_back(std::move(r));
+      for (Result& r : results_[next_emit_]) Emit(std::move(r));
       std::vector<Result>().swap(results_[next_emit_]);
       ++next_emit_;
     }
@@ -393,15 +541,18 @@ class Pool {
     w.buffer.clear();
   }
 
+  static constexpr auto kMemoryCheckInterval = std::chrono::milliseconds(100);
+
   const Catalog& catalog_;
   const BackendRegistry& registry_;
   const RunOptions& options_;
-  std::vector<std::vector<Result>> results_;  // Per selected case, until emitted.
+  ResultSink& sink_;
+  std::vector<std::vector<Result>> results_;  // Per case to run, until emitted.
   std::vector<bool> complete_;
   std::size_t next_emit_ = 0;
-  std::vector<Result> all_;  // Emitted results, in catalog order.
   std::deque<Task> pending_;
   std::vector<Worker> workers_;
+  Clock::time_point last_memory_check_;
 };
 
 }  // namespace
@@ -461,10 +612,10 @@ std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry
   return infos;
 }
 
-std::vector<Result> RunIsolated(const Catalog& catalog, const std::vector<std::size_t>& selected,
-                                const BackendRegistry& registry, const RunOptions& options) {
-  Pool pool(catalog, registry, options, selected.size());
-  return pool.Run(selected);
+bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
+                 const BackendRegistry& registry, const RunOptions& options, ResultSink& sink) {
+  Pool pool(catalog, registry, options, cases.size(), sink);
+  return pool.Run(cases);
 }
 
 }  // namespace mm::conformance

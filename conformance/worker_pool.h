@@ -13,7 +13,7 @@
 
 namespace mm::conformance {
 
-// Runs cases `selected` (indices into catalog.cases) like RunCase, in up to options.jobs worker
+// Runs `cases` (from where each starts) like RunCase, in up to options.jobs worker
 // processes forked from this one and reused from case to case (the catalog and registry are
 // inherited; only indices and results cross the pipe). The parent hands out whole cases and puts
 // the results back in catalog order. A worker that dies on a signal or exits turns the result it
@@ -21,8 +21,13 @@ namespace mm::conformance {
 // that runs a result past options.timeout_seconds is killed and that result is an ERROR ("timed
 // out after 60 s in backend onednn"); either way a new worker picks the case up after that result.
 // The parent never runs a backend itself (no OpenMP or oneDNN state before forking).
-std::vector<Result> RunIsolated(const Catalog& catalog, const std::vector<std::size_t>& selected,
-                                const BackendRegistry& registry, const RunOptions& options);
+// Results are handed to `sink` in catalog order as soon as every earlier one is there. A worker
+// whose memory passes options.memory_limit_bytes during a result turns it into an ERROR naming
+// the limit and is replaced; one past 3/4 of it after a case is replaced quietly. When
+// options.stop is set the workers are killed and the results finished so far (those of cases in
+// flight included) are given; returns false then.
+bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
+                 const BackendRegistry& registry, const RunOptions& options, ResultSink& sink);
 
 // DescribeBackends, asked in a short-lived child process so that this one never loads a backend's
 // state (oneDNN's engine, OpenMP threads, their memory); a child that dies gives "failed to start:

@@ -1,9 +1,18 @@
 #include "backends/plugin/plugin_backend.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -356,6 +365,89 @@ Status Probe(Library& library) {
              : OkStatus();
 }
 
+// What a probe run in a child process gave: the probe's own verdict, or, when the child died or
+// hung before giving one, what happened ("crashed during the load probe: SIGABRT (signal 6)").
+struct IsolatedProbe {
+  Status verdict;
+  std::string died;
+};
+
+// Runs Probe in a child process, so a plugin that crashes, aborts, exits or hangs on the probe's
+// problem cannot take the tool down; the child is killed after `timeout_seconds`.
+IsolatedProbe ProbeInChild(Library& library, double timeout_seconds) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {Probe(library), ""};
+  // Buffered output would otherwise be written twice if the plugin calls exit().
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return {Probe(library), ""};
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    const Status verdict = Probe(library);
+    const std::string message =
+        std::to_string(static_cast<int>(verdict.code())) + "\n" + verdict.message();
+    std::size_t done = 0;
+    while (done < message.size()) {
+      const ssize_t n = write(fds[1], message.data() + done, message.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string answer;
+  bool hung = false;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  while (true) {
+    const double left =
+        std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
+            .count();
+    if (left <= 0) {
+      hung = true;
+      break;
+    }
+    pollfd fd{fds[0], POLLIN, 0};
+    const int ready = poll(&fd, 1, static_cast<int>(std::ceil(left)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = read(fds[0], chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.append(chunk, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (hung) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::size_t newline = answer.find('\n');
+  if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == 0 && newline != std::string::npos) {
+    const int code = std::atoi(answer.substr(0, newline).c_str());
+    if (code == 0) return {OkStatus(), ""};
+    return {Status(static_cast<StatusCode>(code), answer.substr(newline + 1)), ""};
+  }
+  if (hung) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%g", timeout_seconds);
+    return {OkStatus(),
+            std::string("hung during the load probe (no answer within ") + seconds + " s)"};
+  }
+  if (WIFSIGNALED(status)) {
+    const char* abbrev = sigabbrev_np(WTERMSIG(status));
+    return {OkStatus(), "crashed during the load probe: " +
+                            (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) +
+                            " (signal " + std::to_string(WTERMSIG(status)) + ")"};
+  }
+  return {OkStatus(),
+          "exited with status " + std::to_string(WEXITSTATUS(status)) + " during the load probe"};
+}
+
 Status CheckName(const std::string& name) {
   if (name.empty()) return InvalidArgumentError("the backend name is empty");
   if (name.size() > kMaxNameLength) {
@@ -386,8 +478,11 @@ bool HasElfHeader(const std::filesystem::path& path) {
 }
 
 // Loads and checks one library; returns it, or the refusal (without the "backend library" prefix).
+// `died` receives what happened when the probe's child died or hung (the library is then
+// returned, to be registered as a backend that cannot start).
 StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
-                                        const std::filesystem::path& absolute) {
+                                        const std::filesystem::path& absolute,
+                                        const PluginLoadOptions& options, std::string& died) {
   std::error_code ec;
   const auto status = std::filesystem::status(absolute, ec);
   if (!std::filesystem::exists(status)) return NotFoundError("no such file");
@@ -436,13 +531,24 @@ StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
                                 std::string(table->name) + "': " + null_functions);
   }
   auto library = std::make_shared<Library>(path, table);
-  MM_RETURN_IF_ERROR(Probe(*library));
+  if (!options.isolate_probe) {
+    MM_RETURN_IF_ERROR(Probe(*library));
+    return library;
+  }
+  IsolatedProbe probe = ProbeInChild(*library, options.probe_timeout_seconds);
+  MM_RETURN_IF_ERROR(probe.verdict);
+  died = std::move(probe.died);
   return library;
 }
 
 }  // namespace
 
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths) {
+  return RegisterBackendLibraries(registry, paths, PluginLoadOptions{});
+}
+
+Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths,
+                                const PluginLoadOptions& options) {
   std::set<std::filesystem::path> loaded;
   for (const std::string& path : paths) {
     auto fail = [&path](const Status& status) {
@@ -457,7 +563,8 @@ Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::
       if (!loaded.insert(canonical).second) continue;
       absolute = canonical;
     }
-    auto library = Load(path, absolute);
+    std::string died;
+    auto library = Load(path, absolute, options, died);
     if (!library.ok()) return fail(library.status());
     const std::string& name = (*library)->name();
     if (registry.Contains(name)) {
@@ -469,10 +576,17 @@ Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::
                                   : std::string();
     description += (description.empty() ? "" : " ") + std::string("[plugin ") + path + "]";
     std::shared_ptr<Library> shared = *library;
-    const Status registered = registry.Register(
-        name, std::move(description), [shared]() -> StatusOr<std::unique_ptr<Backend>> {
-          return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(shared));
-        });
+    const Status registered =
+        died.empty() ? registry.Register(name, std::move(description),
+                                         [shared]() -> StatusOr<std::unique_ptr<Backend>> {
+                                           return std::unique_ptr<Backend>(
+                                               std::make_unique<PluginBackend>(shared));
+                                         })
+                     // Judged like any backend, and every result says why it could not run.
+                     : registry.Register(name, description + " (" + died + ")",
+                                         [died, path]() -> StatusOr<std::unique_ptr<Backend>> {
+                                           return InternalError("plugin '" + path + "' " + died);
+                                         });
     if (!registered.ok()) return fail(registered);
   }
   return OkStatus();

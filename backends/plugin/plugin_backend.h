@@ -25,7 +25,21 @@ inline constexpr char kBackendLibsEnv[] = "MM_BACKEND_LIBS";
 // contract violation on the load-time probe (supports() answering outside the three values or
 // without a required note; prepare() or execute() failing without a message). Plugins registered
 // before a refusal stay registered. Libraries stay loaded until the process exits.
+// The load-time probe runs in a child process (PluginLoadOptions): a plugin that crashes, aborts,
+// exits or hangs on it is still registered, as a backend whose creation fails saying what
+// happened ("plugin 'PATH' crashed during the load probe: SIGABRT (signal 6)"), so a tool judges
+// it (ERROR results) along with the others.
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths);
+
+// How plugins are loaded.
+struct PluginLoadOptions {
+  // Run the load probe in a child process (off: in this one, where a crash ends the tool).
+  bool isolate_probe = true;
+  // A probe with no answer after this long is killed: the plugin "hung during the load probe".
+  double probe_timeout_seconds = 60;
+};
+Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths,
+                                const PluginLoadOptions& options);
 
 // The paths of MM_BACKEND_LIBS's value `env_value` (colon-separated; empty entries ignored;
 // nullptr or empty gives none).

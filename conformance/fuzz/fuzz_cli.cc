@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -289,6 +290,11 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                   {"max_findings", options.max_findings}};
   if (sharded) {
     j["shard"] = {{"index", options.shard.index}, {"count", options.shard.count}};
+  }
+  if (report.interrupted_by != 0) {
+    j["interrupted"] = {{"signal_number", report.interrupted_by},
+                        {"problems", report.stats.problems},
+                        {"of", options.cases}};
   }
   const FuzzStats& s = report.stats;
   ordered_json stats = {{"problems", s.problems},
@@ -603,6 +609,46 @@ int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
+namespace {
+
+volatile std::sig_atomic_t g_fuzz_stop = 0;
+
+extern "C" void OnFuzzStopSignal(int signal_number) {
+  if (g_fuzz_stop != 0) {
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+    return;
+  }
+  g_fuzz_stop = signal_number;
+}
+
+// SIGINT and SIGTERM set a flag while this object lives; the previous handlers after.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    g_fuzz_stop = 0;
+    struct sigaction action {};
+    action.sa_handler = OnFuzzStopSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+    g_fuzz_stop = 0;
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  const volatile std::sig_atomic_t* flag() const { return &g_fuzz_stop; }
+
+ private:
+  struct sigaction previous_int_ {
+  }, previous_term_{};
+};
+
+}  // namespace
+
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                std::ostream& out, std::ostream& err) {
   CliOptions o;
@@ -666,8 +712,19 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   o.fuzz.replay_options = replay.str().empty() ? "" : replay.str().substr(1);
 
   std::ostringstream findings_log;
-  FuzzReport report = RunFuzz(o.fuzz, registry, &findings_log);
-  const int code = report.ExitCode(o.fuzz);
+  FuzzReport report;
+  {
+    // SIGINT/SIGTERM stop the run before its next problem and the JSON is written with what was
+    // done; a second signal ends the process at once.
+    StopOnSignal stop;
+    o.fuzz.stop = stop.flag();
+    report = RunFuzz(o.fuzz, registry, &findings_log);
+  }
+  const int code = report.interrupted_by ? 128 + report.interrupted_by : report.ExitCode(o.fuzz);
+  if (report.interrupted_by) {
+    err << "mm-fuzz: interrupted by signal " << report.interrupted_by << " after "
+        << report.stats.problems << " of " << o.fuzz.cases << " problems\n";
+  }
   out << findings_log.str();
   if (!report.error.empty()) err << "mm-fuzz: " << report.error << "\n";
 

@@ -298,6 +298,10 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       errors;
   for (std::int64_t i = 0; i < options.cases; ++i) {
     if (i % options.shard.count != options.shard.index - 1) continue;
+    if (options.stop != nullptr && *options.stop != 0) {
+      report.interrupted_by = static_cast<int>(*options.stop);
+      break;
+    }
     if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
     if (options.stop_after > 0 &&
         static_cast<std::int64_t>(report.findings.size()) >= options.stop_after) {

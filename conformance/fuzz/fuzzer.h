@@ -5,6 +5,7 @@
 #ifndef MM_CONFORMANCE_FUZZ_FUZZER_H_
 #define MM_CONFORMANCE_FUZZ_FUZZER_H_
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -51,6 +52,9 @@ struct FuzzOptions {
   std::int64_t max_error_records = 20000;
   // Extra command-line words that reproduce the generator and judging options in a replay line.
   std::string replay_options;
+  // Stops the run before the next problem when it holds a nonzero value (a signal handler sets it
+  // to the signal's number); the report then has what was done. nullptr: never.
+  const volatile std::sig_atomic_t* stop = nullptr;
 };
 
 // One failure (or, with --check-threads, a nondeterminism), shrunk.
@@ -133,7 +137,8 @@ struct FuzzReport {
   bool errors_capped = false;  // More results were judged than `errors` holds.
   // Per (backend, dtype), over every judged float result (not only those in `errors`).
   std::vector<ErrorStats> error_stats;
-  std::string error;  // A setup error (unknown backend, backend failed to start); else empty.
+  std::string error;       // A setup error (unknown backend, backend failed to start); else empty.
+  int interrupted_by = 0;  // The signal that stopped the run early (options.stop); 0: none.
   // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
   int ExitCode(const FuzzOptions& options) const;
 };

@@ -1,6 +1,8 @@
 #include "conformance/report/merge.h"
 
 #include <algorithm>
+#include <charconv>
+#include <fstream>
 #include <set>
 
 #include "conformance/result_json.h"
@@ -23,8 +25,7 @@ Status Guarded(const std::string& what, F&& body) {
 
 }  // namespace
 
-StatusOr<Report> ReportFromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+StatusOr<Report> ReportFromParsed(const json& j) {
   if (j.is_discarded() || !j.is_object()) {
     return InvalidArgumentError("not a JSON report (unparsable or not an object)");
   }
@@ -118,6 +119,19 @@ StatusOr<Report> ReportFromJson(std::string_view text) {
       }
       report.expectations = std::move(expectations);
     }
+    if (j.contains("selection")) {
+      const json& sel = j.at("selection");
+      report.selection = {sel.at("cases").get<std::int64_t>(),
+                          sel.at("results").get<std::int64_t>(),
+                          sel.at("fingerprint").get<std::string>()};
+    }
+    if (j.contains("interrupted")) {
+      const json& i = j.at("interrupted");
+      report.interrupted = Interruption{
+          i.at("signal_number").get<int>(), i.at("results").get<std::int64_t>(),
+          i.at("of").get<std::int64_t>(), i.at("cases_not_run").get<std::vector<std::string>>(),
+          i.at("cases_incomplete").get<std::vector<std::string>>()};
+    }
     for (const json& s : j.at("shadowed")) {
       report.shadowed.push_back({s.at("case").get<std::string>(), s.at("dir").get<std::string>(),
                                  s.at("winner").get<std::string>()});
@@ -128,8 +142,115 @@ StatusOr<Report> ReportFromJson(std::string_view text) {
   return report;
 }
 
+StatusOr<Report> ReportFromJson(std::string_view text) {
+  return ReportFromParsed(json::parse(text, nullptr, /*allow_exceptions=*/false));
+}
+
+StatusOr<Report> ReadReportHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("'" + path + "': cannot be read");
+  // Each result is dropped as soon as it is parsed: the header alone stays.
+  std::string key;
+  const json::parser_callback_t drop_results = [&key](int depth, json::parse_event_t event,
+                                                      json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1) key = parsed.get<std::string>();
+    return !(event == json::parse_event_t::object_end && depth == 2 && key == "results");
+  };
+  json j;
+  try {
+    j = json::parse(in, drop_results, /*allow_exceptions=*/true);
+  } catch (const json::exception& e) {
+    return InvalidArgumentError("'" + path + "': not a JSON report: " + e.what());
+  }
+  auto report = ReportFromParsed(j);
+  if (!report.ok()) return report.status().WithContext("'" + path + "'");
+  return report;
+}
+
+ResultReader::~ResultReader() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+int ResultReader::Get() { return getc_unlocked(file_); }
+
+Status ResultReader::Open(const std::string& path) {
+  path_ = path;
+  file_ = std::fopen(path.c_str(), "rb");
+  if (file_ == nullptr) return NotFoundError("'" + path + "': cannot be read");
+  // Finds the key "results" of the top-level object, skipping strings and nested values.
+  int depth = 0;
+  std::string last_string;
+  bool after_key = false;
+  for (int c = Get(); c != EOF; c = Get()) {
+    if (c == '"') {
+      last_string.clear();
+      for (c = Get(); c != EOF && c != '"'; c = Get()) {
+        if (c == '\\') c = Get();
+        last_string += static_cast<char>(c);
+      }
+      after_key = depth == 1;
+      continue;
+    }
+    if (c == ':' && after_key && last_string == "results") {
+      for (c = Get(); c == ' ' || c == '\n' || c == '\r' || c == '\t'; c = Get()) {
+      }
+      if (c != '[') break;
+      return OkStatus();
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') after_key = false;
+  }
+  return InvalidArgumentError("'" + path + "': not a JSON report (no \"results\" array)");
+}
+
+StatusOr<std::optional<Result>> ResultReader::Next() {
+  if (done_) return std::optional<Result>();
+  int c = Get();
+  while (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',') c = Get();
+  if (c == ']') {
+    done_ = true;
+    return std::optional<Result>();
+  }
+  const std::string where = "'" + path_ + "': results[" + std::to_string(index_) + "]";
+  if (c != '{') return InvalidArgumentError(where + ": not an object");
+  std::string text(1, '{');
+  int depth = 1;
+  while (depth > 0) {
+    c = Get();
+    if (c == EOF) return InvalidArgumentError(where + ": the file ends inside it");
+    text += static_cast<char>(c);
+    if (c == '"') {
+      for (c = Get(); c != EOF && c != '"'; c = Get()) {
+        text += static_cast<char>(c);
+        if (c == '\\') {
+          c = Get();
+          if (c == EOF) break;
+          text += static_cast<char>(c);
+        }
+      }
+      if (c == EOF) return InvalidArgumentError(where + ": the file ends inside it");
+      text += '"';
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  auto result = ResultFromJson(parsed);
+  if (!result.ok()) return result.status().WithContext(where);
+  ++index_;
+  return std::optional<Result>(std::move(result).value());
+}
+
 int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code) {
-  const Summary sum = Summarize(report.results);
+  return ExitCodeOfSummary(report, Summarize(report.results), any_case, skip_exit_code);
+}
+
+int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
+                      std::optional<int> skip_exit_code) {
   if (report.require_official && !report.official.complete()) return kExitOfficial;
   if (!any_case) return kExitUsage;
   const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
@@ -157,6 +278,11 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
       return InvalidArgumentError(which + " is not from the same run as report 1: " + what +
                                   " differ");
     };
+    if (s.interrupted) {
+      return FailedPreconditionError(
+          which + " is of an interrupted run (" + std::to_string(s.interrupted->results) + " of " +
+          std::to_string(s.interrupted->expected) + " results); finish it with --resume first");
+    }
     if (s.shard.count != count) return differs("shard counts");
     if (!seen.insert(s.shard.index).second) {
       return InvalidArgumentError(which + ": shard " + std::to_string(s.shard.index) + "/" +
@@ -188,6 +314,26 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
   }
   Report merged = first;
   merged.shard = {1, 1};
+  // The run's selection is its shards' together (fingerprints combine by exclusive or).
+  merged.selection = {};
+  std::uint64_t fingerprint = 0;
+  bool known = true;
+  for (const Report& s : shards) {
+    known &= !s.selection.fingerprint.empty();
+    if (!known) break;
+    merged.selection.cases += s.selection.cases;
+    merged.selection.results += s.selection.results;
+    std::uint64_t value = 0;
+    const std::string& text = s.selection.fingerprint;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+    known &= ec == std::errc() && end == text.data() + text.size();
+    fingerprint ^= value;
+  }
+  if (known) {
+    merged.selection.fingerprint = FingerprintText(fingerprint);
+  } else {
+    merged.selection = {};
+  }
   merged.results.clear();
   for (const Report& s : shards) {
     merged.results.insert(merged.results.end(), s.results.begin(), s.results.end());

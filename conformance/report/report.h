@@ -3,6 +3,9 @@
 #ifndef MM_CONFORMANCE_REPORT_REPORT_H_
 #define MM_CONFORMANCE_REPORT_REPORT_H_
 
+#include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +18,30 @@
 #include "engine/machine.h"
 
 namespace mm::conformance {
+
+// A run that a signal ended before every result was finished.
+struct Interruption {
+  int signal = 0;                       // SIGINT, SIGTERM, ...
+  std::int64_t results = 0;             // Results finished (and in the report).
+  std::int64_t expected = 0;            // Results the whole run would have given.
+  std::vector<std::string> not_run;     // Cases without any result, in catalog order.
+  std::vector<std::string> incomplete;  // Cases with some of their results.
+};
+// "SIGTERM (signal 15)".
+std::string SignalName(int signal);
+// "interrupted by SIGTERM (signal 15) after 120 of 300 results; 60 case(s) not run, 1 incomplete".
+std::string InterruptionText(const Interruption& interruption);
+
+// Which cases a run selected, so a resumed run can check it is the same run: how many cases and
+// results, and a hash of the case names and data sets in order.
+struct Selection {
+  std::int64_t cases = 0;
+  std::int64_t results = 0;
+  std::string fingerprint;  // 16 hex digits; empty when not known (merged or older reports).
+};
+
+// A fingerprint as it is written: 16 hex digits.
+std::string FingerprintText(std::uint64_t fingerprint);
 
 // Everything a report shows about one run.
 struct Report {
@@ -37,6 +64,8 @@ struct Report {
   // The expectations file given, with how many results each entry decided (0: it matched
   // nothing, which every report points out).
   std::optional<Expectations> expectations;
+  Selection selection;
+  std::optional<Interruption> interrupted;  // Set when a signal ended the run.
 };
 
 // Results per verdict.
@@ -51,11 +80,66 @@ struct Summary {
 // Sets each entry's `matched` to the number of `results` it decided (the first matching entry
 // decides a result).
 void CountMatches(Expectations& expectations, const std::vector<Result>& results);
+// Adds one result to the counts of the first entry of `expectations` matching it.
+void CountMatch(Expectations& expectations, const Result& result);
 Summary Summarize(const std::vector<Result>& results);
+// Adds one result of verdict `verdict` to `summary`.
+void Count(Summary& summary, Verdict verdict);
 
 // One line per (case, backend) unless `quiet`, its verdict the worst over the case's data sets;
 // then the official corpus, skipped and shadowed counts and the summary.
 void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
+
+// WriteConsole as results arrive: the lines of a case are printed (and flushed, whatever `out`
+// is: a terminal, a file, a pipe) as soon as a result of the next case or Finish comes. Results
+// of one case must be contiguous (as every run gives them).
+class ConsoleWriter {
+ public:
+  // `name_width` and `backend_width`: the longest case and backend name (columns are 2 wider).
+  ConsoleWriter(std::ostream& out, bool quiet, const Tolerance& tolerance, std::size_t name_width,
+                std::size_t backend_width);
+  void Add(const Result& result);
+  // The pending lines, then everything after them: the official corpus, skipped and shadowed
+  // models, the machine, expectations, the interruption and the summary of `report` (whose own
+  // results are not looked at).
+  void Finish(const Report& report, const Summary& summary);
+
+ private:
+  void FlushCase();
+  std::ostream& out_;
+  bool quiet_;
+  Tolerance tolerance_;
+  std::size_t name_width_, backend_width_;
+  std::vector<Result> pending_;  // The current case's results.
+  std::int64_t rows_ = 0;
+};
+
+// The JSON, JUnit and Markdown files of one run, written as results arrive: each result is
+// rendered once, into temporary spool files, so memory does not grow with the results; Finish
+// assembles each file (through PATH.partial, renamed over PATH) byte for byte as ToJson,
+// ToJUnitXml and ToMarkdown render the same report.
+class ReportFiles {
+ public:
+  ReportFiles();
+  ~ReportFiles();
+  ReportFiles(const ReportFiles&) = delete;
+  ReportFiles& operator=(const ReportFiles&) = delete;
+  // The formats to write (an empty path: not written); `header` gives the run's backends,
+  // tolerance, rule and strictness (its results are not looked at). The error says what cannot
+  // be created.
+  Status Open(const std::string& json, const std::string& junit, const std::string& markdown,
+              const Report& header);
+  void Add(const Result& result);
+  // Writes every file for `report` (its own results not looked at) with `summary`; the error
+  // names the file that cannot be written.
+  Status Finish(const Report& report, const Summary& summary);
+
+  struct Renderers;
+
+ private:
+  std::string json_, junit_, markdown_;
+  std::unique_ptr<Renderers> renderers_;
+};
 
 // JSON (written with nlohmann-json): {"tool", "version", "tolerance", "strict",
 // "require_official", "shard", "backends", "runs_on" {backend: text}, "machine" {...},

@@ -1,8 +1,14 @@
 #include "conformance/tools/cli.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -24,33 +30,6 @@ namespace {
 using cli::Joined;
 
 SelfCheckCommand g_self_check = nullptr;
-
-Status WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return NotFoundError("cannot open '" + path + "' for writing");
-  file << contents;
-  file.close();
-  if (!file) return DataLossError("cannot write '" + path + "'");
-  return OkStatus();
-}
-
-// Writes each report whose path is not empty; returns the report's exit code, or kExitUsage when
-// a file cannot be written.
-int WriteReports(const Report& report, const std::string& json, const std::string& junit,
-                 const std::string& markdown, std::ostream& err) {
-  using Writer = std::string (*)(const Report&);
-  for (const auto& [path, writer] : {std::pair<const std::string&, Writer>{json, ToJson},
-                                     std::pair<const std::string&, Writer>{junit, ToJUnitXml},
-                                     std::pair<const std::string&, Writer>{markdown, ToMarkdown}}) {
-    if (path.empty()) continue;
-    Status written = WriteFile(path, writer(report));
-    if (!written.ok()) {
-      err << "mm-conformance: " << written.message() << "\n";
-      return kExitUsage;
-    }
-  }
-  return report.exit_code;
-}
 
 void PrintList(const Catalog& catalog, const OfficialReport& official,
                const BackendRegistry& registry, const std::vector<std::string>& backends,
@@ -106,6 +85,244 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   }
 }
 
+// The signals that stop a run: the first sets the flag (and wakes the pool through the pipe), so
+// the reports are written for the results finished; a second ends the process at once.
+volatile std::sig_atomic_t g_stop_signal = 0;
+int g_stop_pipe[2] = {-1, -1};
+
+extern "C" void OnStopSignal(int signal_number) {
+  if (g_stop_signal != 0) {
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);  // Delivered, with the default action, when this handler returns.
+    return;
+  }
+  g_stop_signal = signal_number;
+  if (g_stop_pipe[1] >= 0) {
+    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], "", 1);
+  }
+}
+
+// SIGINT and SIGTERM handled for the lifetime of this object; the previous handlers after.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    g_stop_signal = 0;
+    if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_stop_pipe[0] = g_stop_pipe[1] = -1;
+    struct sigaction action {};
+    action.sa_handler = OnStopSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+    for (int& fd : g_stop_pipe) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
+    g_stop_signal = 0;
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  const volatile std::sig_atomic_t* flag() const { return &g_stop_signal; }
+  int fd() const { return g_stop_pipe[0]; }
+
+ private:
+  struct sigaction previous_int_ {
+  }, previous_term_{};
+};
+
+// Which cases and results `selected` are, with a fingerprint: the exclusive or, over the cases,
+// of a hash (FNV-1a, 64 bits) of each case's catalog index, name and data sets, so the shards of a
+// run combine into the fingerprint of the whole run (MergeShardReports).
+Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& selected,
+                      std::size_t num_backends) {
+  std::uint64_t combined = 0;
+  Selection selection;
+  for (const CaseStart& c : selected) {
+    std::uint64_t hash = 14695981039346656037ull;
+    auto mix = [&hash](std::string_view text) {
+      for (unsigned char ch : text) {
+        hash ^= ch;
+        hash *= 1099511628211ull;
+      }
+      hash ^= 0xff;
+      hash *= 1099511628211ull;
+    };
+    const CaseEntry& entry = catalog.cases[c.case_index];
+    mix(std::to_string(c.case_index));
+    mix(entry.name);
+    for (const auto& set : entry.data_sets) mix(set.name);
+    combined ^= hash;
+    ++selection.cases;
+    selection.results +=
+        static_cast<std::int64_t>(ResultsOfCase(catalog, c.case_index, num_backends));
+  }
+  selection.fingerprint = FingerprintText(combined);
+  return selection;
+}
+
+// What a resumed run takes from its previous report: per case index, how many of its results
+// (a prefix, in run order) are kept, and where each case not finished starts.
+struct Resumed {
+  std::string path;
+  std::vector<std::uint32_t> keep;
+  std::vector<CaseStart> to_run;
+};
+
+// Checks that `path` is a report of the same run as `now` (same mm, cases, backends, tolerance,
+// rule and expectations) and finds what it already finished. The error names the file and the
+// difference.
+StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const Catalog& catalog,
+                              const std::vector<CaseStart>& selected) {
+  MM_ASSIGN_OR_RETURN(Report before, ReadReportHeader(path));
+  const std::string refused = "'" + path + "' is not a report of this run: ";
+  if (before.selection.fingerprint.empty()) {
+    return InvalidArgumentError(refused +
+                                "it does not say which cases it selected (a merged report, or "
+                                "one written by an older mm)");
+  }
+  if (before.version != now.version) {
+    return InvalidArgumentError(refused + "it was written by mm " + before.version +
+                                ", this is mm " + now.version);
+  }
+  if (before.backends != now.backends) {
+    return InvalidArgumentError(refused + "it ran the backends " + Joined(before.backends) +
+                                ", this run selects " + Joined(now.backends) +
+                                " (give the same --backend and --backend-lib options)");
+  }
+  if (before.rule != now.rule) {
+    return InvalidArgumentError(refused + "it was judged under --tolerance " +
+                                (before.rule == ToleranceRule::kOnnx ? "onnx" : "bound") +
+                                ", this run under " +
+                                (now.rule == ToleranceRule::kOnnx ? "onnx" : "bound"));
+  }
+  if (before.tolerance.rtol != now.tolerance.rtol || before.tolerance.atol != now.tolerance.atol) {
+    return InvalidArgumentError(refused + "its --rtol/--atol differ from this run's");
+  }
+  if (before.expectations.has_value() != now.expectations.has_value() ||
+      (before.expectations && before.expectations->source != now.expectations->source)) {
+    return InvalidArgumentError(refused + "its --expectations file differs from this run's");
+  }
+  if (before.selection.fingerprint != now.selection.fingerprint ||
+      before.selection.cases != now.selection.cases ||
+      before.selection.results != now.selection.results) {
+    return InvalidArgumentError(
+        refused + "it selected other cases (" + std::to_string(before.selection.cases) +
+        " cases, " + std::to_string(before.selection.results) + " results), this run selects " +
+        std::to_string(now.selection.cases) + " cases, " + std::to_string(now.selection.results) +
+        " results (give the same data, --case, --filter, --exclude and --shard options)");
+  }
+  Resumed resumed;
+  resumed.path = path;
+  resumed.keep.assign(catalog.cases.size(), 0);
+  std::vector<bool> closed(catalog.cases.size(), false);
+  const std::size_t nb = now.backends.size();
+  ResultReader reader;
+  MM_RETURN_IF_ERROR(reader.Open(path));
+  while (true) {
+    MM_ASSIGN_OR_RETURN(std::optional<Result> r, reader.Next());
+    if (!r) break;
+    const auto c = static_cast<std::size_t>(r->case_index);
+    if (r->case_index < 0 || c >= catalog.cases.size() || catalog.cases[c].name != r->case_name) {
+      return InvalidArgumentError(refused + "it holds a result of case '" + r->case_name +
+                                  "' at index " + std::to_string(r->case_index) +
+                                  ", which this run has not");
+    }
+    // Results are kept while they are the next ones the case would give; the rest runs again.
+    const CaseEntry& entry = catalog.cases[c];
+    const std::size_t k = resumed.keep[c];
+    const bool next = !closed[c] && k < ResultsOfCase(catalog, c, nb) &&
+                      r->backend == now.backends[k % nb] &&
+                      (!entry.model || r->data_set == entry.data_sets[k / nb].name);
+    if (next) {
+      ++resumed.keep[c];
+    } else {
+      closed[c] = true;
+    }
+  }
+  for (const CaseStart& c : selected) {
+    const std::size_t total = ResultsOfCase(catalog, c.case_index, nb);
+    std::uint32_t& k = resumed.keep[c.case_index];
+    if (k >= total) continue;
+    if (!catalog.cases[c.case_index].model) k = 0;  // An invalid case's results come together.
+    resumed.to_run.push_back({c.case_index, k / nb, k % nb});
+  }
+  return resumed;
+}
+
+// Puts the kept results of the previous report in front of the new ones, in catalog order.
+class ResumeMerger final : public ResultSink {
+ public:
+  ResumeMerger(const Resumed& resumed, ResultSink& next)
+      : resumed_(resumed), next_(next), taken_(resumed.keep.size(), 0) {
+    status_ = reader_.Open(resumed.path);
+    Advance();
+  }
+  void Add(Result r) override {
+    Drain(r.case_index);
+    next_.Add(std::move(r));
+  }
+  // Gives the kept results after the last new one; the first reading error, if any.
+  Status Finish() {
+    Drain(std::numeric_limits<std::int64_t>::max());
+    return status_;
+  }
+
+ private:
+  void Advance() {
+    head_.reset();
+    if (!status_.ok()) return;
+    auto r = reader_.Next();
+    if (!r.ok()) {
+      status_ = r.status();
+      return;
+    }
+    head_ = std::move(r).value();
+  }
+  void Drain(std::int64_t upto) {
+    while (head_ && head_->case_index <= upto) {
+      const auto c = static_cast<std::size_t>(head_->case_index);
+      if (c < taken_.size() && taken_[c] < resumed_.keep[c]) {
+        ++taken_[c];
+        next_.Add(std::move(*head_));
+      }
+      Advance();
+    }
+  }
+  const Resumed& resumed_;
+  ResultSink& next_;
+  ResultReader reader_;
+  Status status_;
+  std::optional<Result> head_;
+  std::vector<std::uint32_t> taken_;
+};
+
+// Gives the extra results of an outputs tree (by case index) after the last result of their case:
+// before the first result of a later case, or at Finish.
+class ExtrasMerger final : public ResultSink {
+ public:
+  ExtrasMerger(std::multimap<std::int64_t, Result>& extras, ResultSink& next)
+      : extras_(extras), next_(next) {}
+  void Add(Result r) override {
+    Drain(r.case_index - 1);
+    next_.Add(std::move(r));
+  }
+  // Gives the extras not given yet.
+  void Finish() { Drain(std::numeric_limits<std::int64_t>::max()); }
+
+ private:
+  void Drain(std::int64_t upto) {
+    while (!extras_.empty() && extras_.begin()->first <= upto) {
+      next_.Add(std::move(extras_.begin()->second));
+      extras_.erase(extras_.begin());
+    }
+  }
+  std::multimap<std::int64_t, Result>& extras_;
+  ResultSink& next_;
+};
+
 }  // namespace
 
 void SetSelfCheckCommand(SelfCheckCommand command) { g_self_check = command; }
@@ -121,26 +338,82 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "mm-conformance merge: " << *error << "\nTry 'mm-conformance merge --help'.\n";
     return kExitUsage;
   }
+  // The shards' headers first (checked as one run), then their results read one at a time and
+  // merged in catalog order: memory does not grow with the results.
   std::vector<Report> shards;
   for (const std::string& path : options.inputs) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto report = ReportFromJson(text.str());
-    if (!in || !report.ok()) {
-      err << "mm-conformance merge: " << path << ": "
-          << (report.ok() ? "cannot read" : report.status().message()) << "\n";
+    auto header = ReadReportHeader(path);
+    if (!header.ok()) {
+      err << "mm-conformance merge: " << header.status().message() << "\n";
       return kExitUsage;
     }
-    shards.push_back(std::move(report).value());
+    shards.push_back(std::move(header).value());
   }
   auto merged = MergeShardReports(shards);
   if (!merged.ok()) {
     err << "mm-conformance merge: " << merged.status().message() << "\n";
     return kExitUsage;
   }
-  WriteConsole(*merged, out, options.quiet);
-  return WriteReports(*merged, options.json, options.junit, options.markdown, err);
+  Report& report = *merged;
+  // The console's columns need the longest case name: a first pass, when lines are printed.
+  std::size_t name_width = 4, backend_width = 7;
+  for (const std::string& b : report.backends) backend_width = std::max(backend_width, b.size());
+  auto fail = [&](const Status& status) {
+    err << "mm-conformance merge: " << status.message() << "\n";
+    return kExitUsage;
+  };
+  if (!options.quiet) {
+    for (const std::string& path : options.inputs) {
+      ResultReader reader;
+      if (Status opened = reader.Open(path); !opened.ok()) return fail(opened);
+      while (true) {
+        auto r = reader.Next();
+        if (!r.ok()) return fail(r.status());
+        if (!*r) break;
+        name_width = std::max(name_width, (*r)->case_name.size());
+      }
+    }
+  }
+  std::vector<std::unique_ptr<ResultReader>> readers;
+  std::vector<std::optional<Result>> heads;
+  for (const std::string& path : options.inputs) {
+    readers.push_back(std::make_unique<ResultReader>());
+    if (Status opened = readers.back()->Open(path); !opened.ok()) return fail(opened);
+    auto r = readers.back()->Next();
+    if (!r.ok()) return fail(r.status());
+    heads.push_back(std::move(r).value());
+  }
+  ConsoleWriter console(out, options.quiet, report.tolerance, name_width, backend_width);
+  ReportFiles files;
+  if (Status opened = files.Open(options.json, options.junit, options.markdown, report);
+      !opened.ok()) {
+    return fail(opened);
+  }
+  if (report.expectations) {
+    for (Expectation& e : report.expectations->entries) e.matched = 0;
+  }
+  Summary summary;
+  while (true) {
+    // Each case ran whole in one shard, in order: the smallest case index next (ties keep the
+    // shards' order).
+    std::optional<std::size_t> next;
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      if (heads[i] && (!next || heads[i]->case_index < heads[*next]->case_index)) next = i;
+    }
+    if (!next) break;
+    Result r = std::move(*heads[*next]);
+    auto following = readers[*next]->Next();
+    if (!following.ok()) return fail(following.status());
+    heads[*next] = std::move(following).value();
+    Count(summary, r.verdict);
+    if (report.expectations) CountMatch(*report.expectations, r);
+    console.Add(r);
+    files.Add(r);
+  }
+  report.exit_code = ExitCodeOfSummary(report, summary, summary.total() > 0);
+  console.Finish(report, summary);
+  if (Status written = files.Finish(report, summary); !written.ok()) return fail(written);
+  return report.exit_code;
 }
 
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
@@ -166,8 +439,11 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   }
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;
-  const Status loaded =
-      RegisterBackendLibraries(registry, BackendLibrariesToLoad(options.backend_libs));
+  PluginLoadOptions plugin_options;
+  plugin_options.isolate_probe = !options.no_isolate;
+  plugin_options.probe_timeout_seconds = options.timeout_seconds;
+  const Status loaded = RegisterBackendLibraries(
+      registry, BackendLibrariesToLoad(options.backend_libs), plugin_options);
   if (!loaded.ok()) {
     err << "mm-conformance: " << loaded.message() << "\n";
     return kExitUsage;
@@ -299,35 +575,137 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   run.timeout_seconds = options.timeout_seconds;
   run.shard = options.shard;
   run.expectations = report.expectations ? &*report.expectations : nullptr;
-  report.results = RunConformance(catalog, registry, run);
-  // Files of an outputs tree that no result read are ERRORs too, beside their case's results.
+  if (run.isolate) {
+    run.memory_limit_bytes = options.memory_limit_mib
+                                 ? *options.memory_limit_mib * (std::int64_t{1} << 20)
+                                 : DefaultMemoryLimitBytes(run.jobs);
+  }
+  if (report.expectations) {
+    for (Expectation& e : report.expectations->entries) e.matched = 0;
+  }
+  const std::vector<CaseStart> selected = CasesInShard(catalog, options.shard);
+  report.selection = SelectionOf(catalog, selected, backends.size());
+  // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
+  // before the workers are forked.
+  report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
+                                    : DescribeBackends(registry, backends);
+
+  // What a previous run already finished, when resuming: only the rest runs.
+  std::vector<CaseStart> to_run = selected;
+  std::optional<Resumed> resumed;
+  if (!options.resume.empty()) {
+    auto previous = LoadResumed(options.resume, report, catalog, selected);
+    if (!previous.ok()) {
+      err << "mm-conformance: --resume " << previous.status().message() << "\n";
+      return kExitUsage;
+    }
+    resumed = std::move(previous).value();
+    to_run = resumed->to_run;
+  }
+
+  std::size_t name_width = 4, backend_width = 7;
+  for (const CaseStart& c : selected) {
+    name_width = std::max(name_width, catalog.cases[c.case_index].name.size());
+  }
+  for (const std::string& b : backends) backend_width = std::max(backend_width, b.size());
+  ConsoleWriter console(out, options.quiet, options.tolerance, name_width, backend_width);
+  ReportFiles files;
+  if (Status opened = files.Open(options.json, options.junit, options.markdown, report);
+      !opened.ok()) {
+    err << "mm-conformance: " << opened.message() << "\n";
+    return kExitUsage;
+  }
+  // Every result, finished now or taken from the resumed report, goes through here once, in
+  // catalog order.
+  struct Everything final : ResultSink {
+    void Add(Result r) override {
+      Count(summary, r.verdict);
+      if (expectations != nullptr) CountMatch(*expectations, r);
+      const auto c = static_cast<std::size_t>(r.case_index);
+      if (c < given.size()) ++given[c];
+      console->Add(r);
+      files->Add(r);
+    }
+    Summary summary;
+    Expectations* expectations = nullptr;
+    std::vector<std::uint32_t> given;  // Results per case index.
+    ConsoleWriter* console = nullptr;
+    ReportFiles* files = nullptr;
+  } everything;
+  everything.expectations = report.expectations ? &*report.expectations : nullptr;
+  everything.given.assign(catalog.cases.size(), 0);
+  everything.console = &console;
+  everything.files = &files;
+
+  // Files of an outputs tree that no result reads are ERRORs too, given after their case's results.
+  std::multimap<std::int64_t, Result> extras;
   for (const OutputsTree& tree : outputs_trees) {
     if (std::find(backends.begin(), backends.end(), tree.spec.name) == backends.end()) continue;
     for (Result& r : ExtraOutputResults(tree, catalog, discover.select, run.shard)) {
       ApplyExpectation(run.expectations, run.rule, r);
-      report.results.push_back(std::move(r));
+      extras.emplace(r.case_index, std::move(r));
     }
-    std::stable_sort(report.results.begin(), report.results.end(),
-                     [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
   }
-  if (report.expectations) CountMatches(*report.expectations, report.results);
-  // Created only now: the parent must not start any backend (threads, oneDNN state) before the
-  // workers are forked.
-  report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
-                                    : DescribeBackends(registry, backends);
+  ExtrasMerger with_extras(extras, everything);
 
-  report.exit_code = ExitCodeOf(report, !catalog.cases.empty(), options.skip_exit_code);
-
-  WriteConsole(report, out, options.quiet);
-  if (catalog.cases.empty()) {
-    err << "mm-conformance: no MatMul case found"
-        << (catalog.roots.empty() ? " (no data root exists and built-ins are off)" : "")
-        << "; see --list\n";
+  bool finished = true;
+  {
+    StopOnSignals stop;
+    run.stop = stop.flag();
+    run.stop_fd = stop.fd();
+    if (resumed) {
+      ResumeMerger merger(*resumed, with_extras);
+      finished = RunConformanceStreaming(catalog, registry, run, to_run, merger);
+      // Interrupted again: every result already finished is kept, the taken ones included.
+      const Status rest = merger.Finish();
+      if (!rest.ok()) {
+        err << "mm-conformance: --resume " << rest.message() << "\n";
+        return kExitUsage;
+      }
+    } else {
+      finished = RunConformanceStreaming(catalog, registry, run, to_run, with_extras);
+    }
+    if (finished) with_extras.Finish();
+    if (!finished) {
+      Interruption interruption;
+      interruption.signal = static_cast<int>(*stop.flag());
+      interruption.expected = report.selection.results;
+      for (const CaseStart& c : selected) {
+        const std::uint32_t given = everything.given[c.case_index];
+        interruption.results += given;
+        if (given == 0) {
+          interruption.not_run.push_back(catalog.cases[c.case_index].name);
+        } else if (given < ResultsOfCase(catalog, c.case_index, backends.size())) {
+          interruption.incomplete.push_back(catalog.cases[c.case_index].name);
+        }
+      }
+      report.interrupted = std::move(interruption);
+    }
+    // A second signal from here on ends the process at once (StopOnSignals).
+    report.exit_code = report.interrupted
+                           ? 128 + report.interrupted->signal
+                           : ExitCodeOfSummary(report, everything.summary, !catalog.cases.empty(),
+                                               options.skip_exit_code);
+    console.Finish(report, everything.summary);
+    if (catalog.cases.empty()) {
+      err << "mm-conformance: no MatMul case found"
+          << (catalog.roots.empty() ? " (no data root exists and built-ins are off)" : "")
+          << "; see --list\n";
+    }
+    if (official_failed) {
+      err << "mm-conformance: --require-official: the official corpus is incomplete or altered\n";
+    }
+    if (report.interrupted) {
+      err << "mm-conformance: " << InterruptionText(*report.interrupted)
+          << "; the reports hold the finished results (--resume the JSON report to run the "
+             "rest)\n";
+    }
+    if (Status written = files.Finish(report, everything.summary); !written.ok()) {
+      err << "mm-conformance: " << written.message() << "\n";
+      return kExitUsage;
+    }
   }
-  if (official_failed) {
-    err << "mm-conformance: --require-official: the official corpus is incomplete or altered\n";
-  }
-  return WriteReports(report, options.json, options.junit, options.markdown, err);
+  return report.exit_code;
 }
 
 }  // namespace mm::conformance

@@ -255,6 +255,22 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
             return "";
           },
           ""));
+  app->add_option_function<std::int64_t>(
+         "--memory-limit", [&options](std::int64_t mib) { options.memory_limit_mib = mib; },
+         "resident memory allowed per worker, in MiB: a result that goes past it is an ERROR "
+         "naming the limit and its worker is replaced; a worker past 3/4 of it after a case is "
+         "replaced before the next (default: half the machine's memory shared among the "
+         "--jobs workers, at least 256; 0: no limit; isolated runs)")
+      ->option_text("MIB")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  app->add_option("--resume", options.resume,
+                  "keep the finished results of REPORT.json (the --json report of an interrupted "
+                  "or partial run with the same cases, backends, tolerance and expectations; "
+                  "anything else is refused, naming the difference) and run only the rest: the "
+                  "reports are those of an uninterrupted run. REPORT.json may also be this run's "
+                  "--json")
+      ->option_text("REPORT.json")
+      ->check(CLI::ExistingFile);
   app->add_option_function<std::string>(
          "--shard", [&options](const std::string& v) { ParseShard(v, options.shard); },
          "run shard I of N (1-based): a deterministic 1/N of the cases, by a hash of the case "

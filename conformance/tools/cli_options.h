@@ -32,6 +32,9 @@ struct CliOptions {
   bool no_isolate = false;
   int jobs = 0;
   double timeout_seconds = 60;
+  // Per worker, in MiB; unset: DefaultMemoryLimitBytes(jobs); 0: no limit.
+  std::optional<std::int64_t> memory_limit_mib;
+  std::string resume;  // A JSON report of this run whose finished results are kept.
   Shard shard;
   std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
   // Outputs trees judged as backends: "NAME=DIR" and "NAME=ARITHMETIC", in order given.

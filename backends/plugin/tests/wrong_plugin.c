@@ -3,9 +3,11 @@
  * backends/plugin/CMakeLists.txt). Without a fault (MM_FAULT_NONE) it is a correct float-only
  * plugin named "wrong_none"; each fault breaks exactly one promise of mm/mm_backend_plugin.h.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mm/mm_backend_plugin.h"
 
@@ -27,7 +29,23 @@ typedef struct handle {
   int64_t batch_dims[16], a_strides[16], b_strides[16];
 } handle;
 
+/* The problem of mm's load-time probe, [2,3] x [3,4]: the PROBE_* faults strike on it. */
+static int is_probe_problem(const mm_matmul_problem* problem) {
+  return problem->m == 2 && problem->k == 3 && problem->n == 4 && problem->batch == 1;
+}
+
 static int32_t wrong_supports(const mm_matmul_problem* problem, char* text, size_t capacity) {
+#if defined(MM_FAULT_PROBE_CRASH)
+  if (is_probe_problem(problem)) raise(SIGSEGV);
+#elif defined(MM_FAULT_PROBE_ABORT)
+  if (is_probe_problem(problem)) abort();
+#elif defined(MM_FAULT_PROBE_EXIT)
+  if (is_probe_problem(problem)) exit(3);
+#elif defined(MM_FAULT_PROBE_HANG)
+  while (is_probe_problem(problem)) pause();
+#else
+  (void)is_probe_problem;
+#endif
 #if defined(MM_FAULT_SUPPORT_OUT_OF_RANGE)
   (void)problem;
   (void)text;
@@ -85,6 +103,10 @@ static int32_t wrong_prepare(const mm_matmul_problem* problem, void** out, char*
   return MM_STATUS_OK;
 }
 
+#if defined(MM_FAULT_LEAK)
+static char* volatile leaked = NULL;
+#endif
+
 static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_const_tensor* b,
                              const mm_tensor* y, char* text, size_t capacity) {
   const handle* h = (const handle*)opaque;
@@ -96,6 +118,21 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
   (void)capacity;
 #if defined(MM_FAULT_EXECUTE_ERROR_NO_MESSAGE)
   return MM_STATUS_INTERNAL;
+#endif
+#if defined(MM_FAULT_SLOW)
+  usleep(20000); /* 20 ms per call: a run long enough to be interrupted in the middle. */
+#endif
+#if defined(MM_FAULT_LEAK)
+  {
+    /* 64 MiB per call, touched (resident) and never freed. */
+    const size_t leak = (size_t)64 << 20;
+    char* lost = (char*)malloc(leak);
+    if (lost != NULL) {
+      memset(lost, 1, leak);
+      *(char**)lost = leaked; /* Kept reachable, so the compiler cannot drop the allocation. */
+      leaked = lost;
+    }
+  }
 #endif
   for (entry = 0; entry < h->batch; ++entry) {
     int64_t rest = entry, a_offset = 0, b_offset = 0;

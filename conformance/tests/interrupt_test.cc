@@ -1,0 +1,320 @@
+// Nothing lost: a run ended by SIGTERM writes every report with exactly the results it finished,
+// --resume completes it into the reports of an uninterrupted run, a plugin that dies or hangs on
+// the load-time probe is an ERROR backend among judged ones, and a leaking backend is stopped at
+// --memory-limit while the run goes on.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/backend_list.h"
+#include "conformance/tests/onnx_fixtures.h"
+#include "conformance/tools/cli.h"
+
+extern char** environ;
+
+namespace mm::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun Cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
+  return {code, out.str(), err.str()};
+}
+
+nlohmann::json ReadJson(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// The results of a JSON report without their timings, which differ from run to run.
+nlohmann::json Untimed(nlohmann::json report) {
+  for (nlohmann::json& r : report["results"]) r.erase("seconds");
+  return report;
+}
+
+// Runs `argv` with stdout into a pipe; returns the pid and the pipe's read end.
+std::pair<pid_t, int> Spawn(const std::vector<std::string>& argv) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  return {pid, fds[0]};
+}
+
+std::string ReadLine(int fd) {
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+  return line;
+}
+
+std::string ReadAll(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) text.append(buffer, n);
+  return text;
+}
+
+class InterruptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("MM_BACKEND_LIBS");
+    // 150 small cases; the slow plugin takes 20 ms per float result, so the run lasts about a
+    // second with 2 workers: long enough to be interrupted in the middle.
+    const std::string generate = std::string(MM_FUZZ_BIN) + " generate --out " +
+                                 (corpus_.path() / "c").string() +
+                                 " --cases 150 --seed 7 > /dev/null";
+    ASSERT_EQ(std::system(generate.c_str()), 0);
+  }
+  std::vector<std::string> RunArgs(const fs::path& json) {
+    return {"--data-dir",
+            (corpus_.path() / "c").string(),
+            "--no-builtin",
+            "--backend-lib",
+            MM_WRONG_PLUGIN_SLOW,
+            "--backend",
+            "reference",
+            "--backend",
+            "wrong_slow",
+            "--jobs",
+            "2",
+            "--json",
+            json.string()};
+  }
+  TempDir corpus_, out_;
+};
+
+TEST_F(InterruptTest, SigtermWritesReportsOfExactlyTheFinishedResultsAndResumeCompletesThem) {
+  const fs::path json = out_.path() / "r.json", junit = out_.path() / "r.xml";
+  std::vector<std::string> argv = RunArgs(json);
+  argv.insert(argv.begin(), MM_CONFORMANCE_BIN);
+  argv.insert(argv.end(), {"--junit", junit.string()});
+  auto [pid, fd] = Spawn(argv);
+  // A console line through a pipe arrives while the run goes on, not at its end.
+  const std::string first = ReadLine(fd);
+  EXPECT_THAT(first, HasSubstr("test_mm_fuzz_s7_"));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  const std::string rest = ReadAll(fd);
+  close(fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << rest;
+
+  const nlohmann::json interrupted = ReadJson(json);
+  const nlohmann::json& mark = interrupted["interrupted"];
+  ASSERT_TRUE(mark.is_object()) << interrupted.dump();
+  EXPECT_EQ(mark["signal"], "SIGTERM (signal 15)");
+  const std::size_t finished = interrupted["results"].size();
+  EXPECT_EQ(mark["results"], finished);
+  EXPECT_GT(finished, 0u);
+  EXPECT_LT(finished, mark["of"].get<std::size_t>());
+  EXPECT_FALSE(mark["cases_not_run"].empty());
+  EXPECT_EQ(interrupted["summary"]["total"], finished);
+  // The JUnit report holds the same results, and says the run was interrupted.
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_file(junit.c_str()));
+  std::size_t testcases = 0;
+  for (pugi::xml_node suite : doc.child("testsuites").children("testsuite")) {
+    if (std::string(suite.attribute("name").value()).rfind("conformance.", 0) == 0) {
+      testcases +=
+          std::distance(suite.children("testcase").begin(), suite.children("testcase").end());
+    }
+  }
+  EXPECT_EQ(testcases, finished);
+  EXPECT_TRUE(doc.select_node("//testsuite[@name='interrupted']/testcase/error"));
+
+  // Every result kept is the one an uninterrupted run gives, and resuming gives that run's report.
+  const fs::path full = out_.path() / "full.json", resumed = out_.path() / "resumed.json";
+  const CliRun whole = Cli(RunArgs(full));
+  std::vector<std::string> resume_args = RunArgs(resumed);
+  resume_args.insert(resume_args.end(), {"--resume", json.string()});
+  const CliRun again = Cli(resume_args);
+  EXPECT_EQ(again.code, whole.code) << again.err;
+  const nlohmann::json expected = Untimed(ReadJson(full));
+  const nlohmann::json partial = Untimed(interrupted);
+  std::size_t matched = 0;
+  for (const nlohmann::json& r : partial["results"]) {
+    for (const nlohmann::json& e : expected["results"]) {
+      if (e == r) {
+        ++matched;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(matched, finished);
+  EXPECT_EQ(Untimed(ReadJson(resumed)), expected);
+}
+
+TEST_F(InterruptTest, ASecondSignalEndsTheProcessAtOnce) {
+  std::vector<std::string> argv = RunArgs(out_.path() / "r.json");
+  argv.insert(argv.begin(), MM_CONFORMANCE_BIN);
+  auto [pid, fd] = Spawn(argv);
+  ReadLine(fd);
+  // Two different signals, both delivered (in either order): the first stops the run, the second
+  // ends the process by its default action.
+  kill(pid, SIGINT);
+  kill(pid, SIGTERM);
+  ReadAll(fd);
+  close(fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exited with " << WEXITSTATUS(status);
+  EXPECT_THAT(WTERMSIG(status), ::testing::AnyOf(SIGINT, SIGTERM));
+}
+
+TEST_F(InterruptTest, ResumeRefusesAReportOfAnotherRun) {
+  const fs::path json = out_.path() / "r.json";
+  Cli(RunArgs(json));
+  std::vector<std::string> other_backends = {"--data-dir",   (corpus_.path() / "c").string(),
+                                             "--no-builtin", "--backend",
+                                             "reference",    "--resume",
+                                             json.string()};
+  CliRun r = Cli(other_backends);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err,
+              HasSubstr("ran the backends reference, wrong_slow, this run selects reference"));
+  std::vector<std::string> other_rule = RunArgs(out_.path() / "x.json");
+  other_rule.insert(other_rule.end(), {"--tolerance", "bound", "--resume", json.string()});
+  r = Cli(other_rule);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("judged under --tolerance onnx, this run under bound"));
+  std::vector<std::string> other_cases = RunArgs(out_.path() / "y.json");
+  other_cases.insert(other_cases.end(), {"--filter", "float", "--resume", json.string()});
+  r = Cli(other_cases);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("it selected other cases (150 cases"));
+}
+
+// A plugin that dies or hangs on the load-time probe: its results are ERRORs naming what
+// happened, the other backends are judged, the reports are written, and the run fails.
+struct ProbeFault {
+  const char* path;
+  const char* backend;
+  const char* what;
+};
+
+class ProbeFaultTest : public ::testing::TestWithParam<ProbeFault> {};
+
+TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
+  unsetenv("MM_BACKEND_LIBS");
+  TempDir out;
+  const fs::path json = out.path() / "r.json", junit = out.path() / "r.xml";
+  CliRun r = Cli({"--backend-lib", GetParam().path, "--backend", "reference", "--backend",
+                  GetParam().backend, "--filter", "^test_cc_", "--timeout", "2", "--json",
+                  json.string(), "--junit", junit.string()});
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  const nlohmann::json report = ReadJson(json);
+  ASSERT_EQ(report["results"].size(), 18u);
+  for (const nlohmann::json& result : report["results"]) {
+    if (result["backend"] == "reference") {
+      EXPECT_EQ(result["verdict"], "PASS") << result.dump();
+    } else {
+      EXPECT_EQ(result["verdict"], "ERROR");
+      EXPECT_THAT(result["message"].get<std::string>(), HasSubstr(GetParam().what));
+    }
+  }
+  pugi::xml_document doc;
+  EXPECT_TRUE(doc.load_file(junit.c_str()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, ProbeFaultTest,
+    ::testing::Values(ProbeFault{MM_WRONG_PLUGIN_PROBE_CRASH, "wrong_probe_crash",
+                                 "crashed during the load probe: SIGSEGV (signal 11)"},
+                      ProbeFault{MM_WRONG_PLUGIN_PROBE_ABORT, "wrong_probe_abort",
+                                 "crashed during the load probe: SIGABRT (signal 6)"},
+                      ProbeFault{MM_WRONG_PLUGIN_PROBE_EXIT, "wrong_probe_exit",
+                                 "exited with status 3 during the load probe"},
+                      ProbeFault{MM_WRONG_PLUGIN_PROBE_HANG, "wrong_probe_hang",
+                                 "hung during the load probe (no answer within 2 s)"}),
+    [](const auto& info) { return std::string(info.param.backend); });
+
+TEST(MemoryLimitTest, ALeakingBackendIsStoppedAtTheLimitAndTheRunGoesOn) {
+  unsetenv("MM_BACKEND_LIBS");
+  TempDir root, out;
+  // Float cases: the leaking plugin (64 MiB per call, never freed) runs each of them.
+  for (int i = 0; i < 6; ++i) {
+    testing::WriteFloatCase(root.path(), "test_leak_" + std::to_string(i), {3, 4}, {4, 5});
+  }
+  const fs::path json = out.path() / "r.json";
+  // 128 MiB: a fresh worker and one leak fit, two leaks do not.
+  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend-lib",
+                  MM_WRONG_PLUGIN_LEAK, "--backend", "wrong_leak", "--backend", "reference",
+                  "--memory-limit", "128", "--jobs", "1", "--json", json.string()});
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  const nlohmann::json report = ReadJson(json);
+  ASSERT_EQ(report["results"].size(), 12u) << r.out;
+  int stopped = 0;
+  for (const nlohmann::json& result : report["results"]) {
+    const std::string message = result["message"].get<std::string>();
+    if (result["backend"] == "reference") {
+      // The worker replaced after a leak goes on with the case.
+      EXPECT_EQ(result["verdict"], "PASS") << message;
+    } else if (result["verdict"] == "ERROR") {
+      EXPECT_THAT(message, HasSubstr("went past the memory limit of 128 MiB"));
+      ++stopped;
+    }
+  }
+  EXPECT_GE(stopped, 1);
+}
+
+}  // namespace
+}  // namespace mm::conformance
+
+namespace mm::conformance {
+namespace {
+
+TEST(FuzzInterruptTest, SigtermWritesTheJsonWithTheProblemsDone) {
+  TempDir out;
+  const fs::path json = out.path() / "fuzz.json";
+  auto [pid, fd] = Spawn({MM_FUZZ_BIN, "--cases", "10000000", "--quiet", "--json", json.string()});
+  // The run would take hours; it is stopped once it has surely started.
+  usleep(1500 * 1000);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  ReadAll(fd);
+  close(fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  const nlohmann::json report = ReadJson(json);
+  ASSERT_TRUE(report.contains("interrupted")) << report.dump().substr(0, 500);
+  EXPECT_EQ(report["interrupted"]["signal_number"], SIGTERM);
+  EXPECT_GT(report["interrupted"]["problems"].get<std::int64_t>(), 0);
+  EXPECT_LT(report["interrupted"]["problems"].get<std::int64_t>(), 10000000);
+}
+
+}  // namespace
+}  // namespace mm::conformance
