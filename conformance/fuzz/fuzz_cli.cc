@@ -253,7 +253,9 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                                {"worst_ulp", Number(e.worst_ulp)},
                                {"p99_ulp", Number(e.p99_ulp)},
                                {"worst_bound_fraction", optional_number(e.worst_bound_fraction)},
-                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)}});
+                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)},
+                               {"special_problems", e.special_problems},
+                               {"special_wrong", e.special_wrong}});
   }
   j["problems"] = ordered_json::array();
   for (const ErrorRecord& r : report.errors) {

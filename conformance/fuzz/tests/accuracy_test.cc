@@ -167,6 +167,38 @@ TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
   EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
 }
 
+// The point of a plugin's arithmetic declaration: a float16 kernel meant to accumulate in float32
+// that slipped into float16 accumulation. Judged by its own type (a plugin that declares nothing,
+// as every version-1 plugin) its errors are within float16 accumulation's bound: no failure. Once
+// it declares float32 accumulation, the same results are judged by float32's bound: caught.
+TEST(FuzzBackendLibTest, AFloat16KernelDeclaringFloat32ButSummingInFloat16IsCaught) {
+  auto run = [](const char* path, const std::string& name) {
+    std::ostringstream out, err;
+    const fs::path json = fs::temp_directory_path() /
+                          ("mm_half_sum_" + name + "_" + std::to_string(::getpid()) + ".json");
+    const int code = RunFuzzCli(
+        {"--backend-lib", path, "--backend", name, "--dtype", "float16", "--seed", "3", "--cases",
+         "300", "--max-findings", "1", "--no-shrink", "--json", json.string()},
+        BuiltinBackends(), out, err);
+    std::ifstream in(json);
+    nlohmann::json j = nlohmann::json::parse(in);
+    fs::remove(json);
+    return std::pair{code, j["stats"]["backends"][name]};
+  };
+  const auto [undeclared_code, undeclared] =
+      run(MM_HALF_SUM_PLUGIN_UNDECLARED, "half_sum_undeclared");
+  EXPECT_EQ(undeclared_code, kExitClean);
+  EXPECT_EQ(undeclared["FAIL"], 0);
+  EXPECT_EQ(undeclared["IMPRECISE"], 0);
+  EXPECT_GT(undeclared["BOUND"], 0) << "float16 sums miss ONNX's tolerance, within their bound";
+
+  const auto [declared_code, declared] =
+      run(MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32, "half_sum_declares_float32");
+  EXPECT_EQ(declared_code, kExitFailed);
+  EXPECT_GT(declared["FAIL"].get<int>() + declared["IMPRECISE"].get<int>(), 0);
+  EXPECT_EQ(declared["BOUND"], 0) << "nothing float16 summing does is within float32's bound";
+}
+
 // A file that is not a plugin is a usage error naming it, before any problem runs.
 TEST(FuzzBackendLibTest, ARefusedPluginIsAUsageErrorNamingTheFile) {
   std::ostringstream out, err;
