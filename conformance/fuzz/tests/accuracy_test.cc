@@ -116,6 +116,72 @@ TEST(AccuracyTest, PerProblemRecordsAreCappedAndSaySo) {
   EXPECT_EQ(stats->problems, 200) << "statistics count every result, not only the records";
 }
 
+// A float MatMul that skips the terms whose A element is zero (a shortcut some GEMMs take): then
+// 0 * inf and 0 * NaN never make the NaN IEEE (and numpy) give.
+class SkipsZeroTerms final : public Backend {
+ public:
+  std::string_view name() const override { return "skips_zero_terms"; }
+  Support Supports(const MatMulDesc& desc) const override {
+    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
+  }
+
+ protected:
+  class Primitive final : public MatMulPrimitive {
+   public:
+    explicit Primitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
+
+   protected:
+    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+      const MatMulPlan& p = plan();
+      for (std::int64_t i = 0; i < p.batch; ++i) {
+        const auto [ao, bo] = p.BatchOffsets(i);
+        for (std::int64_t r = 0; r < p.m; ++r) {
+          for (std::int64_t c = 0; c < p.n; ++c) {
+            double sum = 0;
+            for (std::int64_t t = 0; t < p.k; ++t) {
+              const float x = a.Data<float>()[ao + r * p.k + t];
+              if (x != 0) sum += static_cast<double>(x) * b.Data<float>()[bo + t * p.n + c];
+            }
+            y.Data<float>()[(i * p.m + r) * p.n + c] = static_cast<float>(sum);
+          }
+        }
+      }
+      return OkStatus();
+    }
+  };
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan));
+  }
+};
+
+// The IEEE-specials counts of the JSON: results with NaN/inf inputs reaching Y, and those with a
+// wrong special. The reference gets every one right; a backend skipping zero terms does not.
+TEST(AccuracyTest, SpecialValueResultsAreCountedAndWrongOnesFound) {
+  BackendRegistry registry = BuiltinBackends();
+  ASSERT_TRUE(registry
+                  .Register("skips_zero_terms", "skips terms whose A element is 0",
+                            []() -> StatusOr<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(new SkipsZeroTerms());
+                            })
+                  .ok());
+  FuzzOptions options;
+  options.seed = 5;
+  options.cases = 1500;
+  options.backends = {"reference", "skips_zero_terms"};
+  options.generator.dtypes = {DType::kFloat};
+  options.shrink = false;
+  const FuzzReport report = RunFuzz(options, registry, nullptr);
+  const ErrorStats* reference = Find(report, "reference", DType::kFloat);
+  const ErrorStats* skips = Find(report, "skips_zero_terms", DType::kFloat);
+  ASSERT_NE(reference, nullptr);
+  ASSERT_NE(skips, nullptr);
+  EXPECT_GT(reference->special_problems, 0) << "the generator sprinkles NaN and inf";
+  EXPECT_EQ(reference->special_wrong, 0);
+  EXPECT_EQ(skips->special_problems, reference->special_problems) << "the same problems";
+  EXPECT_GT(skips->special_wrong, 0);
+  EXPECT_LE(skips->special_wrong, skips->special_problems);
+}
+
 // The fields the comparison report reads (scripts/compare/render.py, docs/benchmarks.md).
 TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
   const fs::path json =
@@ -135,8 +201,8 @@ TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
     EXPECT_EQ(s["dtype"], "float") << "integers are exact: no accuracy rows";
     backends.insert(s["backend"].get<std::string>());
     EXPECT_TRUE(s["problems"].is_number_integer());
-    for (const char* field :
-         {"worst_ulp", "p99_ulp", "worst_bound_fraction", "p99_bound_fraction"}) {
+    for (const char* field : {"worst_ulp", "p99_ulp", "worst_bound_fraction", "p99_bound_fraction",
+                              "special_problems", "special_wrong"}) {
       EXPECT_TRUE(s[field].is_number()) << field << " of " << s["backend"];
     }
     EXPECT_LE(s["worst_bound_fraction"].get<double>(), 1.0) << s["backend"];
