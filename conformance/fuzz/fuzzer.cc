@@ -402,6 +402,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       Outcome outcome =
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
       ++report.stats.results;
+      ++stats.by_dtype[dtype][outcome.verdict];
       switch (outcome.verdict) {
         case Verdict::kPass:
           ++stats.pass;

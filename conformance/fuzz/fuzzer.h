@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,8 @@ struct BackendStats {
   std::string name;
   std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
   std::int64_t nondeterministic = 0;
+  // The same verdicts per dtype of the problems (only verdicts that occurred are present).
+  std::map<DType, std::map<Verdict, std::int64_t>> by_dtype;
   std::int64_t Count(Verdict verdict) const;
 };
 

@@ -208,6 +208,14 @@ TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
     EXPECT_LE(s["worst_bound_fraction"].get<double>(), 1.0) << s["backend"];
   }
   EXPECT_EQ(backends.size(), j["stats"]["backends"].size());
+  // Verdicts per backend and dtype add up to the backend's totals.
+  for (const auto& [backend, counts] : j["stats"]["backends"].items()) {
+    const auto& per_dtype = j["stats"]["by_dtype"][backend];
+    EXPECT_EQ(per_dtype.size(), 2u) << backend << ": float and int32";
+    std::int64_t pass = 0;
+    for (const auto& [dtype, verdicts] : per_dtype.items()) pass += verdicts.value("PASS", 0);
+    EXPECT_EQ(pass, counts["PASS"].get<std::int64_t>()) << backend;
+  }
   ASSERT_TRUE(j["problems"].is_array());
   EXPECT_FALSE(j["problems_capped"].get<bool>());
   EXPECT_EQ(j["problems_limit"], 20000);
