@@ -121,6 +121,8 @@ def machine(bin_dir, threads, tool_args):
         "threads_measured": threads,
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset: OpenMP's default)"),
         "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"),
+        # The variables that change what runs or how fast, as the page shows them.
+        "environment": {v: os.environ.get(v) for v in ENVIRONMENT},
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git("rev-parse", "HEAD"),
         "git_describe": git("log", "-1", "--format=%h %s"),
@@ -130,6 +132,7 @@ def machine(bin_dir, threads, tool_args):
             "python3-matplotlib")},
         "backends": describe["backends"],
         "libraries": describe["libraries"],
+        "baselines": describe.get("baselines", []),
     }
 
 
@@ -162,6 +165,9 @@ def accuracy(bin_dir, work, mode, tool_args):
     return {"command": " ".join(command), "exit_code": result.returncode,
             "seconds": time.monotonic() - start, "report": report}
 
+
+ENVIRONMENT = ["OMP_WAIT_POLICY", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE",
+               "MM_BACKEND_LIBS"]
 
 SHAPE_RE = re.compile(r"(?:(\d+)b_)?(\d+)x(\d+)x(\d+)$")
 
