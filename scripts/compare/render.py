@@ -467,6 +467,11 @@ def derive(report):
             problems.append(f"fuzzer {f.get('kind')}: {f.get('backend')} {f.get('dtype')} "
                             f"{f.get('minimal_a_shape')} x {f.get('minimal_b_shape')}: "
                             f"{f.get('message', '')}")
+    for c in accuracy.get("crashes", []) or []:
+        # A backend's library killed the fuzzer: that (backend, dtype) has no accuracy figures.
+        error = str(c.get("error", "")).splitlines()[0] if c.get("error") else ""
+        problems.append(f"fuzzer crash: {c.get('backend')} {c.get('dtype')}: {error} (run again: "
+                        f"{c.get('command', '')})")
     if accuracy.get("report") and accuracy.get("exit_code") not in (0, None):
         problems.append(f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy "
                         f"section)")

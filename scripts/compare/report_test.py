@@ -238,6 +238,17 @@ class RenderTest(unittest.TestCase):
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(render.DTYPE_ORDER))
 
+    def test_a_crash_of_the_fuzzer_is_a_problem_with_its_command(self):
+        report = synthetic_report()
+        report["accuracy"]["crashes"] = [{
+            "backend": "beta", "dtype": "bfloat16", "error": "mm-fuzz killed by signal 4",
+            "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16"}]
+        html_text, _, derived = render.render(report)
+        self.assertIn("fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
+                      "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
+                      derived["problems"])
+        self.assertLess(html_text.index("fuzzer crash"), html_text.index("<table"))
+
     def test_no_backend_is_known_by_name(self):
         # Colours, order and labels come from the data: the renderer names no backend.
         source = (pathlib.Path(__file__).resolve().parent / "render.py").read_text().lower()
