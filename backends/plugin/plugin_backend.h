@@ -1,6 +1,6 @@
 // Backends from shared libraries: loads a plugin written against mm/mm_backend_plugin.h (ABI
-// version 1 or 2), checks it, and registers it in a BackendRegistry, where it is a backend like the
-// built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
+// version 1 or 2), checks it, and registers it in a BackendRegistry, where it is a backend like
+// the built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
 // MM_BACKEND_LIBS environment variable, both passed here.
 #ifndef MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
 #define MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
@@ -24,9 +24,9 @@ inline constexpr char kBackendLibsEnv[] = "MM_BACKEND_LIBS";
 // and what is wrong: missing file, not a shared object, no entry symbol, another ABI version,
 // a required function pointer that is NULL, an empty, malformed or already registered name, an
 // invalid arithmetic declaration (version 2: naming the dtype), or a contract violation on the
-// load-time probe (supports() answering outside the three values or
-// without a required note; prepare() or execute() failing without a message). Plugins registered
-// before a refusal stay registered. Libraries stay loaded until the process exits.
+// load-time probe (supports() answering outside the three values or without a required note;
+// prepare() or execute() failing without a message). Plugins registered before a refusal stay
+// registered. Libraries stay loaded until the process exits.
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths);
 
 // The absolute path of the shared object `backend` came from when it is a plugin backend (created

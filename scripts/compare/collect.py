@@ -155,7 +155,11 @@ def run_fuzz(fuzz, out, seconds, cases, args):
     start = time.monotonic()
     out.unlink(missing_ok=True)
     result = subprocess.run(command, capture_output=True, text=True, check=False)
-    run = {"command": " ".join(command), "exit_code": result.returncode,
+    # The command as one runs it again: without the report file, which lives in a folder that is
+    # gone once the report is made.
+    again = [word for i, word in enumerate(command)
+             if word != "--json" and (i == 0 or command[i - 1] != "--json")]
+    run = {"command": " ".join(again), "exit_code": result.returncode,
            "seconds": time.monotonic() - start}
     if result.returncode < 0 or not out.exists():
         how = (f"killed by signal {-result.returncode}" if result.returncode < 0
