@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The backend comparison report: builds mm-bench and mm-conformance (and mm-fuzz when the build has
 # it), runs them over every registered backend and writes, in build/reports/,
-#   compare.json  the data (every tool's JSON output, as it came, plus what the page derives),
+#   compare.json  the data (every tool's JSON output, as it came),
+#   compare-derived.json  what the page derives from it (scoreboard, fastest, accuracy, speed),
 #   compare.html  one self-contained page: summary, machine, support, conformance, accuracy, speed,
 #   compare.md    the same tables without the plots.
 # Progress (what runs, how far, time left) goes to stderr.
@@ -47,5 +48,6 @@ start=$(date +%s)
 /usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
   --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
 /usr/bin/python3 scripts/compare/render.py build/reports/compare.json \
-  --html build/reports/compare.html --markdown build/reports/compare.md
+  --html build/reports/compare.html --markdown build/reports/compare.md \
+  --derived build/reports/compare-derived.json
 echo "reports: build/reports/compare.html, compare.md, compare.json ($(( $(date +%s) - start )) s)" >&2

@@ -114,6 +114,11 @@ std::map<std::string, Describer>& Describers() {
   return describers;
 }
 
+std::vector<Baseline>& MutableBaselines() {
+  static std::vector<Baseline> baselines;
+  return baselines;
+}
+
 }  // namespace
 
 bool AddRegistrar(Registrar registrar) {
@@ -129,6 +134,13 @@ bool AddDescriber(std::string name, Describer describer) {
   Describers().emplace(std::move(name), describer);
   return true;
 }
+
+bool AddBaseline(Baseline baseline) {
+  MutableBaselines().push_back(std::move(baseline));
+  return true;
+}
+
+const std::vector<Baseline>& Baselines() { return MutableBaselines(); }
 
 nlohmann::json DescribeLibraries() {
   nlohmann::json libraries = nlohmann::json::object();

@@ -80,6 +80,19 @@ using Describer = nlohmann::json (*)();
 bool AddDescriber(std::string name, Describer describer);
 nlohmann::json DescribeLibraries();
 
+// A baseline: a bare library timed beside the backends (benchmarks `<name>/<dtype>/<shape>`),
+// with the label reports show for it and the backend it is the yardstick of (drawn in that
+// backend's colour). Source files registering baselines declare them with AddBaseline from a
+// static initialiser; `mm-bench --mm_describe` prints them under "baselines", so a report needs
+// no list of its own.
+struct Baseline {
+  std::string name;     // First part of its benchmark names, e.g. "raw_mylib".
+  std::string label;    // E.g. "raw MyLib".
+  std::string backend;  // The backend it is the bare library of.
+};
+bool AddBaseline(Baseline baseline);
+const std::vector<Baseline>& Baselines();
+
 }  // namespace mm::bench
 
 #endif  // MM_BACKENDS_BENCH_BENCH_SHAPES_H_

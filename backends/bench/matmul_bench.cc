@@ -169,6 +169,10 @@ nlohmann::json Describe() {
   }
   out["backends"] = backends;
   out["libraries"] = DescribeLibraries();
+  out["baselines"] = nlohmann::json::array();
+  for (const Baseline& b : Baselines()) {
+    out["baselines"].push_back({{"name", b.name}, {"label", b.label}, {"backend", b.backend}});
+  }
   return out;
 }
 

@@ -133,7 +133,9 @@ nlohmann::json DescribeEigen() {
 }
 
 [[maybe_unused]] const bool kRegistered =
-    AddRegistrar(&RegisterRawEigen) && AddDescriber("eigen", &DescribeEigen);
+    AddRegistrar(&RegisterRawEigen) && AddDescriber("eigen", &DescribeEigen) &&
+    AddBaseline({"raw_eigen", "raw Eigen", "eigen"}) &&
+    AddBaseline({"raw_eigen_native", "raw Eigen (own bfloat16 product)", "eigen"});
 
 }  // namespace
 }  // namespace mm::bench

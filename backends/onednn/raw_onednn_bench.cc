@@ -159,8 +159,9 @@ nlohmann::json DescribeOneDnn() {
   return out;
 }
 
-[[maybe_unused]] const bool kRegistered =
-    AddRegistrar(&RegisterRawOneDnn) && AddDescriber("onednn", &DescribeOneDnn);
+[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterRawOneDnn) &&
+                                          AddDescriber("onednn", &DescribeOneDnn) &&
+                                          AddBaseline({"raw_onednn", "raw oneDNN", "onednn"});
 
 }  // namespace
 }  // namespace mm::bench

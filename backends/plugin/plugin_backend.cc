@@ -156,13 +156,24 @@ class Problem {
 // The library is never unloaded: backends, primitives and strings may still point into it.
 class Library {
  public:
-  Library(std::string path, const mm_backend_plugin* table)
-      : path_(std::move(path)), table_(*table), name_(table->name) {}
+  // `table` is `size` bytes long (its version's size); the fields of later versions stay zero.
+  Library(std::string path, std::string absolute_path, const mm_backend_plugin* table,
+          std::size_t size)
+      : path_(std::move(path)), absolute_path_(std::move(absolute_path)), name_(table->name) {
+    std::memcpy(&table_, table, std::min(size, sizeof(table_)));
+    for (DType dtype : kAllDTypes) arithmetic_[Index(dtype)] = Arithmetic::OwnType(dtype);
+  }
 
   const std::string& path() const { return path_; }
+  const std::string& absolute_path() const { return absolute_path_; }
   const std::string& name() const { return name_; }
   const mm_backend_plugin& table() const { return table_; }
   std::mutex& mutex() { return mutex_; }
+
+  const Arithmetic& arithmetic(DType dtype) const { return arithmetic_[Index(dtype)]; }
+  void set_arithmetic(DType dtype, Arithmetic arithmetic) {
+    arithmetic_[Index(dtype)] = arithmetic;
+  }
 
   // "plugin 'name' (path)": the context added to errors met during a run. (At load time the
   // refusal names the file already.)
@@ -219,10 +230,17 @@ class Library {
   }
 
  private:
+  static std::size_t Index(DType dtype) {
+    return static_cast<std::size_t>(std::find(kAllDTypes.begin(), kAllDTypes.end(), dtype) -
+                                    kAllDTypes.begin());
+  }
+
   std::string path_;
-  mm_backend_plugin table_;  // A copy: the plugin promised it never changes.
+  std::string absolute_path_;
+  mm_backend_plugin table_{};  // A copy: the plugin promised it never changes.
   std::string name_;
   std::mutex mutex_;
+  std::array<Arithmetic, kAllDTypes.size()> arithmetic_;  // Declared (or default), per dtype.
 };
 
 class PluginPrimitive final : public MatMulPrimitive {
@@ -292,8 +310,13 @@ class PluginBackend final : public Backend {
 
   std::string RunsOn() const override {
     return "plugin " + library_->path() + " (ABI version " +
-           std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) + ")";
+           std::to_string(library_->table().abi_version) + ")";
   }
+
+  // What the plugin's arithmetic() declared at load time; its own dtype without one.
+  Arithmetic DeclaredArithmetic(DType dtype) const override { return library_->arithmetic(dtype); }
+
+  const std::string& library_path() const { return library_->absolute_path(); }
 
  protected:
   // Reached only when Supports() accepted the plan and K > 0 and Y is not empty: the engine
@@ -322,6 +345,54 @@ class PluginBackend final : public Backend {
  private:
   std::shared_ptr<Library> library_;
 };
+
+// Asks a version-2 plugin's arithmetic() for every dtype and keeps the answers; the first invalid
+// one (see mm_arithmetic) is the refusal, naming the plugin and the dtype. Without the function
+// (and for version 1) every dtype keeps its own type.
+Status AskArithmetic(Library& library) {
+  const auto declare = library.table().arithmetic;
+  if (declare == nullptr) return OkStatus();
+  for (DType dtype : kAllDTypes) {
+    mm_arithmetic answer{ToPluginDType(dtype), 0};
+    {
+      std::lock_guard lock(library.mutex());
+      declare(ToPluginDType(dtype), &answer);
+    }
+    const std::string what = "arithmetic() of plugin '" + library.name() + "' for " +
+                             std::string(DTypeName(dtype)) + " declared ";
+    std::optional<DType> accumulation;
+    for (DType candidate : kAllDTypes) {
+      if (ToPluginDType(candidate) == answer.accumulation) accumulation = candidate;
+    }
+    if (!accumulation) {
+      return InvalidArgumentError(what + "accumulation type " +
+                                  std::to_string(answer.accumulation) +
+                                  ", which is not an mm_dtype");
+    }
+    if (IsFloat(dtype) && !IsFloat(*accumulation)) {
+      return InvalidArgumentError(what + "accumulation in " +
+                                  std::string(DTypeName(*accumulation)) +
+                                  "; a float dtype accumulates in float, double, float16 or "
+                                  "bfloat16");
+    }
+    if (!IsFloat(dtype) && *accumulation != dtype) {
+      return InvalidArgumentError(what + "accumulation in " +
+                                  std::string(DTypeName(*accumulation)) +
+                                  "; an integer dtype is exact modulo 2^bits: declare the dtype "
+                                  "itself");
+    }
+    if (answer.flushes_subnormals != 0 && answer.flushes_subnormals != 1) {
+      return InvalidArgumentError(
+          what + "flushes_subnormals = " + std::to_string(answer.flushes_subnormals) +
+          "; valid are 0 and 1");
+    }
+    if (!IsFloat(dtype) && answer.flushes_subnormals != 0) {
+      return InvalidArgumentError(what + "flushes_subnormals = 1; integers have no subnormals");
+    }
+    library.set_arithmetic(dtype, {*accumulation, answer.flushes_subnormals == 1});
+  }
+  return OkStatus();
+}
 
 // Runs supports() for every dtype on [2,3] x [3,4], then prepare, execute and release on the first
 // supported one, and returns the first contract violation. The plugin's own failures (with a
@@ -511,12 +582,16 @@ StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
   }
   const mm_backend_plugin* table = reinterpret_cast<mm_backend_plugin_entry_fn>(entry)();
   if (table == nullptr) return InvalidArgumentError("the entry function returned NULL");
-  if (table->abi_version != MM_BACKEND_PLUGIN_ABI_VERSION) {
-    return InvalidArgumentError("speaks plugin ABI version " + std::to_string(table->abi_version) +
-                                ", but this mm speaks version " +
+  // The version comes first in every table; nothing past its version's size is read.
+  const std::uint32_t version = table->abi_version;
+  if (version < MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST || version > MM_BACKEND_PLUGIN_ABI_VERSION) {
+    return InvalidArgumentError("speaks plugin ABI version " + std::to_string(version) +
+                                ", but this mm speaks versions " +
+                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST) + " to " +
                                 std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) +
                                 "; rebuild the plugin against this mm's mm/mm_backend_plugin.h");
   }
+  const std::size_t size = version == 1 ? MM_BACKEND_PLUGIN_V1_SIZE : sizeof(mm_backend_plugin);
   if (table->name == nullptr) return InvalidArgumentError("the backend name is NULL");
   MM_RETURN_IF_ERROR(CheckName(table->name));
   std::string null_functions;
@@ -530,7 +605,8 @@ StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
     return InvalidArgumentError("required function pointer(s) NULL in the table of '" +
                                 std::string(table->name) + "': " + null_functions);
   }
-  auto library = std::make_shared<Library>(path, table);
+  auto library = std::make_shared<Library>(path, absolute.string(), table, size);
+  MM_RETURN_IF_ERROR(AskArithmetic(*library));
   if (!options.isolate_probe) {
     MM_RETURN_IF_ERROR(Probe(*library));
     return library;
@@ -542,6 +618,11 @@ StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
 }
 
 }  // namespace
+
+std::string PluginLibraryPath(const Backend& backend) {
+  const auto* plugin = dynamic_cast<const PluginBackend*>(&backend);
+  return plugin != nullptr ? plugin->library_path() : std::string();
+}
 
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths) {
   return RegisterBackendLibraries(registry, paths, PluginLoadOptions{});

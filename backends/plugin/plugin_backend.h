@@ -1,6 +1,6 @@
 // Backends from shared libraries: loads a plugin written against mm/mm_backend_plugin.h (ABI
-// version 1), checks it, and registers it in a BackendRegistry, where it is a backend like the
-// built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
+// version 1 or 2), checks it, and registers it in a BackendRegistry, where it is a backend like
+// the built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
 // MM_BACKEND_LIBS environment variable, both passed here.
 #ifndef MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
 #define MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.h"
 #include "engine/registry.h"
 #include "engine/status.h"
 
@@ -21,10 +22,11 @@ inline constexpr char kBackendLibsEnv[] = "MM_BACKEND_LIBS";
 // gives. The same file named twice (by any path) is loaded once. Stops at the first refusal and
 // returns it, as INVALID_ARGUMENT (NOT_FOUND for a missing file) with a message naming the file
 // and what is wrong: missing file, not a shared object, no entry symbol, another ABI version,
-// a required function pointer that is NULL, an empty, malformed or already registered name, or a
-// contract violation on the load-time probe (supports() answering outside the three values or
-// without a required note; prepare() or execute() failing without a message). Plugins registered
-// before a refusal stay registered. Libraries stay loaded until the process exits.
+// a required function pointer that is NULL, an empty, malformed or already registered name, an
+// invalid arithmetic declaration (version 2: naming the dtype), or a contract violation on the
+// load-time probe (supports() answering outside the three values or without a required note;
+// prepare() or execute() failing without a message). Plugins registered before a refusal stay
+// registered. Libraries stay loaded until the process exits.
 // The load-time probe runs in a child process (PluginLoadOptions): a plugin that crashes, aborts,
 // exits or hangs on it is still registered, as a backend whose creation fails saying what
 // happened ("plugin 'PATH' crashed during the load probe: SIGABRT (signal 6)"), so a tool judges
@@ -40,6 +42,11 @@ struct PluginLoadOptions {
 };
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths,
                                 const PluginLoadOptions& options);
+
+// The absolute path of the shared object `backend` came from when it is a plugin backend (created
+// from a registry RegisterBackendLibraries filled); empty for any other backend. What a printed
+// "run this again" command needs as `--backend-lib PATH` to find the backend in a fresh process.
+std::string PluginLibraryPath(const Backend& backend);
 
 // The paths of MM_BACKEND_LIBS's value `env_value` (colon-separated; empty entries ignored;
 // nullptr or empty gives none).

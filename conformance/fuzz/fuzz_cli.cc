@@ -320,6 +320,18 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
     counts["NONDETERMINISTIC"] = b.nondeterministic;
     stats["backends"][b.name] = counts;
   }
+  // The same verdicts per backend and dtype: {backend: {dtype: {verdict: count}}}.
+  stats["by_dtype"] = ordered_json::object();
+  for (const BackendStats& b : s.backends) {
+    ordered_json per_dtype = ordered_json::object();
+    for (const auto& [dtype, counts] : b.by_dtype) {
+      ordered_json verdicts = ordered_json::object();
+      for (const auto& [verdict, count] : counts)
+        verdicts[std::string(VerdictName(verdict))] = count;
+      per_dtype[std::string(DTypeName(dtype))] = verdicts;
+    }
+    stats["by_dtype"][b.name] = per_dtype;
+  }
   j["stats"] = stats;
   // Accuracy, for the comparison report (docs/benchmarks.md): float dtypes only (integers are
   // judged exactly; their failures are findings).
@@ -334,7 +346,9 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                                {"worst_ulp", Number(e.worst_ulp)},
                                {"p99_ulp", Number(e.p99_ulp)},
                                {"worst_bound_fraction", optional_number(e.worst_bound_fraction)},
-                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)}});
+                               {"p99_bound_fraction", optional_number(e.p99_bound_fraction)},
+                               {"special_problems", e.special_problems},
+                               {"special_wrong", e.special_wrong}});
   }
   j["problems"] = ordered_json::array();
   for (const ErrorRecord& r : report.errors) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -33,6 +34,16 @@ double Percentile(std::vector<double>& values, double p) {
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
   return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
+}
+
+// A verdict's position in the Verdict enum (conformance/runner.h), the order a report lists them.
+int VerdictOrder(const std::string& name) {
+  static const char* const kOrder[] = {"PASS",      "FAIL",  "UNSUPPORTED", "ERROR", "BOUND",
+                                       "IMPRECISE", "XFAIL", "XPASS",       "SKIP"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (name == kOrder[i]) return i;
+  }
+  return static_cast<int>(std::size(kOrder));
 }
 
 int DTypeOrder(const std::string& name) {
@@ -137,6 +148,32 @@ StatusOr<ordered_json> MergeFuzzReports(const std::vector<ShardReport>& shards) 
         n = sum;
       }
     }
+    // Verdicts per backend and dtype, summed; dtypes and verdicts in the unsharded report's order.
+    if (stats.contains("by_dtype")) {
+      ordered_json per_backend = ordered_json::object();
+      for (const std::string& name : backends) {
+        std::map<std::pair<int, std::string>, std::map<std::pair<int, std::string>, std::int64_t>>
+            sums;
+        for (const auto& s : shards) {
+          const ordered_json& b = s.json.at("stats").at("by_dtype");
+          if (!b.contains(name)) continue;
+          for (const auto& [dtype, verdicts] : b.at(name).items()) {
+            auto& row = sums[{DTypeOrder(dtype), dtype}];
+            for (const auto& [verdict, n] : verdicts.items()) {
+              row[{VerdictOrder(verdict), verdict}] += n.get<std::int64_t>();
+            }
+          }
+        }
+        ordered_json dtypes = ordered_json::object();
+        for (const auto& [dtype, row] : sums) {
+          ordered_json verdicts = ordered_json::object();
+          for (const auto& [verdict, n] : row) verdicts[verdict.second] = n;
+          dtypes[dtype.second] = verdicts;
+        }
+        per_backend[name] = dtypes;
+      }
+      stats["by_dtype"] = per_backend;
+    }
     const auto backend_position = [&](const std::string& name) {
       return std::find(backends.begin(), backends.end(), name) - backends.begin();
     };
@@ -178,6 +215,22 @@ StatusOr<ordered_json> MergeFuzzReports(const std::vector<ShardReport>& shards) 
         const double f99 = Percentile(fractions, 0.99);
         e["worst_bound_fraction"] = Number(fractions.back());
         e["p99_bound_fraction"] = Number(f99);
+      }
+      // The IEEE-specials counts are sums over the shards' problems.
+      std::int64_t special_problems = 0, special_wrong = 0;
+      bool has_specials = false;
+      for (const auto& s : shards) {
+        for (const auto& st : s.json.at("statistics")) {
+          if (st.at("backend") != e["backend"] || st.at("dtype") != e["dtype"]) continue;
+          if (!st.contains("special_problems")) continue;
+          has_specials = true;
+          special_problems += st.at("special_problems").get<std::int64_t>();
+          special_wrong += st.at("special_wrong").get<std::int64_t>();
+        }
+      }
+      if (has_specials) {
+        e["special_problems"] = special_problems;
+        e["special_wrong"] = special_wrong;
       }
       merged["statistics"].push_back(e);
     }

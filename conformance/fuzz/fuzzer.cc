@@ -3,14 +3,17 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <ostream>
 
+#include "backends/plugin/plugin_backend.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/shrink.h"
 #include "conformance/poison.h"
@@ -137,13 +140,84 @@ Outcome RunPrepared(Backend& backend, const MatMulPlan& plan, const Tensor& a, c
   return out;
 }
 
-std::string ReplayLine(const FuzzOptions& options, const Finding& f) {
-  std::string line = "mm-fuzz --seed " + std::to_string(f.seed) + " --first " +
-                     std::to_string(f.index) + " --cases 1 --dtype " +
-                     std::string(DTypeName(f.dtype)) + " --backend " + f.backend;
+// `word` as one word of a POSIX shell command: as it is when it holds only characters no shell
+// treats specially, else in single quotes (a quote inside as '\'').
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+=:,@%", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string ReplayLine(const FuzzOptions& options, const Finding& f,
+                       const std::string& library_path) {
+  std::string line = "mm-fuzz";
+  // A plugin backend exists in a fresh process only once its library is loaded again.
+  if (!library_path.empty()) line += " --backend-lib " + ShellWord(library_path);
+  line += " --seed " + std::to_string(f.seed) + " --first " + std::to_string(f.index) +
+          " --cases 1 --dtype " + std::string(DTypeName(f.dtype)) + " --backend " +
+          ShellWord(f.backend);
   if (f.kind == "NONDETERMINISTIC") line += " --check-threads";
   if (!options.replay_options.empty()) line += " " + options.replay_options;
   return line;
+}
+
+// The README.md of an exported minimal problem: what was found and the commands that run it
+// again, the node test itself and the original problem.
+std::string ExportReadme(const FuzzOptions& options, const Finding& f,
+                         const std::filesystem::path& dir, const std::string& library_path) {
+  std::string conformance = "mm-conformance";
+  if (!library_path.empty()) conformance += " --backend-lib " + ShellWord(library_path);
+  conformance += " --data-dir " + ShellWord(std::filesystem::absolute(dir).string()) +
+                 " --no-builtin --backend " + ShellWord(f.backend);
+  // The rule and tolerance the finding was judged by (mm-conformance's default rule is onnx).
+  conformance += options.rule == Rule::kBound ? " --tolerance bound" : " --tolerance onnx";
+  if (options.tolerance.rtol != conformance::Tolerance{}.rtol) {
+    conformance += " --rtol " + conformance::FormatDouble(options.tolerance.rtol);
+  }
+  if (options.tolerance.atol != conformance::Tolerance{}.atol) {
+    conformance += " --atol " + conformance::FormatDouble(options.tolerance.atol);
+  }
+  std::string text = "# " + f.kind + ": " + f.backend + ", " + std::string(DTypeName(f.dtype)) +
+                     "\n\nA minimal MatMul problem found by mm-fuzz (seed " +
+                     std::to_string(f.seed) + ", problem " + std::to_string(f.index) + ": " +
+                     f.original.ToString() + ", " + f.form + ", " + f.values + "; shrunk to " +
+                     f.minimal.ToString() + ").\n\n" + f.message +
+                     "\n\nRun this node test (model.onnx, test_data_set_0) on the backend:\n\n"
+                     "    " +
+                     conformance +
+                     "\n\nFind it again (the original problem, judged the same way):\n\n"
+                     "    " +
+                     f.replay + "\n";
+  return text;
+}
+
+// Whether every element of a float result that NaN/inf inputs reach holds IEEE's answer as the
+// judgement accepts it (WithinBound): NaN where the exact value is NaN, the same infinity where it
+// is one; any non-finite value where finite terms may overflow too; NaN also where the declared
+// arithmetic flushes subnormals. Counts those elements into `elements`.
+bool SpecialsCorrect(TensorView y, const std::vector<ElementBound>& bounds,
+                     std::int64_t& elements) {
+  if (bounds.size() != static_cast<std::size_t>(y.NumElements())) return true;
+  bool correct = true;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    if (!bounds[i].special) continue;
+    ++elements;
+    const double got = VisitDType(y.dtype, [&](auto tag) -> double {
+      constexpr DType kD = decltype(tag)::value;
+      if constexpr (kD == DType::kFloat || kD == DType::kDouble || kD == DType::kFloat16 ||
+                    kD == DType::kBFloat16) {
+        return ToDouble(y.Data<CppType<kD>>()[i]);
+      } else {
+        return 0;
+      }
+    });
+    if (!WithinBound(y.dtype, bounds[i], got)) correct = false;
+  }
+  return correct;
 }
 
 std::string CaseName(const Finding& f) {
@@ -296,6 +370,9 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
   // Per (backend index, dtype): every result's worst ULP error and bound fraction.
   std::map<std::pair<std::size_t, DType>, std::pair<std::vector<double>, std::vector<double>>>
       errors;
+  // Per (backend index, dtype): results with NaN/inf inputs reaching Y, and those with a wrong
+  // IEEE special.
+  std::map<std::pair<std::size_t, DType>, std::pair<std::int64_t, std::int64_t>> specials;
   for (std::int64_t i = 0; i < options.cases; ++i) {
     if (i % options.shard.count != options.shard.index - 1) continue;
     if (options.stop != nullptr && *options.stop != 0) {
@@ -331,6 +408,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       Outcome outcome =
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
       ++report.stats.results;
+      ++stats.by_dtype[dtype][outcome.verdict];
       switch (outcome.verdict) {
         case Verdict::kPass:
           ++stats.pass;
@@ -364,6 +442,13 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
           auto& [ulps, fractions] = errors[{bi, dtype}];
           ulps.push_back(error.max_ulp);
           if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
+          std::int64_t special_elements = 0;
+          const bool specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
+          auto& [special_results, special_wrong] = specials[{bi, dtype}];
+          if (special_elements > 0) {
+            ++special_results;
+            if (!specials_correct) ++special_wrong;
+          }
           if (static_cast<std::int64_t>(report.errors.size()) < options.max_error_records) {
             report.errors.push_back({index, names[bi], dtype, plan->k, error});
           } else {
@@ -395,7 +480,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       f.form = problem.form;
       f.values = problem.values;
       f.original = problem.desc();
-      f.replay = ReplayLine(options, f);
+      const std::string library_path = PluginLibraryPath(backend);
+      f.replay = ReplayLine(options, f, library_path);
       if (kind == "NONDETERMINISTIC") {
         f.minimal = f.original;
         f.a = Clone(problem.a);
@@ -427,7 +513,13 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       }
       if (!options.export_dir.empty()) {
         const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
-        const Status written = WriteNodeTest(dir, f.a, f.b, f.expected);
+        Status written = WriteNodeTest(dir, f.a, f.b, f.expected);
+        if (written.ok()) {
+          std::ofstream readme(dir / "README.md", std::ios::trunc);
+          readme << ExportReadme(options, f, dir, library_path);
+          readme.close();
+          if (!readme) written = InternalError("cannot write " + (dir / "README.md").string());
+        }
         f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
       }
       if (log) {
@@ -456,6 +548,10 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
     if (!fractions.empty()) {
       e.p99_bound_fraction = Percentile(fractions, 0.99);
       e.worst_bound_fraction = fractions.back();
+    }
+    if (auto it = specials.find(key); it != specials.end()) {
+      e.special_problems = it->second.first;
+      e.special_wrong = it->second.second;
     }
     report.error_stats.push_back(std::move(e));
   }

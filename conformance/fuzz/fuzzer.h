@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,14 +74,19 @@ struct Finding {
   std::optional<conformance::WorstElement> worst;  // Worst element against the bound.
   int shrink_steps = 0;
   bool shrink_timed_out = false;
-  std::string replay;    // Command line that finds it again.
-  std::string exported;  // Node-test directory written, or "".
+  // Command line that finds it again in a fresh shell: seed, index, dtype, backend, the plugin's
+  // library (--backend-lib, absolute) for a plugin backend, and the generator/judging options.
+  std::string replay;
+  // Node-test directory written (with a README.md holding the commands that run it), or "".
+  std::string exported;
 };
 
 struct BackendStats {
   std::string name;
   std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
   std::int64_t nondeterministic = 0;
+  // The same verdicts per dtype of the problems (only verdicts that occurred are present).
+  std::map<DType, std::map<Verdict, std::int64_t>> by_dtype;
   std::int64_t Count(Verdict verdict) const;
 };
 
@@ -127,6 +133,10 @@ struct ErrorStats {
   std::int64_t problems = 0;
   double worst_ulp = 0, p99_ulp = 0;  // p99: the nearest-rank 99th percentile over problems.
   std::optional<double> worst_bound_fraction, p99_bound_fraction;  // Empty: all unbounded.
+  // IEEE specials: results in which NaN/inf inputs reach an element of Y, and of those the ones
+  // with an element that is not IEEE's answer (NaN where the exact value is NaN, the same
+  // infinity where it is one).
+  std::int64_t special_problems = 0, special_wrong = 0;
 };
 
 struct FuzzReport {

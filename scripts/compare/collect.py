@@ -121,6 +121,8 @@ def machine(bin_dir, threads, tool_args):
         "threads_measured": threads,
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset: OpenMP's default)"),
         "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "(unset)"),
+        # The variables that change what runs or how fast, as the page shows them.
+        "environment": {v: os.environ.get(v) for v in ENVIRONMENT},
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git("rev-parse", "HEAD"),
         "git_describe": git("log", "-1", "--format=%h %s"),
@@ -130,6 +132,7 @@ def machine(bin_dir, threads, tool_args):
             "python3-matplotlib")},
         "backends": describe["backends"],
         "libraries": describe["libraries"],
+        "baselines": describe.get("baselines", []),
     }
 
 
@@ -145,23 +148,100 @@ def conformance(bin_dir, work, tool_args):
     return report
 
 
-def accuracy(bin_dir, work, mode, tool_args):
-    """mm-fuzz's JSON, when this build has the differential fuzzer."""
+def run_fuzz(fuzz, out, seconds, cases, args):
+    """One mm-fuzz run; returns (its JSON report or None, the run's description)."""
+    command = [str(fuzz), "--quiet", "--json", str(out), "--time", f"{seconds:.3g}",
+               "--cases", str(cases), *args]
+    start = time.monotonic()
+    out.unlink(missing_ok=True)
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    # The command as one runs it again: without the report file, which lives in a folder that is
+    # gone once the report is made.
+    again = [word for i, word in enumerate(command)
+             if word != "--json" and (i == 0 or command[i - 1] != "--json")]
+    run = {"command": " ".join(again), "exit_code": result.returncode,
+           "seconds": time.monotonic() - start}
+    if result.returncode < 0 or not out.exists():
+        how = (f"killed by signal {-result.returncode}" if result.returncode < 0
+               else f"exited {result.returncode} without a report")
+        stderr = result.stderr.strip()[-2000:]
+        run["error"] = f"mm-fuzz {how}" + (f": {stderr}" if stderr else "")
+        return None, run
+    return json.loads(out.read_text()), run
+
+
+def merge_fuzz(reports):
+    """One mm-fuzz report from runs over disjoint (backend, dtype) sets with the same seed."""
+    merged = {"tool": "mm-fuzz", "stats": {"problems": 0, "seconds": 0.0, "backends": {},
+                                          "by_dtype": {}},
+              "statistics": [], "problems": [], "findings": [], "problems_capped": False}
+    for report in reports:
+        stats = report.get("stats", {})
+        merged["stats"]["problems"] = max(merged["stats"]["problems"], stats.get("problems", 0))
+        merged["stats"]["seconds"] += stats.get("seconds", 0.0)
+        for backend, counts in stats.get("backends", {}).items():
+            total = merged["stats"]["backends"].setdefault(backend, {})
+            for verdict, count in counts.items():
+                total[verdict] = total.get(verdict, 0) + count
+        for backend, per_dtype in stats.get("by_dtype", {}).items():
+            merged["stats"]["by_dtype"].setdefault(backend, {}).update(per_dtype)
+        for key in ("statistics", "problems", "findings"):
+            merged[key] += report.get(key, [])
+        merged["problems_capped"] |= bool(report.get("problems_capped"))
+        for key in ("version", "options", "problems_limit"):
+            merged.setdefault(key, report.get(key))
+    return merged
+
+
+def accuracy(bin_dir, work, mode, tool_args, backends):
+    """mm-fuzz's JSON, one run per backend (the same seed, so the same problems for each).
+
+    A backend that kills the fuzzer (a crash inside its library) is reported (red, at the top)
+    with the command that crashed, and loses only its own figures: its run is repeated dtype by
+    dtype, each dtype that crashes again is reported too, and every other keeps its data.
+    """
     fuzz = bin_dir / "mm-fuzz"
     if not fuzz.exists():
         return {"error": "mm-fuzz is not in this build: no accuracy data"}
-    out = work / "fuzz.json"
-    command = [str(fuzz), "--quiet", "--json", str(out), "--time", str(MODES[mode]["fuzz_seconds"]),
-               "--cases", str(MODES[mode]["fuzz_cases"]), *tool_args["fuzz"]]
-    start = time.monotonic()
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if not out.exists():
-        return {"error": f"mm-fuzz exited {result.returncode} without a report: "
-                         f"{result.stderr.strip()[-2000:]}", "command": " ".join(command)}
-    report = json.loads(out.read_text())
-    return {"command": " ".join(command), "exit_code": result.returncode,
-            "seconds": time.monotonic() - start, "report": report}
+    settings = MODES[mode]
+    names = [b["name"] for b in backends if "error" not in b]
+    budget = settings["fuzz_seconds"] / max(len(names), 1)
+    progress = Progress("accuracy", len(names), len(names))
+    reports, runs, crashes = [], [], []
+    for name in names:
+        report, run = run_fuzz(fuzz, work / "fuzz.json", budget, settings["fuzz_cases"],
+                               [*tool_args["fuzz"], "--backend", name])
+        runs.append(run)
+        if report is not None:
+            reports.append(report)
+        else:
+            # The crash is a finding, shown; the dtype-by-dtype runs keep what can be kept.
+            crashes.append({"backend": name, "dtype": "every dtype (then run dtype by dtype)",
+                            "error": run["error"], "command": run["command"]})
+            dtypes = [d for b in backends if b["name"] == name
+                      for d, s in b.get("supports", {}).items() if s.get("level") != "no"]
+            for dtype in dtypes:
+                report, run = run_fuzz(fuzz, work / "fuzz.json", budget / max(len(dtypes), 1),
+                                       settings["fuzz_cases"],
+                                       [*tool_args["fuzz"], "--backend", name, "--dtype", dtype])
+                runs.append(run)
+                if report is not None:
+                    reports.append(report)
+                else:
+                    crashes.append({"backend": name, "dtype": dtype, "error": run["error"],
+                                    "command": run["command"]})
+        progress.step(name, 1)
+    if not reports:
+        return {"error": "; ".join(r.get("error", "") for r in runs) or "mm-fuzz did not run",
+                "runs": runs, "crashes": crashes}
+    return {"command": " ".join(runs[0]["command"].split()[:-2]) + " --backend NAME (per backend)",
+            "exit_code": max(r["exit_code"] for r in runs),
+            "seconds": sum(r["seconds"] for r in runs), "runs": runs, "crashes": crashes,
+            "report": merge_fuzz(reports)}
 
+
+ENVIRONMENT = ["OMP_WAIT_POLICY", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE",
+               "MM_BACKEND_LIBS"]
 
 SHAPE_RE = re.compile(r"(?:(\d+)b_)?(\d+)x(\d+)x(\d+)$")
 
@@ -273,7 +353,8 @@ def main():
 
         start = time.monotonic()
         log("[accuracy] mm-fuzz (differential fuzzer)")
-        report["accuracy"] = accuracy(args.bin, work, args.mode, tool_args)
+        report["accuracy"] = accuracy(args.bin, work, args.mode, tool_args,
+                                      report["machine"]["backends"])
         timings["accuracy"] = time.monotonic() - start
 
         start = time.monotonic()

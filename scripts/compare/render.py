@@ -3,8 +3,12 @@
 
 compare.html is one self-contained page (styles inline, plots as inline PNG drawn by matplotlib, no
 script, nothing fetched); compare.md holds the same tables without the plots. Every plot is drawn
-from compare.json alone. Also writes back into compare.json the derived tables ("derived") so that
-anyone reading the JSON gets the same numbers as the page.
+from compare.json alone, which is only read: --derived FILE writes the derived tables (scoreboard,
+fastest, accuracy, speed records) beside it, so anyone reading JSON gets the page's numbers.
+
+Nothing here knows a backend by name: the backends, their order, the baselines (bare libraries
+timed beside them, with their labels and the backend each measures) and so the colours all come
+from compare.json (mm-bench --mm_describe), so a plugin named anything gets the same page.
 """
 
 import argparse
@@ -24,8 +28,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 
 DTYPE_ORDER = ["float", "double", "float16", "bfloat16", "int32", "int64", "uint32", "uint64"]
-BASELINES = {"raw_onednn": "raw oneDNN", "raw_eigen": "raw Eigen",
-             "raw_eigen_native": "raw Eigen (own bfloat16 product)"}
+# Filled from the report by configure(): baseline name -> label, baseline -> the backend it
+# measures, implementation -> colour, backend -> position in the registry's order.
+BASELINES = {}
+BASELINE_OF = {}
+COLOURS = {}
+ORDER = {}
+# Benchmark families that are not baselines (mm-bench's own).
+OWN_FAMILIES = ("matmul", "prepare", "peak")
 SQUARE_RE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
 
 
@@ -78,7 +88,8 @@ def benchmark_records(speed):
                 record.update(kind="execute", impl=parts[1], dtype=parts[2], shape=parts[3])
             elif parts[0] == "prepare":
                 record.update(kind="prepare", impl=parts[1], dtype=parts[-2], shape=parts[-1])
-            elif parts[0] in BASELINES:
+            elif len(parts) >= 3:  # A baseline (listed by mm-bench, or any other family).
+                BASELINES.setdefault(parts[0], parts[0])
                 record.update(kind="execute", impl=parts[0], dtype=parts[1], shape=parts[2])
             else:
                 continue
@@ -121,19 +132,43 @@ def impl_label(impl):
     return BASELINES.get(impl, impl)
 
 
-# A baseline is drawn in its backend's colour, dashed: eigen and raw Eigen read as a pair.
-BASELINE_OF = {"raw_onednn": "onednn", "raw_eigen": "eigen", "raw_eigen_native": "eigen"}
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
-FIXED_COLOURS = {"reference": "#2ca02c", "onednn": "#ff7f0e", "eigen": "#1f77b4"}
+# Matplotlib's tab10, then the lighter halves of tab20: distinct colours for 20 backends.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+           "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+
+
+def configure(report):
+    """Backends, their order and colours, and the baselines, from the report's own data."""
+    for table in (BASELINES, BASELINE_OF, COLOURS, ORDER):
+        table.clear()
+    m = report.get("machine", {})
+    names = [b["name"] for b in m.get("backends", []) if "name" in b]
+    # Backends met only in a tool's results (a report of older tools) come after, in that order.
+    names += [r.get("backend") for r in report.get("conformance", {}).get("results", [])]
+    stats = ((report.get("accuracy") or {}).get("report") or {}).get("stats") or {}
+    names += list((stats.get("backends") or {}).keys())
+    for name in dict.fromkeys(n for n in names if isinstance(n, str)):
+        ORDER[name] = len(ORDER)
+        COLOURS[name] = PALETTE[(len(COLOURS)) % len(PALETTE)]
+    for b in m.get("baselines", []):
+        BASELINES[b["name"]] = b.get("label") or b["name"]
+        if b.get("backend"):
+            BASELINE_OF[b["name"]] = b["backend"]
+
+
+def impl_order(impl):
+    """Sort key: backends in the registry's order, then baselines beside theirs."""
+    backend = BASELINE_OF.get(impl, impl)
+    return (impl in BASELINES, ORDER.get(backend, len(ORDER)), impl)
 
 
 def impl_colour(impl):
+    # A baseline is drawn in its backend's colour (dashed or hatched): the two read as a pair.
     impl = BASELINE_OF.get(impl, impl)
-    if impl in FIXED_COLOURS:
-        return FIXED_COLOURS[impl]
-    # Other backends (plugins): a stable colour from the name, avoiding the fixed ones.
-    free = [c for c in PALETTE if c not in FIXED_COLOURS.values()]
-    return free[sum(map(ord, impl)) % len(free)]
+    if impl not in COLOURS:
+        COLOURS[impl] = PALETTE[len(COLOURS) % len(PALETTE)]
+    return COLOURS[impl]
 
 
 def impl_style(impl):
@@ -151,7 +186,7 @@ def plot_sweep(records, dtype, threads_list, peaks):
             if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
                     and shape_kind(r["shape"]) == "square" and r.get("rate_gflops")):
                 lines[r["impl"]].append((int(r["shape"].split("x")[0]), r["rate_gflops"]))
-        for impl in sorted(lines, key=lambda i: (i in BASELINES, i)):
+        for impl in sorted(lines, key=impl_order):
             points = sorted(lines[impl])
             ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
                     **impl_style(impl))
@@ -184,7 +219,7 @@ def plot_tiny(records, threads):
     series = 0
     for ax, shape in zip(axes[0], shapes):
         impls = sorted({r["impl"] for r in tiny if r["shape"] == shape},
-                       key=lambda i: (i in BASELINES, i))
+                       key=impl_order)
         width = 0.8 / max(len(impls), 1)
         for i, impl in enumerate(impls):
             xs, ys = [], []
@@ -226,7 +261,7 @@ def plot_scaling(records, threads_list):
             base = by_key.get((impl, d, shape, low))
             if base:
                 lines[impl].append((int(shape.split("x")[0]), r["rate_gflops"] / base["rate_gflops"]))
-        for impl in sorted(lines, key=lambda i: (i in BASELINES, i)):
+        for impl in sorted(lines, key=impl_order):
             points = sorted(lines[impl])
             ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
                     **impl_style(impl))
@@ -250,7 +285,8 @@ def plot_accuracy(points, what, ylabel):
     fig, axes = plt.subplots(1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False)
     series = 0
     for ax, dtype in zip(axes[0], dtypes):
-        for (backend, d), values in sorted(points.items()):
+        for (backend, d), values in sorted(points.items(), key=lambda kv: (impl_order(kv[0][0]),
+                                                                             kv[0][1])):
             if d != dtype or not values:
                 continue
             values = sorted(values)
@@ -431,6 +467,11 @@ def derive(report):
             problems.append(f"fuzzer {f.get('kind')}: {f.get('backend')} {f.get('dtype')} "
                             f"{f.get('minimal_a_shape')} x {f.get('minimal_b_shape')}: "
                             f"{f.get('message', '')}")
+    for c in accuracy.get("crashes", []) or []:
+        # A backend's library killed the fuzzer: that (backend, dtype) has no accuracy figures.
+        error = str(c.get("error", "")).splitlines()[0] if c.get("error") else ""
+        problems.append(f"fuzzer crash: {c.get('backend')} {c.get('dtype')}: {error} (run again: "
+                        f"{c.get('command', '')})")
     if accuracy.get("report") and accuracy.get("exit_code") not in (0, None):
         problems.append(f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy "
                         f"section)")
@@ -446,15 +487,12 @@ def derive(report):
 def machine_table(report):
     m = report.get("machine", {})
     libs = m.get("libraries", {})
-    onednn, eigen = libs.get("onednn", {}), libs.get("eigen", {})
     rows = [
         ["CPU", m.get("cpu_model", "?")],
         ["logical CPUs", str(m.get("logical_cpus"))],
         ["SIMD flags", " ".join(m.get("cpu_simd_flags", []))],
         ["threads measured", ", ".join(str(t) for t in m.get("threads_measured", []))
          + " (OMP_NUM_THREADS)"],
-        ["OMP_WAIT_POLICY / ONEDNN_MAX_CPU_ISA",
-         f"{m.get('omp_wait_policy')} / {m.get('onednn_max_cpu_isa')}"],
         ["load average at start / end",
          f"{fmt_load(m.get('load_average_at_start'))} / {fmt_load(m.get('load_average_at_end'))}"],
         ["date (UTC)", m.get("date", "?")],
@@ -462,31 +500,31 @@ def machine_table(report):
                                                           if m.get("git_dirty") else "")],
         ["kernel", m.get("kernel", "?")],
     ]
+    for variable, value in (m.get("environment") or {}).items():
+        rows.append([f"environment {variable}", value if value is not None else "(unset)"])
     conformance_machine = report.get("conformance", {}).get("machine") or {}
     if conformance_machine.get("compiler"):
         rows.append(["compiler (what built mm)", conformance_machine["compiler"]])
     for backend in m.get("backends", []):
-        name = backend["name"]
-        if backend.get("runs_on"):
-            runs = backend["runs_on"]  # The backend's own RunsOn().
-        elif name == "onednn" and onednn:
-            runs = (f"oneDNN {onednn.get('version')}, ISA {onednn.get('effective_isa')}; matmul "
-                    + ", ".join(f"{d}: {impl}" for d, impl in onednn.get("matmul_impl", {}).items()))
-        elif name == "eigen" and eigen:
-            runs = (f"Eigen {eigen.get('version')}, SIMD: {eigen.get('simd')}; OpenMP threads")
-        else:
-            runs = backend.get("description", "")
-        rows.append([f"backend {name} runs on", runs])
-    if onednn:
-        rows.append(["oneDNN (mm-bench's own probe, 256^3)",
-                     f"{onednn.get('version')}, ISA {onednn.get('effective_isa')}; matmul "
-                     + ", ".join(f"{d}: {impl}" for d, impl in onednn.get("matmul_impl", {}).items())])
-    if eigen:
-        rows.append(["Eigen (as compiled into mm)",
-                     f"{eigen.get('version')}, SIMD: {eigen.get('simd')}"])
+        # The backend's own RunsOn(), else its registry description; why it could not start.
+        runs = backend.get("runs_on") or backend.get("description", "")
+        if backend.get("error"):
+            runs = f"not available: {backend['error']}"
+        rows.append([f"backend {backend['name']} runs on", runs])
+    for name, facts in libs.items():
+        # What mm-bench's probe of a linked library says, as it says it.
+        rows.append([f"library {name} (mm-bench's probe)", fmt_facts(facts)])
     for package, version in m.get("packages", {}).items():
         rows.append([f"package {package}", version or "not installed"])
     return ("Machine", ["", ""], rows)
+
+
+def fmt_facts(facts):
+    if isinstance(facts, dict):
+        return "; ".join(f"{k}: {fmt_facts(v)}" for k, v in facts.items())
+    if isinstance(facts, list):
+        return ", ".join(fmt_facts(v) for v in facts)
+    return str(facts)
 
 
 def fmt_load(values):
@@ -529,9 +567,11 @@ def conformance_tables(report):
             if r is None:
                 row.append("–")
                 continue
+            # Every one-line comparison the tool made ("vs_<what>": text), as it says it.
             detail = (f"{r['dtype']} {r['a_shape']} x {r['b_shape']}: {r.get('message', '')}"
                       + (f"; support: {r['support_note']}" if r.get("support_note") else "")
-                      + f"; vs reference: {r.get('vs_reference', '')}")
+                      + "".join(f"; {key.replace('_', ' ')}: {value}" for key, value in r.items()
+                                if key.startswith("vs_") and isinstance(value, str)))
             row.append((r["verdict"], detail))
         rows.append(row)
     s = c.get("summary", {})
@@ -611,7 +651,7 @@ def speed_tables(derived):
                    "time)", ["dtype", "threads", "GFLOP/s", "instructions"], peak_rows))
     for dtype in derived["dtypes"]:
         impls = sorted({r["impl"] for r in records if r["kind"] == "execute" and r["dtype"] == dtype},
-                       key=lambda i: (i in BASELINES, i))
+                       key=impl_order)
         shapes = sorted({r["shape"] for r in records if r["kind"] == "execute"
                          and r["dtype"] == dtype and shape_kind(r["shape"]) != "tiny"},
                         key=shape_sort_key)
@@ -676,7 +716,115 @@ def shape_sort_key(shape):
     return (kind_order[shape_kind(shape)], int(match.group(1)) if match else 0, shape)
 
 
-def summary_table(derived):
+# The scoreboard's speed columns: two square sizes (at 1 thread and all cores) and a tiny shape.
+SCORE_SHAPES = ["256x256x256", "1024x1024x1024"]
+TINY_SHAPE = "tiny_3x4x3"
+VERDICT_ORDER = ["PASS", "FAIL", "BOUND", "IMPRECISE", "ERROR", "UNSUPPORTED", "XFAIL", "XPASS",
+                 "SKIP"]
+
+
+def fmt_counts(counts):
+    """'7 PASS' or '5 PASS, 1 FAIL, 1 BOUND': the verdicts that occurred, in a fixed order."""
+    if not counts:
+        return "–"
+    verdicts = [v for v in VERDICT_ORDER if counts.get(v)] + sorted(
+        v for v in counts if v not in VERDICT_ORDER and counts[v])
+    return ", ".join(f"{counts[v]} {v}" for v in verdicts) or "–"
+
+
+def scoreboard(report, derived):
+    """One entry per (dtype, backend): conformance, IEEE specials, worst / bound, speed."""
+    c = report.get("conformance", {})
+    official = {f.get("case") for f in (c.get("official") or {}).get("found", [])
+                if isinstance(f, dict)}
+    conformance = collections.defaultdict(collections.Counter)
+    for r in c.get("results", []):
+        if r.get("dtype"):
+            source = ("official" if r.get("case") in official
+                      else "built-in" if r.get("source") == "built-in" else "other")
+            conformance[(r["backend"], r["dtype"], source)][r["verdict"]] += 1
+    fuzz = ((report.get("accuracy") or {}).get("report") or {})
+    by_dtype = (fuzz.get("stats") or {}).get("by_dtype") or {}
+    specials = {(s_["backend"], s_["dtype"]): s_ for s_ in fuzz.get("statistics") or []
+                if isinstance(s_, dict) and "special_problems" in s_}
+    accuracy = {(r["backend"], r["dtype"]): r for r in derived["accuracy_rows"]}
+    records = {(r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in derived["records"]
+               if r["kind"] == "execute" and not r["error"]}
+    supports = {b["name"]: b.get("supports", {}) for b in report.get("machine", {}).get("backends", [])}
+    backends = sorted(ORDER, key=impl_order)
+    threads = derived["threads"]
+    entries = []
+    for dtype in DTYPE_ORDER:
+        for backend in backends:
+            support = supports.get(backend, {}).get(dtype)
+            entry = {"dtype": dtype, "backend": backend,
+                     "support": support["level"] if support else None,
+                     "support_note": support.get("note", "") if support else "",
+                     "fuzz": dict(by_dtype.get(backend, {}).get(dtype, {}))}
+            for source in ("official", "built-in", "other"):
+                entry[source] = dict(conformance.get((backend, dtype, source), {}))
+            special = specials.get((backend, dtype))
+            entry["special_problems"] = special["special_problems"] if special else None
+            entry["special_wrong"] = special["special_wrong"] if special else None
+            row = accuracy.get((backend, dtype))
+            entry["worst_bound_fraction"] = row["worst_bound_fraction"] if row else None
+            entry["gflops"] = {shape: {str(t): records[(backend, dtype, shape, t)].get("rate_gflops")
+                                       for t in threads if (backend, dtype, shape, t) in records}
+                               for shape in SCORE_SHAPES}
+            tiny = records.get((backend, dtype, TINY_SHAPE, 1))
+            entry["tiny_seconds"] = tiny.get("rate_seconds") if tiny else None
+            entries.append(entry)
+    return entries
+
+
+def scoreboard_tables(derived):
+    """Per dtype, one row per backend; a backend that does not compute the dtype says why."""
+    threads = derived["threads"]
+    has_other = any(e["other"] for e in derived["scoreboard"])
+    header = ["backend", "support", "official", "built-in"] + (["other cases"] if has_other else [])
+    header += ["fuzz", "IEEE specials", "worst / bound"]
+    for shape in SCORE_SHAPES:
+        size = shape.split("x")[0]
+        header += [f"{size}³ GFLOP/s, {t}t" for t in threads]
+    header.append(f"{TINY_SHAPE} per call, 1t")
+    tables = []
+    for dtype in DTYPE_ORDER:
+        entries = [e for e in derived["scoreboard"] if e["dtype"] == dtype]
+        if not any(e["support"] not in (None, "no") or e["fuzz"] or e["official"] or e["built-in"]
+                   for e in entries):
+            continue
+        rows = []
+        for e in entries:
+            if e["support"] == "no":
+                support = ("no", e["support_note"])
+            elif e["support"] == "conversion":
+                support = ("by conversion", e["support_note"])
+            else:
+                support = e["support"] or "?"
+            row = [e["backend"], support, fmt_counts(e["official"]), fmt_counts(e["built-in"])]
+            if has_other:
+                row.append(fmt_counts(e["other"]))
+            row.append(fmt_counts(e["fuzz"]))
+            if not e["special_problems"]:
+                row.append("–")
+            elif e["special_wrong"]:
+                row.append(f"WRONG in {e['special_wrong']} of {e['special_problems']}")
+            else:
+                row.append(f"correct ({e['special_problems']})")
+            row.append(fmt_num(e["worst_bound_fraction"]))
+            for shape in SCORE_SHAPES:
+                row += [fmt_num(e["gflops"][shape].get(str(t))) for t in threads]
+            row.append(fmt_time(e["tiny_seconds"]))
+            rows.append(row)
+        tables.append((f"Scoreboard, {dtype}: conformance verdicts (official ONNX cases, mm's "
+                       "built-in cases, the differential fuzzer's problems), IEEE specials (results "
+                       "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
+                       "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "
+                       "time, more by wall time), time per call", header, rows))
+    return tables
+
+
+def fastest_table(derived):
     rows = []
     for f in derived["fastest"]:
         if "seconds_per_call" in f:
@@ -687,8 +835,11 @@ def summary_table(derived):
             other = (f"{f['runner_up']} {fmt_num(f['runner_up_gflops'])}" if f["runner_up"]
                      else "")
         rows.append([f["dtype"], str(f["threads"]), f["sizes"], f["fastest"], figure, other])
-    speed = ("Fastest backend per dtype, thread count and size (square sweep; baselines left out)",
-             ["dtype", "threads", "sizes", "fastest", "its speed", "runner-up"], rows)
+    return ("Fastest backend per dtype, thread count and size (square sweep; baselines left out)",
+            ["dtype", "threads", "sizes", "fastest", "its speed", "runner-up"], rows)
+
+
+def most_accurate_table(derived):
     rows = []
     for dtype in DTYPE_ORDER:
         best = derived["most_accurate"].get(dtype)
@@ -697,9 +848,8 @@ def summary_table(derived):
                          fmt_num(best["worst_bound_fraction"])])
     if not rows:
         rows = [["–", "no accuracy data (see Accuracy)", "–", "–"]]
-    accuracy = ("Most accurate backend per dtype (smallest worst-case ULP error in the fuzzer's "
-                "problems)", ["dtype", "backend", "worst ULP", "worst / bound"], rows)
-    return [speed, accuracy]
+    return ("Most accurate backend per dtype (smallest worst-case ULP error in the fuzzer's "
+            "problems)", ["dtype", "backend", "worst ULP", "worst / bound"], rows)
 
 
 def timing_table(report):
@@ -707,8 +857,6 @@ def timing_table(report):
     rows = [[part, fmt_num(seconds_value) + " s"] for part, seconds_value in t.items()]
     for run in report.get("speed", {}).get("runs", []):
         rows.append([f"  mm-bench, {run['threads']} thread(s)", fmt_num(run["seconds"]) + " s"])
-    if "render_seconds" in report:
-        rows.append(["render (this page)", fmt_num(report["render_seconds"]) + " s"])
     return ("How long each part took", ["part", "wall time"], rows)
 
 
@@ -739,6 +887,10 @@ def cell_html(cell):
         return (f'<td><details><summary class="{html.escape(css)}">{html.escape(text)}</summary>'
                 f"<p>{html.escape(details)}</p></details></td>")
     css = f' class="v-{html.escape(cell.split()[0])}"' if cell in ("PASS", "no", "native") else ""
+    if re.search(r"\b(FAIL|ERROR|WRONG|XPASS)\b", cell):
+        css = ' class="v-FAIL"'  # A count or verdict that is a problem, red wherever it is.
+    elif re.fullmatch(r"\d+ PASS|correct \(\d+\)", cell):
+        css = ' class="v-PASS"'
     return f"<td{css}>{html.escape(cell)}</td>"
 
 
@@ -776,7 +928,9 @@ def table_md(table):
 
 
 def render(report):
+    configure(report)
     derived = derive(report)
+    derived["scoreboard"] = scoreboard(report, derived)
     m = report.get("machine", {})
     threads_list = derived["threads"]
     sections = []  # (title, [html parts], [markdown parts])
@@ -791,7 +945,9 @@ def render(report):
     else:
         problems_html = '<div class="ok" id="problems">No FAIL and no ERROR anywhere.</div>'
         problems_md = "No FAIL and no ERROR anywhere.\n"
-    summary = summary_table(derived)
+    summary = scoreboard_tables(derived)
+    if not summary:
+        summary = [("Scoreboard", ["backend"], [["no backend data in this report"]])]
     sections.append(("Summary", [problems_html] + [table_html(t, f"summary-{i}")
                                                      for i, t in enumerate(summary)],
                      [problems_md] + [table_md(t) for t in summary]))
@@ -805,7 +961,8 @@ def render(report):
                      [table_md(t) for t in conf]))
 
     acc = accuracy_table(derived, report)
-    acc_html = [table_html(acc, "accuracy")]
+    most_accurate = most_accurate_table(derived)
+    acc_html = [table_html(acc, "accuracy"), table_html(most_accurate, "most-accurate")]
     accuracy = report.get("accuracy", {})
     if accuracy.get("command"):
         acc_html.append(f'<p class="note">From <code>{html.escape(accuracy["command"])}</code>.</p>')
@@ -816,7 +973,8 @@ def render(report):
             acc_html.append(plot_html(plot_accuracy(points, what, ylabel), f"plot-accuracy-{what[:5]}"))
     fuzz = fuzz_tables(report)
     acc_html += [table_html(t, f"fuzz-{i}") for i, t in enumerate(fuzz)]
-    sections.append(("Accuracy", acc_html, [table_md(acc)] + [table_md(t) for t in fuzz]))
+    sections.append(("Accuracy", acc_html, [table_md(acc), table_md(most_accurate)]
+                     + [table_md(t) for t in fuzz]))
 
     speed_html, speed_md = [], []
     settings = report.get("speed", {}).get("settings", {})
@@ -838,7 +996,7 @@ def render(report):
         speed_html.append(plot_html(plot_tiny(derived["records"], threads), f"plot-tiny-{threads}"))
     scaling = plot_scaling(derived["records"], threads_list)
     speed_html.append(plot_html(scaling, "plot-scaling"))
-    for i, t in enumerate(speed_tables(derived)):
+    for i, t in enumerate([fastest_table(derived)] + speed_tables(derived)):
         speed_html.append(table_html(t, f"speed-{i}"))
         speed_md.append(table_md(t))
     sections.append(("Speed", speed_html, speed_md))
@@ -866,7 +1024,8 @@ def render(report):
         markdown.append(f"## {name}\n")
         markdown.extend(parts)
     derived_json = {
-        "problems": derived["problems"], "fastest": derived["fastest"],
+        "problems": derived["problems"], "scoreboard": derived["scoreboard"],
+        "fastest": derived["fastest"],
         "accuracy": derived["accuracy_rows"],
         "speed": [{k: v for k, v in r.items()} for r in derived["records"]],
     }
@@ -878,16 +1037,15 @@ def main():
     parser.add_argument("compare_json", type=pathlib.Path)
     parser.add_argument("--html", required=True, type=pathlib.Path)
     parser.add_argument("--markdown", required=True, type=pathlib.Path)
+    parser.add_argument("--derived", type=pathlib.Path,
+                        help="also write the derived tables (scoreboard, ...) as JSON here")
     args = parser.parse_args()
-    import time
-    start = time.monotonic()
-    report = json.loads(args.compare_json.read_text())
+    report = json.loads(args.compare_json.read_text())  # Read only: the data stays as collected.
     page, markdown, derived = render(report)
     args.html.write_text(page)
     args.markdown.write_text(markdown)
-    report["derived"] = derived
-    report["render_seconds"] = time.monotonic() - start
-    args.compare_json.write_text(json.dumps(report, indent=1))
+    if args.derived:
+        args.derived.write_text(json.dumps(derived, indent=1))
     print(f"compare: wrote {args.html}, {args.markdown} ({len(derived['problems'])} problem(s))",
           file=sys.stderr)
 

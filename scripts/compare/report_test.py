@@ -205,6 +205,89 @@ class RenderTest(unittest.TestCase):
         self.assertTrue(any(p.startswith("fuzzer FAIL: beta bfloat16") for p in derived["problems"]))
         self.assertLess(html_text.index("fuzzer FAIL"), html_text.index("<table"))
 
+    def test_scoreboard_has_a_row_per_backend_and_dtype_from_every_tool(self):
+        report = synthetic_report("FAIL")
+        report["conformance"]["official"] = {"complete": False,
+                                             "found": [{"case": "test_matmul_2d"}]}
+        report["conformance"]["results"].append(
+            {"case": "builtin_vector_vector", "source": "built-in", "backend": "alpha",
+             "dtype": "float", "a_shape": "[3]", "b_shape": "[3]", "verdict": "BOUND",
+             "message": "within the bound"})
+        report["accuracy"]["report"]["stats"] = {"by_dtype": {
+            "alpha": {"float": {"PASS": 90, "BOUND": 3}},
+            "beta": {"float": {"PASS": 80, "FAIL": 13}}}}
+        report["accuracy"]["report"]["statistics"] = [
+            {"backend": "alpha", "dtype": "float", "special_problems": 12, "special_wrong": 0},
+            {"backend": "beta", "dtype": "float", "special_problems": 12, "special_wrong": 5}]
+        report["speed"]["runs"][0]["benchmark_json"]["benchmarks"].append(
+            bench_entry("matmul/beta/float/256x256x256/real_time", 1000000, 33.5))
+        _, markdown, derived = render.render(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        self.assertEqual(board[("alpha", "float")]["official"], {"PASS": 1})
+        self.assertEqual(board[("beta", "float")]["official"], {"FAIL": 1})
+        self.assertEqual(board[("alpha", "float")]["built-in"], {"BOUND": 1})
+        self.assertEqual(board[("beta", "float")]["gflops"]["256x256x256"], {"1": 33.5})
+        self.assertAlmostEqual(board[("beta", "float")]["tiny_seconds"], 200e-9)
+        self.assertEqual(board[("beta", "float")]["worst_bound_fraction"], 0.3)
+        scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
+        # One row per backend: verdict counts of each source, specials, bound, speed, tiny.
+        self.assertIn("| alpha | native | 1 PASS | 1 BOUND | 90 PASS, 3 BOUND | correct (12) | "
+                      "0.01 |", scoreboard)
+        self.assertIn("| beta | native | 1 FAIL | – | 80 PASS, 13 FAIL | WRONG in 5 of 12 | 0.3 | "
+                      "33.5 | – | 200 ns |", scoreboard)
+        # Every dtype a backend computes has its table, with every backend in it.
+        self.assertEqual(scoreboard.count("**Scoreboard, "), len(render.DTYPE_ORDER))
+
+    def test_a_crash_of_the_fuzzer_is_a_problem_with_its_command(self):
+        report = synthetic_report()
+        report["accuracy"]["crashes"] = [{
+            "backend": "beta", "dtype": "bfloat16", "error": "mm-fuzz killed by signal 4",
+            "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16"}]
+        html_text, _, derived = render.render(report)
+        self.assertIn("fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
+                      "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
+                      derived["problems"])
+        self.assertLess(html_text.index("fuzzer crash"), html_text.index("<table"))
+
+    def test_no_backend_is_known_by_name(self):
+        # Colours, order and labels come from the data: the renderer names no backend.
+        source = (pathlib.Path(__file__).resolve().parent / "render.py").read_text().lower()
+        for name in ("onednn", "eigen", "reference", "raw_"):
+            self.assertNotIn(name, source)
+
+    def test_a_plugin_named_anything_gets_the_same_page(self):
+        # The synthetic report with its backends and baseline renamed, plus a baseline declared
+        # by the data: every table, plot and colour follows the names.
+        text = json.dumps(synthetic_report("PASS"))
+        renamed = json.loads(text.replace("alpha", "my-GEMM_2").replace("beta", "zz9")
+                             .replace("raw_onednn", "bare_lib"))
+        renamed["machine"]["baselines"] = [{"name": "bare_lib", "label": "bare MyLib",
+                                            "backend": "zz9"}]
+        original_html, original_md, _ = render.render(synthetic_report("PASS"))
+        html_text, markdown, derived = render.render(renamed)
+        self.assertIn("| my-GEMM_2 | native | – | – |", markdown)
+        self.assertIn("bare MyLib", html_text)
+        self.assertEqual(render.impl_colour("bare_lib"), render.impl_colour("zz9"))
+        self.assertNotEqual(render.impl_colour("my-GEMM_2"), render.impl_colour("zz9"))
+        self.assertEqual(markdown.count("| my-GEMM_2 |"), original_md.count("| alpha |"))
+        self.assertEqual(html_text.count('<img class="plot"'), original_html.count('<img class="plot"'))
+        self.assertEqual(len(derived["scoreboard"]), 2 * len(render.DTYPE_ORDER))
+
+    def test_the_renderer_only_reads_its_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data = pathlib.Path(tmp) / "compare.json"
+            data.write_text(json.dumps(synthetic_report()))
+            before = data.read_bytes()
+            argv = sys.argv
+            sys.argv = ["render.py", str(data), "--html", f"{tmp}/c.html", "--markdown",
+                        f"{tmp}/c.md", "--derived", f"{tmp}/d.json"]
+            try:
+                render.main()
+            finally:
+                sys.argv = argv
+            self.assertEqual(data.read_bytes(), before)
+            self.assertIn("scoreboard", json.loads(pathlib.Path(f"{tmp}/d.json").read_text()))
+
     def test_json_of_derived_tables_is_serialisable(self):
         _, _, derived = render.render(synthetic_report())
         self.assertIn("fastest", json.loads(json.dumps(derived)))

@@ -7,7 +7,9 @@
  *  - prepare() copying what execute() needs into a handle it allocates, release() freeing it;
  *  - execute() walking the batch with the problem's strides (mm has done the broadcasting);
  *  - numbers as ONNX wants them: floats accumulate in double and round once to the output type
- *    (float16/bfloat16 to nearest even), integers wrap modulo 2^bits (computed unsigned).
+ *    (float16/bfloat16 to nearest even), integers wrap modulo 2^bits (computed unsigned);
+ *  - arithmetic() (ABI version 2) declaring exactly that, so mm holds every float result to the
+ *    tight error bound of double accumulation instead of the loose one of the dtype itself.
  */
 #include <math.h>
 #include <stdio.h>
@@ -248,6 +250,22 @@ static void example_describe(void* handle, char* text, size_t capacity) {
            (long long)h->batch, (long long)h->m, (long long)h->k, (long long)h->n);
 }
 
+/* Every float dtype is multiplied and summed in double (EXAMPLE_MATMUL's ACC above) and rounded
+ * once; integers keep mm's default (their own type: exact modulo 2^bits). No flushes. */
+static void example_arithmetic(int32_t dtype, mm_arithmetic* answer) {
+  switch (dtype) {
+    case MM_DTYPE_FLOAT:
+    case MM_DTYPE_DOUBLE:
+    case MM_DTYPE_FLOAT16:
+    case MM_DTYPE_BFLOAT16:
+      answer->accumulation = MM_DTYPE_DOUBLE;
+      answer->flushes_subnormals = 0;
+      break;
+    default:
+      break;
+  }
+}
+
 static const mm_backend_plugin kExamplePlugin = {
     MM_BACKEND_PLUGIN_ABI_VERSION,
     "example",
@@ -257,6 +275,7 @@ static const mm_backend_plugin kExamplePlugin = {
     example_execute,
     example_release,
     example_describe,
+    example_arithmetic,
 };
 
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) {

@@ -165,7 +165,51 @@ TEST(ExamplePluginTest, SaysWhatRunsThroughItsDescribeFunction) {
   auto primitive = backend->Prepare(PlanMatMul({DType::kFloat, {2, 3, 4}, {4, 5}}).value());
   ASSERT_TRUE(primitive.ok()) << primitive.status();
   EXPECT_EQ((*primitive)->implementation(), "naive i-j-p loops, 2 batch entries of 3x4x5");
-  EXPECT_THAT(backend->RunsOn(), AllOf(HasSubstr(MM_EXAMPLE_PLUGIN), HasSubstr("ABI version 1")));
+  EXPECT_THAT(backend->RunsOn(), AllOf(HasSubstr(MM_EXAMPLE_PLUGIN), HasSubstr("ABI version 2")));
+}
+
+// ---- The arithmetic a plugin declares (ABI version 2) ------------------------------------------
+
+TEST(ExamplePluginTest, DeclaresDoubleAccumulationForFloatsAndItsOwnTypeForIntegers) {
+  // What its loops really do: every float dtype multiplied and summed in double, rounded once.
+  auto backend = ExampleBackend();
+  for (DType dtype : kAllDTypes) {
+    const Arithmetic expected =
+        IsFloat(dtype) ? Arithmetic{DType::kDouble, false} : Arithmetic::OwnType(dtype);
+    EXPECT_EQ(backend->DeclaredArithmetic(dtype), expected) << DTypeName(dtype);
+  }
+}
+
+TEST(PluginArithmeticTest, AVersionTwoPluginWithoutTheFunctionIsJudgedByItsOwnType) {
+  BackendRegistry registry;
+  ASSERT_TRUE(LoadInto(registry, {MM_HALF_SUM_PLUGIN_UNDECLARED}).ok());
+  auto backend = registry.Create("half_sum_undeclared").value();
+  for (DType dtype : kAllDTypes) {
+    EXPECT_EQ(backend->DeclaredArithmetic(dtype), Arithmetic::OwnType(dtype)) << DTypeName(dtype);
+  }
+}
+
+TEST(PluginArithmeticTest, TheDeclarationIsKeptPerDtypeTheOthersKeepTheDefault) {
+  BackendRegistry registry;
+  ASSERT_TRUE(LoadInto(registry, {MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32}).ok());
+  auto backend = registry.Create("half_sum_declares_float32").value();
+  EXPECT_EQ(backend->DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
+  EXPECT_EQ(backend->DeclaredArithmetic(DType::kBFloat16), Arithmetic::OwnType(DType::kBFloat16));
+  EXPECT_EQ(backend->DeclaredArithmetic(DType::kInt64), Arithmetic::OwnType(DType::kInt64));
+}
+
+// A plugin built against version 1's header: its table ends after describe, and the word after it
+// is a trap (a non-NULL "arithmetic" pointer). It loads, runs, and keeps version 1's meaning.
+TEST(PluginArithmeticTest, AVersionOnePluginLoadsRunsAndIsJudgedByItsOwnType) {
+  BackendRegistry registry;
+  const Status loaded = LoadInto(registry, {MM_V1_PLUGIN});
+  ASSERT_TRUE(loaded.ok()) << loaded;
+  auto backend = registry.Create("v1_plugin").value();
+  EXPECT_THAT(backend->RunsOn(), HasSubstr("(ABI version 1)"));
+  for (DType dtype : kAllDTypes) {
+    EXPECT_EQ(backend->DeclaredArithmetic(dtype), Arithmetic::OwnType(dtype)) << DTypeName(dtype);
+  }
+  MatMulTester().a_dims({3, 2, 5}).b_dims({5, 4}).dtype(DType::kFloat).Test(*backend);
 }
 
 TEST(PluginLoadingTest, KZeroAndEmptyOutputsNeverReachThePlugin) {
@@ -200,7 +244,7 @@ TEST(PluginLoadingTest, TheSameFileNamedTwiceIsLoadedOnce) {
 
 TEST(PluginLoadingTest, PluginsLoadedBeforeARefusalStayRegistered) {
   BackendRegistry registry;
-  EXPECT_FALSE(LoadInto(registry, {MM_EXAMPLE_PLUGIN, MM_WRONG_PLUGIN_ABI_VERSION_2}).ok());
+  EXPECT_FALSE(LoadInto(registry, {MM_EXAMPLE_PLUGIN, MM_WRONG_PLUGIN_ABI_VERSION_3}).ok());
   EXPECT_TRUE(registry.Contains("example"));
 }
 
@@ -253,8 +297,29 @@ const Refusal kRefusals[] = {
      "not a shared object (no ELF header"},
     {"no entry symbol (its name has a typo)", MM_WRONG_PLUGIN_NO_ENTRY,
      StatusCode::kInvalidArgument, "does not export the entry function 'mm_backend_plugin_entry'"},
-    {"another ABI version: both versions said", MM_WRONG_PLUGIN_ABI_VERSION_2,
-     StatusCode::kInvalidArgument, "speaks plugin ABI version 2, but this mm speaks version 1"},
+    {"another ABI version: both versions said", MM_WRONG_PLUGIN_ABI_VERSION_3,
+     StatusCode::kInvalidArgument,
+     "speaks plugin ABI version 3, but this mm speaks versions 1 to 2"},
+    {"an accumulation type that is no dtype", MM_WRONG_PLUGIN_ARITHMETIC_NOT_A_DTYPE,
+     StatusCode::kInvalidArgument,
+     "arithmetic() of plugin 'wrong_arithmetic_not_a_dtype' for float16 declared accumulation "
+     "type 99, which is not an mm_dtype"},
+    {"a float dtype declaring integer accumulation", MM_WRONG_PLUGIN_ARITHMETIC_INT_FOR_FLOAT,
+     StatusCode::kInvalidArgument,
+     "arithmetic() of plugin 'wrong_arithmetic_int_for_float' for float declared accumulation in "
+     "int32; a float dtype accumulates in float, double, float16 or bfloat16"},
+    {"an integer dtype declaring another integer", MM_WRONG_PLUGIN_ARITHMETIC_WIDER_INT,
+     StatusCode::kInvalidArgument,
+     "arithmetic() of plugin 'wrong_arithmetic_wider_int' for int32 declared accumulation in "
+     "int64; an integer dtype is exact modulo 2^bits: declare the dtype itself"},
+    {"a flush flag that is neither 0 nor 1", MM_WRONG_PLUGIN_ARITHMETIC_FLUSH_FLAG,
+     StatusCode::kInvalidArgument,
+     "arithmetic() of plugin 'wrong_arithmetic_flush_flag' for bfloat16 declared "
+     "flushes_subnormals = 2; valid are 0 and 1"},
+    {"an integer dtype that flushes subnormals", MM_WRONG_PLUGIN_ARITHMETIC_INT_FLUSHES,
+     StatusCode::kInvalidArgument,
+     "arithmetic() of plugin 'wrong_arithmetic_int_flushes' for uint64 declared "
+     "flushes_subnormals = 1; integers have no subnormals"},
     {"NULL function pointers, every one named", MM_WRONG_PLUGIN_NULL_FUNCTIONS,
      StatusCode::kInvalidArgument,
      "required function pointer(s) NULL in the table of 'wrong_null_functions': prepare, execute"},

@@ -168,9 +168,29 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
 
 static void wrong_release(void* opaque) { free(opaque); }
 
+#if defined(MM_FAULT_ARITHMETIC_NOT_A_DTYPE) || defined(MM_FAULT_ARITHMETIC_INT_FOR_FLOAT) || \
+    defined(MM_FAULT_ARITHMETIC_WIDER_INT) || defined(MM_FAULT_ARITHMETIC_FLUSH_FLAG) ||      \
+    defined(MM_FAULT_ARITHMETIC_INT_FLUSHES)
+#define HAS_ARITHMETIC 1
+/* Each fault declares one invalid answer, for one dtype; the other dtypes keep the default. */
+static void wrong_arithmetic(int32_t dtype, mm_arithmetic* answer) {
+#if defined(MM_FAULT_ARITHMETIC_NOT_A_DTYPE)
+  if (dtype == MM_DTYPE_FLOAT16) answer->accumulation = 99;
+#elif defined(MM_FAULT_ARITHMETIC_INT_FOR_FLOAT)
+  if (dtype == MM_DTYPE_FLOAT) answer->accumulation = MM_DTYPE_INT32;
+#elif defined(MM_FAULT_ARITHMETIC_WIDER_INT)
+  if (dtype == MM_DTYPE_INT32) answer->accumulation = MM_DTYPE_INT64;
+#elif defined(MM_FAULT_ARITHMETIC_FLUSH_FLAG)
+  if (dtype == MM_DTYPE_BFLOAT16) answer->flushes_subnormals = 2;
+#elif defined(MM_FAULT_ARITHMETIC_INT_FLUSHES)
+  if (dtype == MM_DTYPE_UINT64) answer->flushes_subnormals = 1;
+#endif
+}
+#endif
+
 static const mm_backend_plugin kTable = {
-#if defined(MM_FAULT_ABI_VERSION_2)
-    2,
+#if defined(MM_FAULT_ABI_VERSION_3)
+    3,
 #else
     MM_BACKEND_PLUGIN_ABI_VERSION,
 #endif
@@ -187,6 +207,11 @@ static const mm_backend_plugin kTable = {
 #endif
     wrong_release,
     NULL,
+#if defined(HAS_ARITHMETIC)
+    wrong_arithmetic,
+#else
+    NULL,
+#endif
 };
 
 #if defined(MM_FAULT_NO_ENTRY)

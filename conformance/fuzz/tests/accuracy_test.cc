@@ -116,6 +116,72 @@ TEST(AccuracyTest, PerProblemRecordsAreCappedAndSaySo) {
   EXPECT_EQ(stats->problems, 200) << "statistics count every result, not only the records";
 }
 
+// A float MatMul that skips the terms whose A element is zero (a shortcut some GEMMs take): then
+// 0 * inf and 0 * NaN never make the NaN IEEE (and numpy) give.
+class SkipsZeroTerms final : public Backend {
+ public:
+  std::string_view name() const override { return "skips_zero_terms"; }
+  Support Supports(const MatMulDesc& desc) const override {
+    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
+  }
+
+ protected:
+  class Primitive final : public MatMulPrimitive {
+   public:
+    explicit Primitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
+
+   protected:
+    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+      const MatMulPlan& p = plan();
+      for (std::int64_t i = 0; i < p.batch; ++i) {
+        const auto [ao, bo] = p.BatchOffsets(i);
+        for (std::int64_t r = 0; r < p.m; ++r) {
+          for (std::int64_t c = 0; c < p.n; ++c) {
+            double sum = 0;
+            for (std::int64_t t = 0; t < p.k; ++t) {
+              const float x = a.Data<float>()[ao + r * p.k + t];
+              if (x != 0) sum += static_cast<double>(x) * b.Data<float>()[bo + t * p.n + c];
+            }
+            y.Data<float>()[(i * p.m + r) * p.n + c] = static_cast<float>(sum);
+          }
+        }
+      }
+      return OkStatus();
+    }
+  };
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan));
+  }
+};
+
+// The IEEE-specials counts of the JSON: results with NaN/inf inputs reaching Y, and those with a
+// wrong special. The reference gets every one right; a backend skipping zero terms does not.
+TEST(AccuracyTest, SpecialValueResultsAreCountedAndWrongOnesFound) {
+  BackendRegistry registry = BuiltinBackends();
+  ASSERT_TRUE(registry
+                  .Register("skips_zero_terms", "skips terms whose A element is 0",
+                            []() -> StatusOr<std::unique_ptr<Backend>> {
+                              return std::unique_ptr<Backend>(new SkipsZeroTerms());
+                            })
+                  .ok());
+  FuzzOptions options;
+  options.seed = 5;
+  options.cases = 1500;
+  options.backends = {"reference", "skips_zero_terms"};
+  options.generator.dtypes = {DType::kFloat};
+  options.shrink = false;
+  const FuzzReport report = RunFuzz(options, registry, nullptr);
+  const ErrorStats* reference = Find(report, "reference", DType::kFloat);
+  const ErrorStats* skips = Find(report, "skips_zero_terms", DType::kFloat);
+  ASSERT_NE(reference, nullptr);
+  ASSERT_NE(skips, nullptr);
+  EXPECT_GT(reference->special_problems, 0) << "the generator sprinkles NaN and inf";
+  EXPECT_EQ(reference->special_wrong, 0);
+  EXPECT_EQ(skips->special_problems, reference->special_problems) << "the same problems";
+  EXPECT_GT(skips->special_wrong, 0);
+  EXPECT_LE(skips->special_wrong, skips->special_problems);
+}
+
 // The fields the comparison report reads (scripts/compare/render.py, docs/benchmarks.md).
 TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
   const fs::path json =
@@ -135,13 +201,21 @@ TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
     EXPECT_EQ(s["dtype"], "float") << "integers are exact: no accuracy rows";
     backends.insert(s["backend"].get<std::string>());
     EXPECT_TRUE(s["problems"].is_number_integer());
-    for (const char* field :
-         {"worst_ulp", "p99_ulp", "worst_bound_fraction", "p99_bound_fraction"}) {
+    for (const char* field : {"worst_ulp", "p99_ulp", "worst_bound_fraction", "p99_bound_fraction",
+                              "special_problems", "special_wrong"}) {
       EXPECT_TRUE(s[field].is_number()) << field << " of " << s["backend"];
     }
     EXPECT_LE(s["worst_bound_fraction"].get<double>(), 1.0) << s["backend"];
   }
   EXPECT_EQ(backends.size(), j["stats"]["backends"].size());
+  // Verdicts per backend and dtype add up to the backend's totals.
+  for (const auto& [backend, counts] : j["stats"]["backends"].items()) {
+    const auto& per_dtype = j["stats"]["by_dtype"][backend];
+    EXPECT_EQ(per_dtype.size(), 2u) << backend << ": float and int32";
+    std::int64_t pass = 0;
+    for (const auto& [dtype, verdicts] : per_dtype.items()) pass += verdicts.value("PASS", 0);
+    EXPECT_EQ(pass, counts["PASS"].get<std::int64_t>()) << backend;
+  }
   ASSERT_TRUE(j["problems"].is_array());
   EXPECT_FALSE(j["problems_capped"].get<bool>());
   EXPECT_EQ(j["problems_limit"], 20000);
@@ -165,6 +239,38 @@ TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
       BuiltinBackends(), out, err);
   EXPECT_EQ(code, kExitClean) << out.str() << err.str();
   EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
+}
+
+// The point of a plugin's arithmetic declaration: a float16 kernel meant to accumulate in float32
+// that slipped into float16 accumulation. Judged by its own type (a plugin that declares nothing,
+// as every version-1 plugin) its errors are within float16 accumulation's bound: no failure. Once
+// it declares float32 accumulation, the same results are judged by float32's bound: caught.
+TEST(FuzzBackendLibTest, AFloat16KernelDeclaringFloat32ButSummingInFloat16IsCaught) {
+  auto run = [](const char* path, const std::string& name) {
+    std::ostringstream out, err;
+    const fs::path json = fs::temp_directory_path() /
+                          ("mm_half_sum_" + name + "_" + std::to_string(::getpid()) + ".json");
+    const int code = RunFuzzCli(
+        {"--backend-lib", path, "--backend", name, "--dtype", "float16", "--seed", "3", "--cases",
+         "300", "--max-findings", "1", "--no-shrink", "--json", json.string()},
+        BuiltinBackends(), out, err);
+    std::ifstream in(json);
+    nlohmann::json j = nlohmann::json::parse(in);
+    fs::remove(json);
+    return std::pair{code, j["stats"]["backends"][name]};
+  };
+  const auto [undeclared_code, undeclared] =
+      run(MM_HALF_SUM_PLUGIN_UNDECLARED, "half_sum_undeclared");
+  EXPECT_EQ(undeclared_code, kExitClean);
+  EXPECT_EQ(undeclared["FAIL"], 0);
+  EXPECT_EQ(undeclared["IMPRECISE"], 0);
+  EXPECT_GT(undeclared["BOUND"], 0) << "float16 sums miss ONNX's tolerance, within their bound";
+
+  const auto [declared_code, declared] =
+      run(MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32, "half_sum_declares_float32");
+  EXPECT_EQ(declared_code, kExitFailed);
+  EXPECT_GT(declared["FAIL"].get<int>() + declared["IMPRECISE"].get<int>(), 0);
+  EXPECT_EQ(declared["BOUND"], 0) << "nothing float16 summing does is within float32's bound";
 }
 
 // A file that is not a plugin is a usage error naming it, before any problem runs.

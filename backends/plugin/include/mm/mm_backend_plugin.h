@@ -1,6 +1,7 @@
 /*
- * mm backend plugin ABI, version 1: how a MatMul implementation in a shared library (written in C,
- * C++, Rust, Fortran, ...) joins mm's conformance harness and benchmark without changing mm.
+ * mm backend plugin ABI, version 2 (version-1 plugins still load): how a MatMul implementation in a
+ * shared library (written in C, C++, Rust, Fortran, ...) joins mm's conformance harness and
+ * benchmark without changing mm.
  *
  * Pure C (C99 and later, and C++), no dependency beyond <stddef.h> and <stdint.h>.
  *
@@ -49,17 +50,28 @@
  *
  * Numbers a plugin is judged by: the harness compares Y with ONNX's expected output at
  * |y - expected| <= 1e-7 + 1e-3 * |expected| (integers exactly, wrapping modulo 2^bits as numpy),
- * and with mm's reference backend. A plugin that cannot do a dtype or shape says NO with a reason:
- * UNSUPPORTED is never counted as a failure (unless the user asks), a wrong answer always is.
+ * and with mm's reference backend; mm-conformance and mm-fuzz also hold every float result to the
+ * K-aware error bound of the arithmetic the plugin declares (version 2's arithmetic(); a plugin
+ * that declares nothing, and every version-1 plugin, is held to the bound of accumulating in the
+ * dtype itself, the loosest a correct implementation meets). A plugin that cannot do a dtype or
+ * shape says NO with a reason: UNSUPPORTED is never counted as a failure (unless the user asks),
+ * a wrong answer always is.
  *
  * What mm checks, and refuses to load (exit code 2, naming the file and the problem): the file
- * exists and is a loadable shared object; it exports the entry; the table's abi_version is 1; name,
- * supports, prepare, execute and release are not NULL; the name is 1 to 64 characters of
+ * exists and is a loadable shared object; it exports the entry; the table's abi_version is 1 or 2;
+ * name, supports, prepare, execute and release are not NULL; the name is 1 to 64 characters of
  * [A-Za-z0-9_-] and not the name of another backend; on a small probe (every dtype, [2,3] x [3,4])
  * supports answers one of the three values with a note where one is required, and prepare and
- * execute return either OK or an error status with a message. The same contract violations found
- * later, during a run, make that result an ERROR. After every execute the harness also checks that
- * the plugin wrote only Y: A and B unchanged, the bytes right before and after Y untouched.
+ * execute return either OK or an error status with a message; (version 2) arithmetic(), when given,
+ * declares for every dtype a valid accumulation type and flag (see mm_arithmetic). The same
+ * contract violations found later, during a run, make that result an ERROR. After every execute
+ * the harness also checks that the plugin wrote only Y: A and B unchanged, the bytes right before
+ * and after Y untouched.
+ *
+ * Versions. Version 2 appends one optional function, arithmetic(), to version 1's table; nothing
+ * else changed. mm reads a table's abi_version first and never reads past the end of the table of
+ * that version, so a plugin built against version 1's header keeps loading unchanged, with
+ * version 1's meaning (its kernels judged as accumulating in their own dtype).
  */
 #ifndef MM_BACKEND_PLUGIN_H_
 #define MM_BACKEND_PLUGIN_H_
@@ -71,8 +83,10 @@
 extern "C" {
 #endif
 
-/* The ABI version this header describes. A table reporting another version is refused. */
-#define MM_BACKEND_PLUGIN_ABI_VERSION 1
+/* The ABI version this header describes; a plugin puts it in its table's abi_version. mm loads
+ * tables of every version from MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST to this one, refuses others. */
+#define MM_BACKEND_PLUGIN_ABI_VERSION 2
+#define MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST 1
 
 /* The name of the one symbol a plugin exports (as a string, for dlsym). */
 #define MM_BACKEND_PLUGIN_ENTRY_NAME "mm_backend_plugin_entry"
@@ -159,6 +173,21 @@ typedef struct mm_tensor {
   void* data;
 } mm_tensor;
 
+/* The arithmetic of one dtype's kernel, as arithmetic() declares it (version 2). mm fills it with
+ * the default, {dtype, 0}, before asking. Valid answers: for a float dtype (float, double,
+ * float16, bfloat16) accumulation is one of those four; for an integer dtype it is the dtype
+ * itself (integers are exact modulo 2^bits, there is nothing else to declare) and
+ * flushes_subnormals is 0; flushes_subnormals is 0 or 1. Anything else refuses the load, naming
+ * the plugin and the dtype. */
+typedef struct mm_arithmetic {
+  /* An mm_dtype: the type products and sums are formed in before the one rounding to Y's dtype,
+   * e.g. MM_DTYPE_FLOAT for a float16 kernel that converts, multiplies and adds in binary32. */
+  int32_t accumulation;
+  /* 1 when subnormal inputs may be read as zero and subnormal partial sums flushed to zero (what
+   * x86's AVX512-BF16 dot-product instruction does); the bound then allows for it. Else 0. */
+  int32_t flushes_subnormals;
+} mm_arithmetic;
+
 /* The table a plugin's entry returns. Owned by the plugin (typically a static const), valid and
  * unchanged while the library is loaded. Fields are in ABI order; never reorder them. */
 typedef struct mm_backend_plugin {
@@ -203,7 +232,22 @@ typedef struct mm_backend_plugin {
   /* Optional (may be NULL): says what actually runs for `handle`, e.g. "avx2 8x8 micro-kernel" or
    * "naive loops", into `text`. Shown in reports beside the verdict. */
   void (*describe)(void* handle, char* text, size_t capacity);
+
+  /* ---- Version 2 (mm reads this only from a table whose abi_version is >= 2) ---- */
+
+  /* Optional (may be NULL: every dtype is then judged as accumulating in itself): declares the
+   * arithmetic of the plugin's kernels for `dtype` (an mm_dtype) by overwriting *answer, which mm
+   * filled with the default {dtype, 0}. Called once per dtype at load time, for every dtype
+   * (leave the default for one the plugin does not compute); the answers hold for the whole run,
+   * on every CPU: declare the arithmetic of the kernel that really runs, including a flush that
+   * only some CPUs' kernel does. Every float result is judged against the error bound of this
+   * declaration, so a kernel that declares float32 accumulation but sums in float16 fails. */
+  void (*arithmetic)(int32_t dtype, mm_arithmetic* answer);
 } mm_backend_plugin;
+
+/* The size of a version-1 table: version 1's fields, up to and including describe. */
+#define MM_BACKEND_PLUGIN_V1_SIZE \
+  (offsetof(mm_backend_plugin, describe) + sizeof(((const mm_backend_plugin*)0)->describe))
 
 /* The signature of the entry. It takes nothing, returns the plugin's table (never NULL), and may
  * be called more than once (return the same table). */
