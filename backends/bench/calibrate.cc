@@ -28,7 +28,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 struct Measured {
   std::string name;
-  std::unique_ptr<Backend> backend;
+  Backend* backend;
   std::unique_ptr<MatMulPrimitive> primitive;
   std::vector<double> samples;  // Seconds per call, one per round.
   std::int64_t calls = 1;       // Calls per sample.
@@ -37,8 +37,9 @@ struct Measured {
 // Every candidate computing (dtype, shape), timed side by side: `rounds` rounds, each calling every
 // candidate `calls` times in turn (interleaved, so a slow phase of the machine hits all alike);
 // ranked by median seconds per call.
-AutoCell MeasureCell(const BackendRegistry& candidates, DType dtype, const BenchShape& shape,
-                     int threads) {
+AutoCell MeasureCell(
+    const std::vector<std::pair<std::string, std::unique_ptr<Backend>>>& candidates, DType dtype,
+    const BenchShape& shape, int threads) {
   AutoCell cell;
   cell.dtype = dtype;
   cell.threads = threads;
@@ -46,13 +47,12 @@ AutoCell MeasureCell(const BackendRegistry& candidates, DType dtype, const Bench
   cell.b_dims = shape.b_dims;
   const MatMulPlan plan = PlanMatMul({dtype, shape.a_dims, shape.b_dims}).value();
   std::vector<Measured> measured;
-  for (const std::string& name : candidates.Names()) {
+  for (const auto& [name, backend] : candidates) {
     if (name == "reference" && shape.Large()) continue;
-    auto backend = candidates.Create(name);
-    if (!backend.ok() || !(*backend)->Supports(plan.desc).supported()) continue;
-    auto primitive = (*backend)->Prepare(plan);
+    if (!backend->Supports(plan.desc).supported()) continue;
+    auto primitive = backend->Prepare(plan);
     if (!primitive.ok()) continue;
-    measured.push_back({name, std::move(backend).value(), std::move(primitive).value(), {}, 1});
+    measured.push_back({name, backend.get(), std::move(primitive).value(), {}, 1});
   }
   if (measured.size() == 1) {
     cell.ranking = {measured[0].name};
@@ -61,13 +61,13 @@ AutoCell MeasureCell(const BackendRegistry& candidates, DType dtype, const Bench
   const Tensor a = BenchInput(dtype, shape.a_dims, 1);
   const Tensor b = BenchInput(dtype, shape.b_dims, 2);
   Tensor y = Tensor::Create(dtype, plan.y_dims).value();
-  // Warm-up call; it also sizes the samples (about 20 ms each, at least one call).
+  // Warm-up call; it also sizes the samples (about 10 ms each, at least one call).
   for (Measured& m : measured) {
     (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
     const auto start = Clock::now();
     (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
     const double once = std::max(Seconds(Clock::now() - start), 1e-9);
-    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(0.02 / once));
+    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(0.01 / once));
   }
   const int rounds = 5;
   for (int round = 0; round < rounds; ++round) {
@@ -126,7 +126,13 @@ std::string UtcNow() {
 }  // namespace
 
 int CalibratePart(const std::string& out, ShapeSet set) {
-  const BackendRegistry candidates = AutoCandidateBackends();
+  // Created once: creating a backend (oneDNN's probes) costs more than timing a small cell.
+  const BackendRegistry registry = AutoCandidateBackends();
+  std::vector<std::pair<std::string, std::unique_ptr<Backend>>> candidates;
+  for (const std::string& name : registry.Names()) {
+    auto backend = registry.Create(name);
+    if (backend.ok()) candidates.emplace_back(name, std::move(backend).value());
+  }
   const int threads = std::max(
       1,
       std::atoi(std::getenv("OMP_NUM_THREADS") != nullptr ? std::getenv("OMP_NUM_THREADS") : "1"));
