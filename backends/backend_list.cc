@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "backends/auto/auto_backend.h"
+#include "backends/blas/blas_backend.h"
 #include "backends/eigen/eigen_backend.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -42,6 +43,12 @@ BackendRegistry AutoCandidateBackends() {
                "Eigen 3.4 products, OpenMP threads: every dtype (float16/bfloat16 via float32 "
                "accumulation, integers wrap modulo 2^bits)",
                FactoryOf<EigenBackend>());
+  // openblas, blis, atlas, netlib: each found at run time, or listed as unavailable with why.
+  Status blas = blas::RegisterBlasBackends(registry);
+  if (!blas.ok()) {
+    std::cerr << "mm: invalid backend list: " << blas << "\n";
+    std::abort();
+  }
   return registry;
 }
 

@@ -20,6 +20,9 @@ packages=(
   clang-14 libclang-rt-14-dev
   # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
   python3 python3-matplotlib chromium
+  # The BLAS backends (openblas, blis, atlas, netlib): loaded at run time, each from its own
+  # directory below the multiarch lib dir; mm builds and runs without them.
+  libopenblas0-pthread libblis4-openmp libatlas3-base libblas3
 )
 
 missing=()

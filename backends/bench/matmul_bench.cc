@@ -171,6 +171,11 @@ nlohmann::json Describe() {
     backends.push_back(entry);
   }
   out["backends"] = backends;
+  // Backends this build knows but cannot run here (a BLAS library not installed), with why.
+  out["unavailable_backends"] = nlohmann::json::object();
+  for (const std::string& name : registry.UnavailableNames()) {
+    out["unavailable_backends"][name] = registry.UnavailableReason(name);
+  }
   out["libraries"] = DescribeLibraries();
   return out;
 }

@@ -323,6 +323,9 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   for (const auto& [name, runs_on] : RunsOn(report)) {
     out << "  " << name << ": " << PrintableText(runs_on) << "\n";
   }
+  for (const auto& [name, why] : report.unavailable_backends) {
+    out << "  " << name << ": not available: " << PrintableText(why) << "\n";
+  }
   const Summary sum = Summarize(report.results);
   if (report.expectations) {
     int unmatched = 0;
@@ -360,6 +363,10 @@ std::string ToJson(const Report& report) {
   j["runs_on"] = Json::object();
   for (const auto& [name, runs_on] : RunsOn(report))
     j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+  j["unavailable_backends"] = Json::object();
+  for (const auto& [name, why] : report.unavailable_backends) {
+    j["unavailable_backends"][ValidUtf8(name)] = JsonText(why);
+  }
   j["machine"] = MachineJson(report);
   j["data_roots"] = Json::array();
   for (const DataRoot& root : report.roots) {
@@ -600,6 +607,9 @@ std::string ToMarkdown(const Report& report) {
       << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
   for (const auto& [name, runs_on] : RunsOn(report)) {
     out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
+  }
+  for (const auto& [name, why] : report.unavailable_backends) {
+    out << "| " << MarkdownEscape(name) << " | not available: " << MarkdownEscape(why) << " |\n";
   }
   out << "\n";
 
