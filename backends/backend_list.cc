@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "backends/auto/auto_backend.h"
+#include "backends/blas/blas_backend.h"
 #include "backends/eigen/eigen_backend.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -29,7 +31,7 @@ void MustRegister(BackendRegistry& registry, std::string name, std::string descr
 
 }  // namespace
 
-BackendRegistry BuiltinBackends() {
+BackendRegistry AutoCandidateBackends() {
   BackendRegistry registry;
   MustRegister(registry, "reference", "naive i-k-j loops, double accumulation: the oracle",
                FactoryOf<ReferenceBackend>());
@@ -41,6 +43,24 @@ BackendRegistry BuiltinBackends() {
                "Eigen 3.4 products, OpenMP threads: every dtype (float16/bfloat16 via float32 "
                "accumulation, integers wrap modulo 2^bits)",
                FactoryOf<EigenBackend>());
+  // openblas, blis, atlas, netlib: each found at run time, or listed as unavailable with why.
+  Status blas = blas::RegisterBlasBackends(registry);
+  if (!blas.ok()) {
+    std::cerr << "mm: invalid backend list: " << blas << "\n";
+    std::abort();
+  }
+  return registry;
+}
+
+BackendRegistry BuiltinBackends() {
+  BackendRegistry registry = AutoCandidateBackends();
+  // Registered last: every backend above is a candidate of its choice.
+  MustRegister(
+      registry, "auto",
+      "the fastest conformant backend above per dtype, shape and thread count, from "
+      "mm-bench --mm_calibrate's table (MM_AUTO_TABLE, $XDG_CACHE_HOME/mm/auto.json) or "
+      "built-in defaults; MM_AUTO_EXCLUDE, MM_EXPECTATIONS leave backends out",
+      [] { return AutoBackend::Create(AutoCandidateBackends(), AutoOptions::FromEnvironment()); });
   return registry;
 }
 

@@ -10,6 +10,10 @@ namespace mm {
 // Adding a backend means adding one line to backend_list.cc.
 BackendRegistry BuiltinBackends();
 
+// Every built-in backend but auto, in the same order: the backends auto chooses from (and
+// mm-bench --mm_calibrate measures).
+BackendRegistry AutoCandidateBackends();
+
 }  // namespace mm
 
 #endif  // MM_BACKENDS_BACKEND_LIST_H_

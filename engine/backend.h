@@ -59,6 +59,11 @@ class MatMulPrimitive {
  protected:
   // Computes y = MatMul(a, b) for views already checked against plan().
   virtual Status Run(TensorView a, TensorView b, MutableTensorView y) = 0;
+  // Runs `other`'s Run for views already checked against a plan equal to other's: a primitive
+  // that wraps another (the auto backend's) checks each call once, not twice.
+  static Status RunOf(MatMulPrimitive& other, TensorView a, TensorView b, MutableTensorView y) {
+    return other.Run(a, b, y);
+  }
 
  private:
   MatMulPlan plan_;

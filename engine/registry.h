@@ -17,24 +17,41 @@ namespace mm {
 // Creates a fresh backend instance, or explains why it cannot (e.g. its library failed to start).
 using BackendFactory = std::function<StatusOr<std::unique_ptr<Backend>>()>;
 
-// Name -> factory, in registration order.
+// Name -> factory, in registration order; and the backends this build knows but cannot run on
+// this machine (a library that is missing or unusable), each with the reason, so that no backend is
+// silently left out.
 class BackendRegistry {
  public:
-  // Adds a backend; ALREADY_EXISTS if `name` is taken, INVALID_ARGUMENT if empty.
+  // Adds a backend; ALREADY_EXISTS if `name` is taken (available or not), INVALID_ARGUMENT if empty.
   Status Register(std::string name, std::string description, BackendFactory factory);
-  // Names in registration order (the explicit list's order: reference first).
+  // Records a backend that is not available here, and why ("/usr/lib/.../libblas.so.3: cannot open
+  // shared object file"); ALREADY_EXISTS if `name` is taken, INVALID_ARGUMENT if `name` or `why` is
+  // empty. It is never created, and is not among Names().
+  Status RegisterUnavailable(std::string name, std::string description, std::string why);
+  // Names of the available backends in registration order (the explicit list's order: reference
+  // first). The default set of every tool.
   std::vector<std::string> Names() const;
+  // True for an available backend.
   bool Contains(std::string_view name) const;
-  // One-line description given at registration; empty for unknown names.
+  // Names of the unavailable backends, in registration order.
+  std::vector<std::string> UnavailableNames() const;
+  // Why `name` is unavailable; empty when it is available or unknown.
+  std::string UnavailableReason(std::string_view name) const;
+  // One-line description given at registration (available or not); empty for unknown names.
   std::string Description(std::string_view name) const;
-  // A new instance of `name`; NOT_FOUND naming the known backends if there is no such backend.
+  // OK when `name` can be created; FAILED_PRECONDITION "backend 'x' is not available on this
+  // machine: why" for an unavailable one; NOT_FOUND naming the known backends otherwise. What a
+  // tool reports, as a usage error, for a backend named on its command line.
+  Status CheckSelectable(std::string_view name) const;
+  // A new instance of `name`; the CheckSelectable error when it cannot be created.
   StatusOr<std::unique_ptr<Backend>> Create(std::string_view name) const;
 
  private:
   struct Entry {
     std::string name;
     std::string description;
-    BackendFactory factory;
+    BackendFactory factory;  // Null for an unavailable backend.
+    std::string unavailable;  // Why it is unavailable; empty for an available one.
   };
   const Entry* Find(std::string_view name) const;
   std::vector<Entry> entries_;

@@ -47,7 +47,9 @@ fi
 start=$(date +%s)
 /usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
   --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
+# The auto backend's choice map comes from the table it reads (absent: it runs on its defaults).
+auto_table="${MM_AUTO_TABLE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/mm/auto.json}"
 /usr/bin/python3 scripts/compare/render.py build/reports/compare.json \
   --html build/reports/compare.html --markdown build/reports/compare.md \
-  --derived build/reports/compare-derived.json
+  --derived build/reports/compare-derived.json --auto-table "$auto_table"
 echo "reports: build/reports/compare.html, compare.md, compare.json ($(( $(date +%s) - start )) s)" >&2

@@ -27,6 +27,9 @@ packages=(
   python3-numpy python3-onnx
   # Campaigns on Slurm (scripts/slurm/): its test brings up a single-node cluster.
   slurmctld slurmd slurm-client munge
+  # The BLAS backends (openblas, blis, atlas, netlib): loaded at run time, each from its own
+  # directory below the multiarch lib dir; mm builds and runs without them.
+  libopenblas0-pthread libblis4-openmp libatlas3-base libblas3
 )
 # Debian's npm is a package of its own; a Node.js that ships its own npm needs (and conflicts
 # with) it.

@@ -16,6 +16,8 @@
 //   --mm_set=quick|full   which shapes and dtypes to register (default full).
 //   --mm_describe         print the machine, the backends' dtype support and the libraries' facts
 //                         as JSON on stdout, run nothing.
+//   --mm_calibrate=FILE   measure auto's candidates at every shape of the set, at 1 thread and all
+//                         cores, and write auto's table of choices to FILE (see calibrate.h).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -29,6 +31,7 @@
 
 #include "backends/backend_list.h"
 #include "backends/bench/bench_shapes.h"
+#include "backends/bench/calibrate.h"
 #include "backends/plugin/plugin_backend.h"
 
 namespace mm::bench {
@@ -168,6 +171,11 @@ nlohmann::json Describe() {
     backends.push_back(entry);
   }
   out["backends"] = backends;
+  // Backends this build knows but cannot run here (a BLAS library not installed), with why.
+  out["unavailable_backends"] = nlohmann::json::object();
+  for (const std::string& name : registry.UnavailableNames()) {
+    out["unavailable_backends"][name] = registry.UnavailableReason(name);
+  }
   out["libraries"] = DescribeLibraries();
   out["baselines"] = nlohmann::json::array();
   for (const Baseline& b : Baselines()) {
@@ -185,6 +193,9 @@ void PrintHelp() {
          "  --mm_set=quick|full  which shapes and dtypes (default full)\n"
          "  --mm_describe        print the backends' dtype support and the libraries' facts as\n"
          "                       JSON, run nothing\n"
+         "  --mm_calibrate=FILE  time the auto backend's candidates at every shape of the set, at\n"
+         "                       1 thread and all cores, and write auto's table to FILE (default\n"
+         "                       location: $XDG_CACHE_HOME/mm/auto.json; auto reads MM_AUTO_TABLE)\n"
          "Google Benchmark's options:\n";
   benchmark::PrintDefaultHelp();
 }
@@ -198,6 +209,8 @@ int Main(int argc, char** argv) {
   setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", /*overwrite=*/0);
   ShapeSet set = ShapeSet::kFull;
   bool describe = false;
+  std::string calibrate;
+  std::string calibrate_part;
   std::vector<std::string> libraries;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -212,6 +225,14 @@ int Main(int argc, char** argv) {
       libraries.push_back(arg.substr(std::strlen("--backend-lib=")));
     } else if (arg == "--mm_describe") {
       describe = true;
+    } else if (arg.starts_with("--mm_calibrate=")) {
+      calibrate = arg.substr(std::strlen("--mm_calibrate="));
+      if (calibrate.empty()) {
+        std::cerr << "mm-bench: --mm_calibrate needs a file name\n";
+        return 2;
+      }
+    } else if (arg.starts_with("--mm_calibrate_part=")) {
+      calibrate_part = arg.substr(std::strlen("--mm_calibrate_part="));
     } else if (arg.starts_with("--mm_set=")) {
       const std::string value = arg.substr(std::strlen("--mm_set="));
       if (value == "quick") {
@@ -224,12 +245,14 @@ int Main(int argc, char** argv) {
       }
     } else if (arg.starts_with("--mm_")) {
       std::cerr << "mm-bench: unknown flag " << arg
-                << " (known: --mm_set=quick|full, --mm_describe)\n";
+                << " (known: --mm_set=quick|full, --mm_describe, --mm_calibrate=FILE)\n";
       return 2;
     } else {
       rest.push_back(argv[i]);
     }
   }
+  if (!calibrate_part.empty()) return CalibratePart(calibrate_part, set);
+  if (!calibrate.empty()) return Calibrate(calibrate, set);
   BackendRegistry registry = BuiltinBackends();
   const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(libraries));
   if (!loaded.ok()) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 
+#include "backends/eigen/eigen_int32_native.h"
+
 namespace mm {
 namespace {
 
@@ -27,14 +29,12 @@ constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat1
 // The scalar Eigen multiplies in for storage type T:
 //  - float16, bfloat16: float (float32 accumulation, one rounding at the end);
 //  - int32, uint32: uint64. Exact modulo 2^32 (2^32 divides 2^64), and Eigen's uint64 product is
-//    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see docs/backends.md);
+//    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see
+//    docs/backends.md);
 //  - int64: uint64, the same bits with defined (modular) overflow; T itself otherwise.
 template <class T>
 using ComputeType = std::conditional_t<kIsHalf<T>, float,
                                        std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>>;
-// True when T is widened into scratch buffers; otherwise Eigen maps the tensors themselves.
-template <class T>
-constexpr bool kWidens = sizeof(ComputeType<T>) > sizeof(T);
 
 // Eigen's GEMM gives one thread at most every 50000 multiply-adds (kMinTaskSize in Eigen's
 // Parallelizer.h); we use the same grain: less work per thread does not pay for the parallel
@@ -53,6 +53,15 @@ void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
   const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
   Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
   y_mat.noalias() = a_mat * b_mat;
+}
+
+// The native 32-bit path's product lives in its own file, compiled with -fwrapv so that Eigen's
+// int32 sums wrap modulo 2^32 by definition (eigen_int32_native.cc); the other kernels keep the
+// flags the bare-Eigen baselines are compiled with.
+template <>
+void Product<std::int32_t>(const std::int32_t* a, const std::int32_t* b, std::int32_t* y, Index m,
+                           Index k, Index n) {
+  eigen_internal::WrappingInt32Product(a, b, y, m, k, n);
 }
 
 // Threads to spread `tasks` independent products totalling `work` multiply-adds over: at most one
@@ -172,14 +181,15 @@ std::unique_ptr<S[]> Allocate(std::int64_t count) {
   return std::unique_ptr<S[]>(new (std::nothrow) S[static_cast<std::size_t>(count)]);
 }
 
-template <class T>
+// S: the scalar Eigen multiplies in (ComputeType<T>, or int32 for the native 32-bit path).
+template <class T, class S = ComputeType<T>>
 class EigenPrimitive final : public MatMulPrimitive {
  public:
-  using S = ComputeType<T>;
+  static constexpr bool kWide = sizeof(S) > sizeof(T);
 
   static StatusOr<std::unique_ptr<MatMulPrimitive>> Create(const MatMulPlan& plan) {
     auto primitive = std::unique_ptr<EigenPrimitive>(new EigenPrimitive(plan));
-    if constexpr (kWidens<T>) {
+    if constexpr (kWide) {
       primitive->a_wide_ = Allocate<S>(plan.a_elements);
       primitive->b_wide_ = Allocate<S>(plan.b_elements);
       primitive->y_wide_ = Allocate<S>(plan.y_elements);
@@ -195,7 +205,9 @@ class EigenPrimitive final : public MatMulPrimitive {
     // The widest instruction set Eigen was compiled for names the kernels ("AVX512", "AVX2").
     const std::string sets = Eigen::SimdInstructionSetsInUse();
     std::string how = "Eigen GEMM (" + sets.substr(0, sets.find(',')) + ") in " + ComputeName();
-    if constexpr (kWidens<T>) how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
+    if constexpr (kWide) {
+      how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
+    }
     if (fold_) how += ", batch folded into M";
     return how;
   }
@@ -205,14 +217,15 @@ class EigenPrimitive final : public MatMulPrimitive {
     const MatMulPlan& p = plan();
     bool ok = false;
     try {
-      if constexpr (kWidens<T>) {
+      if constexpr (kWide) {
         Convert(a.Data<T>(), a_wide_.get(), p.a_elements);
         Convert(b.Data<T>(), b_wide_.get(), p.b_elements);
         ok = BatchedProduct<S>(p, fold_, a_wide_.get(), b_wide_.get(), y_wide_.get());
         if (ok) Convert(y_wide_.get(), y.Data<T>(), p.y_elements);
       } else {
         // For int64 this reads the same bits as uint64 (an aliasing the language allows), so the
-        // product wraps modulo 2^64 and reads back as two's complement.
+        // product wraps modulo 2^64 and reads back as two's complement; uint32 read as int32 on
+        // the native 32-bit path wraps modulo 2^32 alike (eigen_int32_native.cc).
         ok = BatchedProduct<S>(p, fold_, reinterpret_cast<const S*>(a.data),
                                reinterpret_cast<const S*>(b.data), reinterpret_cast<S*>(y.data));
       }
@@ -234,11 +247,12 @@ class EigenPrimitive final : public MatMulPrimitive {
   static std::string ComputeName() {
     if constexpr (std::is_same_v<S, float>) return "float32";
     if constexpr (std::is_same_v<S, double>) return "float64";
+    if constexpr (std::is_same_v<S, std::int32_t>) return "int32 (wrapping)";
     return "uint64 (wrapping)";
   }
 
   const bool fold_;
-  // Widened types only (kWidens): A, B and Y in the compute type, allocated once, reused by Run.
+  // Widened types only (kWide): A, B and Y in the compute type, allocated once, reused by Run.
   std::unique_ptr<S[]> a_wide_;
   std::unique_ptr<S[]> b_wide_;
   std::unique_ptr<S[]> y_wide_;
@@ -258,10 +272,12 @@ Support EigenBackend::Supports(const MatMulDesc& desc) const {
           "Y rounded once to bfloat16");
     case DType::kInt32:
     case DType::kUInt32:
+      if (int32_path_ == Int32Path::kNative) return Support::Native();
       return Support::ByConversion(
           std::string(DTypeName(desc.dtype)) +
           " via uint64: A and B widened to uint64, Eigen's uint64 product, Y truncated (exact "
-          "modulo 2^32; faster than Eigen's 32-bit integer product)");
+          "modulo 2^32; faster than Eigen's 32-bit integer product where 64-bit vector "
+          "multiplies exist, AVX-512DQ)");
     default:
       return Support::Native();
   }
@@ -273,13 +289,31 @@ Arithmetic EigenBackend::DeclaredArithmetic(DType dtype) const {
 }
 
 std::string EigenBackend::RunsOn() const {
-  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
-         "." + std::to_string(EIGEN_MINOR_VERSION) + ", SIMD " +
-         Eigen::SimdInstructionSetsInUse() + ", OpenMP up to " + std::to_string(MaxThreads()) +
-         " threads";
+  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+         std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+         ", SIMD " + Eigen::SimdInstructionSetsInUse() + ", OpenMP up to " +
+         std::to_string(MaxThreads()) + " threads";
+}
+
+EigenBackend::Int32Path EigenBackend::DefaultInt32Path() {
+  // Eigen's uint64 product beats its int32 one only with 64-bit vector multiplies (AVX-512DQ's
+  // vpmullq), in the kernels compiled and on the CPU running them; elsewhere (AVX2) the int32
+  // product is the faster one.
+#ifdef EIGEN_VECTORIZE_AVX512DQ
+  if (__builtin_cpu_supports("avx512dq")) return Int32Path::kViaUInt64;
+#endif
+  return Int32Path::kNative;
 }
 
 StatusOr<std::unique_ptr<MatMulPrimitive>> EigenBackend::PrepareProduct(const MatMulPlan& plan) {
+  if (int32_path_ == Int32Path::kNative) {
+    if (plan.desc.dtype == DType::kInt32) {
+      return EigenPrimitive<std::int32_t, std::int32_t>::Create(plan);
+    }
+    if (plan.desc.dtype == DType::kUInt32) {
+      return EigenPrimitive<std::uint32_t, std::int32_t>::Create(plan);
+    }
+  }
   // Every dtype is supported (see Supports), so there is nothing to refuse.
   return VisitDType(plan.desc.dtype, [&](auto tag) {
     return EigenPrimitive<CppType<decltype(tag)::value>>::Create(plan);

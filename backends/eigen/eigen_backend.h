@@ -19,9 +19,11 @@ namespace mm {
 //  - int64, uint64: native, wrapping modulo 2^64 exactly like the reference backend (numpy): int64
 //    tensors are multiplied as uint64 (same bits; C++ defines unsigned wraparound, signed overflow
 //    would be undefined) and read back as two's complement.
-//  - int32, uint32: by conversion, exact: widened to uint64 into scratch buffers, Eigen's uint64
-//    product, each Y element truncated to 32 bits. Sums modulo 2^64 reduce to the same sums modulo
-//    2^32, and Eigen's uint64 product is 2-3x faster than its int32/uint32 ones here.
+//  - int32, uint32: exact modulo 2^32, by the path DefaultInt32Path() picks for the running CPU:
+//    with AVX-512DQ, by conversion: widened to uint64 into scratch buffers, Eigen's uint64
+//    product, each Y element truncated to 32 bits (sums modulo 2^64 reduce to the same sums
+//    modulo 2^32); otherwise native: Eigen's int32 product on the tensors (uint32 as int32 bits),
+//    wrapping (compiled with -fwrapv, eigen_int32_native.cc).
 // Every numpy.matmul form is supported (K = 0 and empty outputs are answered by the engine).
 // Threads: OpenMP, following OMP_NUM_THREADS (omp_get_max_threads() at each Execute), at most one
 // thread per 50000 multiply-adds (Eigen's own grain). Work is split into independent Eigen
@@ -34,6 +36,15 @@ namespace mm {
 // buffers).
 class EigenBackend final : public Backend {
  public:
+  // How int32 and uint32 are multiplied: Eigen's int32 product on the tensors themselves
+  // (wrapping modulo 2^32; uint32 as the same bits), or widened to uint64.
+  enum class Int32Path { kNative, kViaUInt64 };
+  // The faster path on the running CPU: kViaUInt64 where Eigen's kernels were compiled for and
+  // the CPU has AVX-512DQ (64-bit vector multiplies), kNative otherwise.
+  static Int32Path DefaultInt32Path();
+
+  explicit EigenBackend(Int32Path int32_path = DefaultInt32Path()) : int32_path_(int32_path) {}
+
   std::string_view name() const override { return "eigen"; }
   Support Supports(const MatMulDesc& desc) const override;
   // "Eigen 3.4.0, SIMD AVX512, FMA, ..., OpenMP up to N threads": the instruction sets Eigen was
@@ -49,6 +60,9 @@ class EigenBackend final : public Backend {
 
  protected:
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
+
+ private:
+  Int32Path int32_path_;
 };
 
 }  // namespace mm

@@ -63,6 +63,30 @@ INSTANTIATE_TEST_SUITE_P(SchedulingPaths, EigenBackendShapeTest,
                                   std::string(DTypeName(std::get<1>(info.param)));
                          });
 
+// Both 32-bit integer paths, whichever this CPU picks: exact modulo 2^32 on whole-range values
+// (every product and sum wraps) and on small ones, against the reference, at shapes with vector
+// remainders (Eigen's scalar tails, where only -fwrapv makes a wrapping sum defined).
+TEST(EigenBackendTest, BothInt32PathsWrapExactly) {
+  for (auto path : {EigenBackend::Int32Path::kNative, EigenBackend::Int32Path::kViaUInt64}) {
+    EigenBackend backend(path);
+    for (DType dtype : {DType::kInt32, DType::kUInt32}) {
+      for (const auto& [a, b] : {std::pair<Dims, Dims>{{67, 131}, {131, 19}},
+                                 {{3, 33, 9}, {9, 5}},
+                                 {{1, 257}, {257, 1}}}) {
+        MatMulTester tester;
+        tester.a_dims(a).b_dims(b).dtype(dtype).iterations(1);
+        tester.values(MatMulTester::Values::kFullRange).seed(7).Test(backend);
+        tester.values(MatMulTester::Values::kSmall).seed(8).Test(backend);
+      }
+    }
+    auto plan = PlanMatMul({DType::kInt32, {8, 8}, {8, 8}}).value();
+    const std::string how = backend.Prepare(plan).value()->implementation();
+    EXPECT_NE(how.find(path == EigenBackend::Int32Path::kNative ? "in int32" : "in uint64"),
+              std::string::npos)
+        << how;
+  }
+}
+
 TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
   EigenBackend backend;
   for (DType dtype : kAllDTypes) {
@@ -70,7 +94,8 @@ TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
     if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
       EXPECT_EQ(support.level, Support::Level::kByConversion) << DTypeName(dtype);
       EXPECT_NE(support.note.find("via float32 accumulation"), std::string::npos) << support.note;
-    } else if (dtype == DType::kInt32 || dtype == DType::kUInt32) {
+    } else if ((dtype == DType::kInt32 || dtype == DType::kUInt32) &&
+               EigenBackend::DefaultInt32Path() == EigenBackend::Int32Path::kViaUInt64) {
       EXPECT_EQ(support.level, Support::Level::kByConversion) << DTypeName(dtype);
       EXPECT_NE(support.note.find("via uint64"), std::string::npos) << support.note;
     } else {

@@ -700,6 +700,10 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   }
 
   for (const std::string& name : o.fuzz.backends) {
+    if (const std::string why = registry.UnavailableReason(name); !why.empty()) {
+      err << "mm-fuzz: backend '" << name << "' is not available on this machine: " << why << "\n";
+      return kExitUsage;
+    }
     if (!registry.Contains(name)) {
       err << "mm-fuzz: unknown backend '" << name << "'; this build has: " << Join(registry.Names())
           << "\nTry 'mm-fuzz --help'.\n";

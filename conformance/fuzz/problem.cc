@@ -72,7 +72,36 @@ Dims BatchDims(Rng& rng, std::int64_t rank) {
   return dims;
 }
 
+// One operand just past a path threshold: A ([m, k], n small), B ([k, n], m small) or Y ([m, n],
+// k small), the other extents few so that products stay within 4 per element of it.
+Shape ThresholdShape(Rng& rng) {
+  Shape s;
+  s.form = "size threshold";
+  const std::int64_t count = rng.Pick(PathThresholds()) + rng.Between(1, 64);
+  // The row length: an edge size from 65 up, so rows and chunks do not line up.
+  static const std::vector<std::int64_t> kRows = {65, 127, 129, 255, 257, 511, 513};
+  const std::int64_t first = rng.Pick(kRows);
+  const std::int64_t second = (count + first - 1) / first;
+  const std::int64_t small = rng.Between(1, 4);
+  switch (rng.Below(3)) {
+    case 0:
+      s.m = first, s.k = second, s.n = small;
+      break;
+    case 1:
+      s.k = first, s.n = second, s.m = small;
+      break;
+    default:
+      s.m = first, s.n = second, s.k = small;
+      break;
+  }
+  if (rng.Chance(0.5)) std::swap(s.m, s.n);
+  return s;
+}
+
 Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
+  if (options.threshold_chance > 0 && rng.Chance(options.threshold_chance)) {
+    return ThresholdShape(rng);
+  }
   static const std::vector<std::pair<const char*, int>> kForms = {
       {"1-D x 1-D", 1},      {"1-D x 2-D", 1},   {"1-D x N-D", 1},
       {"2-D x 1-D", 1},      {"N-D x 1-D", 1},   {"2-D", 3},
@@ -330,6 +359,12 @@ std::uint64_t Mix(std::uint64_t seed, std::uint64_t index, std::uint64_t salt) {
 }
 
 }  // namespace
+
+const std::vector<std::int64_t>& PathThresholds() {
+  static const std::vector<std::int64_t> kThresholds = {
+      std::int64_t{1} << 16, std::int64_t{1} << 17, std::int64_t{1} << 18};
+  return kThresholds;
+}
 
 Problem GenerateProblem(std::uint64_t seed, std::int64_t index, const GeneratorOptions& options) {
   const std::vector<DType> all(kAllDTypes.begin(), kAllDTypes.end());

@@ -46,7 +46,19 @@ struct GeneratorOptions {
   std::int64_t max_products = 1 << 18;
   // Generate the value families whose elements may overflow or hold NaN/inf (default yes).
   bool specials = true;
+  // The size-threshold family: with this chance a problem is made so that one operand (A, B or
+  // Y) holds just over one of PathThresholds() elements, past max_elements (max_products then
+  // allows up to 4 products per element of it). 0 turns the family off.
+  double threshold_chance = 1.0 / 48;
 };
+
+// Element counts at which a backend changes path, so that the size-threshold family crosses each:
+// 65,536 (eigen converts float16/bfloat16 and 32-bit integers in chunks of 2^16 elements, threaded
+// from two chunks on), 131,072 (two whole chunks and a remainder), 262,144 (four chunks: one per
+// thread of a 4-core machine). Every other path change of mm's backends (Eigen's blocking and its
+// 50,000 multiply-adds per thread, oneDNN's and the BLAS libraries' blocking) lies within
+// max_products and the edge sizes, which the other families reach.
+const std::vector<std::int64_t>& PathThresholds();
 
 // One generated problem.
 struct Problem {

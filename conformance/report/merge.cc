@@ -57,6 +57,11 @@ StatusOr<Report> ReportFromParsed(const json& j) {
         report.backend_info.push_back({name, {}, j.at("runs_on").value(name, std::string())});
       }
     }
+    if (j.contains("unavailable_backends")) {
+      for (const auto& [name, why] : j.at("unavailable_backends").items()) {
+        report.unavailable_backends.emplace_back(name, why.get<std::string>());
+      }
+    }
     if (j.contains("machine")) {
       const json& m = j.at("machine");
       report.machine.cpu_model = m.value("cpu_model", "");

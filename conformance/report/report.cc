@@ -415,6 +415,9 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
   for (const auto& [name, runs_on] : RunsOn(report)) {
     out << "  " << name << ": " << PrintableText(runs_on) << "\n";
   }
+  for (const auto& [name, why] : report.unavailable_backends) {
+    out << "  " << name << ": not available: " << PrintableText(why) << "\n";
+  }
   if (report.expectations) {
     int unmatched = 0;
     for (const Expectation& e : report.expectations->entries) unmatched += e.matched == 0;
@@ -489,6 +492,10 @@ class JsonRenderer {
     j["runs_on"] = Json::object();
     for (const auto& [name, runs_on] : RunsOn(report))
       j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+    j["unavailable_backends"] = Json::object();
+    for (const auto& [name, why] : report.unavailable_backends) {
+      j["unavailable_backends"][ValidUtf8(name)] = JsonText(why);
+    }
     j["machine"] = MachineJson(report);
     j["data_roots"] = Json::array();
     for (const DataRoot& root : report.roots) {
@@ -878,6 +885,9 @@ class MarkdownRenderer {
         << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
     for (const auto& [name, runs_on] : RunsOn(report)) {
       out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
+    }
+    for (const auto& [name, why] : report.unavailable_backends) {
+      out << "| " << MarkdownEscape(name) << " | not available: " << MarkdownEscape(why) << " |\n";
     }
     out << "\n";
 

@@ -52,6 +52,9 @@ struct Report {
   bool require_official = false;
   std::vector<std::string> backends;      // Selected, in order.
   std::vector<BackendInfo> backend_info;  // What each selected backend runs on, in that order.
+  // The backends this build knows but cannot run here (name, why), in registration order: listed
+  // in every report, never silently left out.
+  std::vector<std::pair<std::string, std::string>> unavailable_backends;
   MachineInfo machine;
   std::string loader_versions;  // The libraries that read the cases ("protobuf 3.21.12, ...").
   std::vector<DataRoot> roots;

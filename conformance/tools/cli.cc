@@ -83,6 +83,15 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   for (const std::string& name : registry.Names()) {
     out << "  " << std::setw(12) << name << registry.Description(name) << "\n";
   }
+  const std::vector<std::string> unavailable = registry.UnavailableNames();
+  if (!unavailable.empty()) {
+    out << "backends not available on this machine (" << unavailable.size() << "):\n";
+    for (const std::string& name : unavailable) {
+      out << "  " << std::setw(12) << name << registry.Description(name) << "\n"
+          << "  " << std::setw(12) << "" << "not available: " << registry.UnavailableReason(name)
+          << "\n";
+    }
+  }
 }
 
 // The signals that stop a run: the first sets the flag (and wakes the pool through the pipe), so
@@ -488,6 +497,11 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   std::vector<std::string> backends = options.backends;
   if (backends.empty()) backends = registry.Names();
   for (const std::string& name : backends) {
+    if (const std::string why = registry.UnavailableReason(name); !why.empty()) {
+      err << "mm-conformance: backend '" << name << "' is not available on this machine: " << why
+          << "\n";
+      return kExitUsage;
+    }
     if (!registry.Contains(name)) {
       err << "mm-conformance: unknown backend '" << name
           << "'; this build has: " << Joined(registry.Names()) << "\n";
@@ -547,6 +561,9 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
+  for (const std::string& name : registry.UnavailableNames()) {
+    report.unavailable_backends.push_back({name, registry.UnavailableReason(name)});
+  }
   report.machine = DescribeMachine();
   report.loader_versions = LoaderVersions();
   report.roots = catalog.roots;

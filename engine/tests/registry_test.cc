@@ -54,5 +54,34 @@ TEST(BackendRegistryTest, RefusesDuplicatesAndNamesKnownBackendsOnMiss) {
   EXPECT_THAT(missing.status().message(), HasSubstr("no backend named 'cuda' (known: a)"));
 }
 
+// A backend whose library is missing is listed with the reason, never silently left out, and is not
+// in the default set (Names) nor creatable: naming it is an error that says why.
+TEST(BackendRegistryTest, UnavailableBackendsAreListedWithTheirReasonAndNeverCreated) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.Register("a", "available", Fake("a")).ok());
+  ASSERT_TRUE(registry.RegisterUnavailable("blas", "a BLAS", "/lib/libblas.so.3: not found").ok());
+  ASSERT_TRUE(registry.Register("c", "available too", Fake("c")).ok());
+  EXPECT_THAT(registry.Names(), ElementsAre("a", "c"));
+  EXPECT_THAT(registry.UnavailableNames(), ElementsAre("blas"));
+  EXPECT_FALSE(registry.Contains("blas"));
+  EXPECT_EQ(registry.Description("blas"), "a BLAS");
+  EXPECT_EQ(registry.UnavailableReason("blas"), "/lib/libblas.so.3: not found");
+  EXPECT_EQ(registry.UnavailableReason("a"), "");
+  EXPECT_TRUE(registry.CheckSelectable("a").ok());
+  const Status named = registry.CheckSelectable("blas");
+  EXPECT_EQ(named.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(named.message(), HasSubstr("backend 'blas' is not available on this machine: "
+                                         "/lib/libblas.so.3: not found"));
+  auto created = registry.Create("blas");
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition);
+  // Unknown names list only the backends that can run.
+  EXPECT_THAT(registry.CheckSelectable("x").message(), HasSubstr("(known: a, c)"));
+  // Names are unique across both kinds, and a reason is mandatory.
+  EXPECT_EQ(registry.RegisterUnavailable("a", "", "why").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.Register("blas", "", Fake("blas")).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.RegisterUnavailable("d", "", "").code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace mm

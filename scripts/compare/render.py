@@ -927,7 +927,37 @@ def table_md(table):
     return "\n".join(lines) + "\n"
 
 
-def render(report):
+def auto_choice_section(table_path):
+    """The auto backend's choice map: per dtype and shape, the backend its calibration table ranks
+    first at each thread count, and by how much (runner-up time / winner's). Self-contained: fed by
+    the table file alone (mm-bench --mm_calibrate), not by compare.json."""
+    title = "auto's choices"
+    if table_path is None or not table_path.exists():
+        where = html.escape(str(table_path)) if table_path else "(none given)"
+        note = (f"No calibration table at {where}: auto runs on its built-in defaults "
+                "(docs/backends.md, auto backend). Make one with "
+                "<code>build/bin/mm-bench --mm_calibrate=FILE</code>.")
+        return title, [f'<p class="note">{note}</p>'], [re.sub(r"</?code>", "`", note) + "\n"]
+    table = json.loads(table_path.read_text())
+    machine = table.get("machine", {})
+    threads = sorted({c["threads"] for c in table.get("cells", [])})
+    choices = {}
+    for c in table.get("cells", []):
+        shape = "x".join(map(str, c["a"])) + " · " + "x".join(map(str, c["b"]))
+        secs = c.get("seconds") or []
+        margin = f" ({secs[1] / secs[0]:.2f}x)" if len(secs) > 1 and secs[0] > 0 else ""
+        choices.setdefault((c["dtype"], shape), {})[c["threads"]] = c["ranking"][0] + margin
+    rows = [[dtype, shape] + [row.get(t, "") for t in threads]
+            for (dtype, shape), row in sorted(choices.items())]
+    caption = (f"Backend auto runs per dtype, shape and thread count (the runner-up's time over "
+               f"the winner's), from {table_path.name}, created {table.get('created', '?')} on "
+               f"{machine.get('cpu_model', '?')} ({machine.get('logical_cpus', '?')} CPUs), "
+               f"candidates {', '.join(sorted(machine.get('backends', {})))}")
+    t = (caption, ["dtype", "A · B"] + [f"{n} thread(s)" for n in threads], rows)
+    return title, [table_html(t, "auto-choices")], [table_md(t)]
+
+
+def render(report, auto_table=None):
     configure(report)
     derived = derive(report)
     derived["scoreboard"] = scoreboard(report, derived)
@@ -1001,6 +1031,8 @@ def render(report):
         speed_md.append(table_md(t))
     sections.append(("Speed", speed_html, speed_md))
 
+    sections.append(auto_choice_section(auto_table))
+
     timing = timing_table(report)
     how = (f"Made by <code>scripts/compare.sh{' --quick' if report.get('mode') == 'quick' else ''}"
            f"{' ' + ' '.join(report.get('extra_args', [])) if report.get('extra_args') else ''}"
@@ -1039,9 +1071,11 @@ def main():
     parser.add_argument("--markdown", required=True, type=pathlib.Path)
     parser.add_argument("--derived", type=pathlib.Path,
                         help="also write the derived tables (scoreboard, ...) as JSON here")
+    parser.add_argument("--auto-table", type=pathlib.Path, default=None,
+                        help="the auto backend's calibration table, for its choice map")
     args = parser.parse_args()
     report = json.loads(args.compare_json.read_text())  # Read only: the data stays as collected.
-    page, markdown, derived = render(report)
+    page, markdown, derived = render(report, args.auto_table)
     args.html.write_text(page)
     args.markdown.write_text(markdown)
     if args.derived:

@@ -211,6 +211,32 @@ class PlantedPrimitive final : public MatMulPrimitive {
         CopyInto(Converted(out.view(), DType::kDouble), y);
         return OkStatus();
       }
+      case Bug::kWrongAbove64K: {
+        constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+        if (std::max({p.a_elements, p.b_elements, p.y_elements}) <= kChunk) break;
+        auto zeroed = [&](TensorView t) {
+          Tensor copy = Tensor::Create(dtype, Dims(t.dims.begin(), t.dims.end())).value();
+          std::memcpy(copy.raw_data(), t.data, copy.NumBytes());
+          if (copy.NumElements() > kChunk) {
+            std::memset(static_cast<char*>(copy.raw_data()) + kChunk * DTypeSize(dtype), 0,
+                        DTypeSize(dtype));
+          }
+          return copy;
+        };
+        const Tensor a0 = zeroed(a), b0 = zeroed(b);
+        MM_ASSIGN_OR_RETURN(Tensor out, Reference(View(a0), View(b0)));
+        const std::size_t elem = DTypeSize(dtype);
+        if (p.y_elements > kChunk) {
+          // Every element but the first of the second chunk.
+          std::memcpy(y.data, out.raw_data(), kChunk * elem);
+          std::memcpy(static_cast<char*>(y.data) + (kChunk + 1) * elem,
+                      static_cast<const char*>(out.raw_data()) + (kChunk + 1) * elem,
+                      (p.y_elements - kChunk - 1) * elem);
+        } else {
+          CopyInto(out, y);
+        }
+        return OkStatus();
+      }
     }
     MM_ASSIGN_OR_RETURN(Tensor out, Reference(a, b));
     CopyInto(out, y);
@@ -255,6 +281,7 @@ const std::vector<PlantedBug>& PlantedBugs() {
       {Bug::kUninitialisedK0, "uninitialised_k0", "Y not written for K = 0"},
       {Bug::kHalfAccumulation, "half_accumulation", "half-precision accumulation"},
       {Bug::kDoubleInFloat, "double_in_float", "double computed in float"},
+      {Bug::kWrongAbove64K, "wrong_above_64k", "element 65,536 wrong above 65,536 elements"},
   };
   return bugs;
 }

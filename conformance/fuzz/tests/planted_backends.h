@@ -24,6 +24,8 @@ enum class Bug {
   kUninitialisedK0,       // Y left unwritten when K = 0.
   kHalfAccumulation,      // float16/bfloat16 accumulated in their own type.
   kDoubleInFloat,         // double computed in float.
+  kWrongAbove64K,         // A chunked conversion's bug: above 65,536 elements, element 65,536 of
+                          // A or B read as zero, and of Y never written (only there).
 };
 
 struct PlantedBug {

@@ -1,0 +1,479 @@
+#include "backends/auto/auto_backend.h"
+
+#include <fnmatch.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "conformance/expectations.h"
+#include "engine/machine.h"
+
+namespace mm {
+namespace {
+
+std::string EnvOr(const char* name, std::string fallback = {}) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : fallback;
+}
+
+std::vector<std::string> SplitNames(std::string_view text) {
+  std::vector<std::string> out;
+  std::string current;
+  for (char c : std::string(text) + ",") {
+    if (c == ',' || std::isspace(static_cast<unsigned char>(c))) {
+      if (!current.empty()) out.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  return out;
+}
+
+// The dtypes a case pattern names ("test_matmul_float16_*" -> float16): the pattern's alphanumeric
+// words that DTypeFromName accepts. Empty when it names none (the entry concerns every dtype).
+std::vector<DType> DTypesNamedIn(std::string_view pattern) {
+  std::vector<DType> out;
+  std::string word;
+  for (char c : std::string(pattern) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+      continue;
+    }
+    if (!word.empty()) {
+      auto dtype = DTypeFromName(word);
+      if (dtype.ok() && std::find(out.begin(), out.end(), *dtype) == out.end()) {
+        out.push_back(*dtype);
+      }
+    }
+    word.clear();
+  }
+  return out;
+}
+
+// Mantissa bits of a float accumulation type: fewer is looser.
+int Precision(DType dtype) {
+  switch (dtype) {
+    case DType::kBFloat16:
+      return 8;
+    case DType::kFloat16:
+      return 11;
+    case DType::kFloat:
+      return 24;
+    default:
+      return 53;
+  }
+}
+
+std::string DimsText(const Dims& dims) {
+  std::string text;
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
+  return text;
+}
+
+// batch, M, K, N of a plan-able pair of shapes (1-D operands count as 1 row or column).
+std::array<double, 4> Extents(DType dtype, const Dims& a, const Dims& b) {
+  auto plan = PlanMatMul({dtype, a, b});
+  if (!plan.ok()) return {1, 1, 1, 1};
+  return {static_cast<double>(plan->batch), static_cast<double>(plan->m),
+          static_cast<double>(plan->k), static_cast<double>(plan->n)};
+}
+
+double LogDistance(const std::array<double, 4>& x, const std::array<double, 4>& y) {
+  double d = 0;
+  for (int i = 0; i < 4; ++i) d += std::abs(std::log2(std::max(x[i], 1.0) / std::max(y[i], 1.0)));
+  return d;
+}
+
+// Runs the chosen backend's primitive directly: Execute has checked the views against a plan
+// equal to the inner one's, so the inner Run is called without a second check.
+class AutoPrimitive final : public MatMulPrimitive {
+ public:
+  AutoPrimitive(const MatMulPlan& plan, std::shared_ptr<Backend> owner,
+                std::unique_ptr<MatMulPrimitive> inner)
+      : MatMulPrimitive(plan), owner_(std::move(owner)), inner_(std::move(inner)) {}
+
+  std::string implementation() const override {
+    const std::string inner = inner_->implementation();
+    return "auto -> " + std::string(owner_->name()) + (inner.empty() ? "" : ": " + inner);
+  }
+
+ protected:
+  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+    return RunOf(*inner_, a, b, y);
+  }
+
+ private:
+  std::shared_ptr<Backend> owner_;  // Outlives inner_, which may refer to it.
+  std::unique_ptr<MatMulPrimitive> inner_;
+};
+
+}  // namespace
+
+std::string AutoOptions::DefaultTablePath() {
+  const std::string xdg = EnvOr("XDG_CACHE_HOME");
+  if (!xdg.empty()) return xdg + "/mm/auto.json";
+  const std::string home = EnvOr("HOME");
+  if (!home.empty()) return home + "/.cache/mm/auto.json";
+  return {};
+}
+
+AutoOptions AutoOptions::FromEnvironment() {
+  AutoOptions options;
+  options.exclude = SplitNames(EnvOr("MM_AUTO_EXCLUDE"));
+  options.table_path = EnvOr("MM_AUTO_TABLE", DefaultTablePath());
+  options.expectations_path = EnvOr("MM_EXPECTATIONS");
+  return options;
+}
+
+nlohmann::json AutoIdentity::ToJson() const {
+  return {{"cpu_model", cpu_model},       {"cpu_features", cpu_features},
+          {"logical_cpus", logical_cpus}, {"onednn_max_cpu_isa", onednn_max_cpu_isa},
+          {"mm_version", mm_version},     {"backends", backends}};
+}
+
+std::string AutoIdentity::DifferenceFrom(const AutoIdentity& other) const {
+  auto differ = [](const char* field, const std::string& table, const std::string& here) {
+    return std::string(field) + ": the table has \"" + table + "\", this run \"" + here + "\"";
+  };
+  if (cpu_model != other.cpu_model) return differ("cpu_model", cpu_model, other.cpu_model);
+  if (cpu_features != other.cpu_features) {
+    return differ("cpu_features", cpu_features, other.cpu_features);
+  }
+  if (logical_cpus != other.logical_cpus) {
+    return differ("logical_cpus", std::to_string(logical_cpus), std::to_string(other.logical_cpus));
+  }
+  if (onednn_max_cpu_isa != other.onednn_max_cpu_isa) {
+    return differ("onednn_max_cpu_isa (ONEDNN_MAX_CPU_ISA)", onednn_max_cpu_isa,
+                  other.onednn_max_cpu_isa);
+  }
+  if (mm_version != other.mm_version) return differ("mm_version", mm_version, other.mm_version);
+  if (backends != other.backends) {
+    for (const auto& [name, description] : other.backends) {
+      auto it = backends.find(name);
+      if (it == backends.end()) return "backends: the table has no backend " + name;
+      if (it->second != description)
+        return differ(("backends." + name).c_str(), it->second, description);
+    }
+    for (const auto& [name, description] : backends) {
+      if (!other.backends.count(name)) return "backends: the table has " + name + ", this run not";
+    }
+  }
+  return {};
+}
+
+AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates) {
+  const MachineInfo machine = DescribeMachine();
+  AutoIdentity id;
+  id.cpu_model = machine.cpu_model;
+  id.cpu_features = machine.cpu_features;
+  id.logical_cpus = machine.logical_cpus;
+  id.onednn_max_cpu_isa = machine.onednn_max_cpu_isa;
+  id.mm_version = MM_VERSION;
+  for (const std::string& name : candidates.Names()) {
+    id.backends[name] = candidates.Description(name);
+  }
+  return id;
+}
+
+nlohmann::json AutoTable::ToJson() const {
+  nlohmann::json cells_json = nlohmann::json::array();
+  for (const AutoCell& cell : cells) {
+    nlohmann::json c = {{"dtype", DTypeName(cell.dtype)},
+                        {"threads", cell.threads},
+                        {"a", cell.a_dims},
+                        {"b", cell.b_dims},
+                        {"ranking", cell.ranking}};
+    if (!cell.seconds.empty()) c["seconds"] = cell.seconds;
+    cells_json.push_back(c);
+  }
+  return {{"format", "mm-auto-table 1"},
+          {"created", created},
+          {"machine", identity.ToJson()},
+          {"cells", cells_json}};
+}
+
+StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
+                                   const AutoIdentity& expected) {
+  const std::string where(source);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  auto bad = [&](const std::string& what) { return InvalidArgumentError(where + ": " + what); };
+  if (!j.is_object() || j.value("format", "") != "mm-auto-table 1") {
+    return bad("not an auto calibration table (\"format\": \"mm-auto-table 1\" missing)");
+  }
+  if (!j.contains("machine") || !j["machine"].is_object() || !j.contains("cells") ||
+      !j["cells"].is_array()) {
+    return bad("\"machine\" (object) and \"cells\" (array) are required");
+  }
+  AutoTable table;
+  try {
+    const nlohmann::json& m = j["machine"];
+    table.identity.cpu_model = m.at("cpu_model").get<std::string>();
+    table.identity.cpu_features = m.at("cpu_features").get<std::string>();
+    table.identity.logical_cpus = m.at("logical_cpus").get<int>();
+    table.identity.onednn_max_cpu_isa = m.at("onednn_max_cpu_isa").get<std::string>();
+    table.identity.mm_version = m.at("mm_version").get<std::string>();
+    table.identity.backends = m.at("backends").get<std::map<std::string, std::string>>();
+    table.created = j.value("created", "");
+  } catch (const nlohmann::json::exception& e) {
+    return bad(std::string("\"machine\" is malformed: ") + e.what());
+  }
+  const std::string difference = table.identity.DifferenceFrom(expected);
+  if (!difference.empty()) {
+    return FailedPreconditionError(where + " was calibrated elsewhere: " + difference);
+  }
+  const nlohmann::json& cells = j["cells"];
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string cell_where = "cell " + std::to_string(i);
+    AutoCell cell;
+    try {
+      const nlohmann::json& c = cells[i];
+      auto dtype = DTypeFromName(c.at("dtype").get<std::string>());
+      if (!dtype.ok()) return bad(cell_where + ": " + dtype.status().message());
+      cell.dtype = *dtype;
+      cell.threads = c.at("threads").get<int>();
+      cell.a_dims = c.at("a").get<Dims>();
+      cell.b_dims = c.at("b").get<Dims>();
+      cell.ranking = c.at("ranking").get<std::vector<std::string>>();
+      if (c.contains("seconds")) cell.seconds = c["seconds"].get<std::vector<double>>();
+    } catch (const nlohmann::json::exception& e) {
+      return bad(cell_where + " is malformed: " + e.what());
+    }
+    if (cell.threads < 1) return bad(cell_where + ": threads must be at least 1");
+    if (!PlanMatMul({cell.dtype, cell.a_dims, cell.b_dims}).ok()) {
+      return bad(cell_where + ": " + DimsText(cell.a_dims) + " x " + DimsText(cell.b_dims) +
+                 " is not a MatMul");
+    }
+    if (cell.ranking.empty()) return bad(cell_where + ": empty ranking");
+    for (const std::string& name : cell.ranking) {
+      if (!expected.backends.count(name)) {
+        return bad(cell_where + ": ranks " + name + ", which is not a candidate backend");
+      }
+    }
+    if (!cell.seconds.empty() && cell.seconds.size() != cell.ranking.size()) {
+      return bad(cell_where + ": " + std::to_string(cell.seconds.size()) + " times for " +
+                 std::to_string(cell.ranking.size()) + " ranked backends");
+    }
+    table.cells.push_back(std::move(cell));
+  }
+  return table;
+}
+
+std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops) {
+  // Tiny problems (under 32^3 multiply-adds): the lowest per-call cost, eigen's. Otherwise the
+  // library measured fastest (docs/backends.md, "auto"): OpenBLAS for float, BLIS for double,
+  // oneDNN's native bfloat16, eigen's float32-accumulating float16 and its integer products.
+  const bool tiny = flops < 2.0 * 32 * 32 * 32;
+  (void)threads;
+  switch (dtype) {
+    case DType::kFloat:
+      if (tiny) return {"eigen", "onednn", "openblas", "blis"};
+      return {"openblas", "onednn", "blis", "eigen", "atlas", "netlib"};
+    case DType::kDouble:
+      if (tiny) return {"eigen", "openblas", "blis"};
+      return {"blis", "openblas", "eigen", "atlas", "netlib"};
+    case DType::kBFloat16:
+      if (tiny) return {"eigen", "onednn"};
+      return {"onednn", "eigen"};
+    case DType::kFloat16:
+      return {"eigen", "onednn"};
+    default:
+      return {"eigen"};
+  }
+}
+
+StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& candidates,
+                                                       const AutoOptions& options) {
+  auto backend = std::unique_ptr<AutoBackend>(new AutoBackend());
+  std::optional<conformance::Expectations> expectations;
+  if (!options.expectations_path.empty()) {
+    auto loaded = conformance::LoadExpectations(options.expectations_path);
+    if (!loaded.ok()) {
+      return Status(loaded.status().code(),
+                    "auto: the expectations cannot be read (" + loaded.status().message() + ")");
+    }
+    expectations = std::move(loaded).value();
+  }
+  for (const std::string& name : options.exclude) {
+    // A known backend unavailable here may be named (the same setting serves every machine).
+    if (!candidates.Contains(name) && candidates.Description(name).empty()) {
+      return InvalidArgumentError("auto: MM_AUTO_EXCLUDE names " + name +
+                                  ", which is not a backend auto chooses from");
+    }
+  }
+  for (const std::string& name : candidates.Names()) {
+    if (std::find(options.exclude.begin(), options.exclude.end(), name) != options.exclude.end()) {
+      backend->left_out_.push_back(name + ": excluded (MM_AUTO_EXCLUDE)");
+      continue;
+    }
+    auto created = candidates.Create(name);
+    if (!created.ok()) {
+      backend->left_out_.push_back(name + ": unavailable (" + created.status().ToString() + ")");
+      continue;
+    }
+    Candidate candidate{name, std::shared_ptr<Backend>(std::move(created).value()), {}};
+    if (expectations) {
+      for (const conformance::Expectation& e : expectations->entries) {
+        if (fnmatch(e.backend_pattern.c_str(), name.c_str(), 0) != 0) continue;
+        std::vector<DType> dtypes = DTypesNamedIn(e.case_pattern);
+        if (dtypes.empty()) dtypes.assign(kAllDTypes.begin(), kAllDTypes.end());
+        for (DType dtype : dtypes) {
+          if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(),
+                        dtype) == candidate.excluded_dtypes.end()) {
+            candidate.excluded_dtypes.push_back(dtype);
+          }
+        }
+        backend->left_out_.push_back(
+            name + " for " +
+            (DTypesNamedIn(e.case_pattern).empty() ? std::string("every dtype")
+                                                   : "the dtypes of " + e.case_pattern) +
+            ": declared " + std::string(conformance::ExpectationKindName(e.kind)) + " in " +
+            expectations->source + " (" + e.reason + ")");
+      }
+    }
+    backend->candidates_.push_back(std::move(candidate));
+  }
+  // The table: absent means the defaults; refused (malformed, or made elsewhere) too, with why.
+  if (options.table_path.empty()) {
+    backend->table_note_ =
+        "built-in defaults (no table location: MM_AUTO_TABLE, XDG_CACHE_HOME "
+        "and HOME are unset)";
+  } else {
+    std::ifstream in(options.table_path, std::ios::binary);
+    if (!in) {
+      backend->table_note_ = "built-in defaults (no calibration table at " + options.table_path +
+                             "; make one with mm-bench --mm_calibrate=" + options.table_path + ")";
+    } else {
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto table = ParseAutoTable(text.str(), options.table_path, CurrentAutoIdentity(candidates));
+      if (!table.ok()) {
+        backend->table_note_ =
+            "built-in defaults (calibration table refused: " + table.status().message() + ")";
+      } else {
+        backend->table_note_ = "calibration table " + options.table_path + " (" +
+                               std::to_string(table->cells.size()) + " cells, created " +
+                               table->created + ")";
+        backend->table_ = std::move(table).value();
+      }
+    }
+  }
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+const AutoBackend::Candidate* AutoBackend::Find(std::string_view name) const {
+  for (const Candidate& c : candidates_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+bool AutoBackend::Eligible(const Candidate& candidate, const MatMulDesc& desc) const {
+  if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(), desc.dtype) !=
+      candidate.excluded_dtypes.end()) {
+    return false;
+  }
+  return candidate.backend->Supports(desc).supported();
+}
+
+Support AutoBackend::Supports(const MatMulDesc& desc) const {
+  // As Prepare would choose now: the chosen backend's own support, named.
+  auto choice = Choose(desc, omp_get_max_threads());
+  if (!choice.ok()) {
+    return Support::No("no candidate backend computes " + desc.ToString() +
+                       " and is conformant for " + std::string(DTypeName(desc.dtype)));
+  }
+  const Support inner = Find(choice->backend)->backend->Supports(desc);
+  if (inner.level == Support::Level::kNative) return inner;
+  return Support::ByConversion(choice->backend + ": " + inner.note);
+}
+
+std::string AutoBackend::RunsOn() const {
+  std::string text = "choices from " + table_note_ + "; candidates:";
+  for (const Candidate& c : candidates_) text += " " + c.name;
+  for (const std::string& note : left_out_) text += "; left out: " + note;
+  return text;
+}
+
+Arithmetic AutoBackend::DeclaredArithmetic(DType dtype) const {
+  std::optional<Arithmetic> loosest;
+  // Support for a dtype is asked on a plain 2-D problem, as mm-bench --mm_describe does.
+  const MatMulDesc probe{dtype, {2, 2}, {2, 2}};
+  for (const Candidate& c : candidates_) {
+    if (!Eligible(c, probe)) continue;
+    const Arithmetic a = c.backend->DeclaredArithmetic(dtype);
+    if (!loosest) {
+      loosest = a;
+      continue;
+    }
+    if (IsFloat(dtype) && Precision(a.accumulation) < Precision(loosest->accumulation)) {
+      loosest->accumulation = a.accumulation;
+    }
+    loosest->flushes_subnormals = loosest->flushes_subnormals || a.flushes_subnormals;
+  }
+  return loosest.value_or(Arithmetic::OwnType(dtype));
+}
+
+StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int threads) const {
+  auto eligible = [&](std::string_view name) {
+    const Candidate* c = Find(name);
+    return c != nullptr && Eligible(*c, desc);
+  };
+  const std::array<double, 4> extents = Extents(desc.dtype, desc.a_dims, desc.b_dims);
+  if (table_) {
+    // The nearest calibrated thread count, then the nearest shape, among cells of this dtype.
+    const AutoCell* best = nullptr;
+    double best_threads = std::numeric_limits<double>::infinity();
+    double best_shape = std::numeric_limits<double>::infinity();
+    for (const AutoCell& cell : table_->cells) {
+      if (cell.dtype != desc.dtype) continue;
+      const double t =
+          std::abs(std::log2(static_cast<double>(cell.threads) / std::max(threads, 1)));
+      const double d = LogDistance(extents, Extents(cell.dtype, cell.a_dims, cell.b_dims));
+      if (t < best_threads || (t == best_threads && d < best_shape)) {
+        best = &cell;
+        best_threads = t;
+        best_shape = d;
+      }
+    }
+    if (best != nullptr) {
+      for (const std::string& name : best->ranking) {
+        if (eligible(name)) {
+          return Choice{name, "table cell " + std::string(DTypeName(best->dtype)) + " " +
+                                  std::to_string(best->threads) + " threads " +
+                                  DimsText(best->a_dims) + " x " + DimsText(best->b_dims)};
+        }
+      }
+    }
+  }
+  const double flops = 2 * extents[0] * extents[1] * extents[2] * extents[3];
+  for (const std::string& name : DefaultAutoRanking(desc.dtype, threads, flops)) {
+    if (eligible(name)) return Choice{name, "built-in defaults"};
+  }
+  // Registry order, reference first: the oracle is always correct.
+  for (const Candidate& c : candidates_) {
+    if (c.name != "reference" && Eligible(c, desc)) return Choice{c.name, "first candidate"};
+  }
+  for (const Candidate& c : candidates_) {
+    if (Eligible(c, desc)) return Choice{c.name, "first candidate"};
+  }
+  return UnimplementedError("auto: no candidate backend computes " + desc.ToString() +
+                            " and is conformant for " + std::string(DTypeName(desc.dtype)));
+}
+
+StatusOr<std::unique_ptr<MatMulPrimitive>> AutoBackend::PrepareProduct(const MatMulPlan& plan) {
+  MM_ASSIGN_OR_RETURN(Choice choice, Choose(plan.desc, omp_get_max_threads()));
+  const Candidate* c = Find(choice.backend);
+  MM_ASSIGN_OR_RETURN(std::unique_ptr<MatMulPrimitive> inner, c->backend->Prepare(plan));
+  return std::unique_ptr<MatMulPrimitive>(
+      std::make_unique<AutoPrimitive>(plan, c->backend, std::move(inner)));
+}
+
+}  // namespace mm

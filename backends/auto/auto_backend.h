@@ -1,0 +1,147 @@
+// The auto backend: per problem (dtype, shape, thread count), the fastest backend that is
+// conformant for that dtype on this machine, chosen once at Prepare from a calibration table
+// (`mm-bench --mm_calibrate=FILE`) or from built-in defaults.
+#ifndef MM_BACKENDS_AUTO_AUTO_BACKEND_H_
+#define MM_BACKENDS_AUTO_AUTO_BACKEND_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/registry.h"
+
+namespace mm {
+
+// What auto reads from its environment; every field may also be set directly (tests, tools).
+struct AutoOptions {
+  // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
+  std::vector<std::string> exclude;
+  // The calibration table: MM_AUTO_TABLE, else $XDG_CACHE_HOME/mm/auto.json, else
+  // $HOME/.cache/mm/auto.json. A missing file means the built-in defaults.
+  std::string table_path;
+  // Known failures (conformance/expectations.h), MM_EXPECTATIONS when set: a backend with an XFAIL
+  // or SKIP entry is never chosen for the dtypes that entry concerns (the dtype names in its case
+  // pattern, "test_*_float16_*"; every dtype when the pattern names none).
+  std::string expectations_path;
+
+  static AutoOptions FromEnvironment();
+  // The default table location ($XDG_CACHE_HOME/mm/auto.json or $HOME/.cache/mm/auto.json);
+  // empty when neither variable is set.
+  static std::string DefaultTablePath();
+};
+
+// What a calibration table is valid for: a table is used only where all of it is equal.
+struct AutoIdentity {
+  std::string cpu_model;
+  std::string cpu_features;
+  int logical_cpus = 0;
+  std::string onednn_max_cpu_isa;  // Changes oneDNN's kernels, hence the choice.
+  std::string mm_version;
+  // Every candidate backend: name -> its registry description (library and version).
+  std::map<std::string, std::string> backends;
+
+  nlohmann::json ToJson() const;
+  // The first difference from `other`, as "cpu_model: table has X, this machine Y"; empty if none.
+  std::string DifferenceFrom(const AutoIdentity& other) const;
+};
+
+// This machine, this mm, and the backends of `candidates`.
+AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates);
+
+// One measured problem: the candidates ranked fastest first, with their median seconds per call.
+struct AutoCell {
+  DType dtype = DType::kFloat;
+  int threads = 1;
+  Dims a_dims;
+  Dims b_dims;
+  std::vector<std::string> ranking;  // Never empty.
+  std::vector<double> seconds;       // Same length as ranking; empty when only one candidate.
+};
+
+// A calibration: its identity and its cells.
+struct AutoTable {
+  AutoIdentity identity;
+  std::string created;  // UTC time of the calibration, ISO 8601.
+  std::vector<AutoCell> cells;
+
+  nlohmann::json ToJson() const;
+};
+
+// Parses a table's JSON. INVALID_ARGUMENT naming `source` and what is wrong for malformed text or
+// fields, unknown dtypes, empty rankings; FAILED_PRECONDITION saying which identity field differs
+// when the table was made for another machine, mm version or backend set than `expected`.
+StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
+                                   const AutoIdentity& expected);
+
+// The built-in ranking for a problem of `flops` (2*batch*M*N*K) in `dtype` at `threads` threads,
+// used when no valid table is loaded or it has no cell for the dtype. Measured on the development
+// machine; see docs/backends.md.
+std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops);
+
+// Dispatches every MatMul to one of the candidate backends, chosen at Prepare:
+//  - candidates: every backend of the registry given (all of mm's built-in backends but auto),
+//    minus those excluded (AutoOptions::exclude) and those the expectations declare failing for
+//    the dtype; of those, the ones whose Supports accepts the problem;
+//  - choice: the first candidate in the ranking of the nearest table cell (same dtype, the
+//    nearest calibrated thread count, then the nearest shape by log distance of batch, M, K, N),
+//    else in the built-in default ranking, else the first candidate in registry order;
+//  - the chosen backend's primitive is held and run directly (no per-call lookup);
+//    implementation() says "auto -> <backend>: <its implementation>".
+// DeclaredArithmetic(dtype) is the loosest of the arithmetic the candidates for that dtype
+// declare (fewest accumulation bits; flushes if any flushes), since any of them may be chosen.
+class AutoBackend final : public Backend {
+ public:
+  // Creates every backend of `candidates`, reads the expectations and the table. A backend that
+  // cannot be created is left out (RunsOn says so); an unreadable expectations file is an error
+  // (auto must not choose a backend known to deviate); a missing table means the defaults, a
+  // refused one too, and RunsOn says why.
+  static StatusOr<std::unique_ptr<Backend>> Create(const BackendRegistry& candidates,
+                                                   const AutoOptions& options);
+
+  std::string_view name() const override { return "auto"; }
+  Support Supports(const MatMulDesc& desc) const override;
+  // "calibration table FILE (N cells, CREATED)" or "built-in defaults (why)", then the
+  // candidates and those left out with the reason.
+  std::string RunsOn() const override;
+  Arithmetic DeclaredArithmetic(DType dtype) const override;
+
+  // The backend chosen for `desc` at `threads` threads and where the choice came from ("table
+  // cell float 2 threads 256x256 x 256x256", "defaults"); NOT_FOUND... UNIMPLEMENTED when no
+  // candidate supports desc.
+  struct Choice {
+    std::string backend;
+    std::string source;
+  };
+  StatusOr<Choice> Choose(const MatMulDesc& desc, int threads) const;
+
+  // Whether a table was loaded and is in use.
+  bool UsesTable() const { return table_.has_value(); }
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
+
+ private:
+  struct Candidate {
+    std::string name;
+    std::shared_ptr<Backend> backend;
+    std::vector<DType> excluded_dtypes;  // From the expectations.
+  };
+  AutoBackend() = default;
+  const Candidate* Find(std::string_view name) const;
+  bool Eligible(const Candidate& candidate, const MatMulDesc& desc) const;
+
+  std::vector<Candidate> candidates_;
+  std::vector<std::string> left_out_;  // "onednn: excluded by MM_AUTO_EXCLUDE", ...
+  std::optional<AutoTable> table_;
+  std::string table_note_;  // Where the choices come from, for RunsOn.
+};
+
+}  // namespace mm
+
+#endif  // MM_BACKENDS_AUTO_AUTO_BACKEND_H_
