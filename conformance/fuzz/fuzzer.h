@@ -48,11 +48,23 @@ struct FuzzOptions {
   std::int64_t max_error_records = 20000;
   // Extra command-line words that reproduce the generator and judging options in a replay line.
   std::string replay_options;
+  // Known deviations (conformance/expectations.h), matched against (FuzzCaseName, backend): a
+  // failure an XFAIL entry matches is still shrunk, shown and exported, as kind "XFAIL", but is not
+  // a failure of the run; a SKIP entry's problems are not run on that backend. Null: none.
+  const conformance::Expectations* expectations = nullptr;
 };
+
+// The case name a fuzz result is matched by in an expectations file: "fuzz/<dtype>/<values>",
+// e.g. "fuzz/float/small-int+specials" (the generator's value family; "+specials" when NaN or
+// infinities were sprinkled in).
+std::string FuzzCaseName(DType dtype, std::string_view values);
 
 // One failure (or, with --check-threads, a nondeterminism), shrunk.
 struct Finding {
-  std::string kind;  // "FAIL", "ERROR", "IMPRECISE", "BOUND" (ONNX rule) or "NONDETERMINISTIC".
+  // "FAIL", "ERROR", "IMPRECISE", "BOUND" (ONNX rule), "NONDETERMINISTIC", or "XFAIL" (a failure
+  // an expectations entry declares; `expectation` is its reason and link).
+  std::string kind;
+  std::string expectation;
   std::string backend;
   std::uint64_t seed = 0;
   std::int64_t index = 0;
@@ -74,7 +86,15 @@ struct BackendStats {
   std::string name;
   std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
   std::int64_t nondeterministic = 0;
+  std::int64_t xfail = 0, skip = 0;  // Failures an expectations entry declares; problems skipped.
   std::int64_t Count(Verdict verdict) const;
+};
+
+// An XFAIL entry of the expectations and what this run saw of it.
+struct ExpectationOutcome {
+  std::string case_pattern, backend_pattern, reason, link;
+  std::int64_t matched = 0;   // Results it decided.
+  std::int64_t failures = 0;  // Of which failed (XFAIL). 0 with matched > 0: not seen (XPASS?).
 };
 
 struct FuzzStats {
@@ -129,6 +149,8 @@ struct FuzzReport {
   bool errors_capped = false;  // More results were judged than `errors` holds.
   // Per (backend, dtype), over every judged float result (not only those in `errors`).
   std::vector<ErrorStats> error_stats;
+  // Per XFAIL entry of options.expectations, in file order.
+  std::vector<ExpectationOutcome> expectations;
   std::string error;  // A setup error (unknown backend, backend failed to start); else empty.
   // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
   int ExitCode(const FuzzOptions& options) const;
