@@ -360,34 +360,33 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       Outcome outcome =
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
       ++report.stats.results;
+      switch (outcome.verdict) {
+        case Verdict::kPass:
+          ++stats.pass;
+          break;
+        case Verdict::kFail:
+          ++stats.fail;
+          break;
+        case Verdict::kBound:
+          ++stats.bound;
+          break;
+        case Verdict::kImprecise:
+          ++stats.imprecise;
+          break;
+        case Verdict::kUnsupported:
+          ++stats.unsupported;
+          break;
+        case Verdict::kError:
+          ++stats.error;
+          break;
+        // RunPrepared gives none of an expectations file's verdicts.
+        case Verdict::kXFail:
+        case Verdict::kXPass:
+        case Verdict::kSkip:
+          break;
+      }
       const bool xfailed =
           expected_outcome != nullptr && conformance::FailsUnder(outcome.verdict, options.rule);
-      // An expected failure counts as XFAIL only, not also under its verdict.
-      if (!xfailed) switch (outcome.verdict) {
-          case Verdict::kPass:
-            ++stats.pass;
-            break;
-          case Verdict::kFail:
-            ++stats.fail;
-            break;
-          case Verdict::kBound:
-            ++stats.bound;
-            break;
-          case Verdict::kImprecise:
-            ++stats.imprecise;
-            break;
-          case Verdict::kUnsupported:
-            ++stats.unsupported;
-            break;
-          case Verdict::kError:
-            ++stats.error;
-            break;
-          // RunPrepared gives none of an expectations file's verdicts.
-          case Verdict::kXFail:
-          case Verdict::kXPass:
-          case Verdict::kSkip:
-            break;
-        }
       if (outcome.judgement) {
         report.stats.elements += outcome.judgement->bound.elements;
         report.stats.unbounded_elements += outcome.judgement->bound.unbounded;

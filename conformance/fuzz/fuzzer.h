@@ -86,7 +86,9 @@ struct BackendStats {
   std::string name;
   std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
   std::int64_t nondeterministic = 0;
-  std::int64_t xfail = 0, skip = 0;  // Failures an expectations entry declares; problems skipped.
+  // Of the failing results counted above, those an expectations entry declares (XFAIL); and the
+  // problems a SKIP entry kept from this backend (counted under no verdict).
+  std::int64_t xfail = 0, skip = 0;
   std::int64_t Count(Verdict verdict) const;
 };
 
