@@ -47,6 +47,8 @@ struct Gemm {
 std::optional<std::string> IntegerLimit(const MatMulDesc& desc) {
   auto plan = PlanMatMul(desc);
   if (!plan.ok()) return std::nullopt;  // Not a valid MatMul: the engine refuses it first.
+  // K = 0 and an empty Y are the engine's answer, whatever their dims: no GEMM is called.
+  if (plan->k == 0 || plan->y_elements == 0) return std::nullopt;
   for (const auto& [what, value] : {std::pair<const char*, std::int64_t>{"M", plan->m},
                                     {"N (and the leading dimensions of B and Y)", plan->n},
                                     {"K (the leading dimension of A)", plan->k}}) {

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "backends/plugin/plugin_backend.h"
@@ -58,6 +60,7 @@ struct CliOptions {
   std::string tolerance = "bound";
   bool no_shrink = false, quiet = false, version = false;
   std::string json;
+  std::string expectations;               // --expectations FILE, else MM_EXPECTATIONS.
   std::vector<std::string> backend_libs;  // Plugins to load (after MM_BACKEND_LIBS's).
   // generate
   std::string out_dir;
@@ -199,6 +202,14 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                   "write each minimal failing problem there as an ONNX node test")
       ->option_text("DIR")
       ->check(cli::NonEmpty());
+  app->add_option("--expectations", o.expectations,
+                  "known deviations: mm-conformance's expectations file (docs/conformance.md), "
+                  "matched by case 'fuzz/<dtype>/<value family>' and backend. A failure an XFAIL "
+                  "entry matches is shown and exported as XFAIL, not counted as a failure; an "
+                  "XFAIL entry this run did not see is reported (a fixed library, or a problem "
+                  "not reached). Default: MM_EXPECTATIONS")
+      ->option_text("FILE")
+      ->check(cli::NonEmpty());
   app->option_defaults()->group("Output");
   app->add_option("--json", o.json, "write the findings and the run's statistics as JSON")
       ->option_text("FILE")
@@ -318,6 +329,8 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
       counts[std::string(VerdictName(v))] = b.Count(v);
     }
     counts["NONDETERMINISTIC"] = b.nondeterministic;
+    counts["XFAIL"] = b.xfail;
+    counts["SKIP"] = b.skip;
     stats["backends"][b.name] = counts;
   }
   // The same verdicts per backend and dtype: {backend: {dtype: {verdict: count}}}.
@@ -364,6 +377,7 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   j["findings"] = ordered_json::array();
   for (const Finding& f : report.findings) {
     ordered_json fj = {{"kind", f.kind},
+                       {"expectation", f.expectation},
                        {"backend", f.backend},
                        {"dtype", DTypeName(f.dtype)},
                        {"seed", f.seed},
@@ -387,6 +401,15 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                      {"bound", Number(f.worst->allowed)}};
     }
     j["findings"].push_back(fj);
+  }
+  j["expectations"] = ordered_json::array();
+  for (const ExpectationOutcome& e : report.expectations) {
+    j["expectations"].push_back({{"case", e.case_pattern},
+                                 {"backend", e.backend_pattern},
+                                 {"reason", e.reason},
+                                 {"link", e.link},
+                                 {"matched", e.matched},
+                                 {"failures", e.failures}});
   }
   if (!report.error.empty()) j["error"] = report.error;
   j["exit_code"] = exit_code;
@@ -710,6 +733,19 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
       return kExitUsage;
     }
   }
+  std::optional<conformance::Expectations> expectations;
+  if (o.expectations.empty()) {
+    if (const char* env = std::getenv("MM_EXPECTATIONS"); env != nullptr) o.expectations = env;
+  }
+  if (!o.expectations.empty()) {
+    auto parsed = conformance::LoadExpectations(o.expectations);
+    if (!parsed.ok()) {
+      err << "mm-fuzz: " << parsed.status().message() << "\n";
+      return kExitUsage;
+    }
+    expectations = std::move(parsed).value();
+    o.fuzz.expectations = &*expectations;
+  }
   for (const auto& name : o.dtypes) o.fuzz.generator.dtypes.push_back(DTypeFromName(name).value());
   o.fuzz.rule = o.tolerance == "onnx" ? Rule::kOnnx : Rule::kBound;
   o.fuzz.shrink = !o.no_shrink;
@@ -756,11 +792,23 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
         out << " " << VerdictName(v) << " " << b.Count(v);
       }
       if (o.fuzz.check_threads) out << " NONDETERMINISTIC " << b.nondeterministic;
+      if (o.fuzz.expectations != nullptr) out << " XFAIL " << b.xfail << " SKIP " << b.skip;
       out << "\n";
     }
     out << "  problems by dtype:";
     for (const auto& [dtype, count] : s.problems_by_dtype) out << " " << dtype << " " << count;
     out << "\n";
+  }
+  // Every declared deviation, seen or not: a library that got fixed shows here (and as XPASS in
+  // mm-conformance, which runs the deviation's minimal node test).
+  for (const ExpectationOutcome& e : report.expectations) {
+    out << "expected failure " << e.case_pattern << " on " << e.backend_pattern << ": "
+        << (e.failures > 0 ? "XFAIL, seen " + std::to_string(e.failures) + " of " +
+                                 std::to_string(e.matched) + " problems"
+            : e.matched > 0 ? "not seen in " + std::to_string(e.matched) +
+                                  " problems (XPASS? a fixed library, or no triggering problem)"
+                            : "matched no problem")
+        << "\n";
   }
   out << "summary: seed " << o.fuzz.seed;
   if (o.sharded) out << ", shard " << o.fuzz.shard.index << "/" << o.fuzz.shard.count;

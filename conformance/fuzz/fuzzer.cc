@@ -37,10 +37,13 @@ std::int64_t BackendStats::Count(Verdict verdict) const {
       return unsupported;
     case Verdict::kError:
       return error;
-    // Verdicts of an expectations file, which the fuzzer does not read: never counted.
     case Verdict::kXFail:
-    case Verdict::kXPass:
+      return xfail;
     case Verdict::kSkip:
+      return skip;
+    // A fuzz run cannot tell a fixed library from a problem that did not trigger it: an XFAIL
+    // entry not seen is reported per entry (FuzzReport::expectations), not per result.
+    case Verdict::kXPass:
       break;
   }
   return 0;
@@ -50,6 +53,7 @@ int FuzzReport::ExitCode(const FuzzOptions& options) const {
   if (!error.empty()) return 1;
   if (stats.failures > 0) return 1;
   for (const Finding& f : findings) {
+    if (f.kind == "XFAIL") continue;
     if (f.kind != "NONDETERMINISTIC" || options.require_deterministic) return 1;
   }
   return 0;
@@ -352,8 +356,24 @@ Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithme
                      tolerance);
 }
 
+std::string FuzzCaseName(DType dtype, std::string_view values) {
+  return "fuzz/" + std::string(DTypeName(dtype)) + "/" + std::string(values);
+}
+
 FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log) {
   FuzzReport report;
+  // Index into report.expectations of each entry of options.expectations (-1: a SKIP entry).
+  std::vector<int> xfail_index;
+  if (options.expectations != nullptr) {
+    for (const conformance::Expectation& e : options.expectations->entries) {
+      if (e.kind != conformance::Expectation::Kind::kXFail) {
+        xfail_index.push_back(-1);
+        continue;
+      }
+      xfail_index.push_back(static_cast<int>(report.expectations.size()));
+      report.expectations.push_back({e.case_pattern, e.backend_pattern, e.reason, e.link});
+    }
+  }
   const Clock::time_point start = Clock::now();
   std::vector<std::string> names = options.backends.empty() ? registry.Names() : options.backends;
   std::vector<std::unique_ptr<Backend>> backends;
@@ -404,6 +424,20 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       Backend& backend = *backends[bi];
       BackendStats& stats = report.stats.backends[bi];
       const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
+      const conformance::Expectation* expected = nullptr;
+      ExpectationOutcome* expected_outcome = nullptr;
+      if (options.expectations != nullptr) {
+        expected = options.expectations->Find(FuzzCaseName(dtype, problem.values), names[bi]);
+      }
+      if (expected != nullptr) {
+        const int entry = xfail_index[expected - options.expectations->entries.data()];
+        if (entry < 0) {
+          ++stats.skip;
+          continue;
+        }
+        expected_outcome = &report.expectations[entry];
+        ++expected_outcome->matched;
+      }
       const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
       Outcome outcome =
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
@@ -434,6 +468,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
         case Verdict::kSkip:
           break;
       }
+      const bool xfailed =
+          expected_outcome != nullptr && conformance::FailsUnder(outcome.verdict, options.rule);
       if (outcome.judgement) {
         report.stats.elements += outcome.judgement->bound.elements;
         report.stats.unbounded_elements += outcome.judgement->bound.unbounded;
@@ -458,7 +494,12 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       }
       std::string kind;
       std::string thread_difference;
-      if (conformance::FailsUnder(outcome.verdict, options.rule)) {
+      if (xfailed) {
+        // Declared: shown and exported like any failure, not counted as one.
+        ++expected_outcome->failures;
+        ++stats.xfail;
+        kind = "XFAIL";
+      } else if (conformance::FailsUnder(outcome.verdict, options.rule)) {
         ++report.stats.failures;
         kind = std::string(VerdictName(outcome.verdict));
       } else if (options.check_threads && outcome.verdict != Verdict::kUnsupported) {
@@ -473,6 +514,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
 
       Finding f;
       f.kind = kind;
+      if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
       f.backend = names[bi];
       f.seed = options.seed;
       f.index = index;
@@ -529,6 +571,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
              << " shrink steps" << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
              << "  " << f.message << "\n"
              << "  replay: " << f.replay << "\n";
+        if (!f.expectation.empty()) *log << "  expected failure: " << f.expectation << "\n";
         if (!f.exported.empty()) *log << "  exported: " << f.exported << "\n";
       }
       report.findings.push_back(std::move(f));

@@ -56,11 +56,23 @@ struct FuzzOptions {
   // Stops the run before the next problem when it holds a nonzero value (a signal handler sets it
   // to the signal's number); the report then has what was done. nullptr: never.
   const volatile std::sig_atomic_t* stop = nullptr;
+  // Known deviations (conformance/expectations.h), matched against (FuzzCaseName, backend): a
+  // failure an XFAIL entry matches is still shrunk, shown and exported, as kind "XFAIL", but is not
+  // a failure of the run; a SKIP entry's problems are not run on that backend. Null: none.
+  const conformance::Expectations* expectations = nullptr;
 };
+
+// The case name a fuzz result is matched by in an expectations file: "fuzz/<dtype>/<values>",
+// e.g. "fuzz/float/small-int+specials" (the generator's value family; "+specials" when NaN or
+// infinities were sprinkled in).
+std::string FuzzCaseName(DType dtype, std::string_view values);
 
 // One failure (or, with --check-threads, a nondeterminism), shrunk.
 struct Finding {
-  std::string kind;  // "FAIL", "ERROR", "IMPRECISE", "BOUND" (ONNX rule) or "NONDETERMINISTIC".
+  // "FAIL", "ERROR", "IMPRECISE", "BOUND" (ONNX rule), "NONDETERMINISTIC", or "XFAIL" (a failure
+  // an expectations entry declares; `expectation` is its reason and link).
+  std::string kind;
+  std::string expectation;
   std::string backend;
   std::uint64_t seed = 0;
   std::int64_t index = 0;
@@ -87,7 +99,17 @@ struct BackendStats {
   std::int64_t nondeterministic = 0;
   // The same verdicts per dtype of the problems (only verdicts that occurred are present).
   std::map<DType, std::map<Verdict, std::int64_t>> by_dtype;
+  // Of the failing results counted above, those an expectations entry declares (XFAIL); and the
+  // problems a SKIP entry kept from this backend (counted under no verdict).
+  std::int64_t xfail = 0, skip = 0;
   std::int64_t Count(Verdict verdict) const;
+};
+
+// An XFAIL entry of the expectations and what this run saw of it.
+struct ExpectationOutcome {
+  std::string case_pattern, backend_pattern, reason, link;
+  std::int64_t matched = 0;   // Results it decided.
+  std::int64_t failures = 0;  // Of which failed (XFAIL). 0 with matched > 0: not seen (XPASS?).
 };
 
 struct FuzzStats {
@@ -149,6 +171,8 @@ struct FuzzReport {
   std::vector<ErrorStats> error_stats;
   std::string error;       // A setup error (unknown backend, backend failed to start); else empty.
   int interrupted_by = 0;  // The signal that stopped the run early (options.stop); 0: none.
+  // Per XFAIL entry of options.expectations, in file order.
+  std::vector<ExpectationOutcome> expectations;
   // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
   int ExitCode(const FuzzOptions& options) const;
 };

@@ -236,6 +236,9 @@ TEST(BlasSupportTest, DimensionsBeyondTheFortranIntegerAreANo) {
     EXPECT_EQ(backend->Prepare(PlanMatMul(desc).value()).status().code(),
               StatusCode::kUnimplemented);
   }
+  // An empty Y or K = 0 is the engine's answer, never a GEMM: no limit applies.
+  EXPECT_TRUE(backend->Supports({DType::kFloat, {0, 1}, {1, big}}).supported());
+  EXPECT_TRUE(backend->Supports({DType::kFloat, {1, 0}, {0, big}}).supported());
   // 2^31 - 1 itself fits.
   EXPECT_TRUE(backend->Supports({DType::kFloat, {1, big - 1}, {big - 1, 1}}).supported());
 }
