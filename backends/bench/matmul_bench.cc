@@ -195,7 +195,8 @@ void PrintHelp() {
          "                       JSON, run nothing\n"
          "  --mm_calibrate=FILE  time the auto backend's candidates at every shape of the set, at\n"
          "                       1 thread and all cores, and write auto's table to FILE (default\n"
-         "                       location: $XDG_CACHE_HOME/mm/auto.json; auto reads MM_AUTO_TABLE)\n"
+         "                       location: $XDG_CACHE_HOME/mm/auto.json; auto reads "
+         "MM_AUTO_TABLE)\n"
          "Google Benchmark's options:\n";
   benchmark::PrintDefaultHelp();
 }

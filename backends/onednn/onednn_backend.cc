@@ -372,9 +372,10 @@ struct OneDnnBackend::State {
         }
         yes = Support::ByConversion(
             type + " via f32: " +
-            (probed ? std::string("as configured") : "no " + type + " matmul on this CPU (" + isa + ")") +
-            "; oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to " + type +
-            " with one rounding to nearest even");
+            (probed ? std::string("as configured")
+                    : "no " + type + " matmul on this CPU (" + isa + ")") +
+            "; oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to " +
+            type + " with one rounding to nearest even");
         break;
       }
       case DType::kDouble:
@@ -535,9 +536,9 @@ std::string OneDnnBackend::RunsOn() const {
   const dnnl::version_t* v = dnnl::version();
   std::string text = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                      std::to_string(v->patch) +
-                     (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") +
-                     ", effective ISA " + state_->isa +
-                     (ApplyIsaPolicy().empty() ? "" : " (" + ApplyIsaPolicy() + ")") + ";";
+                     (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") + ", effective ISA " +
+                     state_->isa + (ApplyIsaPolicy().empty() ? "" : " (" + ApplyIsaPolicy() + ")") +
+                     ";";
   for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
     const Probe& p = state_->ProbeOf(dtype);
     text += std::string(" ") + ShortName(dtype) + " " + (p.native ? p.implementation : "none");

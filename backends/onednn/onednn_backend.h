@@ -54,7 +54,7 @@ class OneDnnBackend final : public Backend {
   };
   // What the probe of one dtype found on this CPU.
   struct Probe {
-    bool native = false;        // oneDNN has a matmul for the dtype here.
+    bool native = false;         // oneDNN has a matmul for the dtype here.
     std::string implementation;  // Its impl_info_str ("brg:avx512_core_bf16"); empty if none.
   };
 

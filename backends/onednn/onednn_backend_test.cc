@@ -10,9 +10,9 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <utility>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "backends/backend_list.h"
@@ -24,8 +24,8 @@ namespace mm {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::MatMulTester;
+using ::testing::Not;
 
 std::unique_ptr<OneDnnBackend> MakeBackend(OneDnnBackend::Options options = {}) {
   auto backend = OneDnnBackend::Create(options);
@@ -142,9 +142,8 @@ TEST(OneDnnBackendTest, SixteenBitTypesAreNativeWhereProbedElseViaFloat32WithThe
       EXPECT_THAT((*primitive)->implementation(), Not(HasSubstr("via f32")));
     } else {
       EXPECT_EQ(support.level, Support::Level::kByConversion);
-      EXPECT_THAT(support.note, HasSubstr(type + " via f32: no " + type +
-                                          " matmul on this CPU (" + OneDnnBackend::EffectiveIsa() +
-                                          ")"));
+      EXPECT_THAT(support.note, HasSubstr(type + " via f32: no " + type + " matmul on this CPU (" +
+                                          OneDnnBackend::EffectiveIsa() + ")"));
       EXPECT_THAT((*primitive)->implementation(), HasSubstr(type + " via f32"));
     }
     EXPECT_THAT((*primitive)->implementation(), HasSubstr("ISA " + OneDnnBackend::EffectiveIsa()));
@@ -225,8 +224,8 @@ TEST(OneDnnBackendTest, ViaFloat32RoundsOnceForBothSixteenBitTypes) {
 TEST(OneDnnBackendTest, RequiredNativeWithoutOneIsRefusedNotFailed) {
   for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));
-    auto forced = MakeBackend(
-        {.float16_path = OneDnnBackend::Path::kNative, .bfloat16_path = OneDnnBackend::Path::kNative});
+    auto forced = MakeBackend({.float16_path = OneDnnBackend::Path::kNative,
+                               .bfloat16_path = OneDnnBackend::Path::kNative});
     ASSERT_NE(forced, nullptr);
     if (forced->probe(dtype).native) {
       EXPECT_EQ(forced->Supports({dtype, {2, 3, 4}, {4, 5}}).level, Support::Level::kNative);

@@ -65,7 +65,8 @@ const Form kForms[] = {
     // High ranks: oneDNN's limit is 12 dims; a backend may collapse axes or say no.
     {"rank 12 with no batch axis that can merge", With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {3, 4}),
      With({1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {4, 5})},
-    {"rank 13 alternating broadcast: nothing merges", With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 4}),
+    {"rank 13 alternating broadcast: nothing merges",
+     With({2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 4}),
      With({1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, {4, 5})},
     {"rank 14 that collapses to rank 4: A's 6 axes against B's 6 other axes",
      With({2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1}, {3, 4}),
@@ -126,14 +127,15 @@ TEST_P(BackendSuite, KeepsTheWordOfSupports) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryBackendFormAndDType, BackendSuite,
-    ::testing::Combine(::testing::ValuesIn(RegisteredBackends()), ::testing::ValuesIn(kForms),
-                       ::testing::ValuesIn(kAllDTypes)),
-    [](const ::testing::TestParamInfo<Param>& info) {
-      return std::get<0>(info.param) + "_" + testing::TestNameFromWhy(std::get<1>(info.param).why) +
-             "_" + std::string(DTypeName(std::get<2>(info.param)));
-    });
+INSTANTIATE_TEST_SUITE_P(EveryBackendFormAndDType, BackendSuite,
+                         ::testing::Combine(::testing::ValuesIn(RegisteredBackends()),
+                                            ::testing::ValuesIn(kForms),
+                                            ::testing::ValuesIn(kAllDTypes)),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  testing::TestNameFromWhy(std::get<1>(info.param).why) + "_" +
+                                  std::string(DTypeName(std::get<2>(info.param)));
+                         });
 
 class EveryBackend : public ::testing::TestWithParam<std::string> {};
 

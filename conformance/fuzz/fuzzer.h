@@ -32,8 +32,8 @@ using conformance::VerdictName;
 
 struct FuzzOptions {
   std::uint64_t seed = 1;
-  std::int64_t first = 0;             // Index of the first problem.
-  std::int64_t cases = 1000;          // Number of problems; with `seconds` > 0, at most this many.
+  std::int64_t first = 0;     // Index of the first problem.
+  std::int64_t cases = 1000;  // Number of problems; with `seconds` > 0, at most this many.
   // Run only shard `index` of `count` (1-based) of the problems: problem first + i when
   // i % count == index - 1, so shards are disjoint, cover the campaign and stay balanced.
   conformance::Shard shard;

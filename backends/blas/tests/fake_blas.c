@@ -12,19 +12,24 @@ static int threads = 1;
 
 int fake_blas_calls(void) { return calls; }
 
-#define FAKE_GEMM(NAME, T)                                                                   \
-  void NAME(const char* ta, const char* tb, const int* m, const int* n, const int* k,        \
-            const T* alpha, const T* a, const int* lda, const T* b, const int* ldb,          \
-            const T* beta, T* c, const int* ldc, size_t la, size_t lb) {                     \
-    (void)ta; (void)tb; (void)beta; (void)la; (void)lb;                                      \
-    ++calls;                                                                                 \
-    for (int j = 0; j < *n; ++j) {                                                           \
-      for (int i = 0; i < *m; ++i) {                                                         \
-        T sum = 0;                                                                           \
-        for (int p = 0; p < *k; ++p) sum += a[i + (ptrdiff_t)p * *lda] * b[p + (ptrdiff_t)j * *ldb]; \
-        c[i + (ptrdiff_t)j * *ldc] = *alpha * sum;                                           \
-      }                                                                                      \
-    }                                                                                        \
+#define FAKE_GEMM(NAME, T)                                                                         \
+  void NAME(const char* ta, const char* tb, const int* m, const int* n, const int* k,              \
+            const T* alpha, const T* a, const int* lda, const T* b, const int* ldb, const T* beta, \
+            T* c, const int* ldc, size_t la, size_t lb) {                                          \
+    (void)ta;                                                                                      \
+    (void)tb;                                                                                      \
+    (void)beta;                                                                                    \
+    (void)la;                                                                                      \
+    (void)lb;                                                                                      \
+    ++calls;                                                                                       \
+    for (int j = 0; j < *n; ++j) {                                                                 \
+      for (int i = 0; i < *m; ++i) {                                                               \
+        T sum = 0;                                                                                 \
+        for (int p = 0; p < *k; ++p)                                                               \
+          sum += a[i + (ptrdiff_t)p * *lda] * b[p + (ptrdiff_t)j * *ldb];                          \
+        c[i + (ptrdiff_t)j * *ldc] = *alpha * sum;                                                 \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 FAKE_GEMM(sgemm_, float)
@@ -43,7 +48,11 @@ static float FromBf16(uint16_t bits) {
 void sbgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
              const float* alpha, const uint16_t* a, const int* lda, const uint16_t* b,
              const int* ldb, const float* beta, float* c, const int* ldc, size_t la, size_t lb) {
-  (void)ta; (void)tb; (void)beta; (void)la; (void)lb;
+  (void)ta;
+  (void)tb;
+  (void)beta;
+  (void)la;
+  (void)lb;
   ++calls;
   for (int j = 0; j < *n; ++j) {
     for (int i = 0; i < *m; ++i) {

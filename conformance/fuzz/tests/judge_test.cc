@@ -150,9 +150,8 @@ TEST(JudgeTest, DoubleComputedInFloatIsImprecise) {
     sum += static_cast<float>(a.Data<double>()[i]) * static_cast<float>(b.Data<double>()[i]);
   }
   const Tensor got = Tensor::FromValues<double>({1, 1}, std::vector<double>{sum}).value();
-  const Judgement j =
-      Judge(got.view(), oracle.y.view(),
-            OracleBounds(oracle, Arithmetic{DType::kDouble, false}, 4), {});
+  const Judgement j = Judge(got.view(), oracle.y.view(),
+                            OracleBounds(oracle, Arithmetic{DType::kDouble, false}, 4), {});
   EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 
@@ -176,9 +175,8 @@ TEST(JudgeTest, Float16TruncationIsImprecise) {
   ASSERT_NE(ToDouble(truncated), ToDouble(oracle.y.Data<float16>()[0]))
       << "the example must round up, so truncation differs";
   const Tensor got = Tensor::FromValues<float16>({1, 1}, std::vector<float16>{truncated}).value();
-  const Judgement j =
-      Judge(got.view(), oracle.y.view(),
-            OracleBounds(oracle, Arithmetic{DType::kFloat, false}, 2), {});
+  const Judgement j = Judge(got.view(), oracle.y.view(),
+                            OracleBounds(oracle, Arithmetic{DType::kFloat, false}, 2), {});
   EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 
