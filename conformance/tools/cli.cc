@@ -431,6 +431,9 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   if (!args.empty() && args.front() == "merge") {
     return RunMergeCli({args.begin() + 1, args.end()}, out, err);
   }
+  // From the start: a signal while the cases are found or the backends probed stops the run before
+  // its first result, and the reports are still written (empty, marked interrupted).
+  StopOnSignals stop;
   CliOptions options;
   std::string help;
   if (auto error = ParseConformanceArgs(args, builtin.Names(), options, help)) {
@@ -667,7 +670,6 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
 
   bool finished = true;
   {
-    StopOnSignals stop;
     run.stop = stop.flag();
     run.stop_fd = stop.fd();
     if (resumed) {
