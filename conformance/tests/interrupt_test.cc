@@ -242,7 +242,12 @@ TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
       EXPECT_EQ(result["verdict"], "PASS") << result.dump();
     } else {
       EXPECT_EQ(result["verdict"], "ERROR");
-      EXPECT_THAT(result["message"].get<std::string>(), HasSubstr(GetParam().what));
+      std::string what = GetParam().what;
+#ifdef __SANITIZE_ADDRESS__
+      // AddressSanitizer catches the plugin's SIGSEGV itself and ends the probe with its exit code.
+      if (what.find("SIGSEGV") != std::string::npos) what = "during the load probe";
+#endif
+      EXPECT_THAT(result["message"].get<std::string>(), HasSubstr(what));
     }
   }
   pugi::xml_document doc;
