@@ -212,8 +212,7 @@ void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& se
   }
   if (support.level == Support::Level::kByConversion) r.support_note = support.note;
   const Tensor& actual = **y;
-  JudgeNodeTestResult(plan, set, actual, backend.DeclaredArithmetic(plan.desc.dtype), tolerance,
-                      r);
+  JudgeNodeTestResult(plan, set, actual, backend.DeclaredArithmetic(plan.desc.dtype), tolerance, r);
   if (r.backend == kReferenceBackend) {
     r.vs_reference = "is reference";
   } else if (reference.y) {

@@ -61,8 +61,8 @@ Status BackendRegistry::CheckSelectable(std::string_view name) const {
     return NotFoundError("no backend named '" + std::string(name) + "' (known: " + known + ")");
   }
   if (!e->unavailable.empty()) {
-    return FailedPreconditionError("backend '" + e->name + "' is not available on this machine: " +
-                                   e->unavailable);
+    return FailedPreconditionError("backend '" + e->name +
+                                   "' is not available on this machine: " + e->unavailable);
   }
   return OkStatus();
 }

@@ -22,7 +22,8 @@ using BackendFactory = std::function<StatusOr<std::unique_ptr<Backend>>()>;
 // silently left out.
 class BackendRegistry {
  public:
-  // Adds a backend; ALREADY_EXISTS if `name` is taken (available or not), INVALID_ARGUMENT if empty.
+  // Adds a backend; ALREADY_EXISTS if `name` is taken (available or not), INVALID_ARGUMENT if
+  // empty.
   Status Register(std::string name, std::string description, BackendFactory factory);
   // Records a backend that is not available here, and why ("/usr/lib/.../libblas.so.3: cannot open
   // shared object file"); ALREADY_EXISTS if `name` is taken, INVALID_ARGUMENT if `name` or `why` is
@@ -50,7 +51,7 @@ class BackendRegistry {
   struct Entry {
     std::string name;
     std::string description;
-    BackendFactory factory;  // Null for an unavailable backend.
+    BackendFactory factory;   // Null for an unavailable backend.
     std::string unavailable;  // Why it is unavailable; empty for an available one.
   };
   const Entry* Find(std::string_view name) const;

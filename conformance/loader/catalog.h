@@ -43,9 +43,9 @@ std::vector<std::filesystem::path> DefaultDataRoots();
 // it runs, so memory does not grow with the corpus.
 struct CaseEntry {
   std::string name;
-  std::string source;                // The data root's path, or kBuiltinSource.
-  std::filesystem::path dir;         // The case directory; empty for built-ins.
-  std::optional<MatMulModel> model;  // Set when the case is valid (built-ins: MatMul-13).
+  std::string source;                   // The data root's path, or kBuiltinSource.
+  std::filesystem::path dir;            // The case directory; empty for built-ins.
+  std::optional<MatMulModel> model;     // Set when the case is valid (built-ins: MatMul-13).
   std::vector<DataSetFiles> data_sets;  // Set when valid; built-ins have one without files.
   Status error;                         // Why it is invalid, when `model` is empty.
   // A case built in memory (the self-check's): makes data set `index`; empty for every other case.

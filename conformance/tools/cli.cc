@@ -88,8 +88,8 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     out << "backends not available on this machine (" << unavailable.size() << "):\n";
     for (const std::string& name : unavailable) {
       out << "  " << std::setw(12) << name << registry.Description(name) << "\n"
-          << "  " << std::setw(12) << "" << "not available: " << registry.UnavailableReason(name)
-          << "\n";
+          << "  " << std::setw(12) << ""
+          << "not available: " << registry.UnavailableReason(name) << "\n";
     }
   }
 }

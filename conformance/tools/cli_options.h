@@ -39,7 +39,7 @@ struct CliOptions {
   std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
   // Outputs trees judged as backends: "NAME=DIR" and "NAME=ARITHMETIC", in order given.
   std::vector<std::string> outputs, outputs_arithmetic;
-  bool self_check = false;   // --self-check: run only the self-check (cli.h, SelfCheckCommand).
+  bool self_check = false;  // --self-check: run only the self-check (cli.h, SelfCheckCommand).
 };
 
 // Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.

@@ -49,9 +49,12 @@ TEST(BackendPrepareTest, KZeroIsExactZerosWithoutTheBackend) {
 TEST(BackendPrepareTest, EmptyOutputsNeverReachTheBackend) {
   CountingBackend backend;
   for (const auto& [a, b] : std::vector<std::pair<Dims, Dims>>{
-           {{0, 4}, {4, 3}}, {{3, 4}, {4, 0}}, {{0, 3, 4}, {4, 5}},
+           {{0, 4}, {4, 3}},
+           {{3, 4}, {4, 0}},
+           {{0, 3, 4}, {4, 5}},
            // Huge dims around an empty Y: nothing may be sized by them.
-           {{0, 0}, {0, std::int64_t{1} << 31}}, {{std::int64_t{1} << 40, 0, 3}, {3, 4}}}) {
+           {{0, 0}, {0, std::int64_t{1} << 31}},
+           {{std::int64_t{1} << 40, 0, 3}, {3, 4}}}) {
     SCOPED_TRACE(DimsToString(a) + " x " + DimsToString(b));
     const MatMulPlan plan = PlanMatMul({DType::kFloat, a, b}).value();
     auto primitive = backend.Prepare(plan);
@@ -67,8 +70,8 @@ TEST(BackendPrepareTest, EmptyOutputsNeverReachTheBackend) {
 
 TEST(BackendPrepareTest, UnsupportedIsRefusedEvenWhenDegenerate) {
   CountingBackend backend;
-  for (const auto& [a, b] : std::vector<std::pair<Dims, Dims>>{
-           {{2, 3}, {3, 4}}, {{2, 0}, {0, 4}}, {{0, 3}, {3, 4}}}) {
+  for (const auto& [a, b] :
+       std::vector<std::pair<Dims, Dims>>{{{2, 3}, {3, 4}}, {{2, 0}, {0, 4}}, {{0, 3}, {3, 4}}}) {
     auto primitive = backend.Prepare(PlanMatMul({DType::kInt32, a, b}).value());
     ASSERT_FALSE(primitive.ok());
     EXPECT_EQ(primitive.status().code(), StatusCode::kUnimplemented);

@@ -141,7 +141,8 @@ TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
 }
 
 // The size-threshold family crosses every declared path threshold within seed 1's first 5000
-// problems (the gate runs up to 20000), on A, on B and on Y, and each such problem stays within 4 products per element.
+// problems (the gate runs up to 20000), on A, on B and on Y, and each such problem stays within 4
+// products per element.
 TEST(GeneratorTest, TheSizeThresholdFamilyCrossesEveryPathThreshold) {
   const GeneratorOptions options;
   std::map<std::int64_t, int> crossed;
