@@ -18,6 +18,8 @@ packages=(
   libcli11-dev
   # The loader's fuzz target: clang with libFuzzer (CMake preset "fuzz").
   clang-14 libclang-rt-14-dev
+  # The format check (scripts/check-format.sh): C/C++ by .clang-format, Python by black and flake8.
+  clang-format-14 black flake8
   # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
   python3 python3-matplotlib chromium
   # A runtime judged from its outputs (scripts/ort-conformance.sh): ONNX Runtime from the npm

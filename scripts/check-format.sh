@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The format check: every tracked C/C++ file against .clang-format (clang-format 14: Google, 100
+# columns), every tracked Python file against black (pyproject.toml: 100 columns) and flake8's
+# error checks (.flake8: syntax errors, undefined or unused names). Tools are Debian's, installed
+# by scripts/setup.sh.
+#
+# Usage: scripts/check-format.sh [--fix] [FILE...]
+#   FILE...  check these files instead of every tracked one (any path; C/C++ by extension .c .cc
+#            .cpp .h .hpp, Python by .py; others are an error).
+#   --fix    rewrite the files in place (clang-format -i, black); flake8's findings are not
+#            rewritable and still fail the run.
+# Exits 0 when every file conforms; otherwise 1, naming each file that differs and its first
+# differing lines (a unified diff of at most 12 lines: "-" as it is, "+" as the formatter wants it).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+fix=0
+files=()
+for arg in "$@"; do
+  case "$arg" in
+    --fix) fix=1 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "check-format: unknown option $arg (see --help)" >&2; exit 2 ;;
+    *) files+=("$arg") ;;
+  esac
+done
+bash "$root/scripts/setup.sh"
+
+if [[ ${#files[@]} -eq 0 ]]; then
+  cd "$root"
+  mapfile -t files < <(git ls-files -- '*.c' '*.cc' '*.cpp' '*.h' '*.hpp' '*.py')
+fi
+
+cxx=()
+py=()
+for f in "${files[@]}"; do
+  [[ -f "$f" ]] || { echo "check-format: $f: no such file" >&2; exit 2; }
+  case "$f" in
+    *.c|*.cc|*.cpp|*.h|*.hpp) cxx+=("$f") ;;
+    *.py) py+=("$f") ;;
+    *) echo "check-format: $f: neither C/C++ nor Python (by its extension)" >&2; exit 2 ;;
+  esac
+done
+
+clang_format=clang-format-14
+command -v "$clang_format" >/dev/null || clang_format=clang-format
+black=(black --quiet --config "$root/pyproject.toml")
+failed=()
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# check_one FILE KIND: compares FILE with its formatted text in $tmp/formatted; with --fix
+# rewrites FILE, otherwise names it and shows its first differing lines.
+check_one() {
+  cmp -s "$1" "$tmp/formatted" && return 0
+  if ((fix)); then
+    cat "$tmp/formatted" > "$1"
+    echo "check-format: reformatted $1"
+    return 0
+  fi
+  echo "$1: differs from $2 (fix: scripts/check-format.sh --fix $1)"
+  { diff -u --label "$1 (as it is)" --label "$1 (formatted)" "$1" "$tmp/formatted" || true; } |
+    head -n 14 | sed 's/^/  /'
+  failed+=("$1")
+}
+
+for f in "${cxx[@]}"; do
+  # The repository's .clang-format, named, whatever the file's folder (a file list may name files
+  # outside the tree).
+  "$clang_format" --style="file:$root/.clang-format" "$f" > "$tmp/formatted"
+  check_one "$f" .clang-format
+done
+
+for f in "${py[@]}"; do
+  if ! "${black[@]}" - < "$f" > "$tmp/formatted" 2> "$tmp/error"; then
+    echo "$f: black cannot parse it: $(head -n 1 "$tmp/error")"
+    failed+=("$f")
+    continue
+  fi
+  check_one "$f" black
+done
+if [[ ${#py[@]} -gt 0 ]]; then
+  if ! findings="$(flake8 --config "$root/.flake8" "${py[@]}")"; then
+    echo "flake8 (not fixable by --fix):"
+    echo "$findings" | sed 's/^/  /'
+    while IFS=: read -r f _; do failed+=("$f"); done <<< "$findings"
+  fi
+fi
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  mapfile -t failed < <(printf '%s\n' "${failed[@]}" | sort -u)
+  echo "check-format: ${#failed[@]} of ${#files[@]} files fail: ${failed[*]}" >&2
+  exit 1
+fi
+echo "check-format: ${#files[@]} files conform (${#cxx[@]} C/C++, ${#py[@]} Python)"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Tests of scripts/check-format.sh on files written here (never on the tree, whose state is the
+# check's business, not this test's): each misformatted file fails the check with its name and its
+# first differing line shown; formatted files pass; --fix rewrites a file so that it passes; a
+# Python error black accepts (an unused import) fails through flake8 and --fix does not hide it.
+set -euo pipefail
+check="$(cd "$(dirname "$0")/.." && pwd)/check-format.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect RC NAME PATTERNS FILE...: the check exits RC and its output contains each line of PATTERNS.
+expect() {
+  local want_rc="$1" name="$2" patterns="$3"
+  shift 3
+  local rc=0
+  bash "$check" "$@" > "$tmp/out" 2>&1 || rc=$?
+  [[ "$rc" == "$want_rc" ]] || fail "$name: exit $rc, expected $want_rc; output:" "$(cat "$tmp/out")"
+  while IFS= read -r pattern; do
+    [[ -z "$pattern" ]] && continue
+    grep -qF -- "$pattern" "$tmp/out" || fail "$name: output lacks '$pattern':" "$(cat "$tmp/out")"
+  done <<< "$patterns"
+}
+
+# Google style, 100 columns: two-space indent, a space before "{", short function on one line.
+cat > "$tmp/good.cc" <<'CC'
+#include <cstdio>
+
+int Twice(int x) { return 2 * x; }
+CC
+cat > "$tmp/good.h" <<'CC'
+#ifndef GOOD_H_
+#define GOOD_H_
+
+// A line of exactly 100 columns is allowed: ....................................................
+int Twice(int x);
+
+#endif  // GOOD_H_
+CC
+cat > "$tmp/good.py" <<'PY'
+import sys
+
+
+def twice(x):
+    return 2 * x
+
+
+print(twice(len(sys.argv)))
+PY
+expect 0 "formatted files" "3 files conform (2 C/C++, 1 Python)" \
+  "$tmp/good.cc" "$tmp/good.h" "$tmp/good.py"
+
+# Four-space indent and the brace on its own line: not Google style.
+printf 'int Twice(int x)\n{\n    return 2 * x;\n}\n' > "$tmp/bad.cc"
+expect 1 "misformatted C++" "$tmp/bad.cc: differs from .clang-format
+-{
++int Twice(int x) { return 2 * x; }
+1 of 2 files fail" "$tmp/good.cc" "$tmp/bad.cc"
+
+# A call past 100 columns must be wrapped.
+{
+  printf 'void F(int, int, int);\n'
+  printf 'void G() { F(1111111111, 2222222222, 3333333333); F(4444444444, 5555555555, 6666666666); }\n'
+} > "$tmp/long.cc"
+expect 1 "C++ line over 100 columns" "$tmp/long.cc: differs from .clang-format" "$tmp/long.cc"
+
+# Single quotes and a missing blank line before a def: black's layout differs.
+printf "import sys\ndef twice(x):\n    return x*2\nprint(twice(len(sys.argv)), 'x')\n" > "$tmp/bad.py"
+expect 1 "misformatted Python" "$tmp/bad.py: differs from black
++    return x * 2
+-print(twice(len(sys.argv)), 'x')" "$tmp/good.py" "$tmp/bad.py"
+
+# Well laid out, but an unused import and an undefined name: flake8's errors.
+printf 'import os\n\n\ndef f():\n    return undefined_name\n' > "$tmp/unused.py"
+expect 1 "Python errors" "'os' imported but unused
+undefined name 'undefined_name'
+1 of 1 files fail" "$tmp/unused.py"
+
+# --fix rewrites the layout (and says which files), after which the check passes.
+expect 0 "--fix" "reformatted $tmp/bad.cc
+reformatted $tmp/bad.py" --fix "$tmp/bad.cc" "$tmp/bad.py" "$tmp/good.cc"
+cmp -s "$tmp/good.cc" <(printf '#include <cstdio>\n\nint Twice(int x) { return 2 * x; }\n') ||
+  fail "--fix changed a formatted file"
+expect 0 "after --fix" "2 files conform" "$tmp/bad.cc" "$tmp/bad.py"
+grep -qxF 'int Twice(int x) { return 2 * x; }' "$tmp/bad.cc" || fail "--fix left bad.cc as it was"
+# flake8's findings are not layout: --fix cannot make them pass.
+expect 1 "--fix with a Python error" "'os' imported but unused" --fix "$tmp/unused.py"
+
+# Bad arguments are errors, not a silent pass.
+expect 2 "missing file" "$tmp/none.cc: no such file" "$tmp/none.cc"
+printf 'x\n' > "$tmp/notes.txt"
+expect 2 "unknown kind of file" "neither C/C++ nor Python" "$tmp/notes.txt"
+
+if ((failures)); then
+  echo "check_format_test: $failures failure(s)"
+  exit 1
+fi
+echo "check_format_test: all passed"
