@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The format check: every tracked C/C++ file against .clang-format (clang-format 14: Google, 100
-# columns), every tracked Python file against black (pyproject.toml: 100 columns) and flake8's
-# error checks (.flake8: syntax errors, undefined or unused names). Tools are Debian's, installed
-# by scripts/setup.sh.
+# columns), every tracked Python file against black (pyproject.toml: 100 columns) and flake8
+# (.flake8: pyflakes' errors such as unused or undefined names, and pycodestyle's). Tools are
+# Debian's, installed by scripts/setup.sh.
 #
 # Usage: scripts/check-format.sh [--fix] [FILE...]
 #   FILE...  check these files instead of every tracked one (any path; C/C++ by extension .c .cc

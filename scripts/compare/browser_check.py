@@ -55,13 +55,26 @@ class Chromium:
             os.dup2(from_browser_write, 4)
 
         self.process = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-extensions", "--remote-debugging-pipe", f"--user-data-dir={user_data_dir}",
-             "about:blank"],
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={user_data_dir}",
+                "about:blank",
+            ],
             # 3 and 4 are kept open too: the child sets them up in child_fds before exec.
-            pass_fds=(3, 4, to_browser_read, from_browser_write), preexec_fn=child_fds,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            pass_fds=(3, 4, to_browser_read, from_browser_write),
+            preexec_fn=child_fds,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         os.close(to_browser_read)
         os.close(from_browser_write)
         self.buffer = b""
@@ -82,8 +95,10 @@ class Chromium:
                 raise TimeoutError("Chromium did not answer in time")
             chunk = os.read(self.from_browser, 1 << 16)
             if not chunk:
-                raise RuntimeError("Chromium closed the pipe: "
-                                   + self.process.stderr.read().decode(errors="replace")[-2000:])
+                raise RuntimeError(
+                    "Chromium closed the pipe: "
+                    + self.process.stderr.read().decode(errors="replace")[-2000:]
+                )
             self.buffer += chunk
         raw, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(raw)
@@ -133,18 +148,22 @@ def check(page, screenshot=None):
         browser = Chromium(binary, profile)
         try:
             target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = browser.call("Target.attachToTarget",
-                                   {"targetId": target, "flatten": True})["sessionId"]
+            session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+                "sessionId"
+            ]
             for domain in ("Page", "Runtime", "Log", "Network"):
                 browser.call(f"{domain}.enable", session=session)
             if screenshot:
-                browser.call("Emulation.setDeviceMetricsOverride",
-                             {"width": 1100, "height": 1000, "deviceScaleFactor": 1,
-                              "mobile": False}, session=session)
+                browser.call(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": 1100, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+                    session=session,
+                )
             browser.call("Page.navigate", {"url": url}, session=session)
             browser.wait_for("Page.loadEventFired")
-            result = browser.call("Runtime.evaluate",
-                                  {"expression": INSPECT, "returnByValue": True}, session=session)
+            result = browser.call(
+                "Runtime.evaluate", {"expression": INSPECT, "returnByValue": True}, session=session
+            )
             if screenshot:
                 shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)
                 pathlib.Path(screenshot).write_bytes(base64.b64decode(shot["data"]))
@@ -181,9 +200,12 @@ def check(page, screenshot=None):
     for section in SECTIONS:
         if section not in info["sections"]:
             problems.append(f"section {section!r} is missing")
-    print(f"browser check: {page}: {len(info['plots'])} plots, {len(info['tables'])} tables, "
-          f"{sum(t['rows'] for t in info['tables'])} table rows, sections "
-          f"{', '.join(info['sections'])}", file=sys.stderr)
+    print(
+        f"browser check: {page}: {len(info['plots'])} plots, {len(info['tables'])} tables, "
+        f"{sum(t['rows'] for t in info['tables'])} table rows, sections "
+        f"{', '.join(info['sections'])}",
+        file=sys.stderr,
+    )
     return problems
 
 

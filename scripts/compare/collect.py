@@ -3,8 +3,8 @@
 
 Called by scripts/compare.sh (which builds the tools first); render.py turns compare.json into
 compare.html and compare.md. Every figure comes from a tool's JSON output: `mm-bench --mm_describe`
-(backends' dtype support, libraries), `mm-conformance --json` (verdicts), `mm-fuzz --json` (accuracy,
-when the build has it) and Google Benchmark's JSON (`--benchmark_out`) for every timing.
+(backends' dtype support, libraries), `mm-conformance --json` (verdicts), `mm-fuzz --json`
+(accuracy, when the build has it) and Google Benchmark's JSON (`--benchmark_out`) for every timing.
 
 Progress goes to stderr: the phase, how far it is and an estimate of the time left.
 """
@@ -24,10 +24,20 @@ import time
 # Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
 # mode. The full mode reports the median of 3 (the machine is shared and noisy).
 MODES = {
-    "quick": {"set": "quick", "min_time": 0.01, "repetitions": 1, "fuzz_seconds": 5,
-              "fuzz_cases": 2000},
-    "full": {"set": "full", "min_time": 0.03, "repetitions": 3, "fuzz_seconds": 60,
-             "fuzz_cases": 1000000},
+    "quick": {
+        "set": "quick",
+        "min_time": 0.01,
+        "repetitions": 1,
+        "fuzz_seconds": 5,
+        "fuzz_cases": 2000,
+    },
+    "full": {
+        "set": "full",
+        "min_time": 0.03,
+        "repetitions": 3,
+        "fuzz_seconds": 60,
+        "fuzz_cases": 1000000,
+    },
 }
 
 
@@ -53,8 +63,10 @@ class Progress:
         self.last_print = now
         elapsed = now - self.start
         left = elapsed * (self.total_weight - self.done_weight) / max(self.done_weight, 1e-9)
-        log(f"[{self.phase}] {self.done}/{self.count} {item}  "
-            f"{fmt_seconds(elapsed)} elapsed, about {fmt_seconds(max(left, 0))} left")
+        log(
+            f"[{self.phase}] {self.done}/{self.count} {item}  "
+            f"{fmt_seconds(elapsed)} elapsed, about {fmt_seconds(max(left, 0))} left"
+        )
 
 
 def log(message):
@@ -95,8 +107,9 @@ def cpu_flags():
 
 
 def package_version(name):
-    result = subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True,
-                            text=True, check=False)
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True, check=False
+    )
     return result.stdout.strip() if result.returncode == 0 else None
 
 
@@ -108,9 +121,24 @@ def git(*args):
 def machine(bin_dir, threads, tool_args):
     describe = run_json([str(bin_dir / "mm-bench"), "--mm_describe", *tool_args["bench"]])
     flags = set(cpu_flags())
-    simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw",
-                        "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile")
-            if f in flags]
+    simd = [
+        f
+        for f in (
+            "sse4_2",
+            "avx",
+            "avx2",
+            "fma",
+            "avx512f",
+            "avx512dq",
+            "avx512bw",
+            "avx512vl",
+            "avx512_vnni",
+            "avx512_bf16",
+            "avx512_fp16",
+            "amx_tile",
+        )
+        if f in flags
+    ]
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return {
         "cpu_model": cpu_model(),
@@ -127,9 +155,17 @@ def machine(bin_dir, threads, tool_args):
         "git_commit": git("rev-parse", "HEAD"),
         "git_describe": git("log", "-1", "--format=%h %s"),
         "git_dirty": bool(dirty),
-        "packages": {p: package_version(p) for p in (
-            "libdnnl-dev", "libeigen3-dev", "libbenchmark-dev", "libonnx-dev", "g++",
-            "python3-matplotlib")},
+        "packages": {
+            p: package_version(p)
+            for p in (
+                "libdnnl-dev",
+                "libeigen3-dev",
+                "libbenchmark-dev",
+                "libonnx-dev",
+                "g++",
+                "python3-matplotlib",
+            )
+        },
         "backends": describe["backends"],
         "libraries": describe["libraries"],
         "baselines": describe.get("baselines", []),
@@ -138,11 +174,20 @@ def machine(bin_dir, threads, tool_args):
 
 def conformance(bin_dir, work, tool_args):
     out = work / "conformance.json"
-    command = [str(bin_dir / "mm-conformance"), "--quiet", "--json", str(out), *tool_args["conformance"]]
+    command = [
+        str(bin_dir / "mm-conformance"),
+        "--quiet",
+        "--json",
+        str(out),
+        *tool_args["conformance"],
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if not out.exists():
-        return {"error": f"mm-conformance exited {result.returncode} without a report: "
-                         f"{result.stderr.strip() or result.stdout.strip()}", "command": command}
+        return {
+            "error": f"mm-conformance exited {result.returncode} without a report: "
+            f"{result.stderr.strip() or result.stdout.strip()}",
+            "command": command,
+        }
     report = json.loads(out.read_text())
     report["command"] = " ".join(command)
     return report
@@ -150,20 +195,38 @@ def conformance(bin_dir, work, tool_args):
 
 def run_fuzz(fuzz, out, seconds, cases, args):
     """One mm-fuzz run; returns (its JSON report or None, the run's description)."""
-    command = [str(fuzz), "--quiet", "--json", str(out), "--time", f"{seconds:.3g}",
-               "--cases", str(cases), *args]
+    command = [
+        str(fuzz),
+        "--quiet",
+        "--json",
+        str(out),
+        "--time",
+        f"{seconds:.3g}",
+        "--cases",
+        str(cases),
+        *args,
+    ]
     start = time.monotonic()
     out.unlink(missing_ok=True)
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     # The command as one runs it again: without the report file, which lives in a folder that is
     # gone once the report is made.
-    again = [word for i, word in enumerate(command)
-             if word != "--json" and (i == 0 or command[i - 1] != "--json")]
-    run = {"command": " ".join(again), "exit_code": result.returncode,
-           "seconds": time.monotonic() - start}
+    again = [
+        word
+        for i, word in enumerate(command)
+        if word != "--json" and (i == 0 or command[i - 1] != "--json")
+    ]
+    run = {
+        "command": " ".join(again),
+        "exit_code": result.returncode,
+        "seconds": time.monotonic() - start,
+    }
     if result.returncode < 0 or not out.exists():
-        how = (f"killed by signal {-result.returncode}" if result.returncode < 0
-               else f"exited {result.returncode} without a report")
+        how = (
+            f"killed by signal {-result.returncode}"
+            if result.returncode < 0
+            else f"exited {result.returncode} without a report"
+        )
         stderr = result.stderr.strip()[-2000:]
         run["error"] = f"mm-fuzz {how}" + (f": {stderr}" if stderr else "")
         return None, run
@@ -172,9 +235,14 @@ def run_fuzz(fuzz, out, seconds, cases, args):
 
 def merge_fuzz(reports):
     """One mm-fuzz report from runs over disjoint (backend, dtype) sets with the same seed."""
-    merged = {"tool": "mm-fuzz", "stats": {"problems": 0, "seconds": 0.0, "backends": {},
-                                          "by_dtype": {}},
-              "statistics": [], "problems": [], "findings": [], "problems_capped": False}
+    merged = {
+        "tool": "mm-fuzz",
+        "stats": {"problems": 0, "seconds": 0.0, "backends": {}, "by_dtype": {}},
+        "statistics": [],
+        "problems": [],
+        "findings": [],
+        "problems_capped": False,
+    }
     for report in reports:
         stats = report.get("stats", {})
         merged["stats"]["problems"] = max(merged["stats"]["problems"], stats.get("problems", 0))
@@ -209,39 +277,77 @@ def accuracy(bin_dir, work, mode, tool_args, backends):
     progress = Progress("accuracy", len(names), len(names))
     reports, runs, crashes = [], [], []
     for name in names:
-        report, run = run_fuzz(fuzz, work / "fuzz.json", budget, settings["fuzz_cases"],
-                               [*tool_args["fuzz"], "--backend", name])
+        report, run = run_fuzz(
+            fuzz,
+            work / "fuzz.json",
+            budget,
+            settings["fuzz_cases"],
+            [*tool_args["fuzz"], "--backend", name],
+        )
         runs.append(run)
         if report is not None:
             reports.append(report)
         else:
             # The crash is a finding, shown; the dtype-by-dtype runs keep what can be kept.
-            crashes.append({"backend": name, "dtype": "every dtype (then run dtype by dtype)",
-                            "error": run["error"], "command": run["command"]})
-            dtypes = [d for b in backends if b["name"] == name
-                      for d, s in b.get("supports", {}).items() if s.get("level") != "no"]
+            crashes.append(
+                {
+                    "backend": name,
+                    "dtype": "every dtype (then run dtype by dtype)",
+                    "error": run["error"],
+                    "command": run["command"],
+                }
+            )
+            dtypes = [
+                d
+                for b in backends
+                if b["name"] == name
+                for d, s in b.get("supports", {}).items()
+                if s.get("level") != "no"
+            ]
             for dtype in dtypes:
-                report, run = run_fuzz(fuzz, work / "fuzz.json", budget / max(len(dtypes), 1),
-                                       settings["fuzz_cases"],
-                                       [*tool_args["fuzz"], "--backend", name, "--dtype", dtype])
+                report, run = run_fuzz(
+                    fuzz,
+                    work / "fuzz.json",
+                    budget / max(len(dtypes), 1),
+                    settings["fuzz_cases"],
+                    [*tool_args["fuzz"], "--backend", name, "--dtype", dtype],
+                )
                 runs.append(run)
                 if report is not None:
                     reports.append(report)
                 else:
-                    crashes.append({"backend": name, "dtype": dtype, "error": run["error"],
-                                    "command": run["command"]})
+                    crashes.append(
+                        {
+                            "backend": name,
+                            "dtype": dtype,
+                            "error": run["error"],
+                            "command": run["command"],
+                        }
+                    )
         progress.step(name, 1)
     if not reports:
-        return {"error": "; ".join(r.get("error", "") for r in runs) or "mm-fuzz did not run",
-                "runs": runs, "crashes": crashes}
-    return {"command": " ".join(runs[0]["command"].split()[:-2]) + " --backend NAME (per backend)",
-            "exit_code": max(r["exit_code"] for r in runs),
-            "seconds": sum(r["seconds"] for r in runs), "runs": runs, "crashes": crashes,
-            "report": merge_fuzz(reports)}
+        return {
+            "error": "; ".join(r.get("error", "") for r in runs) or "mm-fuzz did not run",
+            "runs": runs,
+            "crashes": crashes,
+        }
+    return {
+        "command": " ".join(runs[0]["command"].split()[:-2]) + " --backend NAME (per backend)",
+        "exit_code": max(r["exit_code"] for r in runs),
+        "seconds": sum(r["seconds"] for r in runs),
+        "runs": runs,
+        "crashes": crashes,
+        "report": merge_fuzz(reports),
+    }
 
 
-ENVIRONMENT = ["OMP_WAIT_POLICY", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE",
-               "MM_BACKEND_LIBS"]
+ENVIRONMENT = [
+    "OMP_WAIT_POLICY",
+    "OMP_NUM_THREADS",
+    "ONEDNN_MAX_CPU_ISA",
+    "OPENBLAS_CORETYPE",
+    "MM_BACKEND_LIBS",
+]
 
 SHAPE_RE = re.compile(r"(?:(\d+)b_)?(\d+)x(\d+)x(\d+)$")
 
@@ -259,9 +365,18 @@ def benchmark_weight(name, reps, min_time):
 
 
 def list_benchmarks(bench, bench_set, regex, tool_args):
-    result = subprocess.run([str(bench), f"--mm_set={bench_set}", f"--benchmark_filter={regex}",
-                             "--benchmark_list_tests=true", *tool_args["bench"]],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [
+            str(bench),
+            f"--mm_set={bench_set}",
+            f"--benchmark_filter={regex}",
+            "--benchmark_list_tests=true",
+            *tool_args["bench"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [line for line in result.stdout.splitlines() if line.strip()]
 
 
@@ -286,23 +401,32 @@ def speed(bin_dir, work, mode, threads, backends, tool_args):
         else:
             regex = f"^(matmul/({threaded})|raw_[a-z_]+)/|^peak/.*/threads:{t}$"
         names = list_benchmarks(bench, settings["set"], regex, tool_args)
-        weights = {n: benchmark_weight(n, settings["repetitions"], settings["min_time"])
-                   for n in names}
-        progress = Progress(f"speed, {t} thread{'s' if t > 1 else ''}", sum(weights.values()),
-                            len(names))
+        weights = {
+            n: benchmark_weight(n, settings["repetitions"], settings["min_time"]) for n in names
+        }
+        progress = Progress(
+            f"speed, {t} thread{'s' if t > 1 else ''}", sum(weights.values()), len(names)
+        )
         out = work / f"bench_threads{t}.json"
         env = dict(os.environ, OMP_NUM_THREADS=str(t))
-        command = [str(bench), f"--mm_set={settings['set']}", f"--benchmark_filter={regex}",
-                   f"--benchmark_min_time={settings['min_time']}",
-                   f"--benchmark_repetitions={settings['repetitions']}",
-                   "--benchmark_report_aggregates_only=true",
-                   f"--benchmark_out={out}", "--benchmark_out_format=json",
-                   "--benchmark_format=console", "--benchmark_color=false",
-                   *tool_args["bench"]]
+        command = [
+            str(bench),
+            f"--mm_set={settings['set']}",
+            f"--benchmark_filter={regex}",
+            f"--benchmark_min_time={settings['min_time']}",
+            f"--benchmark_repetitions={settings['repetitions']}",
+            "--benchmark_report_aggregates_only=true",
+            f"--benchmark_out={out}",
+            "--benchmark_out_format=json",
+            "--benchmark_format=console",
+            "--benchmark_color=false",
+            *tool_args["bench"],
+        ]
         start = time.monotonic()
         seen = set()
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=env) as process:
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        ) as process:
             for line in process.stdout:
                 name = line.split(" ", 1)[0]
                 base = re.sub(r"_(mean|median|stddev|cv)$", "", name)
@@ -313,8 +437,15 @@ def speed(bin_dir, work, mode, threads, backends, tool_args):
         if process.returncode != 0 or not out.exists():
             raise RuntimeError(f"mm-bench exited {process.returncode}: {stderr[-2000:]}")
         data = json.loads(out.read_text())
-        runs.append({"threads": t, "command": " ".join(command), "env": f"OMP_NUM_THREADS={t}",
-                     "seconds": time.monotonic() - start, "benchmark_json": data})
+        runs.append(
+            {
+                "threads": t,
+                "command": " ".join(command),
+                "env": f"OMP_NUM_THREADS={t}",
+                "seconds": time.monotonic() - start,
+                "benchmark_json": data,
+            }
+        )
     return runs
 
 
@@ -328,8 +459,13 @@ def main():
     parser.add_argument("--mode", choices=sorted(MODES), default="full")
     parser.add_argument("--bin", required=True, type=pathlib.Path, help="folder of mm's tools")
     parser.add_argument("--out", required=True, type=pathlib.Path, help="compare.json to write")
-    parser.add_argument("--conformance-arg", action="append", default=[], metavar="ARG",
-                        help="passed on to mm-conformance only (repeatable; --conformance-arg=--x)")
+    parser.add_argument(
+        "--conformance-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="passed on to mm-conformance only (repeatable; --conformance-arg=--x)",
+    )
     parser.add_argument("extra", nargs="*", help="passed on to every tool")
     args = parser.parse_args()
 
@@ -353,15 +489,23 @@ def main():
 
         start = time.monotonic()
         log("[accuracy] mm-fuzz (differential fuzzer)")
-        report["accuracy"] = accuracy(args.bin, work, args.mode, tool_args,
-                                      report["machine"]["backends"])
+        report["accuracy"] = accuracy(
+            args.bin, work, args.mode, tool_args, report["machine"]["backends"]
+        )
         timings["accuracy"] = time.monotonic() - start
 
         start = time.monotonic()
-        report["speed"] = {"settings": MODES[args.mode],
-                           "runs": speed(args.bin, work, args.mode, threads,
-                                         [b["name"] for b in report["machine"]["backends"]],
-                                         tool_args)}
+        report["speed"] = {
+            "settings": MODES[args.mode],
+            "runs": speed(
+                args.bin,
+                work,
+                args.mode,
+                threads,
+                [b["name"] for b in report["machine"]["backends"]],
+                tool_args,
+            ),
+        }
         timings["speed"] = time.monotonic() - start
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     report["timings_seconds"] = timings

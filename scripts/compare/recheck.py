@@ -7,8 +7,8 @@ NAME is a benchmark of the report without its suffixes, e.g. matmul/onednn/float
 `NAME@T` takes the figure measured with T threads (default 1). Each is run on its own right away
 (same --mm_set, min time, OMP_NUM_THREADS and OMP_WAIT_POLICY as the report, 5 repetitions, the
 median), and both times per iteration, as the report counts them (CPU time at 1 thread, wall time
-at more), are printed with their ratio, and the wall times beside them. Exits 1 when any differs by more than the
-tolerance: on a shared machine, run it right after the report ("the same minute").
+at more), are printed with their ratio, and the wall times beside them. Exits 1 when any differs by
+more than the tolerance: on a shared machine, run it right after the report ("the same minute").
 """
 
 import argparse
@@ -26,7 +26,11 @@ import render  # noqa: E402
 
 def report_figure(report, name, threads):
     for record in render.benchmark_records(report["speed"]):
-        if render.base_name(record["name"]) == name and record["threads"] == threads and not record["error"]:
+        if (
+            render.base_name(record["name"]) == name
+            and record["threads"] == threads
+            and not record["error"]
+        ):
             return record
     return None
 
@@ -34,14 +38,23 @@ def report_figure(report, name, threads):
 def direct_run(bin_dir, settings, env, name, threads, repetitions):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "bench.json"
-        command = [str(bin_dir / "mm-bench"), f"--mm_set={settings['set']}",
-                   f"--benchmark_filter=^{name}(/process_time)?(/real_time)?$",
-                   f"--benchmark_min_time={settings['min_time']}",
-                   f"--benchmark_repetitions={repetitions}",
-                   "--benchmark_report_aggregates_only=true",
-                   f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        subprocess.run(command, env=dict(env, OMP_NUM_THREADS=str(threads)), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [
+            str(bin_dir / "mm-bench"),
+            f"--mm_set={settings['set']}",
+            f"--benchmark_filter=^{name}(/process_time)?(/real_time)?$",
+            f"--benchmark_min_time={settings['min_time']}",
+            f"--benchmark_repetitions={repetitions}",
+            "--benchmark_report_aggregates_only=true",
+            f"--benchmark_out={out}",
+            "--benchmark_out_format=json",
+        ]
+        subprocess.run(
+            command,
+            env=dict(env, OMP_NUM_THREADS=str(threads)),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         data = json.loads(out.read_text())
     records = render.benchmark_records({"runs": [{"threads": threads, "benchmark_json": data}]})
     return records[0] if records else None, " ".join(command)
@@ -49,7 +62,9 @@ def direct_run(bin_dir, settings, env, name, threads, repetitions):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--report", type=pathlib.Path, default=pathlib.Path("build/reports/compare.json"))
+    parser.add_argument(
+        "--report", type=pathlib.Path, default=pathlib.Path("build/reports/compare.json")
+    )
     parser.add_argument("--bin", type=pathlib.Path, default=pathlib.Path("build/bin"))
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("--repetitions", type=int, default=5)
@@ -80,15 +95,22 @@ def main():
         ratio = direct["rate_seconds"] / figure["rate_seconds"]
         ok = abs(ratio - 1) <= args.tolerance
         failures += not ok
-        gflops = (f"; GFLOP/s report {figure['rate_gflops']:.2f}, direct {direct['rate_gflops']:.2f}"
-                  if figure.get("rate_gflops") else "")
-        wall = (f"; wall time report {render.fmt_time(figure['seconds'])}, direct "
-                f"{render.fmt_time(direct['seconds'])}")
-        print(f"{'OK  ' if ok else 'DIFF'} {name} @{threads}t: report "
-              f"{render.fmt_time(figure['rate_seconds'])}, direct "
-              f"{render.fmt_time(direct['rate_seconds'])} (direct / report {ratio:.3f}){gflops}{wall}"
-              f"\n     direct: OMP_NUM_THREADS={threads} "
-              f"{command}")
+        gflops = (
+            f"; GFLOP/s report {figure['rate_gflops']:.2f}, direct {direct['rate_gflops']:.2f}"
+            if figure.get("rate_gflops")
+            else ""
+        )
+        wall = (
+            f"; wall time report {render.fmt_time(figure['seconds'])}, direct "
+            f"{render.fmt_time(direct['seconds'])}"
+        )
+        print(
+            f"{'OK  ' if ok else 'DIFF'} {name} @{threads}t: report "
+            f"{render.fmt_time(figure['rate_seconds'])}, direct "
+            f"{render.fmt_time(direct['rate_seconds'])} (direct / report {ratio:.3f}){gflops}{wall}"
+            f"\n     direct: OMP_NUM_THREADS={threads} "
+            f"{command}"
+        )
     return 1 if failures else 0
 
 

@@ -42,6 +42,7 @@ SQUARE_RE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
 # ---------------------------------------------------------------------------------------------
 # Reading Google Benchmark's JSON into flat records.
 
+
 def shape_kind(shape):
     if shape.startswith("tiny_"):
         return "tiny"
@@ -57,8 +58,11 @@ def shape_kind(shape):
 
 def base_name(name):
     """A benchmark's name without Google Benchmark's suffixes (/process_time, /real_time, ...)."""
-    return "/".join(p for p in name.split("/")
-                    if p not in ("real_time", "process_time") and not p.startswith("threads:"))
+    return "/".join(
+        p
+        for p in name.split("/")
+        if p not in ("real_time", "process_time") and not p.startswith("threads:")
+    )
 
 
 def seconds(entry, key):
@@ -82,8 +86,14 @@ def benchmark_records(speed):
             if entry.get("error_occurred"):
                 record["error"] = entry.get("error_message", "error")
             if parts[0] == "peak":
-                record.update(kind="peak", impl="peak", dtype=parts[1], shape="",
-                              threads=entry.get("threads", 1), label=entry.get("label", ""))
+                record.update(
+                    kind="peak",
+                    impl="peak",
+                    dtype=parts[1],
+                    shape="",
+                    threads=entry.get("threads", 1),
+                    label=entry.get("label", ""),
+                )
             elif parts[0] == "matmul":
                 record.update(kind="execute", impl=parts[1], dtype=parts[2], shape=parts[3])
             elif parts[0] == "prepare":
@@ -99,20 +109,25 @@ def benchmark_records(speed):
                 record["gflops"] = entry.get("GFLOPS")
                 # At 1 thread the process's CPU time is the time the work had a core: on a shared
                 # machine it stays put while wall time grows with the load. More threads: wall.
-                if (record["kind"] in ("execute", "prepare") and record["threads"] == 1
-                        and record["cpu_seconds"] > 0):
+                if (
+                    record["kind"] in ("execute", "prepare")
+                    and record["threads"] == 1
+                    and record["cpu_seconds"] > 0
+                ):
                     record["rate_seconds"] = record["cpu_seconds"]
                 else:
                     record["rate_seconds"] = record["seconds"]
                 if record["gflops"]:
-                    record["rate_gflops"] = (record["gflops"] * record["seconds"]
-                                             / record["rate_seconds"])
+                    record["rate_gflops"] = (
+                        record["gflops"] * record["seconds"] / record["rate_seconds"]
+                    )
             records.append(record)
     return records
 
 
 # ---------------------------------------------------------------------------------------------
 # Plots: matplotlib figures as inline PNG.
+
 
 class Plot:
     def __init__(self, title, png, series):
@@ -133,9 +148,28 @@ def impl_label(impl):
 
 
 # Matplotlib's tab10, then the lighter halves of tab20: distinct colours for 20 backends.
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
-           "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+PALETTE = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+]
 
 
 def configure(report):
@@ -172,35 +206,56 @@ def impl_colour(impl):
 
 
 def impl_style(impl):
-    return {"linestyle": "--" if impl in BASELINES else "-", "marker": "o", "markersize": 3,
-            "color": impl_colour(impl)}
+    return {
+        "linestyle": "--" if impl in BASELINES else "-",
+        "marker": "o",
+        "markersize": 3,
+        "color": impl_colour(impl),
+    }
 
 
 def plot_sweep(records, dtype, threads_list, peaks):
-    fig, axes = plt.subplots(1, len(threads_list), figsize=(5.2 * len(threads_list), 3.8),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(threads_list), figsize=(5.2 * len(threads_list), 3.8), squeeze=False, sharey=True
+    )
     series = 0
     for ax, threads in zip(axes[0], threads_list):
         lines = collections.defaultdict(list)
         for r in records:
-            if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
-                    and shape_kind(r["shape"]) == "square" and r.get("rate_gflops")):
+            if (
+                r["kind"] == "execute"
+                and r["dtype"] == dtype
+                and r["threads"] == threads
+                and shape_kind(r["shape"]) == "square"
+                and r.get("rate_gflops")
+            ):
                 lines[r["impl"]].append((int(r["shape"].split("x")[0]), r["rate_gflops"]))
         for impl in sorted(lines, key=impl_order):
             points = sorted(lines[impl])
-            ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
-                    **impl_style(impl))
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                label=impl_label(impl),
+                **impl_style(impl),
+            )
             series += 1
         peak = peaks.get((dtype, threads))
         if peak:
             ax.axhline(peak["gflops"], color="grey", linewidth=0.8, linestyle=":")
-            ax.text(8, peak["gflops"], f" peak {peak['gflops']:.0f}", va="bottom", fontsize=7,
-                    color="grey")
+            ax.text(
+                8,
+                peak["gflops"],
+                f" peak {peak['gflops']:.0f}",
+                va="bottom",
+                fontsize=7,
+                color="grey",
+            )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("M = K = N")
         clock = "CPU time" if threads == 1 else "wall time"
-        ax.set_title(f"{dtype}, {threads} thread{'s' if threads > 1 else ''} ({clock})",
-                     fontsize=10)
+        ax.set_title(
+            f"{dtype}, {threads} thread{'s' if threads > 1 else ''} ({clock})", fontsize=10
+        )
         ax.grid(True, alpha=0.3)
         if lines:
             ax.legend(fontsize=7)
@@ -209,8 +264,14 @@ def plot_sweep(records, dtype, threads_list, peaks):
 
 
 def plot_tiny(records, threads):
-    tiny = [r for r in records if r["kind"] == "execute" and shape_kind(r["shape"]) == "tiny"
-            and r["threads"] == threads and r.get("rate_seconds")]
+    tiny = [
+        r
+        for r in records
+        if r["kind"] == "execute"
+        and shape_kind(r["shape"]) == "tiny"
+        and r["threads"] == threads
+        and r.get("rate_seconds")
+    ]
     shapes = sorted({r["shape"] for r in tiny})
     dtypes = [d for d in DTYPE_ORDER if any(r["dtype"] == d for r in tiny)]
     if not shapes:
@@ -218,8 +279,7 @@ def plot_tiny(records, threads):
     fig, axes = plt.subplots(1, len(shapes), figsize=(4.6 * len(shapes), 3.6), squeeze=False)
     series = 0
     for ax, shape in zip(axes[0], shapes):
-        impls = sorted({r["impl"] for r in tiny if r["shape"] == shape},
-                       key=impl_order)
+        impls = sorted({r["impl"] for r in tiny if r["shape"] == shape}, key=impl_order)
         width = 0.8 / max(len(impls), 1)
         for i, impl in enumerate(impls):
             xs, ys = [], []
@@ -229,8 +289,15 @@ def plot_tiny(records, threads):
                         xs.append(j + i * width)
                         ys.append(r["rate_seconds"] * 1e9)
             if xs:
-                ax.bar(xs, ys, width=width, label=impl_label(impl), color=impl_colour(impl),
-                       hatch="//" if impl in BASELINES else None, edgecolor="white")
+                ax.bar(
+                    xs,
+                    ys,
+                    width=width,
+                    label=impl_label(impl),
+                    color=impl_colour(impl),
+                    hatch="//" if impl in BASELINES else None,
+                    edgecolor="white",
+                )
                 series += 1
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(dtypes))], dtypes, fontsize=8)
         ax.set_yscale("log")
@@ -238,20 +305,27 @@ def plot_tiny(records, threads):
         ax.set_title(shape, fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    return Plot(f"tiny shapes: time per call, {threads} thread{'s' if threads > 1 else ''} "
-                f"({'CPU' if threads == 1 else 'wall'} time)",
-                figure_png(fig), series)
+    return Plot(
+        f"tiny shapes: time per call, {threads} thread{'s' if threads > 1 else ''} "
+        f"({'CPU' if threads == 1 else 'wall'} time)",
+        figure_png(fig),
+        series,
+    )
 
 
 def plot_scaling(records, threads_list):
     if len(threads_list) < 2:
         return Plot("thread scaling", "", 0)
     low, high = threads_list[0], threads_list[-1]
-    by_key = {(r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in records
-              if r["kind"] == "execute" and r.get("rate_gflops")}
+    by_key = {
+        (r["impl"], r["dtype"], r["shape"], r["threads"]): r
+        for r in records
+        if r["kind"] == "execute" and r.get("rate_gflops")
+    }
     dtypes = [d for d in DTYPE_ORDER if any(k[1] == d for k in by_key)]
-    fig, axes = plt.subplots(1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(
+        1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False, sharey=True
+    )
     series = 0
     for ax, dtype in zip(axes[0], dtypes):
         lines = collections.defaultdict(list)
@@ -260,11 +334,17 @@ def plot_scaling(records, threads_list):
                 continue
             base = by_key.get((impl, d, shape, low))
             if base:
-                lines[impl].append((int(shape.split("x")[0]), r["rate_gflops"] / base["rate_gflops"]))
+                lines[impl].append(
+                    (int(shape.split("x")[0]), r["rate_gflops"] / base["rate_gflops"])
+                )
         for impl in sorted(lines, key=impl_order):
             points = sorted(lines[impl])
-            ax.plot([p[0] for p in points], [p[1] for p in points], label=impl_label(impl),
-                    **impl_style(impl))
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                label=impl_label(impl),
+                **impl_style(impl),
+            )
             series += 1
         ax.axhline(high / low, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xscale("log", base=2)
@@ -285,14 +365,20 @@ def plot_accuracy(points, what, ylabel):
     fig, axes = plt.subplots(1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False)
     series = 0
     for ax, dtype in zip(axes[0], dtypes):
-        for (backend, d), values in sorted(points.items(), key=lambda kv: (impl_order(kv[0][0]),
-                                                                             kv[0][1])):
+        for (backend, d), values in sorted(
+            points.items(), key=lambda kv: (impl_order(kv[0][0]), kv[0][1])
+        ):
             if d != dtype or not values:
                 continue
             values = sorted(values)
-            ax.plot([v[0] for v in values], [max(v[1], 1e-3) for v in values], ".", label=backend,
-                    color=impl_colour(backend),
-                    alpha=0.6)
+            ax.plot(
+                [v[0] for v in values],
+                [max(v[1], 1e-3) for v in values],
+                ".",
+                label=backend,
+                color=impl_colour(backend),
+                alpha=0.6,
+            )
             series += 1
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -306,6 +392,7 @@ def plot_accuracy(points, what, ylabel):
 
 # ---------------------------------------------------------------------------------------------
 # Accuracy: whatever mm-fuzz reports, per backend and dtype.
+
 
 def percentile(values, fraction):
     values = sorted(values)
@@ -323,7 +410,11 @@ def accuracy_tables(accuracy):
     statistics when the fuzzer reports only those ("statistics").
     """
     report = accuracy.get("report") or {}
-    rows, ulp_points, bound_points = {}, collections.defaultdict(list), collections.defaultdict(list)
+    rows, ulp_points, bound_points = (
+        {},
+        collections.defaultdict(list),
+        collections.defaultdict(list),
+    )
     problems = report.get("problems") or report.get("results") or report.get("samples") or []
     per_key = collections.defaultdict(lambda: {"ulp": [], "bound": []})
     for p in problems if isinstance(problems, list) else []:
@@ -342,33 +433,45 @@ def accuracy_tables(accuracy):
             if isinstance(k, (int, float)) and k > 0:
                 bound_points[key].append((k, bound))
     for key, values in per_key.items():
-        rows[key] = {"backend": key[0], "dtype": key[1], "problems": max(len(values["ulp"]),
-                                                                         len(values["bound"])),
-                     "worst_ulp": max(values["ulp"], default=None),
-                     "p99_ulp": percentile(values["ulp"], 0.99),
-                     "worst_bound_fraction": max(values["bound"], default=None),
-                     "p99_bound_fraction": percentile(values["bound"], 0.99)}
+        rows[key] = {
+            "backend": key[0],
+            "dtype": key[1],
+            "problems": max(len(values["ulp"]), len(values["bound"])),
+            "worst_ulp": max(values["ulp"], default=None),
+            "p99_ulp": percentile(values["ulp"], 0.99),
+            "worst_bound_fraction": max(values["bound"], default=None),
+            "p99_bound_fraction": percentile(values["bound"], 0.99),
+        }
     stats = report.get("statistics")
     if isinstance(stats, list):
         for s in stats:
             if isinstance(s, dict) and "backend" in s and "dtype" in s:
                 key = (s["backend"], s["dtype"])
                 if key not in rows:
-                    rows[key] = {"backend": key[0], "dtype": key[1],
-                                 "problems": s.get("problems", s.get("count")),
-                                 "worst_ulp": s.get("worst_ulp", s.get("max_ulp")),
-                                 "p99_ulp": s.get("p99_ulp"),
-                                 "worst_bound_fraction": s.get("worst_bound_fraction",
-                                                               s.get("max_bound_fraction")),
-                                 "p99_bound_fraction": s.get("p99_bound_fraction")}
-    ordered = sorted(rows.values(), key=lambda r: (DTYPE_ORDER.index(r["dtype"])
-                                                   if r["dtype"] in DTYPE_ORDER else 99,
-                                                   r["backend"]))
+                    rows[key] = {
+                        "backend": key[0],
+                        "dtype": key[1],
+                        "problems": s.get("problems", s.get("count")),
+                        "worst_ulp": s.get("worst_ulp", s.get("max_ulp")),
+                        "p99_ulp": s.get("p99_ulp"),
+                        "worst_bound_fraction": s.get(
+                            "worst_bound_fraction", s.get("max_bound_fraction")
+                        ),
+                        "p99_bound_fraction": s.get("p99_bound_fraction"),
+                    }
+    ordered = sorted(
+        rows.values(),
+        key=lambda r: (
+            DTYPE_ORDER.index(r["dtype"]) if r["dtype"] in DTYPE_ORDER else 99,
+            r["backend"],
+        ),
+    )
     return ordered, ulp_points, bound_points
 
 
 # ---------------------------------------------------------------------------------------------
 # Derived tables: what the page and the Markdown show.
+
 
 def fmt_num(value, digits=3):
     if value is None:
@@ -394,49 +497,81 @@ def fmt_time(seconds_value):
 def derive(report):
     records = benchmark_records(report.get("speed", {}))
     threads_list = sorted({r["threads"] for r in records if r["kind"] != "peak"})
-    peaks = {(r["dtype"], r["threads"]): r for r in records if r["kind"] == "peak"
-             and r.get("gflops")}
+    peaks = {
+        (r["dtype"], r["threads"]): r for r in records if r["kind"] == "peak" and r.get("gflops")
+    }
     for r in records:
         peak = peaks.get((r["dtype"], r["threads"]))
         if r["kind"] == "execute" and r.get("rate_gflops") and peak:
             r["percent_of_peak"] = 100.0 * r["rate_gflops"] / peak["gflops"]
     backends = [b["name"] for b in report.get("machine", {}).get("backends", [])]
-    dtypes = [d for d in DTYPE_ORDER if any(r["dtype"] == d and r["kind"] == "execute"
-                                            for r in records)]
+    dtypes = [
+        d for d in DTYPE_ORDER if any(r["dtype"] == d and r["kind"] == "execute" for r in records)
+    ]
 
     # Fastest: our backends only (baselines are yardsticks), per dtype, size class and threads.
-    classes = [("small (M=K=N ≤ 64)", 0, 64), ("medium (65–512)", 65, 512),
-               ("large (≥ 513)", 513, 1 << 30)]
+    classes = [
+        ("small (M=K=N ≤ 64)", 0, 64),
+        ("medium (65–512)", 65, 512),
+        ("large (≥ 513)", 513, 1 << 30),
+    ]
     fastest = []
     for dtype in dtypes:
         for threads in threads_list:
             for label, low, high in classes:
                 totals = collections.defaultdict(list)
                 for r in records:
-                    if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
-                            and r["impl"] in backends and shape_kind(r["shape"]) == "square"
-                            and r.get("rate_gflops")
-                            and low <= int(r["shape"].split("x")[0]) <= high):
+                    if (
+                        r["kind"] == "execute"
+                        and r["dtype"] == dtype
+                        and r["threads"] == threads
+                        and r["impl"] in backends
+                        and shape_kind(r["shape"]) == "square"
+                        and r.get("rate_gflops")
+                        and low <= int(r["shape"].split("x")[0]) <= high
+                    ):
                         totals[r["impl"]].append(r["rate_gflops"])
                 if not totals:
                     continue
                 # Geometric mean over the sizes every candidate ran.
-                means = {impl: math.exp(sum(math.log(v) for v in vs) / len(vs))
-                         for impl, vs in totals.items()}
+                means = {
+                    impl: math.exp(sum(math.log(v) for v in vs) / len(vs))
+                    for impl, vs in totals.items()
+                }
                 ranked = sorted(means.items(), key=lambda kv: -kv[1])
-                fastest.append({"dtype": dtype, "threads": threads, "sizes": label,
-                                "fastest": ranked[0][0], "gflops_geomean": ranked[0][1],
-                                "runner_up": ranked[1][0] if len(ranked) > 1 else None,
-                                "runner_up_gflops": ranked[1][1] if len(ranked) > 1 else None})
+                fastest.append(
+                    {
+                        "dtype": dtype,
+                        "threads": threads,
+                        "sizes": label,
+                        "fastest": ranked[0][0],
+                        "gflops_geomean": ranked[0][1],
+                        "runner_up": ranked[1][0] if len(ranked) > 1 else None,
+                        "runner_up_gflops": ranked[1][1] if len(ranked) > 1 else None,
+                    }
+                )
             tiny = {}
             for r in records:
-                if (r["kind"] == "execute" and r["dtype"] == dtype and r["threads"] == threads
-                        and r["impl"] in backends and r["shape"] == "tiny_3x4x3" and r.get("rate_seconds")):
+                if (
+                    r["kind"] == "execute"
+                    and r["dtype"] == dtype
+                    and r["threads"] == threads
+                    and r["impl"] in backends
+                    and r["shape"] == "tiny_3x4x3"
+                    and r.get("rate_seconds")
+                ):
                     tiny[r["impl"]] = r["rate_seconds"]
             if tiny:
                 best = min(tiny, key=tiny.get)
-                fastest.append({"dtype": dtype, "threads": threads, "sizes": "tiny 3x4x3 (per call)",
-                                "fastest": best, "seconds_per_call": tiny[best]})
+                fastest.append(
+                    {
+                        "dtype": dtype,
+                        "threads": threads,
+                        "sizes": "tiny 3x4x3 (per call)",
+                        "fastest": best,
+                        "seconds_per_call": tiny[best],
+                    }
+                )
 
     accuracy_rows, ulp_points, bound_points = accuracy_tables(report.get("accuracy", {}))
     most_accurate = {}
@@ -453,8 +588,10 @@ def derive(report):
         problems.append(f"conformance: {conformance['error']}")
     for r in conformance.get("results", []):
         if r.get("verdict") in ("FAIL", "ERROR"):
-            problems.append(f"conformance {r['verdict']}: {r['case']} / {r.get('data_set', '')} on "
-                            f"{r['backend']}: {r.get('message', '')}")
+            problems.append(
+                f"conformance {r['verdict']}: {r['case']} / {r.get('data_set', '')} on "
+                f"{r['backend']}: {r.get('message', '')}"
+            )
     official = conformance.get("official")
     if isinstance(official, dict) and official.get("altered"):
         problems.append(f"official corpus altered: {official['altered']}")
@@ -464,25 +601,40 @@ def derive(report):
     accuracy = report.get("accuracy", {})
     for f in (accuracy.get("report") or {}).get("findings", []) or []:
         if isinstance(f, dict) and str(f.get("kind", "")).upper() in ("FAIL", "FAILURE", "ERROR"):
-            problems.append(f"fuzzer {f.get('kind')}: {f.get('backend')} {f.get('dtype')} "
-                            f"{f.get('minimal_a_shape')} x {f.get('minimal_b_shape')}: "
-                            f"{f.get('message', '')}")
+            problems.append(
+                f"fuzzer {f.get('kind')}: {f.get('backend')} {f.get('dtype')} "
+                f"{f.get('minimal_a_shape')} x {f.get('minimal_b_shape')}: "
+                f"{f.get('message', '')}"
+            )
     for c in accuracy.get("crashes", []) or []:
         # A backend's library killed the fuzzer: that (backend, dtype) has no accuracy figures.
         error = str(c.get("error", "")).splitlines()[0] if c.get("error") else ""
-        problems.append(f"fuzzer crash: {c.get('backend')} {c.get('dtype')}: {error} (run again: "
-                        f"{c.get('command', '')})")
+        problems.append(
+            f"fuzzer crash: {c.get('backend')} {c.get('dtype')}: {error} (run again: "
+            f"{c.get('command', '')})"
+        )
     if accuracy.get("report") and accuracy.get("exit_code") not in (0, None):
-        problems.append(f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy "
-                        f"section)")
-    return {"records": records, "threads": threads_list, "dtypes": dtypes, "peaks": peaks,
-            "fastest": fastest, "accuracy_rows": accuracy_rows, "ulp_points": ulp_points,
-            "bound_points": bound_points, "most_accurate": most_accurate, "problems": problems,
-            "backends": backends}
+        problems.append(
+            f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy " f"section)"
+        )
+    return {
+        "records": records,
+        "threads": threads_list,
+        "dtypes": dtypes,
+        "peaks": peaks,
+        "fastest": fastest,
+        "accuracy_rows": accuracy_rows,
+        "ulp_points": ulp_points,
+        "bound_points": bound_points,
+        "most_accurate": most_accurate,
+        "problems": problems,
+        "backends": backends,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # Tables, shared by HTML and Markdown: (caption, header, rows); a cell is text or (text, details).
+
 
 def machine_table(report):
     m = report.get("machine", {})
@@ -491,13 +643,21 @@ def machine_table(report):
         ["CPU", m.get("cpu_model", "?")],
         ["logical CPUs", str(m.get("logical_cpus"))],
         ["SIMD flags", " ".join(m.get("cpu_simd_flags", []))],
-        ["threads measured", ", ".join(str(t) for t in m.get("threads_measured", []))
-         + " (OMP_NUM_THREADS)"],
-        ["load average at start / end",
-         f"{fmt_load(m.get('load_average_at_start'))} / {fmt_load(m.get('load_average_at_end'))}"],
+        [
+            "threads measured",
+            ", ".join(str(t) for t in m.get("threads_measured", [])) + " (OMP_NUM_THREADS)",
+        ],
+        [
+            "load average at start / end",
+            f"{fmt_load(m.get('load_average_at_start'))} / "
+            f"{fmt_load(m.get('load_average_at_end'))}",
+        ],
         ["date (UTC)", m.get("date", "?")],
-        ["git commit", f"{m.get('git_describe', '?')}" + (" (uncommitted changes)"
-                                                          if m.get("git_dirty") else "")],
+        [
+            "git commit",
+            f"{m.get('git_describe', '?')}"
+            + (" (uncommitted changes)" if m.get("git_dirty") else ""),
+        ],
         ["kernel", m.get("kernel", "?")],
     ]
     for variable, value in (m.get("environment") or {}).items():
@@ -547,8 +707,11 @@ def support_table(report):
             else:
                 row.append(("no", s["note"]))
         rows.append(row)
-    return ("Support: backend × dtype (asked of each backend's Supports() for a 64×64×64 problem)",
-            ["backend", *DTYPE_ORDER], rows)
+    return (
+        "Support: backend × dtype (asked of each backend's Supports() for a 64×64×64 problem)",
+        ["backend", *DTYPE_ORDER],
+        rows,
+    )
 
 
 def conformance_tables(report):
@@ -568,26 +731,42 @@ def conformance_tables(report):
                 row.append("–")
                 continue
             # Every one-line comparison the tool made ("vs_<what>": text), as it says it.
-            detail = (f"{r['dtype']} {r['a_shape']} x {r['b_shape']}: {r.get('message', '')}"
-                      + (f"; support: {r['support_note']}" if r.get("support_note") else "")
-                      + "".join(f"; {key.replace('_', ' ')}: {value}" for key, value in r.items()
-                                if key.startswith("vs_") and isinstance(value, str)))
+            detail = (
+                f"{r['dtype']} {r['a_shape']} x {r['b_shape']}: {r.get('message', '')}"
+                + (f"; support: {r['support_note']}" if r.get("support_note") else "")
+                + "".join(
+                    f"; {key.replace('_', ' ')}: {value}"
+                    for key, value in r.items()
+                    if key.startswith("vs_") and isinstance(value, str)
+                )
+            )
             row.append((r["verdict"], detail))
         rows.append(row)
     s = c.get("summary", {})
-    caption = (f"Conformance: {s.get('total', 0)} results, {s.get('PASS', 0)} PASS, "
-               f"{s.get('FAIL', 0)} FAIL, {s.get('UNSUPPORTED', 0)} UNSUPPORTED, "
-               f"{s.get('ERROR', 0)} ERROR (tolerance rtol {c.get('tolerance', {}).get('rtol')}, "
-               f"atol {c.get('tolerance', {}).get('atol')}; click a verdict for its details)")
+    caption = (
+        f"Conformance: {s.get('total', 0)} results, {s.get('PASS', 0)} PASS, "
+        f"{s.get('FAIL', 0)} FAIL, {s.get('UNSUPPORTED', 0)} UNSUPPORTED, "
+        f"{s.get('ERROR', 0)} ERROR (tolerance rtol {c.get('tolerance', {}).get('rtol')}, "
+        f"atol {c.get('tolerance', {}).get('atol')}; click a verdict for its details)"
+    )
     tables = [(caption, ["case / data set", *backends], rows)]
     official = c.get("official", {})
     if official:
         found = official.get("found", [])
-        tables.append(("Official ONNX MatMul node tests",
-                       ["complete", "found", "missing", "altered"],
-                       [["yes" if official.get("complete") else "no", str(len(found)),
-                         ", ".join(map(str, official.get("missing", []))) or "none",
-                         ", ".join(map(str, official.get("altered", []))) or "none"]]))
+        tables.append(
+            (
+                "Official ONNX MatMul node tests",
+                ["complete", "found", "missing", "altered"],
+                [
+                    [
+                        "yes" if official.get("complete") else "no",
+                        str(len(found)),
+                        ", ".join(map(str, official.get("missing", []))) or "none",
+                        ", ".join(map(str, official.get("altered", []))) or "none",
+                    ]
+                ],
+            )
+        )
     return tables
 
 
@@ -599,67 +778,136 @@ def fuzz_tables(report):
     backends = stats.get("backends", {}) if isinstance(stats, dict) else {}
     if isinstance(backends, dict) and backends:
         verdicts = list(dict.fromkeys(v for counts in backends.values() for v in counts))
-        rows = [[name, *[str(counts.get(v, 0)) for v in verdicts]]
-                for name, counts in backends.items()]
-        tables.append((f"Differential fuzzer: results per backend over {stats.get('problems', '?')} "
-                       f"random problems ({fmt_num(stats.get('seconds'))} s; BOUND: within the "
-                       "K-aware error bound but outside ONNX's rtol/atol, IMPRECISE: the reverse)",
-                       ["backend", *verdicts], rows))
+        rows = [
+            [name, *[str(counts.get(v, 0)) for v in verdicts]] for name, counts in backends.items()
+        ]
+        tables.append(
+            (
+                f"Differential fuzzer: results per backend over {stats.get('problems', '?')} "
+                f"random problems ({fmt_num(stats.get('seconds'))} s; BOUND: within the "
+                "K-aware error bound but outside ONNX's rtol/atol, IMPRECISE: the reverse)",
+                ["backend", *verdicts],
+                rows,
+            )
+        )
     findings = fuzz.get("findings", [])
     if isinstance(findings, list) and findings:
         rows = []
         for f in findings:
             worst = f.get("worst") or {}
             fraction = None
-            if isinstance(worst.get("abs_error"), (int, float)) and isinstance(
-                    worst.get("bound"), (int, float)) and worst["bound"] > 0:
+            if (
+                isinstance(worst.get("abs_error"), (int, float))
+                and isinstance(worst.get("bound"), (int, float))
+                and worst["bound"] > 0
+            ):
                 fraction = worst["abs_error"] / worst["bound"]
-            rows.append([str(f.get("kind", "")), str(f.get("backend", "")), str(f.get("dtype", "")),
-                         f"{f.get('minimal_a_shape', f.get('a_shape'))} x "
-                         f"{f.get('minimal_b_shape', f.get('b_shape'))}",
-                         fmt_num(worst.get("abs_error")), fmt_num(worst.get("bound")),
-                         fmt_num(fraction), (str(f.get("message", ""))[:60] + "…",
-                                             f"{f.get('message', '')} Replay: {f.get('replay', '')}")])
-        tables.append(("Differential fuzzer: findings (minimal problems)",
-                       ["kind", "backend", "dtype", "shapes", "worst abs error", "bound",
-                        "error / bound", "message"], rows))
+            rows.append(
+                [
+                    str(f.get("kind", "")),
+                    str(f.get("backend", "")),
+                    str(f.get("dtype", "")),
+                    f"{f.get('minimal_a_shape', f.get('a_shape'))} x "
+                    f"{f.get('minimal_b_shape', f.get('b_shape'))}",
+                    fmt_num(worst.get("abs_error")),
+                    fmt_num(worst.get("bound")),
+                    fmt_num(fraction),
+                    (
+                        str(f.get("message", ""))[:60] + "…",
+                        f"{f.get('message', '')} Replay: {f.get('replay', '')}",
+                    ),
+                ]
+            )
+        tables.append(
+            (
+                "Differential fuzzer: findings (minimal problems)",
+                [
+                    "kind",
+                    "backend",
+                    "dtype",
+                    "shapes",
+                    "worst abs error",
+                    "bound",
+                    "error / bound",
+                    "message",
+                ],
+                rows,
+            )
+        )
     return tables
 
 
 def accuracy_table(derived, report):
     accuracy = report.get("accuracy", {})
-    rows = [[r["backend"], r["dtype"], fmt_num(r["problems"]), fmt_num(r["worst_ulp"]),
-             fmt_num(r["p99_ulp"]), fmt_num(r["worst_bound_fraction"]),
-             fmt_num(r["p99_bound_fraction"])] for r in derived["accuracy_rows"]]
+    rows = [
+        [
+            r["backend"],
+            r["dtype"],
+            fmt_num(r["problems"]),
+            fmt_num(r["worst_ulp"]),
+            fmt_num(r["p99_ulp"]),
+            fmt_num(r["worst_bound_fraction"]),
+            fmt_num(r["p99_bound_fraction"]),
+        ]
+        for r in derived["accuracy_rows"]
+    ]
     if not rows:
-        why = accuracy.get("error") or ("mm-fuzz's report has no per-problem error figures (ULPs, "
-                                        "fraction of the bound, K): nothing to show here")
+        why = accuracy.get("error") or (
+            "mm-fuzz's report has no per-problem error figures (ULPs, "
+            "fraction of the bound, K): nothing to show here"
+        )
         rows = [["–", "–", "–", "–", "–", "–", why]]
-    return ("Accuracy from the differential fuzzer (errors of the output type; bound: the K-aware "
-            "error bound)", ["backend", "dtype", "problems", "worst ULP", "p99 ULP",
-                             "worst / bound", "p99 / bound"], rows)
+    return (
+        "Accuracy from the differential fuzzer (errors of the output type; bound: the K-aware "
+        "error bound)",
+        ["backend", "dtype", "problems", "worst ULP", "p99 ULP", "worst / bound", "p99 / bound"],
+        rows,
+    )
 
 
 def speed_tables(derived):
     records = derived["records"]
     tables = []
     peaks = derived["peaks"]
-    peak_rows = [[d, str(t), fmt_num(p["gflops"]), p.get("label", "")]
-                 for (d, t), p in sorted(peaks.items(), key=lambda kv: (
-                     DTYPE_ORDER.index(kv[0][0]), kv[0][1]))]
-    tables.append(("Measured peak (peak/<dtype> in mm-bench: independent multiply-add chains, CPU "
-                   "time)", ["dtype", "threads", "GFLOP/s", "instructions"], peak_rows))
+    peak_rows = [
+        [d, str(t), fmt_num(p["gflops"]), p.get("label", "")]
+        for (d, t), p in sorted(
+            peaks.items(), key=lambda kv: (DTYPE_ORDER.index(kv[0][0]), kv[0][1])
+        )
+    ]
+    tables.append(
+        (
+            "Measured peak (peak/<dtype> in mm-bench: independent multiply-add chains, CPU "
+            "time)",
+            ["dtype", "threads", "GFLOP/s", "instructions"],
+            peak_rows,
+        )
+    )
     for dtype in derived["dtypes"]:
-        impls = sorted({r["impl"] for r in records if r["kind"] == "execute" and r["dtype"] == dtype},
-                       key=impl_order)
-        shapes = sorted({r["shape"] for r in records if r["kind"] == "execute"
-                         and r["dtype"] == dtype and shape_kind(r["shape"]) != "tiny"},
-                        key=shape_sort_key)
-        by_key = {(r["impl"], r["shape"], r["threads"]): r for r in records
-                  if r["kind"] == "execute" and r["dtype"] == dtype}
+        impls = sorted(
+            {r["impl"] for r in records if r["kind"] == "execute" and r["dtype"] == dtype},
+            key=impl_order,
+        )
+        shapes = sorted(
+            {
+                r["shape"]
+                for r in records
+                if r["kind"] == "execute"
+                and r["dtype"] == dtype
+                and shape_kind(r["shape"]) != "tiny"
+            },
+            key=shape_sort_key,
+        )
+        by_key = {
+            (r["impl"], r["shape"], r["threads"]): r
+            for r in records
+            if r["kind"] == "execute" and r["dtype"] == dtype
+        }
         # Columns: the implementations measured at each thread count.
-        columns = {t: [i for i in impls if any(k[0] == i and k[2] == t for k in by_key)]
-                   for t in derived["threads"]}
+        columns = {
+            t: [i for i in impls if any(k[0] == i and k[2] == t for k in by_key)]
+            for t in derived["threads"]
+        }
         header = ["shape"]
         for t in derived["threads"]:
             header += [f"{impl_label(i)} ({t}t)" for i in columns[t]]
@@ -675,38 +923,87 @@ def speed_tables(derived):
                         row.append(("ERROR", r["error"]))
                     else:
                         pct = r.get("percent_of_peak")
-                        row.append(f"{fmt_num(r['rate_gflops'])}" + (f" ({pct:.0f} %)" if pct else "")
-                                   + (f", wall {fmt_num(r['gflops'])}" if t == 1 else ""))
+                        row.append(
+                            f"{fmt_num(r['rate_gflops'])}"
+                            + (f" ({pct:.0f} %)" if pct else "")
+                            + (f", wall {fmt_num(r['gflops'])}" if t == 1 else "")
+                        )
             rows.append(row)
-        tables.append((f"{dtype}: GFLOP/s (percent of this machine's measured {dtype} peak at the "
-                       f"same thread count); 1 thread: by CPU time, then by wall time", header, rows))
+        tables.append(
+            (
+                f"{dtype}: GFLOP/s (percent of this machine's measured {dtype} peak at the "
+                f"same thread count); 1 thread: by CPU time, then by wall time",
+                header,
+                rows,
+            )
+        )
     # Tiny shapes and creation (Prepare) against execution, one table.
     rows = []
     by_key = {(r["kind"], r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in records}
-    prepares = sorted({(r["impl"], r["dtype"], r["shape"]) for r in records
-                       if r["kind"] == "prepare" and not r["error"]},
-                      key=lambda k: (DTYPE_ORDER.index(k[1]) if k[1] in DTYPE_ORDER else 99,
-                                     shape_sort_key(k[2]), k[0]))
+    prepares = sorted(
+        {
+            (r["impl"], r["dtype"], r["shape"])
+            for r in records
+            if r["kind"] == "prepare" and not r["error"]
+        },
+        key=lambda k: (
+            DTYPE_ORDER.index(k[1]) if k[1] in DTYPE_ORDER else 99,
+            shape_sort_key(k[2]),
+            k[0],
+        ),
+    )
     for impl, dtype, shape in prepares:
         prepare = by_key[("prepare", impl, dtype, shape, 1)]
         execute = by_key.get(("execute", impl, dtype, shape, 1))
-        ratio = (prepare["rate_seconds"] / execute["rate_seconds"]
-                 if execute and execute.get("rate_seconds") else None)
-        rows.append([impl_label(impl), dtype, shape, fmt_time(prepare["rate_seconds"]),
-                     fmt_time(execute["rate_seconds"]) if execute and execute.get("rate_seconds") else "–",
-                     fmt_num(ratio)])
-    tables.append(("Creation (Prepare, fresh backend, nothing cached) against one Execute, 1 thread",
-                   ["implementation", "dtype", "shape", "Prepare", "Execute", "Prepare / Execute"],
-                   rows))
+        ratio = (
+            prepare["rate_seconds"] / execute["rate_seconds"]
+            if execute and execute.get("rate_seconds")
+            else None
+        )
+        rows.append(
+            [
+                impl_label(impl),
+                dtype,
+                shape,
+                fmt_time(prepare["rate_seconds"]),
+                fmt_time(execute["rate_seconds"])
+                if execute and execute.get("rate_seconds")
+                else "–",
+                fmt_num(ratio),
+            ]
+        )
+    tables.append(
+        (
+            "Creation (Prepare, fresh backend, nothing cached) against one Execute, 1 thread",
+            ["implementation", "dtype", "shape", "Prepare", "Execute", "Prepare / Execute"],
+            rows,
+        )
+    )
     rows = []
-    for r in sorted((r for r in records if r["kind"] == "execute"
-                     and shape_kind(r["shape"]) == "tiny" and not r["error"]),
-                    key=lambda r: (DTYPE_ORDER.index(r["dtype"]), r["shape"], r["threads"],
-                                   r["rate_seconds"])):
-        rows.append([r["dtype"], r["shape"], str(r["threads"]), impl_label(r["impl"]),
-                     fmt_time(r["rate_seconds"])])
-    tables.append(("Tiny shapes: time per call", ["dtype", "shape", "threads", "implementation",
-                                                  "time per call"], rows))
+    for r in sorted(
+        (
+            r
+            for r in records
+            if r["kind"] == "execute" and shape_kind(r["shape"]) == "tiny" and not r["error"]
+        ),
+        key=lambda r: (DTYPE_ORDER.index(r["dtype"]), r["shape"], r["threads"], r["rate_seconds"]),
+    ):
+        rows.append(
+            [
+                r["dtype"],
+                r["shape"],
+                str(r["threads"]),
+                impl_label(r["impl"]),
+                fmt_time(r["rate_seconds"]),
+            ]
+        )
+    tables.append(
+        (
+            "Tiny shapes: time per call",
+            ["dtype", "shape", "threads", "implementation", "time per call"],
+            rows,
+        )
+    )
     return tables
 
 
@@ -719,8 +1016,17 @@ def shape_sort_key(shape):
 # The scoreboard's speed columns: two square sizes (at 1 thread and all cores) and a tiny shape.
 SCORE_SHAPES = ["256x256x256", "1024x1024x1024"]
 TINY_SHAPE = "tiny_3x4x3"
-VERDICT_ORDER = ["PASS", "FAIL", "BOUND", "IMPRECISE", "ERROR", "UNSUPPORTED", "XFAIL", "XPASS",
-                 "SKIP"]
+VERDICT_ORDER = [
+    "PASS",
+    "FAIL",
+    "BOUND",
+    "IMPRECISE",
+    "ERROR",
+    "UNSUPPORTED",
+    "XFAIL",
+    "XPASS",
+    "SKIP",
+]
 
 
 def fmt_counts(counts):
@@ -728,39 +1034,57 @@ def fmt_counts(counts):
     if not counts:
         return "–"
     verdicts = [v for v in VERDICT_ORDER if counts.get(v)] + sorted(
-        v for v in counts if v not in VERDICT_ORDER and counts[v])
+        v for v in counts if v not in VERDICT_ORDER and counts[v]
+    )
     return ", ".join(f"{counts[v]} {v}" for v in verdicts) or "–"
 
 
 def scoreboard(report, derived):
     """One entry per (dtype, backend): conformance, IEEE specials, worst / bound, speed."""
     c = report.get("conformance", {})
-    official = {f.get("case") for f in (c.get("official") or {}).get("found", [])
-                if isinstance(f, dict)}
+    official = {
+        f.get("case") for f in (c.get("official") or {}).get("found", []) if isinstance(f, dict)
+    }
     conformance = collections.defaultdict(collections.Counter)
     for r in c.get("results", []):
         if r.get("dtype"):
-            source = ("official" if r.get("case") in official
-                      else "built-in" if r.get("source") == "built-in" else "other")
+            source = (
+                "official"
+                if r.get("case") in official
+                else "built-in"
+                if r.get("source") == "built-in"
+                else "other"
+            )
             conformance[(r["backend"], r["dtype"], source)][r["verdict"]] += 1
-    fuzz = ((report.get("accuracy") or {}).get("report") or {})
+    fuzz = (report.get("accuracy") or {}).get("report") or {}
     by_dtype = (fuzz.get("stats") or {}).get("by_dtype") or {}
-    specials = {(s_["backend"], s_["dtype"]): s_ for s_ in fuzz.get("statistics") or []
-                if isinstance(s_, dict) and "special_problems" in s_}
+    specials = {
+        (s_["backend"], s_["dtype"]): s_
+        for s_ in fuzz.get("statistics") or []
+        if isinstance(s_, dict) and "special_problems" in s_
+    }
     accuracy = {(r["backend"], r["dtype"]): r for r in derived["accuracy_rows"]}
-    records = {(r["impl"], r["dtype"], r["shape"], r["threads"]): r for r in derived["records"]
-               if r["kind"] == "execute" and not r["error"]}
-    supports = {b["name"]: b.get("supports", {}) for b in report.get("machine", {}).get("backends", [])}
+    records = {
+        (r["impl"], r["dtype"], r["shape"], r["threads"]): r
+        for r in derived["records"]
+        if r["kind"] == "execute" and not r["error"]
+    }
+    supports = {
+        b["name"]: b.get("supports", {}) for b in report.get("machine", {}).get("backends", [])
+    }
     backends = sorted(ORDER, key=impl_order)
     threads = derived["threads"]
     entries = []
     for dtype in DTYPE_ORDER:
         for backend in backends:
             support = supports.get(backend, {}).get(dtype)
-            entry = {"dtype": dtype, "backend": backend,
-                     "support": support["level"] if support else None,
-                     "support_note": support.get("note", "") if support else "",
-                     "fuzz": dict(by_dtype.get(backend, {}).get(dtype, {}))}
+            entry = {
+                "dtype": dtype,
+                "backend": backend,
+                "support": support["level"] if support else None,
+                "support_note": support.get("note", "") if support else "",
+                "fuzz": dict(by_dtype.get(backend, {}).get(dtype, {})),
+            }
             for source in ("official", "built-in", "other"):
                 entry[source] = dict(conformance.get((backend, dtype, source), {}))
             special = specials.get((backend, dtype))
@@ -768,9 +1092,14 @@ def scoreboard(report, derived):
             entry["special_wrong"] = special["special_wrong"] if special else None
             row = accuracy.get((backend, dtype))
             entry["worst_bound_fraction"] = row["worst_bound_fraction"] if row else None
-            entry["gflops"] = {shape: {str(t): records[(backend, dtype, shape, t)].get("rate_gflops")
-                                       for t in threads if (backend, dtype, shape, t) in records}
-                               for shape in SCORE_SHAPES}
+            entry["gflops"] = {
+                shape: {
+                    str(t): records[(backend, dtype, shape, t)].get("rate_gflops")
+                    for t in threads
+                    if (backend, dtype, shape, t) in records
+                }
+                for shape in SCORE_SHAPES
+            }
             tiny = records.get((backend, dtype, TINY_SHAPE, 1))
             entry["tiny_seconds"] = tiny.get("rate_seconds") if tiny else None
             entries.append(entry)
@@ -790,8 +1119,10 @@ def scoreboard_tables(derived):
     tables = []
     for dtype in DTYPE_ORDER:
         entries = [e for e in derived["scoreboard"] if e["dtype"] == dtype]
-        if not any(e["support"] not in (None, "no") or e["fuzz"] or e["official"] or e["built-in"]
-                   for e in entries):
+        if not any(
+            e["support"] not in (None, "no") or e["fuzz"] or e["official"] or e["built-in"]
+            for e in entries
+        ):
             continue
         rows = []
         for e in entries:
@@ -816,11 +1147,17 @@ def scoreboard_tables(derived):
                 row += [fmt_num(e["gflops"][shape].get(str(t))) for t in threads]
             row.append(fmt_time(e["tiny_seconds"]))
             rows.append(row)
-        tables.append((f"Scoreboard, {dtype}: conformance verdicts (official ONNX cases, mm's "
-                       "built-in cases, the differential fuzzer's problems), IEEE specials (results "
-                       "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
-                       "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "
-                       "time, more by wall time), time per call", header, rows))
+        tables.append(
+            (
+                f"Scoreboard, {dtype}: conformance verdicts (official ONNX cases, mm's "
+                "built-in cases, the differential fuzzer's problems), IEEE specials (results "
+                "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
+                "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "
+                "time, more by wall time), time per call",
+                header,
+                rows,
+            )
+        )
     return tables
 
 
@@ -832,11 +1169,13 @@ def fastest_table(derived):
             other = ""
         else:
             figure = f"{fmt_num(f['gflops_geomean'])} GFLOP/s (geometric mean)"
-            other = (f"{f['runner_up']} {fmt_num(f['runner_up_gflops'])}" if f["runner_up"]
-                     else "")
+            other = f"{f['runner_up']} {fmt_num(f['runner_up_gflops'])}" if f["runner_up"] else ""
         rows.append([f["dtype"], str(f["threads"]), f["sizes"], f["fastest"], figure, other])
-    return ("Fastest backend per dtype, thread count and size (square sweep; baselines left out)",
-            ["dtype", "threads", "sizes", "fastest", "its speed", "runner-up"], rows)
+    return (
+        "Fastest backend per dtype, thread count and size (square sweep; baselines left out)",
+        ["dtype", "threads", "sizes", "fastest", "its speed", "runner-up"],
+        rows,
+    )
 
 
 def most_accurate_table(derived):
@@ -844,12 +1183,22 @@ def most_accurate_table(derived):
     for dtype in DTYPE_ORDER:
         best = derived["most_accurate"].get(dtype)
         if best:
-            rows.append([dtype, best["backend"], fmt_num(best["worst_ulp"]),
-                         fmt_num(best["worst_bound_fraction"])])
+            rows.append(
+                [
+                    dtype,
+                    best["backend"],
+                    fmt_num(best["worst_ulp"]),
+                    fmt_num(best["worst_bound_fraction"]),
+                ]
+            )
     if not rows:
         rows = [["–", "no accuracy data (see Accuracy)", "–", "–"]]
-    return ("Most accurate backend per dtype (smallest worst-case ULP error in the fuzzer's "
-            "problems)", ["dtype", "backend", "worst ULP", "worst / bound"], rows)
+    return (
+        "Most accurate backend per dtype (smallest worst-case ULP error in the fuzzer's "
+        "problems)",
+        ["dtype", "backend", "worst ULP", "worst / bound"],
+        rows,
+    )
 
 
 def timing_table(report):
@@ -884,8 +1233,10 @@ def cell_html(cell):
     if isinstance(cell, tuple):
         text, details = cell
         css = "v-" + (text.split() or [""])[0]
-        return (f'<td><details><summary class="{html.escape(css)}">{html.escape(text)}</summary>'
-                f"<p>{html.escape(details)}</p></details></td>")
+        return (
+            f'<td><details><summary class="{html.escape(css)}">{html.escape(text)}</summary>'
+            f"<p>{html.escape(details)}</p></details></td>"
+        )
     css = f' class="v-{html.escape(cell.split()[0])}"' if cell in ("PASS", "no", "native") else ""
     if re.search(r"\b(FAIL|ERROR|WRONG|XPASS)\b", cell):
         css = ' class="v-FAIL"'  # A count or verdict that is a problem, red wherever it is.
@@ -908,21 +1259,30 @@ def table_html(table, table_id):
 def plot_html(plot, plot_id):
     if not plot.series:
         return f'<p class="note">No data for: {html.escape(plot.title)}.</p>'
-    return (f'<figure><img class="plot" id="{plot_id}" data-series="{plot.series}" '
-            f'alt="{html.escape(plot.title)}" src="data:image/png;base64,{plot.png}">'
-            f"<figcaption>{html.escape(plot.title)}</figcaption></figure>")
+    return (
+        f'<figure><img class="plot" id="{plot_id}" data-series="{plot.series}" '
+        f'alt="{html.escape(plot.title)}" src="data:image/png;base64,{plot.png}">'
+        f"<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+    )
 
 
 def cell_md(cell):
-    text = f"{cell[0]}: {cell[1]}" if isinstance(cell, tuple) and cell[0] not in (
-        "PASS", "UNSUPPORTED") else (cell[0] if isinstance(cell, tuple) else cell)
+    text = (
+        f"{cell[0]}: {cell[1]}"
+        if isinstance(cell, tuple) and cell[0] not in ("PASS", "UNSUPPORTED")
+        else (cell[0] if isinstance(cell, tuple) else cell)
+    )
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def table_md(table):
     caption, header, rows = table
-    lines = [f"**{caption}**", "", "| " + " | ".join(h or " " for h in header) + " |",
-             "|" + "---|" * len(header)]
+    lines = [
+        f"**{caption}**",
+        "",
+        "| " + " | ".join(h or " " for h in header) + " |",
+        "|" + "---|" * len(header),
+    ]
     lines += ["| " + " | ".join(cell_md(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -934,9 +1294,11 @@ def auto_choice_section(table_path):
     title = "auto's choices"
     if table_path is None or not table_path.exists():
         where = html.escape(str(table_path)) if table_path else "(none given)"
-        note = (f"No calibration table at {where}: auto runs on its built-in defaults "
-                "(docs/backends.md, auto backend). Make one with "
-                "<code>build/bin/mm-bench --mm_calibrate=FILE</code>.")
+        note = (
+            f"No calibration table at {where}: auto runs on its built-in defaults "
+            "(docs/backends.md, auto backend). Make one with "
+            "<code>build/bin/mm-bench --mm_calibrate=FILE</code>."
+        )
         return title, [f'<p class="note">{note}</p>'], [re.sub(r"</?code>", "`", note) + "\n"]
     table = json.loads(table_path.read_text())
     machine = table.get("machine", {})
@@ -947,12 +1309,16 @@ def auto_choice_section(table_path):
         secs = c.get("seconds") or []
         margin = f" ({secs[1] / secs[0]:.2f}x)" if len(secs) > 1 and secs[0] > 0 else ""
         choices.setdefault((c["dtype"], shape), {})[c["threads"]] = c["ranking"][0] + margin
-    rows = [[dtype, shape] + [row.get(t, "") for t in threads]
-            for (dtype, shape), row in sorted(choices.items())]
-    caption = (f"Backend auto runs per dtype, shape and thread count (the runner-up's time over "
-               f"the winner's), from {table_path.name}, created {table.get('created', '?')} on "
-               f"{machine.get('cpu_model', '?')} ({machine.get('logical_cpus', '?')} CPUs), "
-               f"candidates {', '.join(sorted(machine.get('backends', {})))}")
+    rows = [
+        [dtype, shape] + [row.get(t, "") for t in threads]
+        for (dtype, shape), row in sorted(choices.items())
+    ]
+    caption = (
+        f"Backend auto runs per dtype, shape and thread count (the runner-up's time over "
+        f"the winner's), from {table_path.name}, created {table.get('created', '?')} on "
+        f"{machine.get('cpu_model', '?')} ({machine.get('logical_cpus', '?')} CPUs), "
+        f"candidates {', '.join(sorted(machine.get('backends', {})))}"
+    )
     t = (caption, ["dtype", "A · B"] + [f"{n} thread(s)" for n in threads], rows)
     return title, [table_html(t, "auto-choices")], [table_md(t)]
 
@@ -968,43 +1334,67 @@ def render(report, auto_table=None):
     # Summary first: problems in red at the very top.
     if derived["problems"]:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in derived["problems"])
-        problems_html = (f'<div class="problems" id="problems"><strong>{len(derived["problems"])} '
-                         f"problem(s): FAIL / ERROR</strong><ul>{items}</ul></div>")
-        problems_md = ("**Problems (FAIL / ERROR):**\n\n" + "\n".join(
-            f"- **{p}**" for p in derived["problems"]) + "\n")
+        problems_html = (
+            f'<div class="problems" id="problems"><strong>{len(derived["problems"])} '
+            f"problem(s): FAIL / ERROR</strong><ul>{items}</ul></div>"
+        )
+        problems_md = (
+            "**Problems (FAIL / ERROR):**\n\n"
+            + "\n".join(f"- **{p}**" for p in derived["problems"])
+            + "\n"
+        )
     else:
         problems_html = '<div class="ok" id="problems">No FAIL and no ERROR anywhere.</div>'
         problems_md = "No FAIL and no ERROR anywhere.\n"
     summary = scoreboard_tables(derived)
     if not summary:
         summary = [("Scoreboard", ["backend"], [["no backend data in this report"]])]
-    sections.append(("Summary", [problems_html] + [table_html(t, f"summary-{i}")
-                                                     for i, t in enumerate(summary)],
-                     [problems_md] + [table_md(t) for t in summary]))
+    sections.append(
+        (
+            "Summary",
+            [problems_html] + [table_html(t, f"summary-{i}") for i, t in enumerate(summary)],
+            [problems_md] + [table_md(t) for t in summary],
+        )
+    )
 
     machine = machine_table(report)
     sections.append(("Machine", [table_html(machine, "machine")], [table_md(machine)]))
     support = support_table(report)
     sections.append(("Support", [table_html(support, "support")], [table_md(support)]))
     conf = conformance_tables(report)
-    sections.append(("Conformance", [table_html(t, f"conformance-{i}") for i, t in enumerate(conf)],
-                     [table_md(t) for t in conf]))
+    sections.append(
+        (
+            "Conformance",
+            [table_html(t, f"conformance-{i}") for i, t in enumerate(conf)],
+            [table_md(t) for t in conf],
+        )
+    )
 
     acc = accuracy_table(derived, report)
     most_accurate = most_accurate_table(derived)
     acc_html = [table_html(acc, "accuracy"), table_html(most_accurate, "most-accurate")]
     accuracy = report.get("accuracy", {})
     if accuracy.get("command"):
-        acc_html.append(f'<p class="note">From <code>{html.escape(accuracy["command"])}</code>.</p>')
-    for what, points, ylabel in (("worst ULP per problem", derived["ulp_points"], "ULP"),
-                                 ("error / K-aware bound per problem", derived["bound_points"],
-                                  "fraction of bound")):
+        acc_html.append(
+            f'<p class="note">From <code>{html.escape(accuracy["command"])}</code>.</p>'
+        )
+    for what, points, ylabel in (
+        ("worst ULP per problem", derived["ulp_points"], "ULP"),
+        ("error / K-aware bound per problem", derived["bound_points"], "fraction of bound"),
+    ):
         if points:
-            acc_html.append(plot_html(plot_accuracy(points, what, ylabel), f"plot-accuracy-{what[:5]}"))
+            acc_html.append(
+                plot_html(plot_accuracy(points, what, ylabel), f"plot-accuracy-{what[:5]}")
+            )
     fuzz = fuzz_tables(report)
     acc_html += [table_html(t, f"fuzz-{i}") for i, t in enumerate(fuzz)]
-    sections.append(("Accuracy", acc_html, [table_md(acc), table_md(most_accurate)]
-                     + [table_md(t) for t in fuzz]))
+    sections.append(
+        (
+            "Accuracy",
+            acc_html,
+            [table_md(acc), table_md(most_accurate)] + [table_md(t) for t in fuzz],
+        )
+    )
 
     speed_html, speed_md = [], []
     settings = report.get("speed", {}).get("settings", {})
@@ -1018,7 +1408,8 @@ def render(report, auto_table=None):
         "tables); at more threads, per second of wall time, which other work on the machine "
         "lowers (see the load average in Machine). Dashed lines are the bare libraries "
         "(baselines), in their backend's colour. Percent of peak: against the peak/&lt;dtype&gt; "
-        "microbenchmark at the same thread count (CPU time).</p>")
+        "microbenchmark at the same thread count (CPU time).</p>"
+    )
     for dtype in derived["dtypes"]:
         plot = plot_sweep(derived["records"], dtype, threads_list, derived["peaks"])
         speed_html.append(plot_html(plot, f"plot-sweep-{dtype}"))
@@ -1034,29 +1425,48 @@ def render(report, auto_table=None):
     sections.append(auto_choice_section(auto_table))
 
     timing = timing_table(report)
-    how = (f"Made by <code>scripts/compare.sh{' --quick' if report.get('mode') == 'quick' else ''}"
-           f"{' ' + ' '.join(report.get('extra_args', [])) if report.get('extra_args') else ''}"
-           "</code> from <code>compare.json</code> (the data behind this page).")
-    sections.append(("How this report was made", [f"<p>{how}</p>", table_html(timing, "timings")],
-                     [re.sub(r"</?code>", "`", how) + "\n", table_md(timing)]))
+    how = (
+        f"Made by <code>scripts/compare.sh{' --quick' if report.get('mode') == 'quick' else ''}"
+        f"{' ' + ' '.join(report.get('extra_args', [])) if report.get('extra_args') else ''}"
+        "</code> from <code>compare.json</code> (the data behind this page)."
+    )
+    sections.append(
+        (
+            "How this report was made",
+            [f"<p>{how}</p>", table_html(timing, "timings")],
+            [re.sub(r"</?code>", "`", how) + "\n", table_md(timing)],
+        )
+    )
 
     date = m.get("date", "?").replace("T", " ").replace("+00:00", " UTC")
-    title = (f"mm backend comparison: {m.get('cpu_model', '?')}, {date}"
-             f"{' (quick)' if report.get('mode') == 'quick' else ''}")
-    body = [f"<h1>{html.escape(title)}</h1>", '<nav>' + " · ".join(
-        f'<a href="#{s[0].split()[0].lower()}">{html.escape(s[0])}</a>' for s in sections) + "</nav>"]
+    title = (
+        f"mm backend comparison: {m.get('cpu_model', '?')}, {date}"
+        f"{' (quick)' if report.get('mode') == 'quick' else ''}"
+    )
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        "<nav>"
+        + " · ".join(
+            f'<a href="#{s[0].split()[0].lower()}">{html.escape(s[0])}</a>' for s in sections
+        )
+        + "</nav>",
+    ]
     for name, parts, _ in sections:
         body.append(f'<h2 id="{name.split()[0].lower()}">{html.escape(name)}</h2>')
         body.extend(parts)
-    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
     markdown = [f"# {title}\n"]
     for name, _, parts in sections:
         markdown.append(f"## {name}\n")
         markdown.extend(parts)
     derived_json = {
-        "problems": derived["problems"], "scoreboard": derived["scoreboard"],
+        "problems": derived["problems"],
+        "scoreboard": derived["scoreboard"],
         "fastest": derived["fastest"],
         "accuracy": derived["accuracy_rows"],
         "speed": [{k: v for k, v in r.items()} for r in derived["records"]],
@@ -1069,10 +1479,17 @@ def main():
     parser.add_argument("compare_json", type=pathlib.Path)
     parser.add_argument("--html", required=True, type=pathlib.Path)
     parser.add_argument("--markdown", required=True, type=pathlib.Path)
-    parser.add_argument("--derived", type=pathlib.Path,
-                        help="also write the derived tables (scoreboard, ...) as JSON here")
-    parser.add_argument("--auto-table", type=pathlib.Path, default=None,
-                        help="the auto backend's calibration table, for its choice map")
+    parser.add_argument(
+        "--derived",
+        type=pathlib.Path,
+        help="also write the derived tables (scoreboard, ...) as JSON here",
+    )
+    parser.add_argument(
+        "--auto-table",
+        type=pathlib.Path,
+        default=None,
+        help="the auto backend's calibration table, for its choice map",
+    )
     args = parser.parse_args()
     report = json.loads(args.compare_json.read_text())  # Read only: the data stays as collected.
     page, markdown, derived = render(report, args.auto_table)
@@ -1080,8 +1497,10 @@ def main():
     args.markdown.write_text(markdown)
     if args.derived:
         args.derived.write_text(json.dumps(derived, indent=1))
-    print(f"compare: wrote {args.html}, {args.markdown} ({len(derived['problems'])} problem(s))",
-          file=sys.stderr)
+    print(
+        f"compare: wrote {args.html}, {args.markdown} ({len(derived['problems'])} problem(s))",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -32,12 +32,16 @@ def tiny_png():
 def page(extra="", plot=None, table_rows="<tr><td>1</td></tr>"):
     """A page that passes the check, plus `extra` markup, a replacement plot or table body."""
     if plot is None:
-        plot = (f'<img class="plot" id="p" data-series="1" alt="p" '
-                f'src="data:image/png;base64,{tiny_png()}">')
+        plot = (
+            f'<img class="plot" id="p" data-series="1" alt="p" '
+            f'src="data:image/png;base64,{tiny_png()}">'
+        )
     sections = "".join(f'<h2 id="{s}">{s}</h2>' for s in browser_check.SECTIONS)
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>t</title></head><body>"
-            f"{sections}{plot}<table id='t'><tbody>{table_rows}</tbody></table>{extra}"
-            "</body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>t</title></head><body>"
+        f"{sections}{plot}<table id='t'><tbody>{table_rows}</tbody></table>{extra}"
+        "</body></html>"
+    )
 
 
 class BrowserCheckTest(unittest.TestCase):
@@ -69,8 +73,10 @@ class BrowserCheckTest(unittest.TestCase):
         self.assertTrue(any("plot bad did not render" in p for p in problems), problems)
 
     def test_plot_without_data_fails(self):
-        empty = (f'<img class="plot" id="empty" data-series="0" '
-                 f'src="data:image/png;base64,{tiny_png()}">')
+        empty = (
+            f'<img class="plot" id="empty" data-series="0" '
+            f'src="data:image/png;base64,{tiny_png()}">'
+        )
         problems = self.check(page(plot=empty))
         self.assertTrue(any("plot empty is empty" in p for p in problems), problems)
 
@@ -84,8 +90,15 @@ class BrowserCheckTest(unittest.TestCase):
 
 
 def bench_entry(name, real_time, gflops=None, unit="ns", threads=1, label=None):
-    entry = {"name": name, "run_name": name, "run_type": "iteration", "threads": threads,
-             "real_time": real_time, "cpu_time": real_time, "time_unit": unit}
+    entry = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "threads": threads,
+        "real_time": real_time,
+        "cpu_time": real_time,
+        "time_unit": unit,
+    }
     if gflops is not None:
         entry["GFLOPS"] = gflops
     if label:
@@ -108,30 +121,80 @@ def synthetic_report(verdict="PASS"):
         bench_entry("prepare/alpha/float/128x128x128/real_time", 40, unit="us"),
     ]
     return {
-        "format": "mm-compare/1", "mode": "quick", "extra_args": [],
-        "machine": {"cpu_model": "Test CPU", "logical_cpus": 1, "date": "2026-01-01T00:00:00+00:00",
-                    "backends": [{"name": "alpha", "description": "a", "supports": support},
-                                 {"name": "beta", "description": "b", "supports": support}],
-                    "libraries": {}},
-        "conformance": {"summary": {"total": 2, "PASS": 1 if verdict != "PASS" else 2,
-                                    verdict: 1 if verdict != "PASS" else 2},
-                        "tolerance": {"rtol": 1e-3, "atol": 1e-7},
-                        "results": [
-                            {"case": "test_matmul_2d", "data_set": "test_data_set_0",
-                             "backend": "alpha", "dtype": "float", "a_shape": "[3,4]",
-                             "b_shape": "[4,3]", "verdict": "PASS", "message": "ok"},
-                            {"case": "test_matmul_2d", "data_set": "test_data_set_0",
-                             "backend": "beta", "dtype": "float", "a_shape": "[3,4]",
-                             "b_shape": "[4,3]", "verdict": verdict,
-                             "message": "worst at [0,1]: expected 1, got 2"}]},
-        "accuracy": {"report": {"problems": [
-            {"backend": "alpha", "dtype": "float", "k": 16, "max_ulp": 1.0, "bound_fraction": 0.01},
-            {"backend": "beta", "dtype": "float", "k": 16, "max_ulp": 4.0, "bound_fraction": 0.2},
-            {"backend": "beta", "dtype": "float", "k": 256, "max_ulp": 9.0,
-             "bound_fraction": 0.3}]}},
-        "speed": {"settings": {"set": "quick", "min_time": 0.01, "repetitions": 1},
-                  "runs": [{"threads": 1, "seconds": 1.0,
-                            "benchmark_json": {"benchmarks": benchmarks}}]},
+        "format": "mm-compare/1",
+        "mode": "quick",
+        "extra_args": [],
+        "machine": {
+            "cpu_model": "Test CPU",
+            "logical_cpus": 1,
+            "date": "2026-01-01T00:00:00+00:00",
+            "backends": [
+                {"name": "alpha", "description": "a", "supports": support},
+                {"name": "beta", "description": "b", "supports": support},
+            ],
+            "libraries": {},
+        },
+        "conformance": {
+            "summary": {
+                "total": 2,
+                "PASS": 1 if verdict != "PASS" else 2,
+                verdict: 1 if verdict != "PASS" else 2,
+            },
+            "tolerance": {"rtol": 1e-3, "atol": 1e-7},
+            "results": [
+                {
+                    "case": "test_matmul_2d",
+                    "data_set": "test_data_set_0",
+                    "backend": "alpha",
+                    "dtype": "float",
+                    "a_shape": "[3,4]",
+                    "b_shape": "[4,3]",
+                    "verdict": "PASS",
+                    "message": "ok",
+                },
+                {
+                    "case": "test_matmul_2d",
+                    "data_set": "test_data_set_0",
+                    "backend": "beta",
+                    "dtype": "float",
+                    "a_shape": "[3,4]",
+                    "b_shape": "[4,3]",
+                    "verdict": verdict,
+                    "message": "worst at [0,1]: expected 1, got 2",
+                },
+            ],
+        },
+        "accuracy": {
+            "report": {
+                "problems": [
+                    {
+                        "backend": "alpha",
+                        "dtype": "float",
+                        "k": 16,
+                        "max_ulp": 1.0,
+                        "bound_fraction": 0.01,
+                    },
+                    {
+                        "backend": "beta",
+                        "dtype": "float",
+                        "k": 16,
+                        "max_ulp": 4.0,
+                        "bound_fraction": 0.2,
+                    },
+                    {
+                        "backend": "beta",
+                        "dtype": "float",
+                        "k": 256,
+                        "max_ulp": 9.0,
+                        "bound_fraction": 0.3,
+                    },
+                ]
+            }
+        },
+        "speed": {
+            "settings": {"set": "quick", "min_time": 0.01, "repetitions": 1},
+            "runs": [{"threads": 1, "seconds": 1.0, "benchmark_json": {"benchmarks": benchmarks}}],
+        },
         "timings_seconds": {"machine": 0.1, "conformance": 0.1, "accuracy": 0.1, "speed": 1.0},
     }
 
@@ -163,8 +226,9 @@ class RenderTest(unittest.TestCase):
 
     def test_percent_of_peak_uses_the_same_dtype_and_threads(self):
         _, _, derived = render.render(synthetic_report())
-        alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
-            "matmul/alpha/float/128x128x128")][0]
+        alpha_128 = [
+            r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
+        ][0]
         self.assertAlmostEqual(alpha_128["percent_of_peak"], 70.0)
 
     def test_one_thread_figures_count_cpu_time(self):
@@ -174,8 +238,9 @@ class RenderTest(unittest.TestCase):
         entry = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"][2]
         entry["real_time"], entry["GFLOPS"] = 120000, 35.0
         _, _, derived = render.render(report)
-        alpha_128 = [r for r in derived["speed"] if r["name"].startswith(
-            "matmul/alpha/float/128x128x128")][0]
+        alpha_128 = [
+            r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
+        ][0]
         self.assertAlmostEqual(alpha_128["rate_gflops"], 70.0)
         self.assertAlmostEqual(alpha_128["gflops"], 35.0)
 
@@ -190,37 +255,71 @@ class RenderTest(unittest.TestCase):
         # mm-fuzz's report as it stands: verdict counts per backend and findings, no per-problem
         # ULPs. The section shows those, says what is missing, and a FAIL finding goes on top.
         report = synthetic_report()
-        report["accuracy"] = {"exit_code": 1, "report": {
-            "stats": {"problems": 500, "seconds": 5.0, "backends": {
-                "alpha": {"PASS": 480, "FAIL": 0, "BOUND": 20},
-                "beta": {"PASS": 499, "FAIL": 1, "BOUND": 0}}},
-            "findings": [{"kind": "FAIL", "backend": "beta", "dtype": "bfloat16",
-                          "minimal_a_shape": [1, 2], "minimal_b_shape": [2, 1],
-                          "message": "outside the bound", "replay": "mm-fuzz --seed 1",
-                          "worst": {"abs_error": 0.5, "bound": 0.25}}]}}
+        report["accuracy"] = {
+            "exit_code": 1,
+            "report": {
+                "stats": {
+                    "problems": 500,
+                    "seconds": 5.0,
+                    "backends": {
+                        "alpha": {"PASS": 480, "FAIL": 0, "BOUND": 20},
+                        "beta": {"PASS": 499, "FAIL": 1, "BOUND": 0},
+                    },
+                },
+                "findings": [
+                    {
+                        "kind": "FAIL",
+                        "backend": "beta",
+                        "dtype": "bfloat16",
+                        "minimal_a_shape": [1, 2],
+                        "minimal_b_shape": [2, 1],
+                        "message": "outside the bound",
+                        "replay": "mm-fuzz --seed 1",
+                        "worst": {"abs_error": 0.5, "bound": 0.25},
+                    }
+                ],
+            },
+        }
         html_text, markdown, derived = render.render(report)
         self.assertIn("| beta | 499 | 1 | 0 |", markdown)
         self.assertIn("| FAIL | beta | bfloat16 | [1, 2] x [2, 1] | 0.5 | 0.25 | 2 |", markdown)
         self.assertIn("no per-problem error figures", markdown)
-        self.assertTrue(any(p.startswith("fuzzer FAIL: beta bfloat16") for p in derived["problems"]))
+        self.assertTrue(
+            any(p.startswith("fuzzer FAIL: beta bfloat16") for p in derived["problems"])
+        )
         self.assertLess(html_text.index("fuzzer FAIL"), html_text.index("<table"))
 
     def test_scoreboard_has_a_row_per_backend_and_dtype_from_every_tool(self):
         report = synthetic_report("FAIL")
-        report["conformance"]["official"] = {"complete": False,
-                                             "found": [{"case": "test_matmul_2d"}]}
+        report["conformance"]["official"] = {
+            "complete": False,
+            "found": [{"case": "test_matmul_2d"}],
+        }
         report["conformance"]["results"].append(
-            {"case": "builtin_vector_vector", "source": "built-in", "backend": "alpha",
-             "dtype": "float", "a_shape": "[3]", "b_shape": "[3]", "verdict": "BOUND",
-             "message": "within the bound"})
-        report["accuracy"]["report"]["stats"] = {"by_dtype": {
-            "alpha": {"float": {"PASS": 90, "BOUND": 3}},
-            "beta": {"float": {"PASS": 80, "FAIL": 13}}}}
+            {
+                "case": "builtin_vector_vector",
+                "source": "built-in",
+                "backend": "alpha",
+                "dtype": "float",
+                "a_shape": "[3]",
+                "b_shape": "[3]",
+                "verdict": "BOUND",
+                "message": "within the bound",
+            }
+        )
+        report["accuracy"]["report"]["stats"] = {
+            "by_dtype": {
+                "alpha": {"float": {"PASS": 90, "BOUND": 3}},
+                "beta": {"float": {"PASS": 80, "FAIL": 13}},
+            }
+        }
         report["accuracy"]["report"]["statistics"] = [
             {"backend": "alpha", "dtype": "float", "special_problems": 12, "special_wrong": 0},
-            {"backend": "beta", "dtype": "float", "special_problems": 12, "special_wrong": 5}]
+            {"backend": "beta", "dtype": "float", "special_problems": 12, "special_wrong": 5},
+        ]
         report["speed"]["runs"][0]["benchmark_json"]["benchmarks"].append(
-            bench_entry("matmul/beta/float/256x256x256/real_time", 1000000, 33.5))
+            bench_entry("matmul/beta/float/256x256x256/real_time", 1000000, 33.5)
+        )
         _, markdown, derived = render.render(report)
         board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
         self.assertEqual(board[("alpha", "float")]["official"], {"PASS": 1})
@@ -231,22 +330,34 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(board[("beta", "float")]["worst_bound_fraction"], 0.3)
         scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
         # One row per backend: verdict counts of each source, specials, bound, speed, tiny.
-        self.assertIn("| alpha | native | 1 PASS | 1 BOUND | 90 PASS, 3 BOUND | correct (12) | "
-                      "0.01 |", scoreboard)
-        self.assertIn("| beta | native | 1 FAIL | – | 80 PASS, 13 FAIL | WRONG in 5 of 12 | 0.3 | "
-                      "33.5 | – | 200 ns |", scoreboard)
+        self.assertIn(
+            "| alpha | native | 1 PASS | 1 BOUND | 90 PASS, 3 BOUND | correct (12) | " "0.01 |",
+            scoreboard,
+        )
+        self.assertIn(
+            "| beta | native | 1 FAIL | – | 80 PASS, 13 FAIL | WRONG in 5 of 12 | 0.3 | "
+            "33.5 | – | 200 ns |",
+            scoreboard,
+        )
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(render.DTYPE_ORDER))
 
     def test_a_crash_of_the_fuzzer_is_a_problem_with_its_command(self):
         report = synthetic_report()
-        report["accuracy"]["crashes"] = [{
-            "backend": "beta", "dtype": "bfloat16", "error": "mm-fuzz killed by signal 4",
-            "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16"}]
+        report["accuracy"]["crashes"] = [
+            {
+                "backend": "beta",
+                "dtype": "bfloat16",
+                "error": "mm-fuzz killed by signal 4",
+                "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16",
+            }
+        ]
         html_text, _, derived = render.render(report)
-        self.assertIn("fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
-                      "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
-                      derived["problems"])
+        self.assertIn(
+            "fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
+            "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
+            derived["problems"],
+        )
         self.assertLess(html_text.index("fuzzer crash"), html_text.index("<table"))
 
     def test_no_backend_is_known_by_name(self):
@@ -259,10 +370,14 @@ class RenderTest(unittest.TestCase):
         # The synthetic report with its backends and baseline renamed, plus a baseline declared
         # by the data: every table, plot and colour follows the names.
         text = json.dumps(synthetic_report("PASS"))
-        renamed = json.loads(text.replace("alpha", "my-GEMM_2").replace("beta", "zz9")
-                             .replace("raw_onednn", "bare_lib"))
-        renamed["machine"]["baselines"] = [{"name": "bare_lib", "label": "bare MyLib",
-                                            "backend": "zz9"}]
+        renamed = json.loads(
+            text.replace("alpha", "my-GEMM_2")
+            .replace("beta", "zz9")
+            .replace("raw_onednn", "bare_lib")
+        )
+        renamed["machine"]["baselines"] = [
+            {"name": "bare_lib", "label": "bare MyLib", "backend": "zz9"}
+        ]
         original_html, original_md, _ = render.render(synthetic_report("PASS"))
         html_text, markdown, derived = render.render(renamed)
         self.assertIn("| my-GEMM_2 | native | – | – |", markdown)
@@ -270,7 +385,9 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(render.impl_colour("bare_lib"), render.impl_colour("zz9"))
         self.assertNotEqual(render.impl_colour("my-GEMM_2"), render.impl_colour("zz9"))
         self.assertEqual(markdown.count("| my-GEMM_2 |"), original_md.count("| alpha |"))
-        self.assertEqual(html_text.count('<img class="plot"'), original_html.count('<img class="plot"'))
+        self.assertEqual(
+            html_text.count('<img class="plot"'), original_html.count('<img class="plot"')
+        )
         self.assertEqual(len(derived["scoreboard"]), 2 * len(render.DTYPE_ORDER))
 
     def test_the_renderer_only_reads_its_input(self):
@@ -279,8 +396,16 @@ class RenderTest(unittest.TestCase):
             data.write_text(json.dumps(synthetic_report()))
             before = data.read_bytes()
             argv = sys.argv
-            sys.argv = ["render.py", str(data), "--html", f"{tmp}/c.html", "--markdown",
-                        f"{tmp}/c.md", "--derived", f"{tmp}/d.json"]
+            sys.argv = [
+                "render.py",
+                str(data),
+                "--html",
+                f"{tmp}/c.html",
+                "--markdown",
+                f"{tmp}/c.md",
+                "--derived",
+                f"{tmp}/d.json",
+            ]
             try:
                 render.main()
             finally:

@@ -21,8 +21,15 @@ import json
 import os
 import sys
 
-OFFICIAL = ["test_matmul_1d_1d", "test_matmul_1d_3d", "test_matmul_2d", "test_matmul_3d",
-            "test_matmul_4d", "test_matmul_4d_1d", "test_matmul_bcast"]
+OFFICIAL = [
+    "test_matmul_1d_1d",
+    "test_matmul_1d_3d",
+    "test_matmul_2d",
+    "test_matmul_3d",
+    "test_matmul_4d",
+    "test_matmul_4d_1d",
+    "test_matmul_bcast",
+]
 BUILTIN_COUNT = 9
 BACKEND = "onnxruntime"
 REFUSAL = "Could not find an implementation"
@@ -59,11 +66,17 @@ def main():
     missing = generated - set(seen)
     if missing:
         problems.append(f"{len(missing)} generated data sets without a result, e.g. {min(missing)}")
-    extra = [r for r in results if (r["case"], r["data_set"]) not in generated
-             and r["case"] not in OFFICIAL and r["source"] != "built-in"]
+    extra = [
+        r
+        for r in results
+        if (r["case"], r["data_set"]) not in generated
+        and r["case"] not in OFFICIAL
+        and r["source"] != "built-in"
+    ]
     for r in extra:
-        problems.append(f"unexpected result {r['case']} {r['data_set']}: {r['verdict']} "
-                        f"{r['message']}")
+        problems.append(
+            f"unexpected result {r['case']} {r['data_set']}: {r['verdict']} " f"{r['message']}"
+        )
 
     for r in official + builtin:
         if r["verdict"] != "PASS":
@@ -73,15 +86,18 @@ def main():
         v = r["verdict"]
         if r.get("dtype") == "bfloat16":
             if v != "UNSUPPORTED" or REFUSAL not in r["message"]:
-                problems.append(f"{r['case']} (bfloat16): {v}, expected UNSUPPORTED by ONNX "
-                                f"Runtime's refusal: {r['message']}")
+                problems.append(
+                    f"{r['case']} (bfloat16): {v}, expected UNSUPPORTED by ONNX "
+                    f"Runtime's refusal: {r['message']}"
+                )
         elif v == "BOUND":
             bound = r.get("vs_bound") or {}
             if bound.get("outside", 1) == 0 and bound.get("unbounded", 0) > 0:
                 order_dependent.append(r["case"])
             else:
-                problems.append(f"{r['case']}: BOUND outside an order-independent bound: "
-                                f"{r['message']}")
+                problems.append(
+                    f"{r['case']}: BOUND outside an order-independent bound: " f"{r['message']}"
+                )
         elif v not in ("PASS", "XFAIL"):
             problems.append(f"{r['case']}: {v}: {r['message']}")
 
@@ -92,8 +108,10 @@ def main():
     counts = collections.defaultdict(collections.Counter)
     for r in results:
         counts[r.get("dtype") or "-"][r["verdict"]] += 1
-    print(f"ONNX Runtime judged by mm: {len(results)} results "
-          f"({len(official)} official, {len(builtin)} built-in, {len(generated)} generated)")
+    print(
+        f"ONNX Runtime judged by mm: {len(results)} results "
+        f"({len(official)} official, {len(builtin)} built-in, {len(generated)} generated)"
+    )
     for dtype in sorted(counts):
         print(f"  {dtype:9} " + ", ".join(f"{n} {v}" for v, n in sorted(counts[dtype].items())))
     for r in results:
@@ -102,9 +120,11 @@ def main():
     for case in order_dependent:
         print(f"  BOUND {case}: the expected value depends on the order of summation (overflow)")
     if problems:
-        print("check_report: FAILED (a new deviation of ONNX Runtime, or a changed corpus: "
-              "declare a genuine one in scripts/ort/expectations.json with its reason):",
-              file=sys.stderr)
+        print(
+            "check_report: FAILED (a new deviation of ONNX Runtime, or a changed corpus: "
+            "declare a genuine one in scripts/ort/expectations.json with its reason):",
+            file=sys.stderr,
+        )
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1

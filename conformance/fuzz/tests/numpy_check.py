@@ -79,8 +79,10 @@ def main(argv):
             got = numpy_matmul(a_type, a, b)
             try:
                 if got.shape != expected.shape or got.dtype != expected.dtype:
-                    raise AssertionError(f"got {got.dtype}{list(got.shape)}, expected "
-                                         f"{expected.dtype}{list(expected.shape)}")
+                    raise AssertionError(
+                        f"got {got.dtype}{list(got.shape)}, expected "
+                        f"{expected.dtype}{list(expected.shape)}"
+                    )
                 if np.issubdtype(expected.dtype, np.integer):
                     np.testing.assert_array_equal(got, expected)
                 else:
@@ -90,8 +92,10 @@ def main(argv):
         judged += 1
     for name, message in failures:
         print(f"FAIL {name}: {message}")
-    print(f"numpy_check: {judged} cases judged by ONNX's rule (rtol {RTOL}, atol {ATOL}), "
-          f"{len(failures)} failing")
+    print(
+        f"numpy_check: {judged} cases judged by ONNX's rule (rtol {RTOL}, atol {ATOL}), "
+        f"{len(failures)} failing"
+    )
     if judged < min_cases:
         print(f"numpy_check: expected at least {min_cases} cases in {root}", file=sys.stderr)
         return 1
