@@ -21,13 +21,14 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import render  # noqa: E402
+from rendering.data import base_name, benchmark_records  # noqa: E402
+from rendering.tables import fmt_time  # noqa: E402
 
 
 def report_figure(report, name, threads):
-    for record in render.benchmark_records(report["speed"]):
+    for record in benchmark_records(report["speed"]):
         if (
-            render.base_name(record["name"]) == name
+            base_name(record["name"]) == name
             and record["threads"] == threads
             and not record["error"]
         ):
@@ -56,7 +57,7 @@ def direct_run(bin_dir, settings, env, name, threads, repetitions):
             stderr=subprocess.DEVNULL,
         )
         data = json.loads(out.read_text())
-    records = render.benchmark_records({"runs": [{"threads": threads, "benchmark_json": data}]})
+    records = benchmark_records({"runs": [{"threads": threads, "benchmark_json": data}]})
     return records[0] if records else None, " ".join(command)
 
 
@@ -91,7 +92,7 @@ def main():
             print(f"recheck: {command} gave no figure", file=sys.stderr)
             failures += 1
             continue
-        # The report's own figure: CPU time at 1 thread, wall time at more (render.py).
+        # The report's own figure: CPU time at 1 thread, wall time at more (rendering/data.py).
         ratio = direct["rate_seconds"] / figure["rate_seconds"]
         ok = abs(ratio - 1) <= args.tolerance
         failures += not ok
@@ -101,13 +102,13 @@ def main():
             else ""
         )
         wall = (
-            f"; wall time report {render.fmt_time(figure['seconds'])}, direct "
-            f"{render.fmt_time(direct['seconds'])}"
+            f"; wall time report {fmt_time(figure['seconds'])}, direct "
+            f"{fmt_time(direct['seconds'])}"
         )
         print(
             f"{'OK  ' if ok else 'DIFF'} {name} @{threads}t: report "
-            f"{render.fmt_time(figure['rate_seconds'])}, direct "
-            f"{render.fmt_time(direct['rate_seconds'])} (direct / report {ratio:.3f}){gflops}{wall}"
+            f"{fmt_time(figure['rate_seconds'])}, direct "
+            f"{fmt_time(direct['rate_seconds'])} (direct / report {ratio:.3f}){gflops}{wall}"
             f"\n     direct: OMP_NUM_THREADS={threads} "
             f"{command}"
         )

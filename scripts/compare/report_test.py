@@ -10,6 +10,7 @@ import base64
 import io
 import json
 import pathlib
+import re
 import sys
 import tempfile
 import unittest
@@ -17,15 +18,16 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import browser_check  # noqa: E402
-import render  # noqa: E402
+import render  # noqa: E402  (the command line)
+from rendering import data, emit, plots  # noqa: E402
 
 
 def tiny_png():
     """A real 4x3 PNG, drawn by matplotlib like every plot of the report."""
-    fig = render.plt.figure(figsize=(0.04, 0.03), dpi=100)
+    fig = plots.plt.figure(figsize=(0.04, 0.03), dpi=100)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
-    render.plt.close(fig)
+    plots.plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -108,7 +110,7 @@ def bench_entry(name, real_time, gflops=None, unit="ns", threads=1, label=None):
 
 def synthetic_report(verdict="PASS"):
     """A compare.json as collect.py writes it, small enough to read in one go."""
-    support = {d: {"level": "native", "note": ""} for d in render.DTYPE_ORDER}
+    support = {d: {"level": "native", "note": ""} for d in data.DTYPE_ORDER}
     benchmarks = [
         bench_entry("peak/float/threads:1", 1000, 100.0, label="avx512f vfmadd zmm (f32)"),
         bench_entry("matmul/alpha/float/64x64x64/real_time", 10000, 50.0),
@@ -201,7 +203,7 @@ def synthetic_report(verdict="PASS"):
 
 class RenderTest(unittest.TestCase):
     def test_fail_is_first_and_red(self):
-        html_text, markdown, derived = render.render(synthetic_report("FAIL"))
+        html_text, markdown, derived = emit.render(synthetic_report("FAIL"))
         problems_at = html_text.index('class="problems"')
         self.assertLess(problems_at, html_text.index("<table"))
         self.assertIn("conformance FAIL: test_matmul_2d", html_text[problems_at:])
@@ -209,12 +211,12 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(len(derived["problems"]), 1)
 
     def test_all_pass_says_so(self):
-        html_text, _, derived = render.render(synthetic_report("PASS"))
+        html_text, _, derived = emit.render(synthetic_report("PASS"))
         self.assertEqual(derived["problems"], [])
         self.assertIn("No FAIL and no ERROR anywhere.", html_text)
 
     def test_fastest_and_most_accurate_come_from_the_data(self):
-        _, markdown, derived = render.render(synthetic_report())
+        _, markdown, derived = emit.render(synthetic_report())
         medium = [f for f in derived["fastest"] if f["sizes"].startswith("medium")]
         self.assertEqual(medium[0]["fastest"], "alpha")  # 70 GFLOP/s against beta's 40.
         tiny = [f for f in derived["fastest"] if f["sizes"].startswith("tiny")]
@@ -225,7 +227,7 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| float | alpha | 1 |", markdown)  # Most accurate float backend.
 
     def test_percent_of_peak_uses_the_same_dtype_and_threads(self):
-        _, _, derived = render.render(synthetic_report())
+        _, _, derived = emit.render(synthetic_report())
         alpha_128 = [
             r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
         ][0]
@@ -237,7 +239,7 @@ class RenderTest(unittest.TestCase):
         report = synthetic_report()
         entry = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"][2]
         entry["real_time"], entry["GFLOPS"] = 120000, 35.0
-        _, _, derived = render.render(report)
+        _, _, derived = emit.render(report)
         alpha_128 = [
             r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
         ][0]
@@ -245,7 +247,7 @@ class RenderTest(unittest.TestCase):
         self.assertAlmostEqual(alpha_128["gflops"], 35.0)
 
     def test_rendered_page_passes_the_browser_check(self):
-        html_text, _, _ = render.render(synthetic_report("FAIL"))
+        html_text, _, _ = emit.render(synthetic_report("FAIL"))
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp) / "compare.html"
             path.write_text(html_text)
@@ -280,7 +282,7 @@ class RenderTest(unittest.TestCase):
                 ],
             },
         }
-        html_text, markdown, derived = render.render(report)
+        html_text, markdown, derived = emit.render(report)
         self.assertIn("| beta | 499 | 1 | 0 |", markdown)
         self.assertIn("| FAIL | beta | bfloat16 | [1, 2] x [2, 1] | 0.5 | 0.25 | 2 |", markdown)
         self.assertIn("no per-problem error figures", markdown)
@@ -320,7 +322,7 @@ class RenderTest(unittest.TestCase):
         report["speed"]["runs"][0]["benchmark_json"]["benchmarks"].append(
             bench_entry("matmul/beta/float/256x256x256/real_time", 1000000, 33.5)
         )
-        _, markdown, derived = render.render(report)
+        _, markdown, derived = emit.render(report)
         board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
         self.assertEqual(board[("alpha", "float")]["official"], {"PASS": 1})
         self.assertEqual(board[("beta", "float")]["official"], {"FAIL": 1})
@@ -340,7 +342,7 @@ class RenderTest(unittest.TestCase):
             scoreboard,
         )
         # Every dtype a backend computes has its table, with every backend in it.
-        self.assertEqual(scoreboard.count("**Scoreboard, "), len(render.DTYPE_ORDER))
+        self.assertEqual(scoreboard.count("**Scoreboard, "), len(data.DTYPE_ORDER))
 
     def test_a_crash_of_the_fuzzer_is_a_problem_with_its_command(self):
         report = synthetic_report()
@@ -352,7 +354,7 @@ class RenderTest(unittest.TestCase):
                 "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16",
             }
         ]
-        html_text, _, derived = render.render(report)
+        html_text, _, derived = emit.render(report)
         self.assertIn(
             "fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
             "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
@@ -361,10 +363,36 @@ class RenderTest(unittest.TestCase):
         self.assertLess(html_text.index("fuzzer crash"), html_text.index("<table"))
 
     def test_no_backend_is_known_by_name(self):
-        # Colours, order and labels come from the data: the renderer names no backend.
-        source = (pathlib.Path(__file__).resolve().parent / "render.py").read_text().lower()
-        for name in ("onednn", "eigen", "reference", "raw_"):
-            self.assertNotIn(name, source)
+        # Colours, order and labels come from the data: no file of the renderer names a backend
+        # mm registers (built-in, BLAS, the runtime judged from its outputs) or a baseline's
+        # family. "auto" is not in the list: the section fed by --auto-table is about the backend
+        # that reads that calibration table, and the word is English besides.
+        here = pathlib.Path(__file__).resolve().parent
+        files = [here / "render.py", *sorted((here / "rendering").glob("*.py"))]
+        self.assertGreaterEqual(len(files), 5, files)
+        names = ("reference", "onednn", "dnnl", "eigen", "openblas", "blis", "atlas", "netlib")
+        for path in files:
+            source = path.read_text().lower()
+            for name in (*names, "onnxruntime", "raw"):
+                self.assertIsNone(re.search(rf"\b{name}", source), f"{path.name} names {name}")
+
+    def test_renamed_backends_change_nothing_but_the_names(self):
+        # Every backend and baseline renamed (keeping their alphabetical order): the Markdown and
+        # the derived JSON are the original ones with the names replaced, character for character.
+        names = {"alpha": "my-GEMM_2", "beta": "zz9", "raw_onednn": "bare_lib"}
+
+        def rename(text):
+            for old, new in names.items():
+                text = text.replace(old, new)
+            return text
+
+        for verdict in ("PASS", "FAIL"):
+            original = synthetic_report(verdict)
+            renamed = json.loads(rename(json.dumps(original)))
+            _, original_md, original_derived = emit.render(original)
+            _, markdown, derived = emit.render(renamed)
+            self.assertEqual(markdown, rename(original_md))
+            self.assertEqual(json.dumps(derived), rename(json.dumps(original_derived)))
 
     def test_a_plugin_named_anything_gets_the_same_page(self):
         # The synthetic report with its backends and baseline renamed, plus a baseline declared
@@ -378,17 +406,17 @@ class RenderTest(unittest.TestCase):
         renamed["machine"]["baselines"] = [
             {"name": "bare_lib", "label": "bare MyLib", "backend": "zz9"}
         ]
-        original_html, original_md, _ = render.render(synthetic_report("PASS"))
-        html_text, markdown, derived = render.render(renamed)
+        original_html, original_md, _ = emit.render(synthetic_report("PASS"))
+        html_text, markdown, derived = emit.render(renamed)
         self.assertIn("| my-GEMM_2 | native | – | – |", markdown)
         self.assertIn("bare MyLib", html_text)
-        self.assertEqual(render.impl_colour("bare_lib"), render.impl_colour("zz9"))
-        self.assertNotEqual(render.impl_colour("my-GEMM_2"), render.impl_colour("zz9"))
+        self.assertEqual(data.impl_colour("bare_lib"), data.impl_colour("zz9"))
+        self.assertNotEqual(data.impl_colour("my-GEMM_2"), data.impl_colour("zz9"))
         self.assertEqual(markdown.count("| my-GEMM_2 |"), original_md.count("| alpha |"))
         self.assertEqual(
             html_text.count('<img class="plot"'), original_html.count('<img class="plot"')
         )
-        self.assertEqual(len(derived["scoreboard"]), 2 * len(render.DTYPE_ORDER))
+        self.assertEqual(len(derived["scoreboard"]), 2 * len(data.DTYPE_ORDER))
 
     def test_the_renderer_only_reads_its_input(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -413,8 +441,18 @@ class RenderTest(unittest.TestCase):
             self.assertEqual(data.read_bytes(), before)
             self.assertIn("scoreboard", json.loads(pathlib.Path(f"{tmp}/d.json").read_text()))
 
+    def test_rendering_leaves_the_report_as_it_was(self):
+        # The page is derived from the data, never written into it: rendering twice from one
+        # report object gives the same page, and the object is unchanged.
+        report = synthetic_report("FAIL")
+        report["accuracy"]["crashes"] = [{"backend": "beta", "dtype": "float", "error": "x"}]
+        before = json.dumps(report, sort_keys=True)
+        first = emit.render(report)
+        self.assertEqual(json.dumps(report, sort_keys=True), before)
+        self.assertEqual(emit.render(report), first)
+
     def test_json_of_derived_tables_is_serialisable(self):
-        _, _, derived = render.render(synthetic_report())
+        _, _, derived = emit.render(synthetic_report())
         self.assertIn("fastest", json.loads(json.dumps(derived)))
 
 
