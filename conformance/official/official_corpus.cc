@@ -84,6 +84,16 @@ std::string_view OfficialStateName(OfficialStatus::State state) {
   return "altered";
 }
 
+std::string MissingOfficialHint(const OfficialReport& report) {
+  const int missing = report.Count(OfficialStatus::State::kMissing);
+  if (missing == 0) return "";
+  return std::to_string(missing) + " of the " + std::to_string(report.cases.size()) +
+         " official ONNX MatMul node tests are missing (Debian's libonnx-testdata has 3 of them): "
+         "scripts/fetch-onnx-testdata.sh in mm's source tree downloads all of them (ONNX v1.22.0, "
+         "checked against mm's checksums) into third_party/onnx-testdata/node, a default data "
+         "root; or point --data-dir or MM_ONNX_DATA at a copy of onnx/backend/test/data/node";
+}
+
 OfficialReport CheckOfficialCorpus(const std::vector<DataRoot>& roots,
                                    const std::vector<OfficialCase>& official) {
   OfficialReport report;

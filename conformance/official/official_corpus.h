@@ -56,6 +56,11 @@ struct OfficialReport {
 
 std::string_view OfficialStateName(OfficialStatus::State state);  // "intact", "missing", "altered".
 
+// How to get the official cases `report` lacks: empty when none is missing, else one sentence
+// naming how many are missing and scripts/fetch-onnx-testdata.sh (Debian's libonnx-testdata has
+// only 3 of the 7), or --data-dir / MM_ONNX_DATA for a copy elsewhere.
+std::string MissingOfficialHint(const OfficialReport& report);
+
 // Looks up each case of `official` in `roots` (first root wins, as for running) and compares every
 // file's bytes with its checksum. A file missing, changed, or present but not listed (e.g. an extra
 // data set) makes the case altered.

@@ -120,6 +120,24 @@ TEST(CheckOfficialCorpusTest, AlteredWhenAFileIsMissingOrAdded) {
               ::testing::Contains(HasSubstr("test_data_set_1/input_0.pb: not an official file")));
 }
 
+// A run that lacks official cases says how many and how to get them (Debian's package has 3 of the
+// 7); cases that are present, intact or altered, are not missing: fetching would not replace them.
+TEST(MissingOfficialHintTest, NamesTheFetchScriptOnlyWhenSomeAreMissing) {
+  OfficialReport report;
+  for (const OfficialCase& c : OfficialCases()) {
+    report.cases.push_back({c.name, OfficialStatus::State::kIntact, {}, {}});
+  }
+  EXPECT_EQ(MissingOfficialHint(report), "");
+  report.cases.at(0).state = OfficialStatus::State::kAltered;
+  EXPECT_EQ(MissingOfficialHint(report), "");
+  report.cases.at(1).state = OfficialStatus::State::kMissing;
+  report.cases.at(2).state = OfficialStatus::State::kMissing;
+  const std::string hint = MissingOfficialHint(report);
+  EXPECT_THAT(hint, HasSubstr("2 of the 7 official ONNX MatMul node tests are missing"));
+  EXPECT_THAT(hint, HasSubstr("scripts/fetch-onnx-testdata.sh"));
+  EXPECT_THAT(hint, HasSubstr("MM_ONNX_DATA"));
+}
+
 // The real checksums against the real data, where this machine has it: MM_ONNX_DATA (CI sets it
 // to the 7 official cases) or Debian's libonnx-testdata (2d, 3d, 4d, byte-identical).
 TEST(CheckOfficialCorpusTest, RealDataMatchesTheEmbeddedChecksums) {

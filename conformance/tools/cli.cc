@@ -79,6 +79,9 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     for (const std::string& p : s.problems) out << "\n    " << p;
     out << "\n";
   }
+  if (const std::string hint = MissingOfficialHint(official); !hint.empty()) {
+    out << "  " << hint << "\n";
+  }
   out << "backends (selected: " << Joined(backends) << "):\n";
   for (const std::string& name : registry.Names()) {
     out << "  " << std::setw(12) << name << registry.Description(name) << "\n";
@@ -706,6 +709,9 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
                            : ExitCodeOfSummary(report, everything.summary, !catalog.cases.empty(),
                                                options.skip_exit_code);
     console.Finish(report, everything.summary);
+    if (const std::string hint = MissingOfficialHint(official); !hint.empty()) {
+      err << "mm-conformance: " << hint << "\n";
+    }
     if (catalog.cases.empty()) {
       err << "mm-conformance: no MatMul case found"
           << (catalog.roots.empty() ? " (no data root exists and built-ins are off)" : "")
