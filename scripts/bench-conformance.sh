@@ -5,7 +5,8 @@
 # parent or one worker), the parent's peak RSS, and the peak sum over the parent and its workers
 # (sampled every 20 ms), as RSS (shared library and copy-on-write pages counted once per process)
 # and as PSS (each shared page split among its sharers: the memory the run really takes). Then the
-# ratios of the run with reports to the one without.
+# ratios of the run with reports to the one without, and the machine (as mm-conformance reports it)
+# with its load average at the end.
 # Usage: scripts/bench-conformance.sh CORPUS_DIR [mm-conformance options, default --jobs 2]
 # A corpus of 10,000 small valid cases: build/bin/mm-fuzz generate --out DIR --cases 10000 --seed 1
 set -euo pipefail
@@ -70,3 +71,6 @@ echo "== reports / plain: throughput $(ratio "$rate_reports" "$rate_plain")x," \
   "largest process $(ratio "$largest_reports" "$largest_plain")x," \
   "parent + workers $(ratio "$sum_reports" "$sum_plain")x (PSS $(ratio "$pss_reports" "$pss_plain")x)"
 echo "   report sizes: JSON $(du -h "$work/r.json" | cut -f1), JUnit $(du -h "$work/r.xml" | cut -f1)"
+# The figures mean nothing without the machine and its load.
+echo "   $(grep -m 1 '^machine:' "$work/plain.log" || echo 'machine: ?');" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -20,8 +20,8 @@ source scripts/onnx-data.sh
 bash scripts/build.sh default
 mkdir -p build/reports
 # oneDNN and the Eigen backend use OpenMP, whose idle threads spin by default: on a busy machine that
-# spinning, not the work, dominated the run (120 ms against 53 ms measured at load 5.7). The node
-# tests are tiny, so passive waiting costs nothing; a caller's own setting wins.
+# spinning, not the work, dominates a run of tiny node tests, for which passive waiting costs
+# nothing. A caller's own setting wins.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 status=0
 # Proof that this gate can fail, before its verdicts are believed (well under a second).

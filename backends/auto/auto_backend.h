@@ -80,8 +80,8 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
                                    const AutoIdentity& expected);
 
 // The built-in ranking for a problem of `flops` (2*batch*M*N*K) in `dtype` at `threads` threads,
-// used when no valid table is loaded or it has no cell for the dtype. Measured on the development
-// machine; see docs/backends.md.
+// used when no valid table is loaded or it has no cell for the dtype (how it was chosen:
+// docs/backends.md, auto backend).
 std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops);
 
 // Dispatches every MatMul to one of the candidate backends, chosen at Prepare:

@@ -96,8 +96,8 @@ bool Spread(std::int64_t count, int threads, const Task& task) {
 constexpr Index kRowAlignment = 8;
 
 // One product, rows x k times k x n, split into blocks of rows, one independent single-threaded
-// Eigen product per thread (B is shared, read-only). Measured on this machine, this beats Eigen's
-// own parallel GEMM, whose threads wait for each other inside every product (see docs/backends.md).
+// Eigen product per thread (B is shared, read-only). This beats Eigen's own parallel GEMM, whose
+// threads wait for each other inside every product (docs/backends.md; mm-bench shows it).
 template <class S>
 bool SplitProduct(const S* a, const S* b, S* y, Index rows, Index k, Index n) {
   const double work = static_cast<double>(rows) * static_cast<double>(k) * static_cast<double>(n);

@@ -30,8 +30,8 @@ namespace mm {
 // products, one per thread, each single-threaded: a batch is spread over the threads (one entry per
 // task) when every thread gets an entry or an entry is small; a single product, or a batch folded
 // into M (B one matrix shared by a plain stack of A matrices: one product of batch*M rows), is
-// split into blocks of rows. Measured on this machine this beats Eigen's own parallel GEMM at every
-// benchmark shape (its threads wait for each other inside every product), so Eigen's threading is
+// split into blocks of rows. This beats Eigen's own parallel GEMM at every mm-bench
+// shape (its threads wait for each other inside every product), so Eigen's threading is
 // not used. A primitive is not safe to Execute from several threads at once (it owns scratch
 // buffers).
 class EigenBackend final : public Backend {

@@ -23,7 +23,7 @@ struct BadCase {
 // Prints the row's `why` in test output.
 inline void PrintTo(const BadCase& row, std::ostream* os) { *os << row.why; }
 
-// The table: one row per kind of bad input listed in issue 3.
+// The table: one row per kind of bad input the loader must refuse (docs/conformance.md).
 const std::vector<BadCase>& BadCases();
 
 }  // namespace mm::conformance::testing

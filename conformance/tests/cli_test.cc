@@ -1,5 +1,5 @@
-// mm-conformance end to end, in-process: exit codes, --list, reports, and the acceptance checks of
-// issue 3 (an official case with one expected value changed by 1 % FAILs; bad inputs never pass).
+// mm-conformance end to end, in-process: exit codes, --list, reports, and the harness's acceptance
+// checks (an official case with one expected value changed by 1 % FAILs; bad inputs never pass).
 #include "conformance/tools/cli.h"
 
 #include <gmock/gmock.h>
@@ -254,7 +254,7 @@ std::optional<fs::path> OfficialMatMul2d() {
   return std::nullopt;
 }
 
-// Issue 3's acceptance check: a copy of case `source` (written by `write_case` into the copy's
+// The harness's acceptance check: a copy of case `source` (written by `write_case` into the copy's
 // root) with one expected value changed by 1 % FAILs with exit 1 on every backend.
 void ExpectOnePercentChangeFails(const std::function<void(const fs::path& root)>& write_case) {
   TempDir root;
