@@ -58,7 +58,8 @@ TEST(ParseExpectationsTest, EveryEntryNeedsAReasonAndALink) {
 
 TEST(ParseExpectationsTest, PatternsAreGlobsOverTheWholeName) {
   Expectations e = Parse(R"({"expectations": [
-      {"case": "test_matmul_*d", "backend": "one*", "expect": "XFAIL", "reason": "r", "link": "l"}]})");
+      {"case": "test_matmul_*d", "backend": "one*", "expect": "XFAIL",
+       "reason": "r", "link": "l"}]})");
   EXPECT_NE(e.Find("test_matmul_2d", "onednn"), nullptr);
   EXPECT_EQ(e.Find("test_matmul_2d_x", "onednn"), nullptr);  // Whole name, not a substring.
   EXPECT_EQ(e.Find("test_matmul_2d", "eigen"), nullptr);
