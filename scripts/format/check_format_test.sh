@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Tests of scripts/check-format.sh on files written here (never on the tree, whose state is the
+# Tests of scripts/check-format.sh on files written here (never on this tree, whose state is the
 # check's business, not this test's): each misformatted file fails the check with its name and its
 # first differing line shown; formatted files pass; --fix rewrites a file so that it passes; a
-# Python error black accepts (an unused import) fails through flake8 and --fix does not hide it.
+# Python error black accepts (an unused import) fails through flake8 and --fix does not hide it;
+# without a file list, a scratch repository's tracked files are checked, its untracked ones not.
 set -euo pipefail
 check="$(cd "$(dirname "$0")/.." && pwd)/check-format.sh"
 tmp="$(mktemp -d)"
@@ -91,6 +92,28 @@ expect 1 "--fix with a Python error" "'os' imported but unused" --fix "$tmp/unus
 expect 2 "missing file" "$tmp/none.cc: no such file" "$tmp/none.cc"
 printf 'x\n' > "$tmp/notes.txt"
 expect 2 "unknown kind of file" "neither C/C++ nor Python" "$tmp/notes.txt"
+
+# Without a file list: every tracked C/C++ and Python file of the repository the script sits in,
+# and nothing untracked. A scratch repository with the script and its configuration.
+repo="$tmp/repo"
+mkdir -p "$repo/scripts" "$repo/src/deep"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cp "$root/scripts/check-format.sh" "$root/scripts/setup.sh" "$repo/scripts/"
+cp "$root/.clang-format" "$root/pyproject.toml" "$root/.flake8" "$repo/"
+cp "$tmp/good.cc" "$repo/src/a.cc"
+cp "$tmp/good.py" "$repo/src/deep/b.py"
+printf 'int  Twice( int x );\n' > "$repo/src/deep/c.h"
+printf "x = [ 1,2 ]\n" > "$repo/src/untracked.py"
+git -C "$repo" init -q
+git -C "$repo" add .clang-format .flake8 pyproject.toml scripts src/a.cc src/deep/b.py src/deep/c.h
+check="$repo/scripts/check-format.sh"
+expect 1 "tracked files" "src/deep/c.h: differs from .clang-format
+1 of 3 files fail"
+grep -q "untracked.py" "$tmp/out" && fail "an untracked file was checked"
+# Run from another folder: the script checks its own repository.
+(cd "$tmp" && bash "$check" --fix > /dev/null)
+expect 0 "tracked files after --fix" "3 files conform (2 C/C++, 1 Python)"
+grep -qxF "x = [ 1,2 ]" "$repo/src/untracked.py" || fail "--fix rewrote an untracked file"
 
 if ((failures)); then
   echo "check_format_test: $failures failure(s)"
