@@ -77,6 +77,9 @@ if [[ -n "$scaling" ]]; then
     printf 'test-slurm: %d array task(s): %s problems, wall %d.%01d s (submit to merged)\n' \
       "$n" "$problems" $((ms / 1000)) $((ms % 1000 / 100))
   done
+  # The figures mean nothing without the machine and its load.
+  echo "test-slurm: $(nproc) CPUs, $(grep -m 1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
   exit 0
 fi
 
