@@ -1,7 +1,7 @@
 // mm-loader-fuzz-seeds OUT_DIR [DATA_ROOT...]: writes the seed corpus of the loader's fuzz target
 // into OUT_DIR: for every case directory under the data roots (the official ONNX MatMul node tests
 // in CI) and every built-in example, one whole-case input, one model input and one input per
-// tensor file (see fuzz_input.h). Run by scripts/fuzz.sh.
+// tensor file (see fuzz_input.h). Run by scripts/fuzz-loader.sh.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "conformance/loader/fuzz/fuzz_input.h"
+#include "conformance/loader/libfuzzer/fuzz_input.h"
 #include "engine/examples/builtin_examples.h"
 #include "onnx/onnx_pb.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using namespace mm::conformance::fuzz;
+using namespace mm::conformance::loader_fuzz;
 
 std::string ReadBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
