@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "backends/reference/reference_backend.h"
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 #include "engine/matmul_plan.h"
 
 namespace mm::testing {

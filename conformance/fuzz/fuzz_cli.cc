@@ -20,7 +20,7 @@
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::fuzz {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "conformance/loader/libfuzzer/fuzz_input.h"
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 #include "onnx/onnx_pb.h"
 
 namespace {
