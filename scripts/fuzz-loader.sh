@@ -34,5 +34,6 @@ done
 build/loader-fuzz/bin/mm-loader-fuzz-seeds "$seeds" "${matmul_roots[@]}"
 echo "loader-fuzz: ${seconds} s, seed 1 (corpus build/loader-fuzz/corpus, seeds $seeds)"
 exec build/loader-fuzz/bin/mm_loader_fuzzer -seed=1 -max_total_time="$seconds" -timeout=10 \
-  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix=build/loader-fuzz/findings/ \
+  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  -artifact_prefix=build/loader-fuzz/findings/ \
   "$@" build/loader-fuzz/corpus "$seeds"

@@ -14,7 +14,7 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/fuzz/fair.h"
 #include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"

@@ -13,7 +13,7 @@
 #include <map>
 #include <ostream>
 
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/shrink.h"
 #include "conformance/poison.h"

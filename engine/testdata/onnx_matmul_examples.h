@@ -22,9 +22,9 @@ struct ExampleCase {
 };
 
 // Parses the example format (see onnx_matmul_examples.txt): "case NAME", then tensors "a", "b",
-// "y", each a header "NAME DTYPE [d0,...]" followed by exactly its element count of values, then "end".
-// Values are parsed as double and rounded once to the dtype (integers must be exact and in range).
-// Errors name `source` and the line.
+// "y", each a header "NAME DTYPE [d0,...]" followed by exactly its element count of values, then
+// "end". Values are parsed as double and rounded once to the dtype (integers must be exact and in
+// range). Errors name `source` and the line.
 StatusOr<std::vector<ExampleCase>> ParseExamples(std::string_view text, std::string_view source);
 
 // The text of onnx_matmul_examples.txt as embedded in this build.

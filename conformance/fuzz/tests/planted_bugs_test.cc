@@ -107,10 +107,10 @@ TEST(PlantedBugTest, EngineAnswersKZeroSoItsBugCannotShow) {
   EXPECT_EQ(report.stats.backends[0].pass + report.stats.backends[0].bound, report.stats.problems);
 }
 
-// The gate's fuzz pass (scripts/conformance.sh and ctest differential.fixed_seed: seed 1, every dtype,
-// at most 20000 problems, 10 s) finds a bug that only a tensor above 65,536 elements shows, the
-// size of eigen's chunked conversions, through the size-threshold family; without that family the
-// same budget never makes such a tensor and passes the bug.
+// The gate's fuzz pass (scripts/conformance.sh and ctest differential.fixed_seed: seed 1, every
+// dtype, at most 20000 problems, 10 s) finds a bug that only a tensor above 65,536 elements shows,
+// the size of eigen's chunked conversions, through the size-threshold family; without that family
+// the same budget never makes such a tensor and passes the bug.
 TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
   const PlantedBug& bug = testing::PlantedBugs()[static_cast<int>(Bug::kWrongAbove64K)];
   ASSERT_EQ(bug.bug, Bug::kWrongAbove64K);
