@@ -14,8 +14,8 @@
 #include <ostream>
 
 #include "backends/plugin/plugin_loader.h"
-#include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/shrink.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/poison.h"
 
 namespace mm::fuzz {
@@ -555,7 +555,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       }
       if (!options.export_dir.empty()) {
         const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
-        Status written = WriteNodeTest(dir, f.a, f.b, f.expected);
+        Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
         if (written.ok()) {
           std::ofstream readme(dir / "README.md", std::ios::trunc);
           readme << ExportReadme(options, f, dir, library_path);
