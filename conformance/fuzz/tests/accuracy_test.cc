@@ -18,7 +18,7 @@
 #include "conformance/fuzz/fuzz_cli.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/shrink.h"
-#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {
@@ -65,12 +65,13 @@ TEST(AccuracyTest, CorrectlyRoundedIsZeroAndOneUlpOffIsOneUlp) {
 // A backend computing double in float is imprecise: its worst ULP error is far above 0 and its
 // error far outside the bound; the reference (correct) backend stays within the bound.
 TEST(AccuracyTest, PlantedImpreciseBackendIsOutsideTheBoundAndTheReferenceWithin) {
-  const testing::PlantedBug bug = {testing::Bug::kDoubleInFloat, "double_in_float", ""};
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kDoubleInFloat);
   BackendRegistry registry = BuiltinBackends();
   ASSERT_TRUE(registry
                   .Register(bug.name, "planted: double in float",
                             [bug]() -> StatusOr<std::unique_ptr<Backend>> {
-                              return testing::MakePlantedBackend(bug);
+                              return self_check::MakePlantedBackend(bug);
                             })
                   .ok());
   FuzzOptions options;

@@ -17,9 +17,9 @@
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/problem.h"
-#include "conformance/fuzz/tests/planted_backends.h"
 #include "conformance/loader/node_test_writer.h"
 #include "conformance/loader/tensor_proto.h"
+#include "conformance/self_check/planted_backends.h"
 #include "conformance/tools/cli.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -124,8 +124,9 @@ TEST(FuzzCliTest, CleanRunExitsZeroAndWritesStatistics) {
 // reference passes it, and ONNX's checker accepts the model.
 TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
   TempDir dir;
-  const testing::PlantedBug& bug = testing::PlantedBugs()[0];  // B read transposed.
-  BackendRegistry registry = testing::PlantedRegistry(bug);
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
+  BackendRegistry registry = self_check::PlantedRegistry(bug);
   const CliRun r = Fuzz({"--seed", "1", "--cases", "50", "--dtype", "int32", "--max-findings", "2",
                          "--export-dir", dir.path().string()},
                         registry);
