@@ -312,15 +312,14 @@ ResultError MeasureErrorTyped(TensorView y, const OracleResult& oracle,
   return out;
 }
 
-// The nearest-rank percentile `p` (0..1) of `values` (sorted here); 0 when empty.
+}  // namespace
+
 double Percentile(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
   return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
-
-}  // namespace
 
 ResultError MeasureError(TensorView y, const OracleResult& oracle,
                          const std::vector<ElementBound>& bounds) {
