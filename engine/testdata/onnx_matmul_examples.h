@@ -1,6 +1,5 @@
-// Test data: the 9 worked examples of the ONNX MatMul operator page, shipped inside mm (embedded at
-// build time from onnx_matmul_examples.txt) as the harness's built-in cases and the backends' test
-// cases, and the parser of that small text format.
+// The 9 worked examples of the ONNX MatMul operator page, shipped inside mm as test data (embedded
+// at build time from onnx_matmul_examples.txt), and the parser of that small text format.
 #ifndef MM_ENGINE_TESTDATA_ONNX_MATMUL_EXAMPLES_H_
 #define MM_ENGINE_TESTDATA_ONNX_MATMUL_EXAMPLES_H_
 
@@ -21,10 +20,10 @@ struct ExampleCase {
   Tensor y;
 };
 
-// Parses the example format (see onnx_matmul_examples.txt): "case NAME", then tensors "a", "b",
-// "y", each a header "NAME DTYPE [d0,...]" followed by exactly its element count of values, then
-// "end". Values are parsed as double and rounded once to the dtype (integers must be exact and in
-// range). Errors name `source` and the line.
+// Parses the format (see onnx_matmul_examples.txt): "case NAME", then tensors "a", "b", "y",
+// each a header "NAME DTYPE [d0,...]" followed by exactly its element count of values, then "end".
+// Values are parsed as double and rounded once to the dtype (integers must be exact and in range).
+// Errors name `source` and the line.
 StatusOr<std::vector<ExampleCase>> ParseExamples(std::string_view text, std::string_view source);
 
 // The text of onnx_matmul_examples.txt as embedded in this build.
