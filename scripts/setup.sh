@@ -16,7 +16,7 @@ packages=(
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
   libcli11-dev
-  # The loader's fuzz target: clang with libFuzzer (CMake preset "fuzz").
+  # The loader fuzzing's libFuzzer target: clang with libFuzzer (CMake preset "loader-fuzz").
   clang-14 libclang-rt-14-dev
   # The format check (scripts/check-format.sh): C/C++ by .clang-format, Python by black and flake8.
   clang-format-14 black flake8

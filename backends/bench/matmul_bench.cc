@@ -32,7 +32,7 @@
 #include "backends/backend_list.h"
 #include "backends/bench/bench_shapes.h"
 #include "backends/bench/calibrate.h"
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 
 namespace mm::bench {
 namespace {

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "backends/reference/reference_backend.h"
-#include "engine/examples/builtin_examples.h"
 #include "engine/matmul_plan.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::testing {
 namespace {

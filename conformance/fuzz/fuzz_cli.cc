@@ -14,13 +14,13 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/fuzz/fair.h"
 #include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"
-#include "conformance/fuzz/node_test_writer.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/tools/cli_options.h"
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::fuzz {
 namespace {
@@ -479,7 +479,8 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
     in_a_row = 0;
     const std::string name =
         "test_mm_fuzz_s" + std::to_string(o.fuzz.seed) + "_" + dtype + "_" + std::to_string(index);
-    const Status st = WriteNodeTest(fs::path(o.out_dir) / name, p.a, p.b, *y);
+    const Status st =
+        conformance::WriteMatMulNodeTest(fs::path(o.out_dir) / name, p.a, p.b, *y, "mm-fuzz");
     if (!st.ok()) {
       err << "mm-fuzz generate: " << st.message() << "\n";
       return kExitUsage;
@@ -583,8 +584,9 @@ int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
     return kExitFailed;
   }
   for (const ExampleCase& example : *examples) {
-    const Status st = WriteNodeTest(std::filesystem::path(o.out_dir) / example.name, example.a,
-                                    example.b, example.y);
+    const Status st =
+        conformance::WriteMatMulNodeTest(std::filesystem::path(o.out_dir) / example.name, example.a,
+                                         example.b, example.y, "mm-fuzz");
     if (!st.ok()) {
       err << "mm-fuzz export-builtin: " << st.message() << "\n";
       return kExitUsage;

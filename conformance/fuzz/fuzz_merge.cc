@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "conformance/fuzz/fuzzer.h"
 #include "engine/dtype.h"
 
 namespace mm::fuzz {
@@ -26,14 +27,6 @@ ordered_json Number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
-}
-
-// The nearest-rank percentile `p` of `values` (sorted here), as mm-fuzz computes it.
-double Percentile(std::vector<double>& values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
-  return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
 
 // A verdict's position in the Verdict enum (conformance/runner.h), the order a report lists them.

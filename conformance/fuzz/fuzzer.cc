@@ -13,9 +13,9 @@
 #include <map>
 #include <ostream>
 
-#include "backends/plugin/plugin_backend.h"
-#include "conformance/fuzz/node_test_writer.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/fuzz/shrink.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/poison.h"
 
 namespace mm::fuzz {
@@ -312,15 +312,14 @@ ResultError MeasureErrorTyped(TensorView y, const OracleResult& oracle,
   return out;
 }
 
-// The nearest-rank percentile `p` (0..1) of `values` (sorted here); 0 when empty.
+}  // namespace
+
 double Percentile(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
   return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
-
-}  // namespace
 
 ResultError MeasureError(TensorView y, const OracleResult& oracle,
                          const std::vector<ElementBound>& bounds) {
@@ -555,7 +554,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       }
       if (!options.export_dir.empty()) {
         const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
-        Status written = WriteNodeTest(dir, f.a, f.b, f.expected);
+        Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
         if (written.ok()) {
           std::ofstream readme(dir / "README.md", std::ios::trunc);
           readme << ExportReadme(options, f, dir, library_path);

@@ -148,6 +148,10 @@ struct ErrorRecord {
   ResultError error;
 };
 
+// The nearest-rank percentile `p` (0..1) of `values` (sorted here); 0 when empty. ErrorStats'
+// p99 fields, in a run and in a merge of shards alike.
+double Percentile(std::vector<double>& values, double p);
+
 // The errors of every judged float result of one backend and dtype.
 struct ErrorStats {
   std::string backend;

@@ -1,5 +1,5 @@
 // mm-fuzz: differential fuzzing of every MatMul backend against an exact oracle. See --help and
-// docs/fuzzing.md.
+// docs/differential-fuzzing.md.
 #include <iostream>
 #include <string>
 #include <vector>

@@ -4,7 +4,7 @@
 #include <map>
 #include <system_error>
 
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::conformance {
 namespace {

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -286,6 +287,43 @@ class PlantedPrimitive final : public MatMulPrimitive {
         for (std::size_t i = 0; i < elem; ++i) past[i] = static_cast<unsigned char>(~past[i]);
         return OkStatus();
       }
+      case Fault::kTruncatedHalfResult:
+        VisitDType(dtype, [&](auto tag) {
+          using T = CppType<decltype(tag)::value>;
+          if constexpr (kIsHalf<T>) {
+            EachDot<T, double>(
+                p, a, b, y, [](double acc, T x, T w) { return acc + Widen(x) * Widen(w); },
+                [](double acc) { return TowardZero<T>(static_cast<float>(acc)); });
+            handled = true;
+          }
+        });
+        break;
+      case Fault::kUnwrittenK0:
+        if (p.k == 0) return OkStatus();  // Never writes Y.
+        break;
+      case Fault::kWrongAbove64K: {
+        constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+        if (std::max({p.a_elements, p.b_elements, p.y_elements}) <= kChunk) break;
+        auto zeroed = [&](TensorView t) {
+          Tensor copy = Copy(t);
+          if (copy.NumElements() > kChunk) {
+            std::memset(static_cast<char*>(copy.raw_data()) + kChunk * elem, 0, elem);
+          }
+          return copy;
+        };
+        const Tensor a0 = zeroed(a), b0 = zeroed(b);
+        MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a0.view(), b0.view()));
+        if (p.y_elements > kChunk) {
+          // Every element but the first of the second chunk.
+          std::memcpy(y.data, out.raw_data(), kChunk * elem);
+          std::memcpy(static_cast<char*>(y.data) + (kChunk + 1) * elem,
+                      static_cast<const char*>(out.raw_data()) + (kChunk + 1) * elem,
+                      (p.y_elements - kChunk - 1) * elem);
+        } else {
+          std::memcpy(y.data, out.raw_data(), out.NumBytes());
+        }
+        return OkStatus();
+      }
     }
     if (handled) return OkStatus();
     return correct(a, b);
@@ -319,7 +357,7 @@ class Planted final : public Backend {
 
 }  // namespace
 
-const std::vector<PlantedBackend>& PlantedBackends() {
+const std::vector<PlantedBackend>& AllPlantedBackends() {
   static const std::vector<PlantedBackend> all = {
       {Fault::kNone, "correct", "the reference's answer through the same wrapper (the control)",
        Verdict::kPass, ToleranceRule::kOnnx},
@@ -357,21 +395,59 @@ const std::vector<PlantedBackend>& PlantedBackends() {
       {Fault::kCrash, "crash", "SIGSEGV when M = N = 1", Verdict::kError, ToleranceRule::kOnnx},
       {Fault::kWritePastY, "write_past_y", "one element written past the end of Y", Verdict::kError,
        ToleranceRule::kOnnx},
+      {Fault::kTruncatedHalfResult, "truncated_half_result",
+       "float16/bfloat16 results rounded toward zero", Verdict::kFail, ToleranceRule::kOnnx,
+       /*in_self_check=*/false},
+      {Fault::kUnwrittenK0, "unwritten_k0", "Y not written for K = 0", Verdict::kFail,
+       ToleranceRule::kOnnx, /*in_self_check=*/false},
+      {Fault::kWrongAbove64K, "wrong_above_64k", "element 65,536 wrong above 65,536 elements",
+       Verdict::kFail, ToleranceRule::kOnnx, /*in_self_check=*/false},
   };
   return all;
+}
+
+const std::vector<PlantedBackend>& PlantedBackends() {
+  static const std::vector<PlantedBackend> self_check = [] {
+    std::vector<PlantedBackend> out;
+    for (const PlantedBackend& planted : AllPlantedBackends()) {
+      if (planted.in_self_check) out.push_back(planted);
+    }
+    return out;
+  }();
+  return self_check;
+}
+
+const PlantedBackend& PlantedBackendOf(Fault fault) {
+  for (const PlantedBackend& planted : AllPlantedBackends()) {
+    if (planted.fault == fault) return planted;
+  }
+  // Every Fault has its row (the self-check's and the fuzzer's tests list them all).
+  std::abort();
 }
 
 std::unique_ptr<Backend> MakePlantedBackend(const PlantedBackend& planted) {
   return std::make_unique<Planted>(planted);
 }
 
+namespace {
+
+void Register(BackendRegistry& registry, const PlantedBackend& planted) {
+  (void)registry.Register(
+      planted.name, "planted fault: " + planted.why,
+      [planted]() -> StatusOr<std::unique_ptr<Backend>> { return MakePlantedBackend(planted); });
+}
+
+}  // namespace
+
 BackendRegistry PlantedRegistry() {
   BackendRegistry registry;
-  for (const PlantedBackend& planted : PlantedBackends()) {
-    (void)registry.Register(
-        planted.name, "planted fault: " + planted.why,
-        [planted]() -> StatusOr<std::unique_ptr<Backend>> { return MakePlantedBackend(planted); });
-  }
+  for (const PlantedBackend& planted : PlantedBackends()) Register(registry, planted);
+  return registry;
+}
+
+BackendRegistry PlantedRegistry(const PlantedBackend& planted) {
+  BackendRegistry registry;
+  Register(registry, planted);
   return registry;
 }
 

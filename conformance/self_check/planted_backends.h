@@ -1,10 +1,12 @@
-// Deliberately wrong backends for the harness's self-check: each wraps the correct reference
-// backend with one fault a MatMul implementation really has, so the self-check can require the
-// harness to catch each with the verdict it deserves.
+// The deliberately wrong backends, one set for the harness's self-check and the differential
+// fuzzer's planted-bug tests: each wraps the correct reference backend with one fault a MatMul
+// implementation really has, so the self-check can require the harness to catch each with the
+// verdict it deserves, and the fuzzer's tests that mm-fuzz finds and shrinks each.
 #ifndef MM_CONFORMANCE_SELF_CHECK_PLANTED_BACKENDS_H_
 #define MM_CONFORMANCE_SELF_CHECK_PLANTED_BACKENDS_H_
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,11 @@ enum class Fault {
   kDoubleInFloat,       // double computed in float.
   kCrash,               // SIGSEGV when M = N = 1 (a dot-product path).
   kWritePastY,          // One element written past the end of Y (an off-by-one loop bound).
+  // Planted by the fuzzer's tests only (the self-check's small cases cannot show them):
+  kTruncatedHalfResult,  // float16/bfloat16 summed wide, the result alone rounded toward zero.
+  kUnwrittenK0,          // Y left unwritten when K = 0 (the engine answers K = 0 itself).
+  kWrongAbove64K,        // A chunked conversion's bug: above 65,536 elements, element 65,536 of
+                         // A or B read as zero, and of Y never written (only there).
 };
 
 // One planted backend and the verdict the harness must give it.
@@ -43,12 +50,24 @@ struct PlantedBackend {
   std::string why;   // The fault in words.
   // The worst verdict over the gate's cases that the fault deserves, and the rule under which
   // that verdict must fail the run (the control: PASS, and the run must pass).
+  // (For a backend not in the self-check: the verdict it gets once found.)
   conformance::Verdict needed = conformance::Verdict::kFail;
   conformance::ToleranceRule rule = conformance::ToleranceRule::kOnnx;
+  bool in_self_check = true;  // False: planted by the fuzzer's tests only.
 };
 
-// The control first, then every planted backend, in Fault order.
+// Test names and messages show the planted backend's name.
+inline void PrintTo(const PlantedBackend& planted, std::ostream* os) { *os << planted.name; }
+
+// Every planted backend: the control first, then in Fault order.
+const std::vector<PlantedBackend>& AllPlantedBackends();
+
+// The self-check's: the control first, then every planted backend in the self-check, in Fault
+// order.
 const std::vector<PlantedBackend>& PlantedBackends();
+
+// The planted backend of `fault`.
+const PlantedBackend& PlantedBackendOf(Fault fault);
 
 // A backend named `planted.name` computing with the reference backend except for its fault. It
 // declares the reference's arithmetic (it is held to it).
@@ -56,6 +75,9 @@ std::unique_ptr<Backend> MakePlantedBackend(const PlantedBackend& planted);
 
 // A registry holding every backend of PlantedBackends(), under their names.
 BackendRegistry PlantedRegistry();
+
+// A registry holding only `planted`, under its name.
+BackendRegistry PlantedRegistry(const PlantedBackend& planted);
 
 }  // namespace mm::self_check
 

@@ -15,28 +15,26 @@ const Dims kY = {2, 4};
 fs::path Input0(const fs::path& dir) { return dir / "test_data_set_0" / "input_0.pb"; }
 fs::path Output0(const fs::path& dir) { return dir / "test_data_set_0" / "output_0.pb"; }
 
-// Row that rewrites input_0.pb as `proto`, after `edit` changes it from the valid A.
+// Row whose input_0.pb is the valid A after `edit` changed it.
 BadCase TensorRow(std::string why, std::function<void(onnx::TensorProto&)> edit,
                   std::string expected) {
   return {std::move(why),
           [edit](const fs::path& root, const std::string& name) {
-            const fs::path dir = WriteFloatCase(root, name, kA, kB);
-            onnx::TensorProto proto = RawTensorProto(FloatTensor(kA), "a");
-            edit(proto);
-            WriteMessage(Input0(dir), proto);
+            NodeTest test = FloatMatMulTest(kA, kB);
+            edit(test.data_sets[0].inputs[0]);
+            WriteTest(root / name, test);
           },
           std::move(expected), "test_data_set_0/input_0.pb"};
 }
 
-// Row that rewrites model.onnx after `edit` changes the valid model.
+// Row whose model.onnx is the valid model after `edit` changed it.
 BadCase ModelRow(std::string why, std::function<void(onnx::ModelProto&)> edit,
                  std::string expected) {
   return {std::move(why),
           [edit](const fs::path& root, const std::string& name) {
-            const fs::path dir = WriteFloatCase(root, name, kA, kB);
-            onnx::ModelProto model = MatMulModel(onnx::TensorProto::FLOAT, kA, kB, kY);
-            edit(model);
-            WriteMessage(dir / "model.onnx", model);
+            NodeTest test = FloatMatMulTest(kA, kB);
+            edit(test.model);
+            WriteTest(root / name, test);
           },
           std::move(expected), "model.onnx"};
 }

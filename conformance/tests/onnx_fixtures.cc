@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <stdexcept>
 
 #include "backends/reference/reference_backend.h"
@@ -31,41 +30,30 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+namespace {
+
+// What the tests' models record (the loader ignores both names).
+ModelProtoOptions TestModelOptions(int opset) {
+  ModelProtoOptions options;
+  options.opset = opset;
+  options.graph_name = "test_matmul";
+  options.producer_name = "mm-conformance-test";
+  return options;
+}
+
+void ThrowIfError(const Status& status) {
+  if (!status.ok()) throw std::runtime_error(status.ToString());
+}
+
+}  // namespace
+
 onnx::ModelProto MatMulModel(int onnx_type, const Dims& a, const Dims& b, const Dims& y,
                              int opset) {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  model.set_producer_name("mm-conformance-test");
-  auto* import = model.add_opset_import();
-  import->set_domain("");
-  import->set_version(opset);
-  auto* graph = model.mutable_graph();
-  graph->set_name("test_matmul");
-  auto* node = graph->add_node();
-  node->set_op_type("MatMul");
-  node->add_input("a");
-  node->add_input("b");
-  node->add_output("y");
-  auto declare = [&](onnx::ValueInfoProto* info, const char* name, const Dims& dims) {
-    info->set_name(name);
-    auto* tensor_type = info->mutable_type()->mutable_tensor_type();
-    tensor_type->set_elem_type(onnx_type);
-    auto* shape = tensor_type->mutable_shape();
-    for (std::int64_t d : dims) shape->add_dim()->set_dim_value(d);
-  };
-  declare(graph->add_input(), "a", a);
-  declare(graph->add_input(), "b", b);
-  declare(graph->add_output(), "y", y);
-  return model;
+  return conformance::MatMulModelProto(onnx_type, a, b, y, TestModelOptions(opset));
 }
 
 onnx::TensorProto RawTensorProto(const Tensor& tensor, const std::string& name) {
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  proto.set_data_type(GetDTypeInfo(tensor.dtype()).onnx_enum);
-  for (std::int64_t d : tensor.dims()) proto.add_dims(d);
-  proto.set_raw_data(std::string(static_cast<const char*>(tensor.raw_data()), tensor.NumBytes()));
-  return proto;
+  return TensorToProto(tensor, name);
 }
 
 Tensor FloatTensor(const Dims& dims, float start, float step) {
@@ -77,14 +65,21 @@ Tensor FloatTensor(const Dims& dims, float start, float step) {
 }
 
 void WriteBytes(const fs::path& path, const std::string& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  ThrowIfError(WriteFileBytes(path, bytes));
 }
 
 void WriteMessage(const fs::path& path, const google::protobuf::MessageLite& message) {
-  WriteBytes(path, message.SerializeAsString());
+  ThrowIfError(WriteProtoFile(path, message));
+}
+
+NodeTest FloatMatMulTest(const Dims& a_dims, const Dims& b_dims) {
+  const Tensor a = FloatTensor(a_dims, 1.0f, 0.5f);
+  const Tensor b = FloatTensor(b_dims, -2.0f, 0.25f);
+  return MatMulNodeTest(a, b, ExactFloatMatMul(a, b), TestModelOptions(13));
+}
+
+void WriteTest(const fs::path& dir, const NodeTest& test) {
+  ThrowIfError(WriteNodeTest(dir, test));
 }
 
 Tensor ExactFloatMatMul(const Tensor& a, const Tensor& b) {
@@ -95,26 +90,16 @@ Tensor ExactFloatMatMul(const Tensor& a, const Tensor& b) {
 fs::path WriteFloatCase(const fs::path& root, const std::string& name, const Dims& a_dims,
                         const Dims& b_dims) {
   const fs::path dir = root / name;
-  Tensor a = FloatTensor(a_dims, 1.0f, 0.5f);
-  Tensor b = FloatTensor(b_dims, -2.0f, 0.25f);
-  Tensor y = ExactFloatMatMul(a, b);
-  WriteMessage(dir / "model.onnx", MatMulModel(onnx::TensorProto::FLOAT, a_dims, b_dims, y.dims()));
-  WriteMessage(dir / "test_data_set_0" / "input_0.pb", RawTensorProto(a, "a"));
-  WriteMessage(dir / "test_data_set_0" / "input_1.pb", RawTensorProto(b, "b"));
-  WriteMessage(dir / "test_data_set_0" / "output_0.pb", RawTensorProto(y, "y"));
+  WriteTest(dir, FloatMatMulTest(a_dims, b_dims));
   return dir;
 }
 
-fs::path WriteCase(const fs::path& root, const std::string& name, const Tensor& a,
-                   const Tensor& b, int opset) {
+fs::path WriteCase(const fs::path& root, const std::string& name, const Tensor& a, const Tensor& b,
+                   int opset) {
   const fs::path dir = root / name;
   ReferenceBackend reference;
   const Tensor y = MatMul(reference, a.view(), b.view()).value();
-  WriteMessage(dir / "model.onnx",
-               MatMulModel(GetDTypeInfo(a.dtype()).onnx_enum, a.dims(), b.dims(), y.dims(), opset));
-  WriteMessage(dir / "test_data_set_0" / "input_0.pb", RawTensorProto(a, "a"));
-  WriteMessage(dir / "test_data_set_0" / "input_1.pb", RawTensorProto(b, "b"));
-  WriteMessage(dir / "test_data_set_0" / "output_0.pb", RawTensorProto(y, "y"));
+  WriteTest(dir, MatMulNodeTest(a, b, y, TestModelOptions(opset)));
   return dir;
 }
 

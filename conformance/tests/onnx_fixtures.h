@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "conformance/loader/catalog.h"
+#include "conformance/loader/node_test_writer.h"
 #include "engine/tensor.h"
 #include "onnx/onnx_pb.h"
 
@@ -26,8 +27,13 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A one-node MatMul model: inputs "a", "b", output "y", all `onnx_type` (TensorProto enum), with
-// the given declared shapes, importing `opset` of the default domain.
+// The tests' node tests come from the one writer (conformance/loader/node_test_writer.h); these
+// are its calls with the tests' defaults and errors as exceptions (a fixture that cannot be written
+// fails the test).
+
+// A one-node MatMul model (MatMulModelProto of the writer): inputs "a", "b", output "y", all
+// `onnx_type` (TensorProto enum), with the given declared shapes, importing `opset` of the default
+// domain.
 onnx::ModelProto MatMulModel(int onnx_type, const Dims& a, const Dims& b, const Dims& y,
                              int opset = 13);
 
@@ -37,10 +43,17 @@ onnx::TensorProto RawTensorProto(const Tensor& tensor, const std::string& name =
 // A float tensor of `dims` with values start, start + step, ... (exact in float).
 Tensor FloatTensor(const Dims& dims, float start = 1.0f, float step = 0.5f);
 
-// Writes a serialized message to `path`, creating parent directories.
+// Writes a serialized message to `path`, creating parent directories (the writer's WriteProtoFile).
 void WriteMessage(const std::filesystem::path& path, const google::protobuf::MessageLite& message);
-// Writes raw bytes to `path`, creating parent directories.
+// Writes raw bytes to `path`, creating parent directories (the writer's WriteFileBytes).
 void WriteBytes(const std::filesystem::path& path, const std::string& bytes);
+
+// The valid float node test WriteFloatCase writes (opset 13, A = FloatTensor(a, 1, 0.5),
+// B = FloatTensor(b, -2, 0.25), the exact Y), in memory so a malformed fixture can break one part
+// of it before WriteTest writes it.
+NodeTest FloatMatMulTest(const Dims& a, const Dims& b);
+// Writes `test` as the case directory `dir`.
+void WriteTest(const std::filesystem::path& dir, const NodeTest& test);
 
 // Writes a valid float MatMul case `name` under `root`: model.onnx and test_data_set_0 with
 // A = FloatTensor(a), B = FloatTensor(b) and the exact Y. Returns the case directory.

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <functional>
 
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "backends/reference/reference_backend.h"
 #include "conformance/runner.h"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
 #include "conformance/official/official_corpus.h"

@@ -18,7 +18,7 @@
 #include "conformance/fuzz/fuzz_cli.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/fuzz/shrink.h"
-#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {
@@ -62,15 +62,30 @@ TEST(AccuracyTest, CorrectlyRoundedIsZeroAndOneUlpOffIsOneUlp) {
   EXPECT_GT(*error.bound_fraction, 1.0);
 }
 
+// The p99 of a run and of a merge of its shards is the nearest-rank percentile: the smallest value
+// with at least 99% of the values at or below it, so one outlier among 100 is not the p99.
+TEST(AccuracyTest, PercentileIsTheNearestRank) {
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);  // Unsorted on purpose.
+  EXPECT_EQ(Percentile(hundred, 0.99), 99);
+  EXPECT_EQ(Percentile(hundred, 1.0), 100);
+  std::vector<double> three = {5, 1, 3};
+  EXPECT_EQ(Percentile(three, 0.5), 3);
+  EXPECT_EQ(Percentile(three, 0), 1);
+  std::vector<double> none;
+  EXPECT_EQ(Percentile(none, 0.99), 0) << "no values: 0";
+}
+
 // A backend computing double in float is imprecise: its worst ULP error is far above 0 and its
 // error far outside the bound; the reference (correct) backend stays within the bound.
 TEST(AccuracyTest, PlantedImpreciseBackendIsOutsideTheBoundAndTheReferenceWithin) {
-  const testing::PlantedBug bug = {testing::Bug::kDoubleInFloat, "double_in_float", ""};
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kDoubleInFloat);
   BackendRegistry registry = BuiltinBackends();
   ASSERT_TRUE(registry
                   .Register(bug.name, "planted: double in float",
                             [bug]() -> StatusOr<std::unique_ptr<Backend>> {
-                              return testing::MakePlantedBackend(bug);
+                              return self_check::MakePlantedBackend(bug);
                             })
                   .ok());
   FuzzOptions options;

@@ -16,10 +16,10 @@
 
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzzer.h"
-#include "conformance/fuzz/node_test_writer.h"
 #include "conformance/fuzz/problem.h"
-#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/loader/tensor_proto.h"
+#include "conformance/self_check/planted_backends.h"
 #include "conformance/tools/cli.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -124,8 +124,9 @@ TEST(FuzzCliTest, CleanRunExitsZeroAndWritesStatistics) {
 // reference passes it, and ONNX's checker accepts the model.
 TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
   TempDir dir;
-  const testing::PlantedBug& bug = testing::PlantedBugs()[0];  // B read transposed.
-  BackendRegistry registry = testing::PlantedRegistry(bug);
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
+  BackendRegistry registry = self_check::PlantedRegistry(bug);
   const CliRun r = Fuzz({"--seed", "1", "--cases", "50", "--dtype", "int32", "--max-findings", "2",
                          "--export-dir", dir.path().string()},
                         registry);
@@ -349,7 +350,7 @@ void WriteCancellingCase(const fs::path& dir) {
     b.Data<float>()[i] = b.Data<float>()[kK / 2 + i] = y;
   }
   const Tensor y = Tensor::Create(DType::kFloat, {1, 1}).value();  // Exactly 0.
-  ASSERT_TRUE(WriteNodeTest(dir, a, b, y).ok());
+  ASSERT_TRUE(conformance::WriteMatMulNodeTest(dir, a, b, y, "mm-fuzz").ok());
 }
 
 // mm-conformance's exit code follows ONNX's rule by default (BOUND fails) and the bound under
@@ -418,9 +419,9 @@ TEST(ConformanceToleranceTest, AFailureOnlyInDataSetTwoOfThreeIsFound) {
   const Tensor y = Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 50}).value();
   const Tensor wrong =
       Tensor::FromValues<float>({2, 2}, std::vector<float>{19, 22, 43, 51}).value();
-  ASSERT_TRUE(WriteNodeTest(c, a, b, y).ok());
+  ASSERT_TRUE(conformance::WriteMatMulNodeTest(c, a, b, y, "mm-fuzz").ok());
   TempDir scratch;
-  ASSERT_TRUE(WriteNodeTest(scratch.path() / "x", a, b, wrong).ok());
+  ASSERT_TRUE(conformance::WriteMatMulNodeTest(scratch.path() / "x", a, b, wrong, "mm-fuzz").ok());
   fs::copy(scratch.path() / "x" / "test_data_set_0", c / "test_data_set_1");
   fs::copy(c / "test_data_set_0", c / "test_data_set_2");
   for (const char* rule : {"onnx", "bound"}) {

@@ -13,7 +13,7 @@
 
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {
@@ -102,11 +102,13 @@ TEST_F(FuzzMergeTest, MergedShardsAreTheUnshardedReport) {
 // Findings of a buggy backend: each shard keeps its first --max-findings, and the merge keeps the
 // campaign's first ones, in problem order, with the unsharded exit code (1).
 TEST_F(FuzzMergeTest, MergedFindingsAreTheCampaignsFirstOnes) {
-  const testing::PlantedBug& bug = testing::PlantedBugs()[2];  // The last term of a long K dropped.
+  // The last term of a long K dropped.
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kDroppedTerm);
   int full_code = -1, merged_code = -1;
   auto [full, merged] =
       RunBoth({"--seed", "1", "--cases", "300", "--max-findings", "4", "--no-shrink"}, 4,
-              testing::PlantedRegistry(bug), &full_code, &merged_code);
+              self_check::PlantedRegistry(bug), &full_code, &merged_code);
   ASSERT_EQ(full["findings"].size(), 4u) << "the campaign finds more failures than it reports";
   EXPECT_GT(full["stats"]["failures"].get<int>(), 4);
   EXPECT_EQ(merged, full);

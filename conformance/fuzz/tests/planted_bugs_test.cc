@@ -1,5 +1,6 @@
 // The fuzzer finds the bugs a MatMul really has: each planted in a backend that wraps the correct
-// reference backend, found with a fixed seed within a small budget, and shrunk to a small problem.
+// reference backend (the planted backends of the self-check, conformance/self_check/), found with
+// a fixed seed within a small budget, and shrunk to a small problem.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,51 +8,52 @@
 #include <map>
 
 #include "conformance/fuzz/fuzzer.h"
-#include "conformance/fuzz/tests/planted_backends.h"
+#include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {
 
+using self_check::Fault;
+using self_check::PlantedBackend;
+using self_check::PlantedBackendOf;
 using ::testing::AnyOf;
-using testing::Bug;
 using ::testing::Eq;
-using testing::PlantedBug;
 
 // The dtypes each bug can show in (the rest would only spend the budget).
-std::vector<DType> DTypesFor(Bug bug) {
-  switch (bug) {
-    case Bug::kTruncatedHalf:
-    case Bug::kHalfAccumulation:
+std::vector<DType> DTypesFor(Fault fault) {
+  switch (fault) {
+    case Fault::kTruncatedHalfResult:
+    case Fault::kHalfAccumulation:
       return {DType::kFloat16, DType::kBFloat16};
-    case Bug::kSaturatingInts:
+    case Fault::kSaturatingInts:
       return {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64};
-    case Bug::kInt64ViaDouble:
+    case Fault::kInt64ViaDouble:
       return {DType::kInt64, DType::kUInt64};
-    case Bug::kDoubleInFloat:
+    case Fault::kDoubleInFloat:
       return {DType::kDouble};
-    case Bug::kUninitialisedK0:
+    case Fault::kUnwrittenK0:
       return {kAllDTypes.begin(), kAllDTypes.end()};
     default:
       return {DType::kFloat, DType::kInt32};
   }
 }
 
-FuzzOptions PlantedOptions(const PlantedBug& bug) {
+FuzzOptions PlantedOptions(const PlantedBackend& bug) {
   FuzzOptions options;
   options.seed = 1;
   options.cases = 3000;
-  options.generator.dtypes = DTypesFor(bug.bug);
+  options.generator.dtypes = DTypesFor(bug.fault);
   options.stop_after = 1;
   options.max_findings = 1;
   options.shrink_seconds = 3;
   return options;
 }
 
-class PlantedBugTest : public ::testing::TestWithParam<PlantedBug> {};
+class PlantedBugTest : public ::testing::TestWithParam<PlantedBackend> {};
 
 TEST_P(PlantedBugTest, IsFoundAndShrunk) {
-  const PlantedBug& bug = GetParam();
-  const FuzzReport report = RunFuzz(PlantedOptions(bug), testing::PlantedRegistry(bug), nullptr);
+  const PlantedBackend& bug = GetParam();
+  const FuzzReport report = RunFuzz(PlantedOptions(bug), self_check::PlantedRegistry(bug), nullptr);
   ASSERT_TRUE(report.error.empty()) << report.error;
   ASSERT_EQ(report.findings.size(), 1u)
       << bug.why << ": not found in " << report.stats.problems << " problems";
@@ -60,7 +62,7 @@ TEST_P(PlantedBugTest, IsFoundAndShrunk) {
   // Shrunk: at most 64 elements per operand, and the minimal problem still fails the same way.
   EXPECT_LE(f.a.NumElements(), 64) << f.minimal.ToString() << " from " << f.original.ToString();
   EXPECT_LE(f.b.NumElements(), 64) << f.minimal.ToString() << " from " << f.original.ToString();
-  auto backend = testing::MakePlantedBackend(bug);
+  auto backend = self_check::MakePlantedBackend(bug);
   const Outcome again = RunOne(*backend, f.a, f.b, backend->DeclaredArithmetic(f.dtype), {});
   EXPECT_EQ(VerdictName(again.verdict), f.kind) << again.message;
   // The report says where and by how much.
@@ -74,12 +76,15 @@ TEST_P(PlantedBugTest, IsFoundAndShrunk) {
             << f.message << "\n";
 }
 
-// Every planted bug but K = 0's, which the engine makes unreachable, and the one above 65,536
-// elements, which no problem of 64 elements shows (both have tests of their own below).
-std::vector<PlantedBug> ReachableBugs() {
-  std::vector<PlantedBug> bugs;
-  for (const PlantedBug& bug : testing::PlantedBugs()) {
-    if (bug.bug != Bug::kUninitialisedK0 && bug.bug != Bug::kWrongAbove64K) bugs.push_back(bug);
+// The bugs the fuzzer must find and shrink within the budget: every planted kind a problem of at
+// most 64 elements per operand shows (the bug of K = 0, which the engine makes unreachable, and the
+// one above 65,536 elements have tests of their own below).
+std::vector<PlantedBackend> ReachableBugs() {
+  std::vector<PlantedBackend> bugs;
+  for (Fault fault : {Fault::kTransposedB, Fault::kWrongBatchOffset, Fault::kDroppedTerm,
+                      Fault::kUnwrittenNonzero, Fault::kTruncatedHalfResult, Fault::kSaturatingInts,
+                      Fault::kInt64ViaDouble, Fault::kHalfAccumulation, Fault::kDoubleInFloat}) {
+    bugs.push_back(PlantedBackendOf(fault));
   }
   return bugs;
 }
@@ -90,8 +95,7 @@ INSTANTIATE_TEST_SUITE_P(Issue9, PlantedBugTest, ::testing::ValuesIn(ReachableBu
 // The engine answers K = 0 above every backend (exact zeros), so a backend that would leave Y
 // unwritten there never gets the chance: the fuzzer runs K = 0 problems on it and finds nothing.
 TEST(PlantedBugTest, EngineAnswersKZeroSoItsBugCannotShow) {
-  const PlantedBug& bug = testing::PlantedBugs()[static_cast<int>(Bug::kUninitialisedK0)];
-  ASSERT_EQ(bug.bug, Bug::kUninitialisedK0);
+  const PlantedBackend& bug = PlantedBackendOf(Fault::kUnwrittenK0);
   FuzzOptions options = PlantedOptions(bug);
   options.cases = 1500;
   std::int64_t k_zero = 0;
@@ -102,18 +106,17 @@ TEST(PlantedBugTest, EngineAnswersKZeroSoItsBugCannotShow) {
     if (plan->k == 0 && plan->y_elements > 0) ++k_zero;
   }
   ASSERT_GE(k_zero, 10) << "the budget must hold K = 0 problems with a non-empty Y";
-  const FuzzReport report = RunFuzz(options, testing::PlantedRegistry(bug), nullptr);
+  const FuzzReport report = RunFuzz(options, self_check::PlantedRegistry(bug), nullptr);
   EXPECT_TRUE(report.findings.empty()) << report.findings[0].message;
   EXPECT_EQ(report.stats.backends[0].pass + report.stats.backends[0].bound, report.stats.problems);
 }
 
-// The gate's fuzz pass (scripts/conformance.sh and ctest fuzz.fixed_seed: seed 1, every dtype,
-// at most 20000 problems, 10 s) finds a bug that only a tensor above 65,536 elements shows, the
-// size of eigen's chunked conversions, through the size-threshold family; without that family the
-// same budget never makes such a tensor and passes the bug.
+// The gate's fuzz pass (scripts/conformance.sh and ctest differential.fixed_seed: seed 1, every
+// dtype, at most 20000 problems, 10 s) finds a bug that only a tensor above 65,536 elements shows,
+// the size of eigen's chunked conversions, through the size-threshold family; without that family
+// the same budget never makes such a tensor and passes the bug.
 TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
-  const PlantedBug& bug = testing::PlantedBugs()[static_cast<int>(Bug::kWrongAbove64K)];
-  ASSERT_EQ(bug.bug, Bug::kWrongAbove64K);
+  const PlantedBackend& bug = PlantedBackendOf(Fault::kWrongAbove64K);
   FuzzOptions options;  // The gate's settings: every dtype, default limits.
   options.seed = 1;
   options.cases = 20000;
@@ -121,7 +124,7 @@ TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
   options.stop_after = 1;
   options.max_findings = 1;
   options.shrink_seconds = 2;
-  const FuzzReport report = RunFuzz(options, testing::PlantedRegistry(bug), nullptr);
+  const FuzzReport report = RunFuzz(options, self_check::PlantedRegistry(bug), nullptr);
   ASSERT_TRUE(report.error.empty()) << report.error;
   ASSERT_EQ(report.findings.size(), 1u)
       << bug.why << ": not found in " << report.stats.problems << " problems";
@@ -134,7 +137,7 @@ TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
             << report.stats.problems << ", " << f.original.ToString() << "\n";
 
   options.generator.threshold_chance = 0;
-  const FuzzReport without = RunFuzz(options, testing::PlantedRegistry(bug), nullptr);
+  const FuzzReport without = RunFuzz(options, self_check::PlantedRegistry(bug), nullptr);
   EXPECT_TRUE(without.findings.empty())
       << "without the size-threshold family no tensor exceeds " << options.generator.max_elements
       << " elements, so nothing should reach the bug";

@@ -1,4 +1,4 @@
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 #include <cerrno>
 #include <charconv>
@@ -186,7 +186,7 @@ StatusOr<std::vector<ExampleCase>> ParseExamples(std::string_view text, std::str
 }
 
 StatusOr<std::vector<ExampleCase>> BuiltinExamples() {
-  return ParseExamples(BuiltinExamplesText(), "builtin:matmul_examples.txt");
+  return ParseExamples(BuiltinExamplesText(), "builtin:onnx_matmul_examples.txt");
 }
 
 }  // namespace mm

@@ -1,4 +1,4 @@
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
-// Backends from shared libraries: loads a plugin written against mm/mm_backend_plugin.h (ABI
-// version 1 or 2), checks it, and registers it in a BackendRegistry, where it is a backend like
-// the built-in ones. Every tool offers this the same way: `--backend-lib PATH` (repeatable) and the
-// MM_BACKEND_LIBS environment variable, both passed here.
-#ifndef MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
-#define MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
+// The plugin loader: backends from shared libraries. Loads a plugin written against
+// mm/mm_backend_plugin.h (ABI version 1 or 2), checks it, and registers it in a BackendRegistry,
+// where it is a backend like the built-in ones. Every tool offers this the same way:
+// `--backend-lib PATH` (repeatable) and the MM_BACKEND_LIBS environment variable, both passed here.
+#ifndef MM_BACKENDS_PLUGIN_PLUGIN_LOADER_H_
+#define MM_BACKENDS_PLUGIN_PLUGIN_LOADER_H_
 
 #include <span>
 #include <string>
@@ -59,4 +59,4 @@ std::vector<std::string> BackendLibrariesToLoad(std::span<const std::string> fla
 
 }  // namespace mm
 
-#endif  // MM_BACKENDS_PLUGIN_PLUGIN_BACKEND_H_
+#endif  // MM_BACKENDS_PLUGIN_PLUGIN_LOADER_H_

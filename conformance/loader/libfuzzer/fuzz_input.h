@@ -5,8 +5,8 @@
 //   kCase:   a whole case directory as records [file index: 1 byte][length: 4 bytes LE][bytes];
 //            the file index picks one of kCaseFiles (modulo its size); a length past the end of
 //            the input takes what is left.
-#ifndef MM_CONFORMANCE_LOADER_FUZZ_FUZZ_INPUT_H_
-#define MM_CONFORMANCE_LOADER_FUZZ_FUZZ_INPUT_H_
+#ifndef MM_CONFORMANCE_LOADER_LIBFUZZER_FUZZ_INPUT_H_
+#define MM_CONFORMANCE_LOADER_LIBFUZZER_FUZZ_INPUT_H_
 
 #include <array>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace mm::conformance::fuzz {
+namespace mm::conformance::loader_fuzz {
 
 enum Mode : std::uint8_t { kTensor = 0, kModel = 1, kCase = 2, kNumModes = 3 };
 
@@ -60,6 +60,6 @@ inline std::string JoinCase(const std::vector<std::pair<std::uint8_t, std::strin
   return out;
 }
 
-}  // namespace mm::conformance::fuzz
+}  // namespace mm::conformance::loader_fuzz
 
-#endif  // MM_CONFORMANCE_LOADER_FUZZ_FUZZ_INPUT_H_
+#endif  // MM_CONFORMANCE_LOADER_LIBFUZZER_FUZZ_INPUT_H_

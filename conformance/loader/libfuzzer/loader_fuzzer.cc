@@ -1,6 +1,6 @@
 // libFuzzer target over everything mm reads from untrusted files: TensorProto decoding, model
 // classification, and whole case directories (see fuzz_input.h for the input's structure).
-// Build and run: scripts/fuzz.sh [SECONDS] (CMake preset "fuzz", clang with
+// Build and run: scripts/fuzz-loader.sh [SECONDS] (CMake preset "loader-fuzz", clang with
 // -fsanitize=fuzzer,address,undefined). Any crash, sanitizer report, leak or timeout is a finding.
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "conformance/loader/fuzz/fuzz_input.h"
+#include "conformance/loader/libfuzzer/fuzz_input.h"
 #include "conformance/loader/matmul_case.h"
 #include "conformance/loader/tensor_proto.h"
 #include "engine/matmul_plan.h"
@@ -54,7 +54,7 @@ void FuzzCase(std::string_view payload) {
   const fs::path& dir = ScratchDir();
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) fs::remove_all(entry.path(), ec);
-  for (const auto& [name, bytes] : fuzz::SplitCase(payload)) {
+  for (const auto& [name, bytes] : loader_fuzz::SplitCase(payload)) {
     const fs::path path = dir / name;
     fs::create_directories(path.parent_path(), ec);
     std::ofstream(path, std::ios::binary | std::ios::trunc)
@@ -76,11 +76,11 @@ void FuzzCase(std::string_view payload) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view payload(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % fuzz::kNumModes) {
-    case fuzz::kTensor:
+  switch (data[0] % loader_fuzz::kNumModes) {
+    case loader_fuzz::kTensor:
       FuzzTensor(payload);
       break;
-    case fuzz::kModel:
+    case loader_fuzz::kModel:
       FuzzModel(payload);
       break;
     default:

@@ -1,7 +1,7 @@
 // mm-loader-fuzz-seeds OUT_DIR [DATA_ROOT...]: writes the seed corpus of the loader's fuzz target
 // into OUT_DIR: for every case directory under the data roots (the official ONNX MatMul node tests
-// in CI) and every built-in example, one whole-case input, one model input and one input per
-// tensor file (see fuzz_input.h). Run by scripts/fuzz.sh.
+// in CI) and every built-in example (as the node-test writer makes it), one whole-case input, one
+// model input and one input per tensor file (see fuzz_input.h). Run by scripts/fuzz-loader.sh.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "conformance/loader/fuzz/fuzz_input.h"
-#include "engine/examples/builtin_examples.h"
-#include "onnx/onnx_pb.h"
+#include "conformance/loader/libfuzzer/fuzz_input.h"
+#include "conformance/loader/node_test_writer.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using namespace mm::conformance::fuzz;
+using namespace mm::conformance::loader_fuzz;
 
 std::string ReadBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -27,9 +27,7 @@ std::string ReadBytes(const fs::path& path) {
 }
 
 bool Write(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-  return static_cast<bool>(out);
+  return mm::conformance::WriteFileBytes(path, bytes).ok();
 }
 
 // Writes the seeds of one case given as (file index into kCaseFiles, bytes).
@@ -44,40 +42,6 @@ bool WriteSeeds(const fs::path& out, const std::string& name,
                 std::string(1, mode) + bytes);
   }
   return ok;
-}
-
-onnx::TensorProto ToProto(const mm::Tensor& tensor, const char* name) {
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  proto.set_data_type(mm::GetDTypeInfo(tensor.dtype()).onnx_enum);
-  for (std::int64_t d : tensor.dims()) proto.add_dims(d);
-  proto.set_raw_data(std::string(static_cast<const char*>(tensor.raw_data()), tensor.NumBytes()));
-  return proto;
-}
-
-onnx::ModelProto ToModel(const mm::ExampleCase& example) {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  auto* import = model.add_opset_import();
-  import->set_version(13);
-  auto* graph = model.mutable_graph();
-  auto* node = graph->add_node();
-  node->set_op_type("MatMul");
-  node->add_input("a");
-  node->add_input("b");
-  node->add_output("y");
-  const int onnx_type = mm::GetDTypeInfo(example.a.dtype()).onnx_enum;
-  auto declare = [&](onnx::ValueInfoProto* info, const char* name, const mm::Tensor& t) {
-    info->set_name(name);
-    auto* tensor_type = info->mutable_type()->mutable_tensor_type();
-    tensor_type->set_elem_type(onnx_type);
-    auto* shape = tensor_type->mutable_shape();
-    for (std::int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
-  };
-  declare(graph->add_input(), "a", example.a);
-  declare(graph->add_input(), "b", example.b);
-  declare(graph->add_output(), "y", example.y);
-  return model;
 }
 
 }  // namespace
@@ -114,11 +78,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const mm::ExampleCase& example : *examples) {
+    const mm::conformance::NodeTest test =
+        mm::conformance::MatMulNodeTest(example.a, example.b, example.y);
+    const mm::conformance::NodeTestDataSet& set = test.data_sets[0];
     ok &= WriteSeeds(out, example.name,
-                     {{0, ToModel(example).SerializeAsString()},
-                      {1, ToProto(example.a, "a").SerializeAsString()},
-                      {2, ToProto(example.b, "b").SerializeAsString()},
-                      {3, ToProto(example.y, "y").SerializeAsString()}});
+                     {{0, test.model.SerializeAsString()},
+                      {1, set.inputs[0].SerializeAsString()},
+                      {2, set.inputs[1].SerializeAsString()},
+                      {3, set.outputs[0].SerializeAsString()}});
     ++cases;
   }
   if (!ok) {

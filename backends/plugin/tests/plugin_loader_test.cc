@@ -1,7 +1,7 @@
 // Plugins through RegisterBackendLibraries: the example plugin computes every dtype and form like
 // the reference; every deliberately wrong plugin (tests/wrong_plugin.c, one shared object per
 // fault) is refused with a message naming the file and the problem.
-#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "engine/examples/builtin_examples.h"
+#include "engine/testdata/onnx_matmul_examples.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
