@@ -53,17 +53,37 @@ bool Overlaps(const void* p, std::size_t p_bytes, const void* q, std::size_t q_b
   return a < b + q_bytes && b < a + p_bytes;
 }
 
+// Whether a view has the plan's dtype, dims and (unless empty) data: the check of every call, kept
+// inline and branch-light so that tiny products do not pay for building an error they never need.
+inline bool Fits(DType dtype, std::span<const std::int64_t> dims, const void* data,
+                 const MatMulPlan& plan, const Dims& expected_dims,
+                 std::int64_t expected_elements) {
+  if (dtype != plan.desc.dtype || dims.size() != expected_dims.size()) return false;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != expected_dims[i]) return false;
+  }
+  return data != nullptr || expected_elements == 0;
+}
+
 }  // namespace
 
 Status MatMulPrimitive::Execute(TensorView a, TensorView b, MutableTensorView y) {
+  const std::size_t elem = DTypeSize(plan_.desc.dtype);
+  const std::size_t y_bytes = static_cast<std::size_t>(plan_.y_elements) * elem;
+  if (Fits(a.dtype, a.dims, a.data, plan_, plan_.desc.a_dims, plan_.a_elements) &&
+      Fits(b.dtype, b.dims, b.data, plan_, plan_.desc.b_dims, plan_.b_elements) &&
+      Fits(y.dtype, y.dims, y.data, plan_, plan_.y_dims, plan_.y_elements) &&
+      !Overlaps(y.data, y_bytes, a.data, static_cast<std::size_t>(plan_.a_elements) * elem) &&
+      !Overlaps(y.data, y_bytes, b.data, static_cast<std::size_t>(plan_.b_elements) * elem)) {
+    return Run(a, b, y);
+  }
+  // Something does not fit: the same checks again, now building the error that names it.
   MM_RETURN_IF_ERROR(
       CheckOperand("A", a.dtype, a.dims, a.data, plan_, plan_.desc.a_dims, plan_.a_elements));
   MM_RETURN_IF_ERROR(
       CheckOperand("B", b.dtype, b.dims, b.data, plan_, plan_.desc.b_dims, plan_.b_elements));
   MM_RETURN_IF_ERROR(
       CheckOperand("Y", y.dtype, y.dims, y.data, plan_, plan_.y_dims, plan_.y_elements));
-  const std::size_t elem = DTypeSize(plan_.desc.dtype);
-  const std::size_t y_bytes = static_cast<std::size_t>(plan_.y_elements) * elem;
   if (Overlaps(y.data, y_bytes, a.data, static_cast<std::size_t>(plan_.a_elements) * elem) ||
       Overlaps(y.data, y_bytes, b.data, static_cast<std::size_t>(plan_.b_elements) * elem)) {
     return InvalidArgumentError("Y overlaps A or B; MatMul does not compute in place");

@@ -268,8 +268,9 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
 
 std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops) {
   // Tiny problems (under 32^3 multiply-adds): the lowest per-call cost, eigen's. Otherwise the
-  // library measured fastest (docs/backends.md, "auto"): OpenBLAS for float, BLIS for double,
-  // oneDNN's native bfloat16, eigen's float32-accumulating float16 and its integer products.
+  // backends that won the most cells of a full calibration (docs/backends.md, "auto"): OpenBLAS
+  // then oneDNN for float, OpenBLAS then eigen for double, oneDNN (native bfloat16 where the CPU
+  // has it; float16 through float32) then eigen for the 16-bit floats, eigen for the integers.
   const bool tiny = flops < 2.0 * 32 * 32 * 32;
   (void)threads;
   switch (dtype) {
@@ -278,12 +279,13 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
       return {"openblas", "onednn", "blis", "eigen", "atlas", "netlib"};
     case DType::kDouble:
       if (tiny) return {"eigen", "openblas", "blis"};
-      return {"blis", "openblas", "eigen", "atlas", "netlib"};
+      return {"openblas", "eigen", "blis", "atlas", "netlib"};
     case DType::kBFloat16:
       if (tiny) return {"eigen", "onednn"};
       return {"onednn", "eigen"};
     case DType::kFloat16:
-      return {"eigen", "onednn"};
+      if (tiny) return {"eigen", "onednn"};
+      return {"onednn", "eigen"};
     default:
       return {"eigen"};
   }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -26,17 +27,63 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The clock a cell is timed with: at 1 thread the process's CPU time, which other work on a shared
+// machine does not inflate (wall time also counts the moments the process waits for a core, and
+// those differ from sample to sample); at more threads wall time, since CPU time would add the
+// threads up and hide what parallelism gains.
+double Now(bool cpu_time) {
+  if (cpu_time) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+  return Seconds(Clock::now().time_since_epoch());
+}
+
 struct Measured {
   std::string name;
   Backend* backend;
   std::unique_ptr<MatMulPrimitive> primitive;
-  std::vector<double> samples;  // Seconds per call, one per round.
+  std::vector<double> samples;  // Seconds per call, one per round it took part in.
   std::int64_t calls = 1;       // Calls per sample.
+  bool pruned = false;          // Left out of later rounds: far slower than the fastest.
+  double Median() const {
+    std::vector<double> sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
 };
 
-// Every candidate computing (dtype, shape), timed side by side: `rounds` rounds, each calling every
-// candidate `calls` times in turn (interleaved, so a slow phase of the machine hits all alike);
-// ranked by median seconds per call.
+// How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): kRounds interleaved
+// rounds, each calling every remaining candidate for about kSampleSeconds (at least once); the
+// median sample ranks. Short samples and many rounds: a phase when other work takes the cores hits
+// every candidate alike and only some rounds. A candidate over kPruneFactor times the fastest's
+// time after the warm-up (kPruneFactor^2 for that one noisy call) or after kPruneAfterRounds rounds
+// cannot win and leaves the remaining rounds: on a large shape the slow libraries (netlib, the
+// reference) would otherwise cost most of the calibration.
+constexpr int kRounds = 9;
+constexpr int kPruneAfterRounds = 3;
+constexpr double kSampleSeconds = 0.004;
+constexpr double kPruneFactor = 1.5;
+// Candidates within kTieMargin of the fastest median are a tie, broken by the built-in default
+// ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
+// choice from one calibration to the next.
+constexpr double kTieMargin = 0.03;
+
+// Drops (from further rounds) every candidate whose `time` is above `factor` times the best.
+template <class Time>
+void Prune(std::vector<Measured>& measured, double factor, Time time) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const Measured& m : measured) {
+    if (!m.pruned) best = std::min(best, time(m));
+  }
+  for (Measured& m : measured) {
+    if (!m.pruned && time(m) > factor * best) m.pruned = true;
+  }
+}
+
+// Every candidate computing (dtype, shape), timed side by side (see kRounds); ranked by median
+// seconds per call, ties (kTieMargin) broken by the default ranking.
 AutoCell MeasureCell(
     const std::vector<std::pair<std::string, std::unique_ptr<Backend>>>& candidates, DType dtype,
     const BenchShape& shape, int threads) {
@@ -61,30 +108,54 @@ AutoCell MeasureCell(
   const Tensor a = BenchInput(dtype, shape.a_dims, 1);
   const Tensor b = BenchInput(dtype, shape.b_dims, 2);
   Tensor y = Tensor::Create(dtype, plan.y_dims).value();
-  // Warm-up call; it also sizes the samples (about 10 ms each, at least one call).
-  for (Measured& m : measured) {
+  const bool cpu_time = threads == 1;
+  // Warm-up call, then one timed call that sizes the samples and is the first prune's measure.
+  std::vector<double> once(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    Measured& m = measured[i];
     (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-    const auto start = Clock::now();
+    const double start = Now(cpu_time);
     (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-    const double once = std::max(Seconds(Clock::now() - start), 1e-9);
-    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(0.01 / once));
+    once[i] = std::max(Now(cpu_time) - start, 1e-9);
+    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once[i]));
+    m.samples.push_back(once[i]);
   }
-  const int rounds = 5;
-  for (int round = 0; round < rounds; ++round) {
+  Prune(measured, kPruneFactor * kPruneFactor,
+        [&](const Measured& m) { return once[&m - measured.data()]; });
+  for (Measured& m : measured) {
+    if (!m.pruned) m.samples.clear();  // The survivors are ranked on their rounds alone.
+  }
+  for (int round = 0; round < kRounds; ++round) {
+    if (round == kPruneAfterRounds) {
+      Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
+    }
     for (Measured& m : measured) {
-      const auto start = Clock::now();
+      if (m.pruned) continue;  // Ranked on the samples it has (its warm-up call, or 3 rounds).
+      const double start = Now(cpu_time);
       for (std::int64_t i = 0; i < m.calls; ++i) {
         (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
       }
-      m.samples.push_back(Seconds(Clock::now() - start) / static_cast<double>(m.calls));
+      m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
     }
   }
   std::vector<std::pair<double, std::string>> ranked;
-  for (Measured& m : measured) {
-    std::sort(m.samples.begin(), m.samples.end());
-    ranked.emplace_back(m.samples[m.samples.size() / 2], m.name);
-  }
+  for (const Measured& m : measured) ranked.emplace_back(m.Median(), m.name);
   std::sort(ranked.begin(), ranked.end());
+  // A tie with the fastest goes to the one the default ranking puts first.
+  const double flops = MatMulFlops(plan);
+  const std::vector<std::string> preference = DefaultAutoRanking(dtype, threads, flops);
+  auto preferred = [&](const std::string& name) {
+    return std::find(preference.begin(), preference.end(), name) - preference.begin();
+  };
+  std::size_t winner = 0;
+  for (std::size_t i = 1; i < ranked.size(); ++i) {
+    if (ranked[i].first <= ranked[0].first * (1 + kTieMargin) &&
+        preferred(ranked[i].second) < preferred(ranked[winner].second)) {
+      winner = i;
+    }
+  }
+  std::rotate(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(winner),
+              ranked.begin() + static_cast<std::ptrdiff_t>(winner) + 1);
   for (const auto& [seconds, name] : ranked) {
     cell.ranking.push_back(name);
     cell.seconds.push_back(seconds);

@@ -64,6 +64,33 @@ void Product<std::int32_t>(const std::int32_t* a, const std::int32_t* b, std::in
   eigen_internal::WrappingInt32Product(a, b, y, m, k, n);
 }
 
+// Eigen's own bound (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD): below it, Eigen computes a product
+// coefficient by coefficient rather than through its GEMM.
+constexpr Index kCoeffBasedThreshold = 20;
+
+// Whether a product of these extents is one Eigen would compute coefficient by coefficient.
+bool CoeffBased(Index m, Index k, Index n) { return m + k + n < kCoeffBasedThreshold; }
+
+// Y = A x B, row-major, each coefficient a sum over k in order, in S (for integers their unsigned
+// type: sums wrap modulo 2^bits by definition). For products Eigen would compute coefficient by
+// coefficient anyway (CoeffBased): the same arithmetic without its expression machinery, which
+// costs more than the 3x4x3 product itself.
+template <class S>
+void DirectProduct(const S* a, const S* b, S* y, Index m, Index k, Index n) {
+  using U = typename std::conditional_t<std::is_integral_v<S>, std::make_unsigned<S>,
+                                        std::type_identity<S>>::type;
+  const U* ua = reinterpret_cast<const U*>(a);
+  const U* ub = reinterpret_cast<const U*>(b);
+  U* uy = reinterpret_cast<U*>(y);
+  for (Index i = 0; i < m; ++i) {
+    for (Index j = 0; j < n; ++j) {
+      U sum = ua[i * k] * ub[j];
+      for (Index p = 1; p < k; ++p) sum += ua[i * k + p] * ub[p * n + j];
+      uy[i * n + j] = sum;
+    }
+  }
+}
+
 // Threads to spread `tasks` independent products totalling `work` multiply-adds over: at most one
 // per task and, like Eigen's own GEMM, at most one per kEigenMinTaskSize multiply-adds (so a tiny
 // product never pays for a parallel region).
@@ -119,6 +146,41 @@ bool SplitProduct(const S* a, const S* b, S* y, Index rows, Index k, Index n) {
   });
 }
 
+// Whether the whole problem is below two threads' grain (kEigenMinTaskSize multiply-adds each), so
+// that no thread count spreads it (SpreadThreads gives 1, and Eigen's own GEMM stays on one thread
+// likewise): decided once per plan, it spares tiny products the OpenMP queries.
+bool SingleThreaded(const MatMulPlan& plan) {
+  return static_cast<double>(plan.batch) * static_cast<double>(plan.m) *
+             static_cast<double>(plan.n) * static_cast<double>(plan.k) <
+         2 * kEigenMinTaskSize;
+}
+
+// Every batch entry's product in turn on the calling thread: what BatchedProduct does when no
+// thread count spreads the problem. Entries Eigen would compute coefficient by coefficient go to
+// DirectProduct.
+template <class S>
+void SequentialProducts(const MatMulPlan& plan, bool fold_batch_into_m, const S* a, const S* b,
+                        S* y) {
+  const Index m = plan.m, k = plan.k, n = plan.n;
+  const bool direct = CoeffBased(m, k, n);
+  if (fold_batch_into_m || plan.batch == 1) {
+    if (direct) {
+      DirectProduct(a, b, y, plan.batch * m, k, n);
+    } else {
+      Product(a, b, y, plan.batch * m, k, n);
+    }
+    return;
+  }
+  for (std::int64_t index = 0; index < plan.batch; ++index) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(index);
+    if (direct) {
+      DirectProduct(a + a_offset, b + b_offset, y + index * m * n, m, k, n);
+    } else {
+      Product(a + a_offset, b + b_offset, y + index * m * n, m, k, n);
+    }
+  }
+}
+
 // Every batch entry's product over compute-type buffers laid out as the plan says. Returns false
 // when Eigen ran out of memory on a worker thread; on the calling thread std::bad_alloc propagates.
 //  - One product (batch 1, or folded: B shared by a plain stack of A, one [batch*m, k] x [k, n]
@@ -128,6 +190,10 @@ bool SplitProduct(const S* a, const S* b, S* y, Index rows, Index k, Index n) {
 //    in turn, each split over the threads.
 template <class S>
 bool BatchedProduct(const MatMulPlan& plan, bool fold_batch_into_m, const S* a, const S* b, S* y) {
+  if (SingleThreaded(plan)) {
+    SequentialProducts(plan, fold_batch_into_m, a, b, y);
+    return true;
+  }
   const Index m = plan.m, k = plan.k, n = plan.n;
   if (fold_batch_into_m || plan.batch == 1) return SplitProduct(a, b, y, plan.batch * m, k, n);
   const double entry_work =
@@ -202,6 +268,19 @@ class EigenPrimitive final : public MatMulPrimitive {
   }
 
   std::string implementation() const override {
+    if (CoeffBased(plan().m, plan().k, plan().n) && SingleThreaded(plan())) {
+      std::string how =
+          "mm's coefficient loops (M + K + N < 20, where Eigen's product is coefficient-based) in ";
+      if constexpr (std::is_integral_v<T>) {
+        how += std::string(sizeof(T) == 4 ? "uint32" : "uint64") + " (wrapping)";
+      } else {
+        how += ComputeName();
+        if constexpr (kWide) {
+          how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
+        }
+      }
+      return how;
+    }
     // The widest instruction set Eigen was compiled for names the kernels ("AVX512", "AVX2").
     const std::string sets = Eigen::SimdInstructionSetsInUse();
     std::string how = "Eigen GEMM (" + sets.substr(0, sets.find(',')) + ") in " + ComputeName();
@@ -215,6 +294,16 @@ class EigenPrimitive final : public MatMulPrimitive {
  protected:
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
     const MatMulPlan& p = plan();
+    if constexpr (!kWide || std::is_integral_v<T>) {
+      if (direct_) {
+        // Tiny products on the caller's buffers, allocating nothing: 32-bit integers need no
+        // widening here (DirectProduct's unsigned sums wrap modulo 2^32 as the uint64 path's do).
+        using D = std::conditional_t<kWide, T, S>;
+        SequentialProducts<D>(p, fold_, reinterpret_cast<const D*>(a.data),
+                              reinterpret_cast<const D*>(b.data), reinterpret_cast<D*>(y.data));
+        return OkStatus();
+      }
+    }
     bool ok = false;
     try {
       if constexpr (kWide) {
@@ -242,7 +331,8 @@ class EigenPrimitive final : public MatMulPrimitive {
       : MatMulPrimitive(plan),
         // B is one matrix and A a plain stack: Y[batch*m, n] = A[batch*m, k] x B is one larger
         // product, which Eigen blocks and parallelises better than `batch` small ones.
-        fold_(plan.batch > 1 && plan.b_shared_across_batch() && plan.a_batch_contiguous()) {}
+        fold_(plan.batch > 1 && plan.b_shared_across_batch() && plan.a_batch_contiguous()),
+        direct_(SingleThreaded(plan) && CoeffBased(plan.m, plan.k, plan.n)) {}
 
   static std::string ComputeName() {
     if constexpr (std::is_same_v<S, float>) return "float32";
@@ -252,6 +342,8 @@ class EigenPrimitive final : public MatMulPrimitive {
   }
 
   const bool fold_;
+  // Below two threads' grain and coefficient-based (SingleThreaded, CoeffBased): DirectProduct.
+  const bool direct_;
   // Widened types only (kWide): A, B and Y in the compute type, allocated once, reused by Run.
   std::unique_ptr<S[]> a_wide_;
   std::unique_ptr<S[]> b_wide_;

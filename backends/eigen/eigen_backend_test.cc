@@ -87,6 +87,41 @@ TEST(EigenBackendTest, BothInt32PathsWrapExactly) {
   }
 }
 
+// Products Eigen would compute coefficient by coefficient (M + K + N < 20, and too small to
+// thread) run mm's coefficient loops; one step past either bound runs Eigen's product. Both sides
+// of each bound, every dtype, whole-range integers (every sum wraps), against the reference.
+TEST(EigenBackendTest, TinyProductsTakeTheCoefficientLoopsOnBothSidesOfTheBound) {
+  struct Case {
+    const char* why;
+    Dims a, b;
+    bool loops;
+  };
+  const Case cases[] = {
+      {"3x4x3: the tiny benchmark shape", {3, 4}, {4, 3}, true},
+      {"2 entries of 3x4x3, per entry", {2, 3, 4}, {2, 4, 3}, true},
+      {"folded batch: B shared, 4 x 3 rows", {4, 3, 5}, {5, 2}, true},
+      {"M + K + N = 19: the last size below Eigen's bound", {6, 7}, {7, 6}, true},
+      {"M + K + N = 20: Eigen's own product", {7, 7}, {7, 6}, false},
+      {"1-D dot product, K = 17 (M + K + N = 19)", {17}, {17}, true},
+      {"broadcast batch of tiny entries", {2, 1, 3, 4}, {1, 3, 4, 2}, true},
+  };
+  EigenBackend backend;
+  for (const Case& c : cases) {
+    for (DType dtype : kAllDTypes) {
+      SCOPED_TRACE(std::string(c.why) + " " + std::string(DTypeName(dtype)));
+      MatMulTester tester;
+      tester.a_dims(c.a).b_dims(c.b).dtype(dtype).iterations(2).Test(backend);
+      if (!IsFloat(dtype)) {
+        tester.values(MatMulTester::Values::kFullRange).seed(5).iterations(1).Test(backend);
+      }
+      auto plan = PlanMatMul({dtype, c.a, c.b});
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      const std::string how = backend.Prepare(*plan).value()->implementation();
+      EXPECT_EQ(how.find("coefficient loops") != std::string::npos, c.loops) << how;
+    }
+  }
+}
+
 TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {
   EigenBackend backend;
   for (DType dtype : kAllDTypes) {

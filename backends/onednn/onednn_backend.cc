@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/onednn/half_convert.h"
 #include "backends/onednn/onednn_internal.h"
 
 namespace mm {
@@ -95,6 +96,7 @@ Status StatusFromDnnl(dnnl_status_t status, std::string_view doing, const MatMul
 namespace {
 
 using onednn_internal::CollapseShapes;
+using onednn_internal::ConvertKernel;
 using onednn_internal::DenseStrides;
 using onednn_internal::ProblemShapes;
 using onednn_internal::StatusFromDnnl;
@@ -116,16 +118,28 @@ dnnl::memory::desc DenseDesc(const Dims& dims, DnnlType type) {
   return dnnl::memory::desc(dims, type, DenseStrides(dims));
 }
 
+// oneDNN's short name of a matmul type ("f32", "bf16", "f16").
+const char* ShortName(DType dtype) {
+  switch (dtype) {
+    case DType::kBFloat16:
+      return "bf16";
+    case DType::kFloat16:
+      return "f16";
+    default:
+      return "f32";
+  }
+}
+
 // What the cache holds for one problem: immutable once built, shared by every MatMulPrimitive of
 // that problem (oneDNN primitives are stateless between executions).
 struct Compiled {
   dnnl::matmul matmul;
   std::string implementation;  // The matmul's impl_info_str ("brg:avx512_core", "gemm:jit").
   dnnl::memory::desc src_md, weights_md, dst_md;  // The matmul's (f32 on the via-f32 path).
-  // Via f32 only: bf16/f16 descriptions of A, B, Y and the reorders between them and the f32 ones.
+  // Via f32 only: A, B and Y are converted by mm's vectorised conversions (half_convert.h), not by
+  // oneDNN's reorders (oneDNN 2.6 reorders f16 one element at a time, 20-50x slower than the f32
+  // matmul they feed).
   bool via_f32 = false;
-  dnnl::memory::desc a16_md, b16_md, y16_md;
-  dnnl::reorder a_to_f32, b_to_f32, y_to_f16;
 };
 
 struct CacheKey {
@@ -149,29 +163,31 @@ struct CacheKeyHash {
 
 // One prepared problem: the shared compiled primitive plus this primitive's own memory objects,
 // whose data handles Run points at the caller's buffers. Nothing is allocated or copied in Run on
-// the float and bfloat16 paths; the via-f32 path reorders into f32 buffers allocated here.
+// the native paths; the via-f32 path converts A and B into f32 buffers allocated here, and Y back.
 class OneDnnPrimitive final : public MatMulPrimitive {
  public:
   // Throws dnnl::error (caught by Prepare) when oneDNN cannot create the memory objects.
   OneDnnPrimitive(const MatMulPlan& plan, std::shared_ptr<const Compiled> compiled,
-                  const dnnl::engine& engine, const dnnl::stream& stream, std::string isa)
+                  const dnnl::engine& engine, const dnnl::stream& stream, std::string isa,
+                  ConvertKernel convert)
       : MatMulPrimitive(plan),
         compiled_(std::move(compiled)),
         engine_(engine),
         stream_(stream),
-        isa_(std::move(isa)) {
+        isa_(std::move(isa)),
+        convert_(convert) {
     const Compiled& c = *compiled_;
     if (c.via_f32) {
       // oneDNN allocates the f32 copies of A, B and Y once, here.
       src_ = dnnl::memory(c.src_md, engine_);
       weights_ = dnnl::memory(c.weights_md, engine_);
       dst_ = dnnl::memory(c.dst_md, engine_);
-      a16_ = dnnl::memory(c.a16_md, engine_, DNNL_MEMORY_NONE);
-      b16_ = dnnl::memory(c.b16_md, engine_, DNNL_MEMORY_NONE);
-      y16_ = dnnl::memory(c.y16_md, engine_, DNNL_MEMORY_NONE);
-      a_args_ = {{{DNNL_ARG_FROM, a16_.get()}, {DNNL_ARG_TO, src_.get()}}};
-      b_args_ = {{{DNNL_ARG_FROM, b16_.get()}, {DNNL_ARG_TO, weights_.get()}}};
-      y_args_ = {{{DNNL_ARG_FROM, dst_.get()}, {DNNL_ARG_TO, y16_.get()}}};
+      src_f32_ = static_cast<float*>(src_.get_data_handle());
+      weights_f32_ = static_cast<float*>(weights_.get_data_handle());
+      dst_f32_ = static_cast<float*>(dst_.get_data_handle());
+      a_elements_ = c.src_md.get_size() / sizeof(float);
+      b_elements_ = c.weights_md.get_size() / sizeof(float);
+      y_elements_ = c.dst_md.get_size() / sizeof(float);
     } else {
       src_ = dnnl::memory(c.src_md, engine_, DNNL_MEMORY_NONE);
       weights_ = dnnl::memory(c.weights_md, engine_, DNNL_MEMORY_NONE);
@@ -192,8 +208,9 @@ class OneDnnPrimitive final : public MatMulPrimitive {
       if (plan().desc.dtype == DType::kBFloat16) how += ", bf16 subnormal inputs read as zero";
       return how;
     }
-    const std::string type = c.a16_md.data_type() == DnnlType::bf16 ? "bf16" : "f16";
-    return type + " via f32: oneDNN reorders, f32 matmul " + how + ", one rounding of Y to " + type;
+    const std::string type = ShortName(plan().desc.dtype);
+    return type + " via f32: " + std::string(onednn_internal::ConvertKernelName(convert_)) +
+           " conversions, f32 matmul " + how + ", one rounding of Y to " + type;
   }
 
  protected:
@@ -205,13 +222,16 @@ class OneDnnPrimitive final : public MatMulPrimitive {
       status = Bind(src_, a.data, weights_, b.data, dst_, y.data);
       if (status == dnnl_success) status = Execute(c.matmul, matmul_args_);
     } else {
-      status = Bind(a16_, a.data, b16_, b.data, y16_, y.data);
-      if (status == dnnl_success) status = Execute(c.a_to_f32, a_args_);
-      if (status == dnnl_success) status = Execute(c.b_to_f32, b_args_);
-      if (status == dnnl_success) status = Execute(c.matmul, matmul_args_);
-      if (status == dnnl_success) status = Execute(c.y_to_f16, y_args_);
+      const DType dtype = plan().desc.dtype;
+      onednn_internal::WidenToFloat(convert_, dtype, a.data, src_f32_, a_elements_);
+      onednn_internal::WidenToFloat(convert_, dtype, b.data, weights_f32_, b_elements_);
+      status = Execute(c.matmul, matmul_args_);
+      if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
+      if (status == dnnl_success) {
+        onednn_internal::NarrowFromFloat(convert_, dtype, dst_f32_, y.data, y_elements_);
+      }
     }
-    if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
+    if (status == dnnl_success && !c.via_f32) status = dnnl_stream_wait(stream_.get());
     if (status != dnnl_success) return StatusFromDnnl(status, "executing", plan().desc);
     return OkStatus();
   }
@@ -247,10 +267,14 @@ class OneDnnPrimitive final : public MatMulPrimitive {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::string isa_;
+  ConvertKernel convert_;
   dnnl::memory src_, weights_, dst_;
-  dnnl::memory a16_, b16_, y16_;
+  // Via f32: the f32 buffers of src_, weights_ and dst_ and their element counts.
+  float* src_f32_ = nullptr;
+  float* weights_f32_ = nullptr;
+  float* dst_f32_ = nullptr;
+  std::size_t a_elements_ = 0, b_elements_ = 0, y_elements_ = 0;
   std::array<dnnl_exec_arg_t, 3> matmul_args_{};
-  std::array<dnnl_exec_arg_t, 2> a_args_{}, b_args_{}, y_args_{};
   // The buffers the A, B and Y memory objects point at now (null: none, or unknown).
   const void* bound_a_ = nullptr;
   const void* bound_b_ = nullptr;
@@ -286,18 +310,6 @@ std::string IsaName(dnnl::cpu_isa isa) {
   return "isa 0x" + std::to_string(static_cast<int>(isa));
 }
 
-// oneDNN's short name of a matmul type ("f32", "bf16", "f16").
-const char* ShortName(DType dtype) {
-  switch (dtype) {
-    case DType::kBFloat16:
-      return "bf16";
-    case DType::kFloat16:
-      return "f16";
-    default:
-      return "f32";
-  }
-}
-
 // Does this CPU's oneDNN (after ONEDNN_MAX_CPU_ISA) implement a matmul of `type`? A primitive
 // descriptor for a small dense problem; allow_empty turns "no" into an empty descriptor.
 OneDnnBackend::Probe ProbeMatmul(const dnnl::engine& engine, DnnlType type) {
@@ -319,6 +331,7 @@ struct OneDnnBackend::State {
   dnnl::engine engine;
   dnnl::stream stream;
   std::string isa;  // The effective ISA, read once (oneDNN fixes it at its first use).
+  ConvertKernel convert = ConvertKernel::kScalar;  // The via-f32 path's conversions.
   Probe f32, bf16, f16;
 
   // LRU: most recently used at the front; index points into the list.
@@ -370,12 +383,13 @@ struct OneDnnBackend::State {
           return Support::No("no " + type + " and no f32 matmul in oneDNN on this CPU (" + isa +
                              ")");
         }
-        yes = Support::ByConversion(
-            type + " via f32: " +
-            (probed ? std::string("as configured")
-                    : "no " + type + " matmul on this CPU (" + isa + ")") +
-            "; oneDNN reorders A and B to f32 (exact), runs its f32 matmul and reorders Y to " +
-            type + " with one rounding to nearest even");
+        yes = Support::ByConversion(type + " via f32: " +
+                                    (probed ? std::string("as configured")
+                                            : "no " + type + " matmul on this CPU (" + isa + ")") +
+                                    "; A and B converted to f32 (exact; " +
+                                    std::string(onednn_internal::ConvertKernelName(convert)) +
+                                    " conversions), oneDNN's f32 matmul, Y converted to " + type +
+                                    " with one rounding to nearest even");
         break;
       }
       case DType::kDouble:
@@ -420,18 +434,6 @@ struct OneDnnBackend::State {
     const dnnl::matmul::primitive_desc pd(desc, engine);
     compiled->implementation = pd.impl_info_str();
     compiled->matmul = dnnl::matmul(pd);
-    if (key.via_f32) {
-      const DnnlType narrow = ToDnnl(key.dtype);
-      compiled->a16_md = DenseDesc(shapes.src, narrow);
-      compiled->b16_md = DenseDesc(shapes.weights, narrow);
-      compiled->y16_md = DenseDesc(shapes.dst, narrow);
-      compiled->a_to_f32 = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, compiled->a16_md, engine, compiled->src_md));
-      compiled->b_to_f32 = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, compiled->b16_md, engine, compiled->weights_md));
-      compiled->y_to_f16 = dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine, compiled->dst_md, engine, compiled->y16_md));
-    }
     return compiled;
   }
 
@@ -468,6 +470,13 @@ StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) 
                          " while creating its CPU engine and stream: " + e.what());
   }
   state->isa = EffectiveIsa();
+  const dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+  const bool avx512 =
+      effective == dnnl::cpu_isa::avx512_core || effective == dnnl::cpu_isa::avx512_core_vnni ||
+      effective == dnnl::cpu_isa::avx512_core_bf16 || effective == dnnl::cpu_isa::avx512_core_amx;
+  const bool avx2 =
+      avx512 || effective == dnnl::cpu_isa::avx2 || effective == dnnl::cpu_isa::avx2_vnni;
+  state->convert = onednn_internal::PickConvertKernel(avx512, avx2);
   state->f32 = ProbeMatmul(state->engine, DnnlType::f32);
   state->bf16 = ProbeMatmul(state->engine, DnnlType::bf16);
   state->f16 = ProbeMatmul(state->engine, DnnlType::f16);
@@ -572,7 +581,7 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::PrepareProduct(const M
     const CacheKey key{dtype, via_f32, shapes.src, shapes.weights};
     std::shared_ptr<const Compiled> compiled = state_->GetOrCompile(key, shapes);
     return std::unique_ptr<MatMulPrimitive>(std::make_unique<OneDnnPrimitive>(
-        plan, std::move(compiled), state_->engine, state_->stream, state_->isa));
+        plan, std::move(compiled), state_->engine, state_->stream, state_->isa, state_->convert));
   } catch (const dnnl::error& e) {
     return StatusFromDnnlError(e, "creating the matmul primitive", plan.desc);
   } catch (const std::bad_alloc&) {

@@ -19,8 +19,10 @@ namespace mm {
 //  - a dtype whose matmul oneDNN implements here: native (f32 accumulation; bf16/f16 Y rounded
 //    once from f32). On AVX-512 oneDNN 2.6 has f32 and bf16 (brg:avx512_core[_bf16]) and no f16;
 //    on AVX2 or SSE4.1 only f32 (gemm:jit).
-//  - bfloat16 or float16 without a native matmul here: "via f32": oneDNN reorders A and B to f32
-//    (exact), runs its f32 matmul and reorders Y back with one rounding to nearest even.
+//  - bfloat16 or float16 without a native matmul here: "via f32": A and B are converted to f32
+//    (exact) into buffers the primitive owns, oneDNN runs its f32 matmul and Y is converted back
+//    with one rounding to nearest even (half_convert.h: AVX-512 or F16C kernels, as the CPU and
+//    the capped ISA allow).
 //    Supports() says so, with the reason ("no bf16 matmul on this CPU (avx2)").
 //  - float without an f32 matmul here (not seen on x86-64): Supports() says no, with the reason.
 //  - double and the integer types: Supports() says no (oneDNN has no such matmul).
@@ -37,7 +39,7 @@ class OneDnnBackend final : public Backend {
   // How bfloat16 or float16 is computed.
   enum class Path {
     kAuto,        // Native where the probe found oneDNN's matmul for the type here, else via f32.
-    kViaFloat32,  // Always via f32 (reorders + f32 matmul + one rounding).
+    kViaFloat32,  // Always via f32 (conversions + f32 matmul + one rounding).
     kNative,      // Always oneDNN's own matmul for the type; where it has none, Supports() says no.
   };
   struct Options {

@@ -145,6 +145,20 @@ TEST(OneDnnBackendTest, SixteenBitTypesAreNativeWhereProbedElseViaFloat32WithThe
       EXPECT_THAT(support.note, HasSubstr(type + " via f32: no " + type + " matmul on this CPU (" +
                                           OneDnnBackend::EffectiveIsa() + ")"));
       EXPECT_THAT((*primitive)->implementation(), HasSubstr(type + " via f32"));
+      // The conversions are named, and never above the ISA oneDNN was allowed (the isa variants
+      // cap it at AVX2 and SSE41).
+      const std::string isa = OneDnnBackend::EffectiveIsa();
+      const std::string kernel = isa.starts_with("avx512_core") ? "avx512"
+                                 : isa.starts_with("avx2")      ? "avx2+f16c"
+                                                                : "scalar";
+      if (kernel == "scalar" || isa.starts_with("avx2")) {
+        EXPECT_THAT((*primitive)->implementation(), Not(HasSubstr("avx512 conversions")));
+      }
+      if (kernel == "scalar") {
+        EXPECT_THAT((*primitive)->implementation(), HasSubstr("scalar conversions"));
+      } else {
+        EXPECT_THAT((*primitive)->implementation(), HasSubstr(" conversions"));
+      }
     }
     EXPECT_THAT((*primitive)->implementation(), HasSubstr("ISA " + OneDnnBackend::EffectiveIsa()));
   }
