@@ -1,5 +1,10 @@
 // Reports: the contents CI systems and people read, checked by parsing what was written (JSON with
 // nlohmann-json, XML with pugixml), and text that no format may be broken by.
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
+#include "conformance/report/json_report.h"
+#include "conformance/report/junit_report.h"
+#include "conformance/report/markdown_report.h"
 #include "conformance/report/report.h"
 
 #include <gmock/gmock.h>

@@ -18,9 +18,13 @@
 #include "conformance/loader/matmul_case.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/outputs_backend.h"
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
+#include "conformance/report/report_files.h"
 #include "conformance/runner.h"
+#include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "conformance/worker_pool.h"
 
@@ -93,54 +97,6 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     }
   }
 }
-
-// The signals that stop a run: the first sets the flag (and wakes the pool through the pipe), so
-// the reports are written for the results finished; a second ends the process at once.
-volatile std::sig_atomic_t g_stop_signal = 0;
-int g_stop_pipe[2] = {-1, -1};
-
-extern "C" void OnStopSignal(int signal_number) {
-  if (g_stop_signal != 0) {
-    std::signal(signal_number, SIG_DFL);
-    std::raise(signal_number);  // Delivered, with the default action, when this handler returns.
-    return;
-  }
-  g_stop_signal = signal_number;
-  if (g_stop_pipe[1] >= 0) {
-    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], "", 1);
-  }
-}
-
-// SIGINT and SIGTERM handled for the lifetime of this object; the previous handlers after.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    g_stop_signal = 0;
-    if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_stop_pipe[0] = g_stop_pipe[1] = -1;
-    struct sigaction action {};
-    action.sa_handler = OnStopSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignals() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-    for (int& fd : g_stop_pipe) {
-      if (fd >= 0) close(fd);
-      fd = -1;
-    }
-    g_stop_signal = 0;
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-  const volatile std::sig_atomic_t* flag() const { return &g_stop_signal; }
-  int fd() const { return g_stop_pipe[0]; }
-
- private:
-  struct sigaction previous_int_ {
-  }, previous_term_{};
-};
 
 // Which cases and results `selected` are, with a fingerprint: the exclusive or, over the cases,
 // of a hash (FNV-1a, 64 bits) of each case's catalog index, name and data sets, so the shards of a
