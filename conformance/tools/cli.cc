@@ -34,6 +34,7 @@ namespace {
 using cli::Joined;
 
 SelfCheckCommand g_self_check = nullptr;
+StartHook g_start_hook = nullptr;
 
 void PrintList(const Catalog& catalog, const OfficialReport& official,
                const BackendRegistry& registry, const std::vector<std::string>& backends,
@@ -292,6 +293,8 @@ class ExtrasMerger final : public ResultSink {
 
 void SetSelfCheckCommand(SelfCheckCommand command) { g_self_check = command; }
 
+void SetStartHookForTesting(StartHook hook) { g_start_hook = hook; }
+
 int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   MergeOptions options;
   std::string help;
@@ -406,6 +409,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     return kExitPassed;
   }
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
+  if (g_start_hook != nullptr) g_start_hook("load-backends");
   BackendRegistry registry = builtin;
   PluginLoadOptions plugin_options;
   plugin_options.isolate_probe = !options.no_isolate;
@@ -494,6 +498,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     if (options.exclude && std::regex_search(name, *options.exclude)) return false;
     return true;
   };
+  if (g_start_hook != nullptr) g_start_hook("discover");
   const Catalog catalog = Discover(*roots, discover);
   const OfficialReport official = CheckOfficialCorpus(*roots);
   const bool official_failed = options.require_official && !official.complete();
@@ -563,6 +568,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.selection = SelectionOf(catalog, selected, backends.size());
   // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
   // before the workers are forked.
+  if (g_start_hook != nullptr) g_start_hook("describe");
   report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
                                     : DescribeBackends(registry, backends);
 
