@@ -56,14 +56,10 @@ class JsonRenderer final : public ReportRenderer {
   void Add(const Result& r) override {
     if (!spool_.empty()) spool_.Write(",\n");
     // Results carry text from files and backends: invalid UTF-8 becomes U+FFFD here.
-    // Rendered at the depth of an element of "results" (4 spaces), into a buffer kept from result
-    // to result: the same text as the whole report's dump.
-    text_.assign(4, ' ');
-    nlohmann::detail::serializer<Json> serializer(nlohmann::detail::output_adapter<char>(text_),
-                                                  ' ', Json::error_handler_t::replace);
-    serializer.dump(ResultToJson(r), /*pretty_print=*/true, /*ensure_ascii=*/false,
-                    /*indent_step=*/2, /*current_indent=*/4);
-    spool_.Write(text_);
+    // Rendered at the depth of an element of "results" (4 spaces), without building the result's
+    // JSON: the same text as the whole report's dump.
+    spool_.Write("    ");
+    spool_.Write(writer_.Render(r, 4));
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
     Json j;
@@ -178,7 +174,7 @@ class JsonRenderer final : public ReportRenderer {
 
  private:
   Spool spool_;
-  std::string text_;
+  ResultJsonWriter writer_;
 };
 
 }  // namespace

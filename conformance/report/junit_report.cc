@@ -140,12 +140,11 @@ class JUnitRenderer final : public ReportRenderer {
     pugi::xml_node holder = scratch_.first_child();
     if (!holder) holder = scratch_.append_child("testsuite");
     AppendTestcase(holder, &r, r.backend, tolerance_, rule_, strict_);
-    text_.str("");
-    text_.clear();
+    text_.text.clear();
     // Depth 2: a <testcase> inside <testsuites><testsuite>.
     holder.first_child().print(text_, "  ", pugi::format_default, pugi::encoding_utf8, 2);
     holder.remove_child(holder.first_child());
-    suite.spool.Write(text_.str());
+    suite.spool.Write(text_.text);
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
     const int strict_failures = report.strict ? sum.unsupported : 0;
@@ -248,7 +247,13 @@ class JUnitRenderer final : public ReportRenderer {
   bool strict_;
   std::vector<std::unique_ptr<Suite>> suites_;
   pugi::xml_document scratch_;
-  std::ostringstream text_;
+  // Each result's text, in a buffer kept from result to result.
+  struct TextWriter final : pugi::xml_writer {
+    void write(const void* data, std::size_t size) override {
+      text.append(static_cast<const char*>(data), size);
+    }
+    std::string text;
+  } text_;
 };
 
 }  // namespace
