@@ -56,7 +56,7 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
-    out << PrintableText(c.dir.empty() ? c.source : c.dir.string());
+    out << PrintableText(c.dir.empty() ? c.source : c.dir);
     if (IsOfficialCase(c.name)) {
       for (const OfficialStatus& s : official.cases) {
         if (s.name == c.name) out << " [official: " << OfficialStateName(s.state) << "]";
