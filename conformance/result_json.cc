@@ -216,6 +216,192 @@ Ordered ResultToJson(const Result& r) {
            r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()}};
 }
 
+ResultJsonWriter::ResultJsonWriter()
+    : string_(std::string()),
+      float_(0.0),
+      integer_(std::int64_t{0}),
+      serializer_(nlohmann::detail::output_adapter<char>(text_), ' ',
+                  nlohmann::ordered_json::error_handler_t::replace) {}
+
+const std::string& ResultJsonWriter::Render(const Result& r, int indent) {
+  text_.clear();
+  first_.clear();
+  indent_ = indent;
+  const bool errors = r.vs_expected && r.vs_expected->mismatch.empty();
+  auto optional_string = [this](const std::string& text) {
+    if (text.empty()) {
+      Null();
+    } else {
+      String(text);
+    }
+  };
+  Open('{');
+  Key("case");
+  String(r.case_name);
+  Key("case_index");
+  Integer(r.case_index);
+  Key("source");
+  String(r.source);
+  Key("data_set");
+  optional_string(r.data_set);
+  Key("backend");
+  String(r.backend);
+  Key("dtype");
+  r.dtype ? String(DTypeName(*r.dtype)) : Null();
+  Key("a_shape");
+  r.dtype ? String(DimsToString(r.a_dims)) : Null();
+  Key("b_shape");
+  r.dtype ? String(DimsToString(r.b_dims)) : Null();
+  Key("verdict");
+  String(VerdictName(r.verdict));
+  Key("message");
+  String(r.message);
+  Key("support_note");
+  optional_string(r.support_note);
+  Key("expectation");
+  optional_string(r.expectation);
+  Key("implementation");
+  optional_string(r.implementation);
+  Key("seconds");
+  Double(r.seconds);
+  Key("max_abs_error");
+  errors ? Double(r.vs_expected->max_abs_error) : Null();
+  Key("max_rel_error");
+  errors ? Double(r.vs_expected->max_rel_error) : Null();
+  Key("vs_expected");
+  r.vs_expected ? Compare(*r.vs_expected) : Null();
+  Key("vs_bound");
+  r.vs_bound ? Bound(*r.vs_bound) : Null();
+  Key("vs_reference");
+  String(r.vs_reference);
+  Key("vs_reference_detail");
+  r.vs_reference_comparison ? Compare(*r.vs_reference_comparison) : Null();
+  Close('}');
+  return text_;
+}
+
+void ResultJsonWriter::Open(char bracket) {
+  text_ += bracket;
+  first_.push_back(true);
+  indent_ += 2;
+}
+
+void ResultJsonWriter::Key(std::string_view key) {
+  text_ += first_.back() ? "\n" : ",\n";
+  first_.back() = false;
+  text_.append(static_cast<std::size_t>(indent_), ' ');
+  if (!key.empty()) {
+    text_ += '"';
+    text_ += key;
+    text_ += "\": ";
+  }
+}
+
+void ResultJsonWriter::Close(char bracket) {
+  indent_ -= 2;
+  // An empty object or array is "{}" or "[]" on one line, as nlohmann writes it.
+  if (!first_.back()) {
+    text_ += '\n';
+    text_.append(static_cast<std::size_t>(indent_), ' ');
+  }
+  first_.pop_back();
+  text_ += bracket;
+}
+
+void ResultJsonWriter::String(std::string_view text) {
+  string_.get_ref<std::string&>().assign(text);
+  serializer_.dump(string_, false, false, 0);
+}
+
+void ResultJsonWriter::Double(double value) {
+  if (std::isnan(value)) return String("nan");
+  if (std::isinf(value)) return String(value > 0 ? "inf" : "-inf");
+  float_.get_ref<double&>() = value;
+  serializer_.dump(float_, false, false, 0);
+}
+
+void ResultJsonWriter::Integer(std::int64_t value) {
+  integer_.get_ref<std::int64_t&>() = value;
+  serializer_.dump(integer_, false, false, 0);
+}
+
+void ResultJsonWriter::Bool(bool value) { text_ += value ? "true" : "false"; }
+
+void ResultJsonWriter::Null() { text_ += "null"; }
+
+void ResultJsonWriter::Dims(const mm::Dims& dims) {
+  Open('[');
+  for (std::int64_t d : dims) {
+    Key("");
+    Integer(d);
+  }
+  Close(']');
+}
+
+void ResultJsonWriter::Worst(const WorstElement& w, std::string_view centre,
+                             std::string_view radius) {
+  Open('{');
+  Key("index");
+  Dims(w.index);
+  Key("flat_index");
+  Integer(w.flat_index);
+  Key(centre);
+  String(w.expected);
+  Key("actual");
+  String(w.actual);
+  Key(std::string(centre) + "_value");
+  Double(w.expected_value);
+  Key("actual_value");
+  Double(w.actual_value);
+  Key("abs_error");
+  Double(w.abs_error);
+  Key("rel_error");
+  Double(w.rel_error);
+  Key(radius);
+  Double(w.allowed);
+  Close('}');
+}
+
+void ResultJsonWriter::Compare(const Comparison& c) {
+  Open('{');
+  Key("match");
+  Bool(c.match);
+  Key("elements");
+  Integer(c.elements);
+  Key("differing");
+  Integer(c.differing);
+  Key("bitwise_equal");
+  Bool(c.bitwise_equal);
+  Key("max_abs_error");
+  Double(c.max_abs_error);
+  Key("max_rel_error");
+  Double(c.max_rel_error);
+  if (!c.mismatch.empty()) {
+    Key("mismatch");
+    String(c.mismatch);
+  }
+  if (c.worst) {
+    Key("worst");
+    Worst(*c.worst, "expected", "allowed");
+  }
+  Close('}');
+}
+
+void ResultJsonWriter::Bound(const BoundCheck& b) {
+  Open('{');
+  Key("elements");
+  Integer(b.elements);
+  Key("outside");
+  Integer(b.outside);
+  Key("unbounded");
+  Integer(b.unbounded);
+  if (b.worst) {
+    Key("worst");
+    Worst(*b.worst, "exact", "bound");
+  }
+  Close('}');
+}
+
 StatusOr<Result> ResultFromJson(const json& object) {
   if (!object.is_object()) return InvalidArgumentError("a result must be an object");
   Result r;

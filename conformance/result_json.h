@@ -3,7 +3,11 @@
 #ifndef MM_CONFORMANCE_RESULT_JSON_H_
 #define MM_CONFORMANCE_RESULT_JSON_H_
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "conformance/runner.h"
 #include "engine/status.h"
@@ -17,6 +21,36 @@ namespace mm::conformance {
 // Strings are copied as they are; dump with error_handler_t::replace to turn invalid UTF-8 into
 // U+FFFD.
 nlohmann::ordered_json ResultToJson(const Result& result);
+
+// ResultToJson(result) as text, written without building it (the JSON report's hot path): the
+// bytes nlohmann's dump gives for it with an indent step of 2 from `indent` spaces, invalid UTF-8
+// replaced, nothing escaped as ASCII. Keeps its buffers from result to result.
+class ResultJsonWriter {
+ public:
+  ResultJsonWriter();
+  // The text of `result`, valid until the next call.
+  const std::string& Render(const Result& result, int indent);
+
+ private:
+  void Open(char bracket);
+  void Key(std::string_view key);
+  void Close(char bracket);
+  void String(std::string_view text);
+  void Double(double value);  // As JsonDouble.
+  void Integer(std::int64_t value);
+  void Bool(bool value);
+  void Null();
+  void Dims(const mm::Dims& dims);
+  void Worst(const WorstElement& worst, std::string_view centre, std::string_view radius);
+  void Compare(const Comparison& comparison);
+  void Bound(const BoundCheck& bound);
+
+  std::string text_;
+  nlohmann::ordered_json string_, float_, integer_;  // Reused values the serializer writes.
+  nlohmann::detail::serializer<nlohmann::ordered_json> serializer_;
+  std::vector<bool> first_;  // Per open object or array: no member written yet.
+  int indent_ = 0;
+};
 
 // The inverse of ResultToJson: every field it writes reads back equal. INVALID_ARGUMENT naming the
 // key when something is missing or of the wrong type; never throws.

@@ -19,81 +19,13 @@
 
 #include "conformance/compare.h"
 #include "conformance/result_json.h"
+#include "conformance/worker_protocol.h"
 
 namespace mm::conformance {
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// Messages are frames: a 4-byte little-endian payload length, a type byte, and the payload (CBOR).
-enum MessageType : char {
-  kTask = 'T',    // Parent -> worker: {"case", "data_set", "backend", "reference_missing"}.
-  kStage = 'S',   // Worker -> parent: {"stage", "data_set", "backend", "reference_missing",
-                  // "about" (a Result)}.
-  kResult = 'R',  // Worker -> parent: a Result.
-  kDone = 'D',    // Worker -> parent: the task is finished: {"retire"}: and the worker leaves.
-  kRetire = 'X',  // Worker -> parent: past the memory limit on the result just sent; it leaves.
-};
-
-bool WriteAll(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    // MSG_NOSIGNAL: a dead peer is an error here, not a SIGPIPE that kills the process.
-    const ssize_t n = send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-template <class Json>
-bool SendFrame(int fd, MessageType type, const Json& payload) {
-  const std::vector<std::uint8_t> body = Json::to_cbor(payload);
-  std::string frame(5 + body.size(), '\0');
-  const auto size = static_cast<std::uint32_t>(body.size());
-  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((size >> (8 * i)) & 0xff);
-  frame[4] = type;
-  std::memcpy(frame.data() + 5, body.data(), body.size());
-  return WriteAll(fd, frame);
-}
-
-// Takes one whole frame off the front of `buffer`, if there is one.
-std::optional<std::pair<MessageType, json>> PopFrame(std::string& buffer) {
-  if (buffer.size() < 5) return std::nullopt;
-  std::uint32_t size = 0;
-  for (int i = 0; i < 4; ++i)
-    size |= std::uint32_t{static_cast<unsigned char>(buffer[i])} << (8 * i);
-  if (buffer.size() < 5 + std::size_t{size}) return std::nullopt;
-  const auto type = static_cast<MessageType>(buffer[4]);
-  json payload = json::from_cbor(buffer.begin() + 5, buffer.begin() + 5 + size, true, false);
-  buffer.erase(0, 5 + std::size_t{size});
-  return std::pair{type, std::move(payload)};
-}
-
-// Blocking read of one frame (worker side). nullopt at end of file or on error.
-std::optional<std::pair<MessageType, json>> ReadFrame(int fd, std::string& buffer) {
-  char chunk[4096];
-  while (true) {
-    if (auto frame = PopFrame(buffer)) return frame;
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    buffer.append(chunk, static_cast<std::size_t>(n));
-  }
-}
-
-json ProgressJson(const CaseProgress& at) {
-  return {{"data_set", at.data_set},
-          {"backend", at.backend},
-          {"reference_missing", at.reference_missing}};
-}
-
-CaseProgress ProgressFromJson(const json& j) {
-  return {j.at("data_set").get<std::size_t>(), j.at("backend").get<std::size_t>(),
-          j.at("reference_missing").get<std::string>()};
-}
 
 // Resident memory of this process now, and at its peak, in bytes.
 std::int64_t CurrentRssBytes(pid_t pid) {

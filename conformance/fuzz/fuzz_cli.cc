@@ -19,6 +19,7 @@
 #include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/loader/node_test_writer.h"
+#include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "engine/testdata/onnx_matmul_examples.h"
 
@@ -648,46 +649,6 @@ int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-namespace {
-
-volatile std::sig_atomic_t g_fuzz_stop = 0;
-
-extern "C" void OnFuzzStopSignal(int signal_number) {
-  if (g_fuzz_stop != 0) {
-    std::signal(signal_number, SIG_DFL);
-    std::raise(signal_number);
-    return;
-  }
-  g_fuzz_stop = signal_number;
-}
-
-// SIGINT and SIGTERM set a flag while this object lives; the previous handlers after.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_fuzz_stop = 0;
-    struct sigaction action {};
-    action.sa_handler = OnFuzzStopSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-    g_fuzz_stop = 0;
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-  const volatile std::sig_atomic_t* flag() const { return &g_fuzz_stop; }
-
- private:
-  struct sigaction previous_int_ {
-  }, previous_term_{};
-};
-
-}  // namespace
-
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
                std::ostream& out, std::ostream& err) {
   CliOptions o;
@@ -772,7 +733,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   {
     // SIGINT/SIGTERM stop the run before its next problem and the JSON is written with what was
     // done; a second signal ends the process at once.
-    StopOnSignal stop;
+    conformance::StopOnSignals stop;
     o.fuzz.stop = stop.flag();
     report = RunFuzz(o.fuzz, registry, &findings_log);
   }

@@ -18,19 +18,19 @@ bool HasModel(const fs::path& dir) {
 
 // The case directories of a root, as (name, dir): the root itself when it holds model.onnx, else
 // its sub-directories sorted by name. Sub-directories without model.onnx are returned too (they
-// become skipped entries).
-std::vector<std::pair<std::string, fs::path>> CaseDirsOf(const fs::path& root) {
-  std::vector<std::pair<std::string, fs::path>> dirs;
+// become skipped entries). Paths as text: a root may hold hundreds of thousands of cases.
+std::vector<std::pair<std::string, std::string>> CaseDirsOf(const fs::path& root) {
+  std::vector<std::pair<std::string, std::string>> dirs;
   if (HasModel(root)) {
     const fs::path canonical = root.has_filename() ? root : root.parent_path();
-    dirs.emplace_back(canonical.filename().string(), root);
+    dirs.emplace_back(canonical.filename().string(), root.string());
     return dirs;
   }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     std::error_code type_ec;
     if (entry.is_directory(type_ec)) {
-      dirs.emplace_back(entry.path().filename().string(), entry.path());
+      dirs.emplace_back(entry.path().filename().string(), entry.path().string());
     }
   }
   std::sort(dirs.begin(), dirs.end());
@@ -130,7 +130,7 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         catalog.shadowed.push_back({name, dir, it->second});
         continue;
       }
-      first_seen.emplace(name, dir.string());
+      first_seen.emplace(name, dir);
       auto kind = ClassifyCaseDir(dir);
       CaseEntry entry{name, root.path.string(), dir, std::nullopt, {}, OkStatus()};
       if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {

@@ -43,8 +43,10 @@ std::vector<std::filesystem::path> DefaultDataRoots();
 // it runs, so memory does not grow with the corpus.
 struct CaseEntry {
   std::string name;
-  std::string source;                   // The data root's path, or kBuiltinSource.
-  std::filesystem::path dir;            // The case directory; empty for built-ins.
+  std::string source;  // The data root's path, or kBuiltinSource.
+  // The case directory (empty for built-ins), as text: a catalog holds one per case, and a
+  // std::filesystem::path costs an allocation per component.
+  std::string dir;
   std::optional<MatMulModel> model;     // Set when the case is valid (built-ins: MatMul-13).
   std::vector<DataSetFiles> data_sets;  // Set when valid; built-ins have one without files.
   Status error;                         // Why it is invalid, when `model` is empty.

@@ -307,8 +307,8 @@ StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& ca
     if (!outputs.count(0)) {
       return InvalidArgumentError(dir.string() + ": missing output_0.pb (the expected Y)");
     }
-    sets.push_back({dir.filename().string(), inputs[model.a_input_index],
-                    inputs[model.b_input_index], outputs[0]});
+    sets.push_back({dir.filename().string(), inputs[model.a_input_index].string(),
+                    inputs[model.b_input_index].string(), outputs[0].string()});
   }
   return sets;
 }

@@ -74,7 +74,9 @@ struct MatMulCase {
 // The files of one test_data_set_N folder, found by listing (nothing read yet).
 struct DataSetFiles {
   std::string name;  // "test_data_set_0".
-  std::filesystem::path a, b, y;
+  // The files' paths, as text: a catalog holds one of these per data set of every case, and a
+  // std::filesystem::path costs several allocations (one per component) where a string costs one.
+  std::string a, b, y;
 };
 
 // Lists every test_data_set_N folder of `case_dir` (numeric order) for `model` without reading any

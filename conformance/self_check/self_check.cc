@@ -6,6 +6,8 @@
 #include <limits>
 #include <memory>
 
+#include "conformance/report/escape.h"
+#include "conformance/report/json_report.h"
 #include "conformance/self_check/planted_backends.h"
 #include "conformance/tools/cli.h"
 #include "engine/error_bound.h"

@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "conformance/report/console_report.h"
+#include "conformance/report/json_report.h"
+#include "conformance/report/junit_report.h"
+#include "conformance/report/markdown_report.h"
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
 #include "conformance/tests/fake_backends.h"

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <pugixml.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/backend_list.h"
@@ -176,6 +178,53 @@ TEST_F(InterruptTest, SigtermWritesReportsOfExactlyTheFinishedResultsAndResumeCo
   EXPECT_EQ(matched, finished);
   EXPECT_EQ(Untimed(ReadJson(resumed)), expected);
 }
+
+// A signal that comes before the first result, at each point of the start where it used to end
+// the tool with no report: while the plugins are loaded and probed, while the cases are found,
+// while the backends are described. The start hook delivers it there, so the test does not race
+// the program's own start.
+class EarlySignalTest : public InterruptTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  static void SignalAtTheStage(const char* stage) {
+    if (std::string_view(stage) == std::string_view(stage_)) raise(SIGTERM);
+  }
+  static inline const char* stage_ = "";
+};
+
+TEST_P(EarlySignalTest, LeavesEmptyReportsMarkedInterrupted) {
+  stage_ = GetParam();
+  SetStartHookForTesting(&EarlySignalTest::SignalAtTheStage);
+  const fs::path json = out_.path() / "r.json", junit = out_.path() / "r.xml";
+  std::vector<std::string> args = RunArgs(json);
+  args.insert(args.end(), {"--junit", junit.string()});
+  const CliRun run = Cli(args);
+  SetStartHookForTesting(nullptr);
+  EXPECT_EQ(run.code, 128 + SIGTERM) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("interrupted by SIGTERM (signal 15) after 0 of 300 results"));
+
+  const nlohmann::json report = ReadJson(json);
+  const nlohmann::json& mark = report["interrupted"];
+  ASSERT_TRUE(mark.is_object()) << report.dump();
+  EXPECT_EQ(mark["signal"], "SIGTERM (signal 15)");
+  EXPECT_EQ(mark["results"], 0);
+  EXPECT_EQ(mark["of"], 300);  // 150 cases x 2 backends, one data set each.
+  EXPECT_EQ(mark["cases_not_run"].size(), 150u);
+  EXPECT_TRUE(report["results"].empty());
+  EXPECT_EQ(report["summary"]["total"], 0);
+
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_file(junit.c_str()));
+  EXPECT_TRUE(doc.select_node("//testsuite[@name='interrupted']/testcase/error"));
+  EXPECT_FALSE(doc.select_node("//testsuite[starts-with(@name, 'conformance.')]/testcase"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Start, EarlySignalTest,
+                         ::testing::Values("load-backends", "discover", "describe"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST_F(InterruptTest, ASecondSignalEndsTheProcessAtOnce) {
   std::vector<std::string> argv = RunArgs(out_.path() / "r.json");

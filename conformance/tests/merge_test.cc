@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "conformance/report/json_report.h"
 #include "conformance/result_json.h"
 #include "conformance/tests/fake_backends.h"
 #include "conformance/tests/onnx_fixtures.h"

@@ -5,8 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
+
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
+#include "conformance/report/json_report.h"
+#include "conformance/report/junit_report.h"
+#include "conformance/report/markdown_report.h"
+#include "conformance/result_json.h"
 
 namespace mm::conformance {
 namespace {
@@ -141,6 +149,53 @@ TEST(JsonReportTest, HasTheFieldsToolsRead) {
   EXPECT_EQ(json["machine"]["loader"], "protobuf 3.21.12, ONNX schemas up to opset 17");
   EXPECT_EQ(json["runs_on"]["other"], "oneDNN 2.6.3, effective ISA avx2");
   EXPECT_EQ(json["backends"], nlohmann::json::parse(R"(["reference", "other"])"));
+}
+
+// The JSON report writes each result without building its JSON (ResultJsonWriter): the text must
+// be exactly what nlohmann's dump of ResultToJson gives, for every shape of result, or a report
+// written as results arrive would differ from the same report rendered whole.
+TEST(JsonReportTest, AResultIsWrittenAsItsJsonDumps) {
+  std::vector<Result> results = SampleReport().results;
+  // Every optional part set, non-finite numbers, escapes and invalid UTF-8.
+  Result full = results[1];
+  full.case_index = 7;
+  full.expectation = "XFAIL: tracked";
+  full.seconds = std::numeric_limits<double>::quiet_NaN();
+  full.vs_expected->worst = WorstElement{.flat_index = 5,
+                                         .index = {1, 2},
+                                         .expected = "1.5",
+                                         .actual = "nan",
+                                         .expected_value = 1.5,
+                                         .actual_value = std::numeric_limits<double>::quiet_NaN(),
+                                         .abs_error = std::numeric_limits<double>::infinity(),
+                                         .rel_error = -std::numeric_limits<double>::infinity(),
+                                         .allowed = 1e-05};
+  full.vs_bound = BoundCheck{.elements = 2, .outside = 1, .unbounded = 0, .worst = {}};
+  full.vs_bound->worst = full.vs_expected->worst;
+  full.vs_bound->worst->index.clear();  // A scalar: "index": [].
+  full.vs_reference_comparison = full.vs_expected;
+  full.vs_reference_comparison->mismatch = "shape [2] vs [3]";
+  full.message = "tab\there, quote \" backslash \\ newline\n control \x01 del \x7F bad \xC3(";
+  full.source = "/data/\xFF\xFE";
+  results.push_back(full);
+  Result bare;  // Nothing but the defaults: no dtype, no data set, no comparisons.
+  results.push_back(bare);
+  ResultJsonWriter writer;
+  for (const Result& r : results) {
+    for (int indent : {0, 4}) {
+      const std::string expected =
+          ResultToJson(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      std::string dumped;
+      nlohmann::detail::serializer<nlohmann::ordered_json> serializer(
+          nlohmann::detail::output_adapter<char>(dumped), ' ',
+          nlohmann::ordered_json::error_handler_t::replace);
+      serializer.dump(ResultToJson(r), true, false, 2, static_cast<unsigned>(indent));
+      if (indent == 0) {
+        EXPECT_EQ(dumped, expected);
+      }
+      EXPECT_EQ(writer.Render(r, indent), dumped) << r.case_name << " at indent " << indent;
+    }
+  }
 }
 
 // The XML document of `text`, failing the test when it does not parse.

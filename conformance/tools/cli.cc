@@ -18,9 +18,13 @@
 #include "conformance/loader/matmul_case.h"
 #include "conformance/official/official_corpus.h"
 #include "conformance/outputs_backend.h"
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
+#include "conformance/report/report_files.h"
 #include "conformance/runner.h"
+#include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "conformance/worker_pool.h"
 
@@ -30,6 +34,7 @@ namespace {
 using cli::Joined;
 
 SelfCheckCommand g_self_check = nullptr;
+StartHook g_start_hook = nullptr;
 
 void PrintList(const Catalog& catalog, const OfficialReport& official,
                const BackendRegistry& registry, const std::vector<std::string>& backends,
@@ -51,7 +56,7 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
-    out << PrintableText(c.dir.empty() ? c.source : c.dir.string());
+    out << PrintableText(c.dir.empty() ? c.source : c.dir);
     if (IsOfficialCase(c.name)) {
       for (const OfficialStatus& s : official.cases) {
         if (s.name == c.name) out << " [official: " << OfficialStateName(s.state) << "]";
@@ -96,54 +101,6 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     }
   }
 }
-
-// The signals that stop a run: the first sets the flag (and wakes the pool through the pipe), so
-// the reports are written for the results finished; a second ends the process at once.
-volatile std::sig_atomic_t g_stop_signal = 0;
-int g_stop_pipe[2] = {-1, -1};
-
-extern "C" void OnStopSignal(int signal_number) {
-  if (g_stop_signal != 0) {
-    std::signal(signal_number, SIG_DFL);
-    std::raise(signal_number);  // Delivered, with the default action, when this handler returns.
-    return;
-  }
-  g_stop_signal = signal_number;
-  if (g_stop_pipe[1] >= 0) {
-    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], "", 1);
-  }
-}
-
-// SIGINT and SIGTERM handled for the lifetime of this object; the previous handlers after.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    g_stop_signal = 0;
-    if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_stop_pipe[0] = g_stop_pipe[1] = -1;
-    struct sigaction action {};
-    action.sa_handler = OnStopSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopOnSignals() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-    for (int& fd : g_stop_pipe) {
-      if (fd >= 0) close(fd);
-      fd = -1;
-    }
-    g_stop_signal = 0;
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-  const volatile std::sig_atomic_t* flag() const { return &g_stop_signal; }
-  int fd() const { return g_stop_pipe[0]; }
-
- private:
-  struct sigaction previous_int_ {
-  }, previous_term_{};
-};
 
 // Which cases and results `selected` are, with a fingerprint: the exclusive or, over the cases,
 // of a hash (FNV-1a, 64 bits) of each case's catalog index, name and data sets, so the shards of a
@@ -339,6 +296,8 @@ class ExtrasMerger final : public ResultSink {
 
 void SetSelfCheckCommand(SelfCheckCommand command) { g_self_check = command; }
 
+void SetStartHookForTesting(StartHook hook) { g_start_hook = hook; }
+
 int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   MergeOptions options;
   std::string help;
@@ -453,6 +412,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     return kExitPassed;
   }
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
+  if (g_start_hook != nullptr) g_start_hook("load-backends");
   BackendRegistry registry = builtin;
   PluginLoadOptions plugin_options;
   plugin_options.isolate_probe = !options.no_isolate;
@@ -541,6 +501,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     if (options.exclude && std::regex_search(name, *options.exclude)) return false;
     return true;
   };
+  if (g_start_hook != nullptr) g_start_hook("discover");
   const Catalog catalog = Discover(*roots, discover);
   const OfficialReport official = CheckOfficialCorpus(*roots);
   const bool official_failed = options.require_official && !official.complete();
@@ -610,6 +571,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.selection = SelectionOf(catalog, selected, backends.size());
   // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
   // before the workers are forked.
+  if (g_start_hook != nullptr) g_start_hook("describe");
   report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
                                     : DescribeBackends(registry, backends);
 

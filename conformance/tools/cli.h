@@ -29,6 +29,13 @@ using SelfCheckCommand = int (*)(const std::vector<DataRoot>& roots, bool builti
 // Installs `command` for --self-check; without one (nullptr), --self-check is a usage error.
 void SetSelfCheckCommand(SelfCheckCommand command);
 
+// For tests only (a seam, never set by the tool): called with "load-backends" before the plugins
+// are loaded and probed, "discover" before the cases are found and "describe" before the backends
+// are described, so a test can deliver a signal at a known point of a run's start instead of
+// racing it. nullptr (the default) calls nothing.
+using StartHook = void (*)(const char* stage);
+void SetStartHookForTesting(StartHook hook);
+
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
 // `env_onnx_data` is the value of MM_ONNX_DATA and `env_expectations` of MM_EXPECTATIONS (nullptr
 // when unset). Runs the backends of `builtin` and the plugins of MM_BACKEND_LIBS (read from the

@@ -1,0 +1,174 @@
+#include "conformance/report/console_report.h"
+
+#include <algorithm>
+#include <iomanip>
+
+#include "conformance/report/escape.h"
+
+namespace mm::conformance {
+namespace {
+
+struct Row {
+  std::string case_name;
+  std::string backend;
+  Verdict verdict = Verdict::kPass;
+  std::vector<const Result*> results;
+};
+
+std::string ErrorsText(const Result& r) {
+  if (!r.vs_expected || !r.vs_expected->mismatch.empty()) return "";
+  return "max abs " + FormatShort(r.vs_expected->max_abs_error) + ", max rel " +
+         FormatShort(r.vs_expected->max_rel_error);
+}
+
+// Groups contiguous results of one case into rows by backend, in order of first appearance.
+std::vector<Row> CaseRows(const std::vector<Result>& results) {
+  std::vector<Row> rows;
+  for (const Result& r : results) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& row) {
+      return row.backend == r.backend && row.case_name == r.case_name;
+    });
+    if (it == rows.end()) {
+      rows.push_back({r.case_name, r.backend, r.verdict, {}});
+      it = rows.end() - 1;
+    }
+    it->verdict = WorseVerdict(it->verdict, r.verdict);
+    it->results.push_back(&r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+ConsoleWriter::ConsoleWriter(std::ostream& out, bool quiet, const Tolerance& tolerance,
+                             std::size_t name_width, std::size_t backend_width)
+    : out_(out),
+      quiet_(quiet),
+      tolerance_(tolerance),
+      name_width_(std::max<std::size_t>(4, name_width)),
+      backend_width_(std::max<std::size_t>(7, backend_width)) {}
+
+void ConsoleWriter::Add(const Result& result) {
+  if (!pending_.empty() && pending_.back().case_name != result.case_name) FlushCase();
+  pending_.push_back(result);
+}
+
+void ConsoleWriter::FlushCase() {
+  const std::vector<Row> rows = CaseRows(pending_);
+  rows_ += static_cast<std::int64_t>(rows.size());
+  for (const Row& row : quiet_ ? std::vector<Row>() : rows) {
+    const Result& first = *row.results.front();
+    // The line shows the data set that decided the verdict (the first with the worst verdict).
+    const Result* decisive = row.results.front();
+    for (const Result* r : row.results) {
+      if (r->verdict == row.verdict) {
+        decisive = r;
+        break;
+      }
+    }
+    std::ostream& out = out_;
+    out << std::left << std::setw(12) << VerdictName(row.verdict) << std::setw(name_width_ + 2)
+        << PrintableText(row.case_name) << std::setw(backend_width_ + 2) << row.backend
+        << std::setw(9) << (first.dtype ? std::string(DTypeName(*first.dtype)) : std::string("-"))
+        << std::setw(22) << DescOf(first);
+    if (row.results.size() > 1) out << "[" << row.results.size() << " data sets] ";
+    switch (row.verdict) {
+      case Verdict::kPass:
+        out << ErrorsText(*decisive) << "; vs reference: " << decisive->vs_reference;
+        break;
+      case Verdict::kFail:
+      case Verdict::kBound:
+      case Verdict::kImprecise:
+        out << PrintableText(decisive->data_set) << ": " << PrintableText(decisive->message) << " ["
+            << ToleranceText(tolerance_) << "]; vs reference: " << decisive->vs_reference;
+        break;
+      case Verdict::kUnsupported:
+      case Verdict::kError:
+      case Verdict::kXFail:
+      case Verdict::kXPass:
+      case Verdict::kSkip:
+        out << PrintableText(decisive->message);
+        break;
+    }
+    if (!decisive->support_note.empty())
+      out << " (by conversion: " << decisive->support_note << ")";
+    if (!decisive->implementation.empty()) out << " [ran: " << decisive->implementation << "]";
+    out << "\n";
+  }
+  pending_.clear();
+  // Lines leave now, not when a buffer fills: an interrupted or killed run has shown them.
+  if (!quiet_) out_.flush();
+}
+
+void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
+  if (!pending_.empty()) FlushCase();
+  std::ostream& out = out_;
+  const OfficialReport& official = report.official;
+  out << (quiet_ ? "" : "\n")
+      << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
+      << official.cases.size() << " intact";
+  if (const int missing = official.Count(OfficialStatus::State::kMissing)) {
+    out << ", " << missing << " missing";
+  }
+  if (const int altered = official.Count(OfficialStatus::State::kAltered)) {
+    out << ", " << altered << " ALTERED";
+  }
+  out << (report.require_official ? " (required)" : "") << "\n";
+  for (const OfficialStatus& s : official.cases) {
+    if (s.state == OfficialStatus::State::kIntact) continue;
+    out << "  " << OfficialStateName(s.state) << ": " << s.name;
+    if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
+    for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);
+    out << "\n";
+  }
+  if (!report.skipped.empty()) {
+    out << report.skipped.size() << " model(s) skipped (not MatMul cases); --list shows them\n";
+  }
+  for (const ShadowedCase& s : report.shadowed) {
+    out << "shadowed: " << PrintableText(s.name) << " at " << PrintableText(s.dir.string()) << " ("
+        << PrintableText(s.winner) << " wins)\n";
+  }
+  out << "machine: " << PrintableText(report.machine.ToString()) << "\n";
+  for (const auto& [name, runs_on] : RunsOn(report)) {
+    out << "  " << name << ": " << PrintableText(runs_on) << "\n";
+  }
+  for (const auto& [name, why] : report.unavailable_backends) {
+    out << "  " << name << ": not available: " << PrintableText(why) << "\n";
+  }
+  if (report.expectations) {
+    int unmatched = 0;
+    for (const Expectation& e : report.expectations->entries) unmatched += e.matched == 0;
+    out << "expectations: " << report.expectations->entries.size() << " entries from "
+        << PrintableText(report.expectations->source) << ", " << unmatched << " matching nothing\n";
+    for (const Expectation& e : report.expectations->entries) {
+      if (e.matched) continue;
+      out << "  matches nothing: " << ExpectationKindName(e.kind) << " case "
+          << PrintableText(e.case_pattern) << " backend " << PrintableText(e.backend_pattern)
+          << " (" << PrintableText(e.reason) << ")\n";
+    }
+  }
+  if (report.interrupted) {
+    out << InterruptionText(*report.interrupted) << " (--resume the JSON report to finish)\n";
+  }
+  out << "summary: " << sum.total() << " results (" << rows_ << " case x backend): " << sum.pass
+      << " PASS, " << sum.fail << " FAIL, " << sum.unsupported << " UNSUPPORTED"
+      << (report.strict && sum.unsupported ? " (failures under --strict)" : "") << ", " << sum.error
+      << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise << " IMPRECISE ("
+      << (report.rule == ToleranceRule::kOnnx ? "BOUND" : "IMPRECISE")
+      << " fails under --tolerance " << (report.rule == ToleranceRule::kOnnx ? "onnx" : "bound")
+      << ")" << DeclaredCounts(sum) << "; exit " << report.exit_code << "\n";
+  out.flush();
+}
+
+void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
+  std::size_t name_width = 4, backend_width = 7;
+  for (const Result& r : report.results) {
+    name_width = std::max(name_width, r.case_name.size());
+    backend_width = std::max(backend_width, r.backend.size());
+  }
+  ConsoleWriter writer(out, quiet, report.tolerance, name_width, backend_width);
+  for (const Result& r : report.results) writer.Add(r);
+  writer.Finish(report, Summarize(report.results));
+}
+
+}  // namespace mm::conformance

@@ -1,0 +1,192 @@
+#include "conformance/report/json_report.h"
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "conformance/report/escape.h"
+#include "conformance/result_json.h"
+
+namespace mm::conformance {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A string for JSON: valid UTF-8 always (nlohmann refuses anything else).
+Json JsonText(std::string_view text) { return ValidUtf8(text); }
+
+// Non-finite numbers are not JSON: "nan", "inf", "-inf" instead.
+Json JsonNumber(double value) {
+  if (!std::isfinite(value)) return FormatDouble(value);
+  return value;
+}
+
+Json MachineJson(const Report& report) {
+  const MachineInfo& m = report.machine;
+  return {{"cpu_model", JsonText(m.cpu_model)},
+          {"logical_cpus", m.logical_cpus},
+          {"cpu_features", JsonText(m.cpu_features)},
+          {"omp_num_threads", JsonText(m.omp_num_threads)},
+          {"onednn_max_cpu_isa", JsonText(m.onednn_max_cpu_isa)},
+          {"os", JsonText(m.os)},
+          {"compiler", JsonText(m.compiler)},
+          {"loader", JsonText(report.loader_versions)}};
+}
+
+// Replaces the first `marker` in `text` by what `fill` writes, writing everything to `out`.
+template <class Fill>
+void Splice(std::ostream& out, const std::string& text, const std::string& marker, Fill fill) {
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) {
+    out << text;
+    return;
+  }
+  out.write(text.data(), static_cast<std::streamsize>(at));
+  fill();
+  const std::string rest = text.substr(at + marker.size());
+  out << rest;
+}
+
+constexpr const char* kResultsMarker = "\"@@mm-conformance-results@@\"";
+
+class JsonRenderer final : public ReportRenderer {
+ public:
+  bool ok() const override { return spool_.ok(); }
+  void Add(const Result& r) override {
+    if (!spool_.empty()) spool_.Write(",\n");
+    // Results carry text from files and backends: invalid UTF-8 becomes U+FFFD here.
+    // Rendered at the depth of an element of "results" (4 spaces), without building the result's
+    // JSON: the same text as the whole report's dump.
+    spool_.Write("    ");
+    spool_.Write(writer_.Render(r, 4));
+  }
+  void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
+    Json j;
+    j["tool"] = "mm-conformance";
+    j["version"] = JsonText(report.version);
+    j["tolerance"] = {{"rtol", JsonNumber(report.tolerance.rtol)},
+                      {"atol", JsonNumber(report.tolerance.atol)}};
+    j["strict"] = report.strict;
+    j["require_official"] = report.require_official;
+    j["shard"] = {{"index", report.shard.index}, {"count", report.shard.count}};
+    if (!report.selection.fingerprint.empty()) {
+      j["selection"] = {{"cases", report.selection.cases},
+                        {"results", report.selection.results},
+                        {"fingerprint", report.selection.fingerprint}};
+    }
+    j["backends"] = Json::array();
+    for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
+    j["runs_on"] = Json::object();
+    for (const auto& [name, runs_on] : RunsOn(report))
+      j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+    j["unavailable_backends"] = Json::object();
+    for (const auto& [name, why] : report.unavailable_backends) {
+      j["unavailable_backends"][ValidUtf8(name)] = JsonText(why);
+    }
+    j["machine"] = MachineJson(report);
+    j["data_roots"] = Json::array();
+    for (const DataRoot& root : report.roots) {
+      j["data_roots"].push_back(
+          {{"path", JsonText(root.path.string())}, {"origin", JsonText(root.origin)}});
+    }
+    j["summary"] = {{"total", sum.total()},       {"PASS", sum.pass},
+                    {"FAIL", sum.fail},           {"UNSUPPORTED", sum.unsupported},
+                    {"ERROR", sum.error},         {"BOUND", sum.bound},
+                    {"IMPRECISE", sum.imprecise}, {"XFAIL", sum.xfail},
+                    {"XPASS", sum.xpass},         {"SKIP", sum.skip}};
+    j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
+    j["exit_code"] = report.exit_code;
+    if (report.interrupted) {
+      const Interruption& i = *report.interrupted;
+      Json not_run = Json::array(), incomplete = Json::array();
+      for (const std::string& c : i.not_run) not_run.push_back(JsonText(c));
+      for (const std::string& c : i.incomplete) incomplete.push_back(JsonText(c));
+      j["interrupted"] = {{"signal", SignalName(i.signal)},
+                          {"signal_number", i.signal},
+                          {"results", i.results},
+                          {"of", i.expected},
+                          {"cases_not_run", std::move(not_run)},
+                          {"cases_incomplete", std::move(incomplete)}};
+    }
+    // The results are spliced in where this marker is dumped.
+    j["results"] = std::string(kResultsMarker).substr(1, std::strlen(kResultsMarker) - 2);
+    Json found = Json::array(), missing = Json::array(), altered = Json::array();
+    for (const OfficialStatus& s : report.official.cases) {
+      switch (s.state) {
+        case OfficialStatus::State::kIntact:
+          found.push_back({{"case", JsonText(s.name)}, {"dir", JsonText(s.dir.string())}});
+          break;
+        case OfficialStatus::State::kMissing:
+          missing.push_back(JsonText(s.name));
+          break;
+        case OfficialStatus::State::kAltered: {
+          Json problems = Json::array();
+          for (const std::string& p : s.problems) problems.push_back(JsonText(p));
+          altered.push_back({{"case", JsonText(s.name)},
+                             {"dir", JsonText(s.dir.string())},
+                             {"problems", std::move(problems)}});
+          break;
+        }
+      }
+    }
+    j["official"] = {{"complete", report.official.complete()},
+                     {"found", std::move(found)},
+                     {"missing", std::move(missing)},
+                     {"altered", std::move(altered)}};
+    j["skipped"] = Json::array();
+    for (const SkippedModel& s : report.skipped) {
+      j["skipped"].push_back({{"case", JsonText(s.name)},
+                              {"dir", JsonText(s.dir.string())},
+                              {"reason", JsonText(s.reason)}});
+    }
+    j["shadowed"] = Json::array();
+    for (const ShadowedCase& s : report.shadowed) {
+      j["shadowed"].push_back({{"case", JsonText(s.name)},
+                               {"dir", JsonText(s.dir.string())},
+                               {"winner", JsonText(s.winner)}});
+    }
+    if (report.expectations) {
+      Json entries = Json::array();
+      for (const Expectation& e : report.expectations->entries) {
+        entries.push_back({{"case", JsonText(e.case_pattern)},
+                           {"backend", JsonText(e.backend_pattern)},
+                           {"expect", std::string(ExpectationKindName(e.kind))},
+                           {"reason", JsonText(e.reason)},
+                           {"link", JsonText(e.link)},
+                           {"matched", e.matched}});
+      }
+      j["expectations"] = {{"file", JsonText(report.expectations->source)},
+                           {"entries", std::move(entries)}};
+    }
+    const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    Splice(out, text, std::string("\"results\": ") + kResultsMarker, [&] {
+      out << "\"results\": ";
+      if (spool_.empty()) {
+        out << "[]";
+        return;
+      }
+      out << "[\n";
+      spool_.CopyTo(out);
+      out << "\n  ]";
+    });
+  }
+
+ private:
+  Spool spool_;
+  ResultJsonWriter writer_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportRenderer> NewJsonRenderer() { return std::make_unique<JsonRenderer>(); }
+
+std::string ToJson(const Report& report) {
+  JsonRenderer renderer;
+  for (const Result& r : report.results) renderer.Add(r);
+  std::ostringstream out;
+  renderer.Finish(report, Summarize(report.results), out);
+  return out.str();
+}
+
+}  // namespace mm::conformance

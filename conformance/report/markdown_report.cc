@@ -1,0 +1,183 @@
+#include "conformance/report/markdown_report.h"
+
+#include <optional>
+#include <sstream>
+
+#include "conformance/report/escape.h"
+
+namespace mm::conformance {
+
+namespace {
+
+// Markdown: the verdict matrix (a row per case, once its results are there) and the details (a
+// row per result) are spooled; Finish writes the summary and machine above them.
+class MarkdownRenderer final : public ReportRenderer {
+ public:
+  explicit MarkdownRenderer(const std::vector<std::string>& backends) : backends_(backends) {}
+  bool ok() const override { return matrix_.ok() && details_.ok(); }
+  void Add(const Result& r) override {
+    if (!pending_.empty() && pending_.front().case_name != r.case_name) FlushCase();
+    pending_.push_back(Cell{r.case_name, r.backend, r.verdict, r.dtype, DescOf(r)});
+    const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
+    std::string message = r.message;
+    if (!r.support_note.empty()) message += " (by conversion: " + r.support_note + ")";
+    std::ostringstream out;
+    out << "| " << MarkdownEscape(r.case_name) << " | " << MarkdownEscape(r.data_set) << " | "
+        << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict) << " | "
+        << (measured ? FormatShort(r.vs_expected->max_abs_error) : "-") << " | "
+        << (measured ? FormatShort(r.vs_expected->max_rel_error) : "-") << " | "
+        << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " | "
+        << MarkdownEscape(r.implementation.empty() ? "-" : r.implementation) << " |\n";
+    details_.Write(out.str());
+  }
+  void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
+    if (!pending_.empty()) FlushCase();
+    out << "# MatMul conformance report\n\n"
+        << "mm-conformance " << MarkdownEscape(report.version) << "; tolerance: pass iff |actual - "
+        << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
+        << "); integers exact.\n\n"
+        << "**" << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
+        << " UNSUPPORTED, " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
+        << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
+        << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+    if (report.interrupted) {
+      const Interruption& i = *report.interrupted;
+      out << "**Run " << MarkdownEscape(InterruptionText(i)) << ".**";
+      if (!i.incomplete.empty()) {
+        out << " Incomplete:";
+        for (const std::string& c : i.incomplete) out << " " << MarkdownEscape(c);
+        out << ".";
+      }
+      if (!i.not_run.empty()) {
+        out << " Not run:";
+        for (const std::string& c : i.not_run) out << " " << MarkdownEscape(c);
+        out << ".";
+      }
+      out << "\n\n";
+    }
+
+    const MachineInfo& m = report.machine;
+    out << "## Machine\n\n| | |\n|---|---|\n"
+        << "| CPU | " << MarkdownEscape(m.cpu_model) << ", " << m.logical_cpus
+        << " logical CPUs |\n"
+        << "| CPU features | " << MarkdownEscape(m.cpu_features) << " |\n"
+        << "| OMP_NUM_THREADS | " << MarkdownEscape(m.omp_num_threads) << " |\n"
+        << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.onednn_max_cpu_isa) << " |\n"
+        << "| OS | " << MarkdownEscape(m.os) << " |\n"
+        << "| Built with | " << MarkdownEscape(m.compiler) << " |\n"
+        << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
+    for (const auto& [name, runs_on] : RunsOn(report)) {
+      out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
+    }
+    for (const auto& [name, why] : report.unavailable_backends) {
+      out << "| " << MarkdownEscape(name) << " | not available: " << MarkdownEscape(why) << " |\n";
+    }
+    out << "\n";
+
+    out << "## Verdicts\n\n| Case | dtype | A x B |";
+    for (const std::string& b : report.backends) out << " " << MarkdownEscape(b) << " |";
+    out << "\n|---|---|---|";
+    for (std::size_t i = 0; i < report.backends.size(); ++i) out << "---|";
+    out << "\n";
+    matrix_.CopyTo(out);
+
+    out << "\n## Details\n\n| Case | Data set | Backend | Verdict | Max abs | Max rel | Message | "
+           "vs "
+           "reference | Computed by |\n|---|---|---|---|---|---|---|---|---|\n";
+    details_.CopyTo(out);
+
+    if (report.expectations) {
+      out << "\n## Expectations\n\nFrom " << MarkdownEscape(report.expectations->source)
+          << " (the first matching entry decides a result).\n\n| Case | Backend | Expect | Reason "
+             "| "
+             "Link | Results |\n|---|---|---|---|---|---|\n";
+      for (const Expectation& e : report.expectations->entries) {
+        out << "| " << MarkdownEscape(e.case_pattern) << " | " << MarkdownEscape(e.backend_pattern)
+            << " | " << ExpectationKindName(e.kind) << " | " << MarkdownEscape(e.reason) << " | "
+            << MarkdownEscape(e.link) << " | "
+            << (e.matched ? std::to_string(e.matched) : "**matches nothing**") << " |\n";
+      }
+    }
+
+    out << "\n## Official corpus\n\n"
+        << report.official.Count(OfficialStatus::State::kIntact) << " of "
+        << report.official.cases.size() << " official ONNX MatMul node tests found intact"
+        << (report.require_official ? " (required)" : "")
+        << ".\n\n| Case | State | Where | Problems "
+        << "|\n|---|---|---|---|\n";
+    for (const OfficialStatus& s : report.official.cases) {
+      std::string problems;
+      for (const std::string& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+      out << "| " << MarkdownEscape(s.name) << " | " << OfficialStateName(s.state) << " | "
+          << MarkdownEscape(s.dir.string()) << " | " << MarkdownEscape(problems) << " |\n";
+    }
+
+    out << "\n## Data roots\n\n";
+    if (report.roots.empty()) out << "(none: built-in cases only)\n";
+    for (const DataRoot& root : report.roots) {
+      out << "- " << MarkdownEscape(root.path.string()) << " (" << MarkdownEscape(root.origin)
+          << ")\n";
+    }
+    if (!report.shadowed.empty()) {
+      out << "\n## Shadowed\n\n";
+      for (const ShadowedCase& s : report.shadowed) {
+        out << "- " << MarkdownEscape(s.name) << " at " << MarkdownEscape(s.dir.string()) << " ("
+            << MarkdownEscape(s.winner) << " wins)\n";
+      }
+    }
+    if (!report.skipped.empty()) {
+      out << "\n## Skipped models (not MatMul cases)\n\n<details><summary>" << report.skipped.size()
+          << " models</summary>\n\n| Model | Reason |\n|---|---|\n";
+      for (const SkippedModel& s : report.skipped) {
+        out << "| " << MarkdownEscape(s.name) << " | " << MarkdownEscape(s.reason) << " |\n";
+      }
+      out << "\n</details>\n";
+    }
+  }
+
+ private:
+  struct Cell {
+    std::string case_name, backend;
+    Verdict verdict;
+    std::optional<DType> dtype;
+    std::string desc;
+  };
+  // The matrix row of the case whose results are pending.
+  void FlushCase() {
+    const Cell& first = pending_.front();
+    std::ostringstream out;
+    out << "| " << MarkdownEscape(first.case_name) << " | "
+        << (first.dtype ? std::string(DTypeName(*first.dtype)) : "-") << " | "
+        << MarkdownEscape(first.desc) << " |";
+    for (const std::string& b : backends_) {
+      std::optional<Verdict> cell;
+      for (const Cell& c : pending_) {
+        if (c.backend == b) cell = cell ? WorseVerdict(*cell, c.verdict) : c.verdict;
+      }
+      out << " " << (cell ? std::string(VerdictName(*cell)) : "-") << " |";
+    }
+    out << "\n";
+    matrix_.Write(out.str());
+    pending_.clear();
+  }
+
+  std::vector<std::string> backends_;
+  std::vector<Cell> pending_;
+  Spool matrix_, details_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportRenderer> NewMarkdownRenderer(const std::vector<std::string>& backends) {
+  return std::make_unique<MarkdownRenderer>(backends);
+}
+
+std::string ToMarkdown(const Report& report) {
+  MarkdownRenderer renderer(report.backends);
+  for (const Result& r : report.results) renderer.Add(r);
+  std::ostringstream out;
+  renderer.Finish(report, Summarize(report.results), out);
+  return out.str();
+}
+
+}  // namespace mm::conformance
