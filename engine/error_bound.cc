@@ -1,5 +1,6 @@
 #include "engine/error_bound.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -213,11 +214,28 @@ bool WithinBound(DType output, const ElementBound& bound, double got) {
   }
   if (std::isinf(bound.radius)) return true;
   if (std::isnan(got)) return false;
+  const AcceptedValues range = AcceptedRange(output, bound);
+  return range.lo <= got && got <= range.hi;
+}
+
+AcceptedValues AcceptedRange(DType output, const ElementBound& bound) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // Two double ULPs outward cover the rounding of center -/+ radius and the oracle's own error.
   const double lo = std::nextafter(std::nextafter(bound.center - bound.radius, -kInf), -kInf);
   const double hi = std::nextafter(std::nextafter(bound.center + bound.radius, kInf), kInf);
-  return RoundTo(output, lo) <= got && got <= RoundTo(output, hi);
+  return {RoundTo(output, lo), RoundTo(output, hi)};
+}
+
+double BoundFraction(DType output, const ElementBound& bound, double got) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!std::isfinite(got)) return kInf;
+  if (got == bound.center) return 0;
+  const AcceptedValues range = AcceptedRange(output, bound);
+  const double room = got > bound.center ? range.hi - bound.center : bound.center - range.lo;
+  const double fraction = room > 0 ? std::fabs(got - bound.center) / room : kInf;
+  // The differences are rounded; the verdict's own comparison decides which side of 1 it is.
+  if (!WithinBound(output, bound, got)) return std::max(fraction, std::nextafter(1.0, kInf));
+  return std::min(fraction, 1.0);
 }
 
 std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,

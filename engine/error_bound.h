@@ -75,6 +75,20 @@ struct ElementBound {
 // overflowing intermediate sum can meet the infinity in any order).
 bool WithinBound(DType output, const ElementBound& bound, double got);
 
+// The interval WithinBound accepts for a bound that is neither special nor infinite, in the float
+// dtype `output`: [RN(center - radius), RN(center + radius)], each end widened by two double ULPs
+// first (the rounding of center -/+ radius and the oracle's own error).
+struct AcceptedValues {
+  double lo = 0, hi = 0;
+};
+AcceptedValues AcceptedRange(DType output, const ElementBound& bound);
+
+// Where `got` stands in its bound, for statistics that must agree with the verdict: |got - center|
+// over the distance from center to the edge of AcceptedRange on got's side. 0 when got is the
+// center; <= 1 exactly when WithinBound accepts got; +inf for NaN, an infinity, or a side with no
+// room. The bound must be neither special nor infinite.
+double BoundFraction(DType output, const ElementBound& bound, double got);
+
 // One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
 // over `k` terms. Empty for integer dtypes (they are judged exactly).
 std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "conformance/verdict.h"
 #include "engine/dtype.h"
 
 namespace mm::fuzz {
@@ -36,14 +37,12 @@ double Percentile(std::vector<double>& values, double p) {
   return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
 
-// A verdict's position in the Verdict enum (conformance/runner.h), the order a report lists them.
+// A verdict's position in the Verdict enum (conformance/verdict.h), the order a report lists them;
+// an unknown name after every verdict.
 int VerdictOrder(const std::string& name) {
-  static const char* const kOrder[] = {"PASS",      "FAIL",  "UNSUPPORTED", "ERROR", "BOUND",
-                                       "IMPRECISE", "XFAIL", "XPASS",       "SKIP"};
-  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
-    if (name == kOrder[i]) return i;
-  }
-  return static_cast<int>(std::size(kOrder));
+  const auto verdict = conformance::VerdictFromName(name);
+  return static_cast<int>(verdict.ok() ? static_cast<std::size_t>(*verdict)
+                                       : conformance::kAllVerdicts.size());
 }
 
 int DTypeOrder(const std::string& name) {
