@@ -24,7 +24,7 @@
 namespace mm::fuzz {
 
 // Which rule decides pass or fail, and the verdicts: the conformance harness's own
-// (conformance/runner.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
+// (conformance/verdict.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
 // kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
 using Rule = conformance::ToleranceRule;
 using Verdict = conformance::Verdict;
