@@ -83,10 +83,11 @@ struct AcceptedValues {
 };
 AcceptedValues AcceptedRange(DType output, const ElementBound& bound);
 
-// Where `got` stands in its bound, for statistics that must agree with the verdict: |got - center|
-// over the distance from center to the edge of AcceptedRange on got's side. 0 when got is the
-// center; <= 1 exactly when WithinBound accepts got; +inf for NaN, an infinity, or a side with no
-// room. The bound must be neither special nor infinite.
+// Where `got` stands in its bound, for statistics that must agree with the verdict:
+// |got - center| / (radius + half the output's spacing at got, towards the center), what
+// WithinBound accepts once the bound's end is rounded to the output type. 0 when got is the center;
+// <= 1 exactly when WithinBound accepts got; +inf for NaN or an infinity. The bound must be neither
+// special nor infinite.
 double BoundFraction(DType output, const ElementBound& bound, double got);
 
 // One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
