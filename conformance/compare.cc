@@ -133,8 +133,6 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
 
 }  // namespace
 
-double Tolerance::Allowed(double expected) const { return atol + rtol * std::fabs(expected); }
-
 std::string FormatDouble(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -13,14 +13,8 @@
 
 namespace mm::conformance {
 
-// ONNX's node-test tolerance (onnx/backend/test/runner: numpy.testing.assert_allclose with
-// rtol=1e-3, atol=1e-7): an element passes iff |actual - expected| <= atol + rtol * |expected|.
-struct Tolerance {
-  double rtol = 1e-3;
-  double atol = 1e-7;
-  // atol + rtol * |expected|: the largest |actual - expected| this rule accepts at `expected`.
-  double Allowed(double expected) const;
-};
+// ONNX's node-test tolerance, the first of the two rules (engine/error_bound.h holds both).
+using Tolerance = OnnxTolerance;
 
 // The element that decided a comparison: the worst mismatch, or the largest error when all match.
 struct WorstElement {

@@ -29,7 +29,7 @@
 //   * UNSUPPORTED fails a run under mm-conformance --strict.
 // A SKIP entry makes any result SKIP. An XFAIL entry's result is XFAIL exactly when its verdict
 // fails under the run's rule (FailsUnder), else XPASS (ApplyXFail). mm-fuzz gives no XPASS per
-// result: it reports an XFAIL entry no result matched failing.
+// result: it reports each XFAIL entry that no failing result matched.
 #ifndef MM_CONFORMANCE_VERDICT_H_
 #define MM_CONFORMANCE_VERDICT_H_
 

@@ -150,7 +150,8 @@ void ExpectWorkedExamplesPass(Backend& backend, double rtol, double atol) {
     for (std::int64_t i = 0; i < y->NumElements(); ++i) {
       const double got = y->Data<float>()[i];
       const double want = example.y.Data<float>()[i];
-      EXPECT_LE(std::fabs(got - want), atol + rtol * std::fabs(want)) << "element " << i;
+      EXPECT_LE(std::fabs(got - want), (OnnxTolerance{rtol, atol}.Allowed(want)))
+          << "element " << i;
     }
   }
 }

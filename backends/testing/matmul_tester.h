@@ -78,8 +78,9 @@ class MatMulTester {
 };
 
 // Runs `backend` on the 9 worked examples of the ONNX MatMul page (mm::BuiltinExamples()) and
-// expects every element within |actual - expected| <= atol + rtol * |expected| (ONNX's rule; its
-// defaults) and the expected shape. Fails the test if the backend does not support them.
+// expects every element within |actual - expected| <= atol + rtol * |expected| (ONNX's rule,
+// OnnxTolerance of engine/error_bound.h; its defaults) and the expected shape. Fails the test if
+// the backend does not support them.
 void ExpectWorkedExamplesPass(Backend& backend, double rtol = 1e-3, double atol = 1e-7);
 
 }  // namespace mm::testing

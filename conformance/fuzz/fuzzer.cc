@@ -454,7 +454,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
           break;
       }
       const bool xfailed =
-          expected_outcome != nullptr && conformance::FailsUnder(outcome.verdict, options.rule);
+          expected_outcome != nullptr &&
+          conformance::ApplyXFail(outcome.verdict, options.rule) == Verdict::kXFail;
       if (outcome.judgement) {
         report.stats.elements += outcome.judgement->bound.elements;
         report.stats.unbounded_elements += outcome.judgement->bound.unbounded;
