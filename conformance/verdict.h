@@ -1,9 +1,10 @@
 // The verdicts of mm-conformance and mm-fuzz: one enum, and the one table of what each means, when
 // it fails a run, and what an expectations file's XFAIL entry turns it into.
 //
-// Two rules judge a result of a float dtype (integers are exact under both): ONNX's fixed tolerance
-// (|got - expected| <= atol + rtol |expected|, conformance/compare.h) and the K-aware error bound
-// of the backend's declared arithmetic (engine/error_bound.h). `--tolerance onnx|bound` picks the
+// Two rules judge a result of a float dtype (integers are exact under both), both defined in
+// engine/error_bound.h and applied to tensors by Judge (conformance/compare.h): ONNX's fixed
+// tolerance (|got - expected| <= atol + rtol |expected|) and the K-aware error bound of the
+// backend's declared arithmetic. `--tolerance onnx|bound` picks the
 // rule that decides the exit code (ToleranceRule; mm-conformance's default is onnx, mm-fuzz's is
 // bound).
 //
