@@ -77,7 +77,7 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
       rel_error = ok ? 0 : (ed == 0 ? kInf : abs_error / std::fabs(ed));
     } else {
       const double ad = ToDouble(a[i]), ed = ToDouble(e[i]);
-      allowed = tol.atol + tol.rtol * std::fabs(ed);
+      allowed = tol.Allowed(ed);
       if (std::isnan(ad) || std::isnan(ed)) {
         ok = (std::isnan(ad) && std::isnan(ed)) || g_fault == JudgementFault::kNanMatchesAnything;
         abs_error = ok ? 0 : std::numeric_limits<double>::quiet_NaN();
@@ -198,20 +198,6 @@ Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tole
   });
 }
 
-std::string_view GradeName(Grade grade) {
-  switch (grade) {
-    case Grade::kPass:
-      return "PASS";
-    case Grade::kFail:
-      return "FAIL";
-    case Grade::kBound:
-      return "BOUND";
-    case Grade::kImprecise:
-      return "IMPRECISE";
-  }
-  return "FAIL";
-}
-
 std::string BoundCheck::Describe() const {
   std::string out = outside == 0 ? "all " + std::to_string(elements) + " elements within the bound"
                                  : std::to_string(outside) + " of " + std::to_string(elements) +
@@ -299,7 +285,7 @@ Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementB
   Judgement out;
   out.tolerance = Compare(actual, expected, tolerance);
   if (!out.tolerance.mismatch.empty()) {
-    out.grade = Grade::kFail;
+    out.verdict = Verdict::kFail;
     return out;
   }
   if (IsFloat(expected.dtype) &&
@@ -307,15 +293,14 @@ Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementB
     out.tolerance.match = false;
     out.tolerance.mismatch = "internal: " + std::to_string(bounds.size()) + " bounds for " +
                              std::to_string(expected.NumElements()) + " elements";
-    out.grade = Grade::kFail;
+    out.verdict = Verdict::kFail;
     return out;
   }
   out.bound = VisitDType(expected.dtype, [&](auto tag) {
     return CheckBoundTyped<CppType<decltype(tag)::value>>(actual, expected, bounds);
   });
   const bool onnx_ok = out.tolerance.match, bound_ok = out.bound.outside == 0;
-  out.grade = onnx_ok ? (bound_ok ? Grade::kPass : Grade::kImprecise)
-                      : (bound_ok ? Grade::kBound : Grade::kFail);
+  out.verdict = JudgedVerdict(onnx_ok, bound_ok);
   return out;
 }
 

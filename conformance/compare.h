@@ -7,17 +7,14 @@
 #include <span>
 #include <string>
 
+#include "conformance/verdict.h"
 #include "engine/error_bound.h"
 #include "engine/tensor.h"
 
 namespace mm::conformance {
 
-// ONNX's node-test tolerance (onnx/backend/test/runner: numpy.testing.assert_allclose with
-// rtol=1e-3, atol=1e-7): an element passes iff |actual - expected| <= atol + rtol * |expected|.
-struct Tolerance {
-  double rtol = 1e-3;
-  double atol = 1e-7;
-};
+// ONNX's node-test tolerance, the first of the two rules (engine/error_bound.h holds both).
+using Tolerance = OnnxTolerance;
 
 // The element that decided a comparison: the worst mismatch, or the largest error when all match.
 struct WorstElement {
@@ -56,18 +53,6 @@ bool SameShape(std::span<const std::int64_t> a, std::span<const std::int64_t> b)
 // infinity must be matched by the same infinity, integers must be equal exactly.
 Comparison Compare(TensorView actual, TensorView expected, const Tolerance& tolerance);
 
-// Where a result stands against the two rules: ONNX's fixed tolerance and the K-aware error bound
-// of the backend's arithmetic (engine/error_bound.h).
-//   kPass       within both.
-//   kFail       outside both: a bug.
-//   kBound      outside ONNX's tolerance but within the bound: the tolerance is too tight there;
-//               the backend is as exact as its arithmetic allows.
-//   kImprecise  within ONNX's tolerance but outside the bound: less exact than the declared
-//               arithmetic (e.g. double computed in float, float16 rounded by truncation).
-enum class Grade { kPass, kFail, kBound, kImprecise };
-// "PASS", "FAIL", "BOUND", "IMPRECISE".
-std::string_view GradeName(Grade grade);
-
 // The outcome of the bound rule over a whole tensor.
 struct BoundCheck {
   std::int64_t elements = 0;
@@ -81,16 +66,18 @@ struct BoundCheck {
   std::string Describe() const;
 };
 
-// Both rules applied to one result.
+// Both rules applied to one result. `verdict` is where the result stands against both (verdict.h's
+// table): PASS (within both), BOUND (outside the tolerance only), IMPRECISE (outside the bound
+// only) or FAIL (outside both).
 struct Judgement {
-  Grade grade = Grade::kFail;
+  Verdict verdict = Verdict::kFail;
   Comparison tolerance;  // `actual` against the expected Y by ONNX's rule.
   BoundCheck bound;      // `actual` against `bounds` (integers: exactly against the expected Y).
 };
 
 // Judges `actual` against `expected` (ONNX's rule with `tolerance`) and against `bounds` (one per
 // element, for float dtypes; integer dtypes must equal `expected` exactly, and `bounds` is empty).
-// Every element is examined; dtype or shape disagreements are kFail.
+// Every element is examined; dtype or shape disagreements are FAIL.
 Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
                 const Tolerance& tolerance);
 

@@ -132,15 +132,6 @@ StatusOr<Dims> ParseDims(std::string_view text) {
   return dims;
 }
 
-StatusOr<Verdict> VerdictFromName(std::string_view name) {
-  for (Verdict v :
-       {Verdict::kPass, Verdict::kFail, Verdict::kUnsupported, Verdict::kError, Verdict::kBound,
-        Verdict::kImprecise, Verdict::kXFail, Verdict::kXPass, Verdict::kSkip}) {
-    if (VerdictName(v) == name) return v;
-  }
-  return InvalidArgumentError("unknown verdict '" + std::string(name) + "'");
-}
-
 Ordered ComparisonToJson(const Comparison& c) {
   Ordered out = {{"match", c.match},
                  {"elements", c.elements},

@@ -73,9 +73,6 @@ StatusOr<double> DoubleFromJson(const nlohmann::json& json);
 // "[2,3,4]" -> {2, 3, 4}; "[]" -> {}. INVALID_ARGUMENT otherwise.
 StatusOr<Dims> ParseDims(std::string_view text);
 
-// Parses "PASS", "FAIL", ... (VerdictName's inverse).
-StatusOr<Verdict> VerdictFromName(std::string_view name);
-
 }  // namespace mm::conformance
 
 #endif  // MM_CONFORMANCE_RESULT_JSON_H_

@@ -49,7 +49,7 @@ void JudgeNodeTestResult(const MatMulPlan& plan, const DataSet& set, const Tenso
   auto bounds = NodeTestBounds(plan, set.a.view(), set.b.view(), set.y.view(), arithmetic);
   Judgement j = Judge(actual.view(), set.y.view(),
                       bounds.ok() ? *bounds : std::vector<ElementBound>{}, tolerance);
-  r.verdict = VerdictFromGrade(j.grade);
+  r.verdict = j.verdict;
   r.message = j.tolerance.Describe();
   if (r.verdict != Verdict::kPass && IsFloat(plan.desc.dtype) && j.tolerance.mismatch.empty()) {
     r.message += "; vs bound: " + j.bound.Describe();
@@ -66,86 +66,6 @@ std::string DescribeVsReference(const Comparison& c) {
 }
 
 }  // namespace
-
-Verdict VerdictFromGrade(Grade grade) {
-  switch (grade) {
-    case Grade::kPass:
-      return Verdict::kPass;
-    case Grade::kBound:
-      return Verdict::kBound;
-    case Grade::kImprecise:
-      return Verdict::kImprecise;
-    case Grade::kFail:
-      break;
-  }
-  return Verdict::kFail;
-}
-
-bool FailsUnder(Verdict verdict, ToleranceRule rule) {
-  switch (verdict) {
-    case Verdict::kFail:
-    case Verdict::kError:
-    case Verdict::kXPass:
-      return true;
-    case Verdict::kBound:
-      return rule == ToleranceRule::kOnnx;
-    case Verdict::kImprecise:
-      return rule == ToleranceRule::kBound;
-    default:
-      return false;
-  }
-}
-
-std::string_view VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kBound:
-      return "BOUND";
-    case Verdict::kImprecise:
-      return "IMPRECISE";
-    case Verdict::kPass:
-      return "PASS";
-    case Verdict::kFail:
-      return "FAIL";
-    case Verdict::kUnsupported:
-      return "UNSUPPORTED";
-    case Verdict::kXFail:
-      return "XFAIL";
-    case Verdict::kXPass:
-      return "XPASS";
-    case Verdict::kSkip:
-      return "SKIP";
-    case Verdict::kError:
-      break;
-  }
-  return "ERROR";
-}
-
-Verdict WorseVerdict(Verdict a, Verdict b) {
-  auto rank = [](Verdict v) {
-    switch (v) {
-      case Verdict::kPass:
-        return 0;
-      case Verdict::kSkip:
-        return 1;
-      case Verdict::kXFail:
-        return 2;
-      case Verdict::kUnsupported:
-        return 3;
-      case Verdict::kImprecise:
-        return 4;
-      case Verdict::kBound:
-        return 5;
-      case Verdict::kFail:
-        return 6;
-      case Verdict::kXPass:
-        return 7;
-      case Verdict::kError:
-        break;
-    }
-    return 8;
-  };
-  return rank(a) >= rank(b) ? a : b;
-}
 
 std::vector<BackendInfo> DescribeBackends(const BackendRegistry& registry,
                                           const std::vector<std::string>& names) {
@@ -240,21 +160,17 @@ void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Resu
     r.vs_reference = "n/a (skipped)";
     return;
   }
-  // UNSUPPORTED neither failed nor passed, and a verdict already decided by an entry stays.
-  if (r.verdict == Verdict::kUnsupported || r.verdict == Verdict::kXFail ||
-      r.verdict == Verdict::kXPass || r.verdict == Verdict::kSkip) {
-    return;
-  }
-  // Whether it failed is decided by the run's rule: under onnx a BOUND result is a failure (XFAIL),
-  // under bound it is not (XPASS); IMPRECISE the other way round.
-  if (FailsUnder(r.verdict, rule)) {
-    r.verdict = Verdict::kXFail;
+  // UNSUPPORTED neither failed nor passed, and a verdict already decided by an entry stays; whether
+  // it failed is decided by the run's rule (verdict.h's table).
+  const Verdict judged = r.verdict;
+  r.verdict = ApplyXFail(judged, rule);
+  if (r.verdict == judged) return;
+  if (r.verdict == Verdict::kXFail) {
     r.message = "expected failure (" + r.expectation + "): " + r.message;
   } else {
-    r.message = "passed (" + std::string(VerdictName(r.verdict)) +
+    r.message = "passed (" + std::string(VerdictName(judged)) +
                 "), but declared an expected failure (" + r.expectation +
                 "); remove the entry: " + r.message;
-    r.verdict = Verdict::kXPass;
   }
 }
 

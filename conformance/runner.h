@@ -1,5 +1,6 @@
-// Running every (case, data set) on every selected backend and judging the result: PASS, FAIL,
-// UNSUPPORTED or ERROR, against the expected output and, three-way, against the reference backend.
+// Running every (case, data set) on every selected backend and judging the result against the
+// expected output (a verdict of conformance/verdict.h, whose table says what each means and when
+// it fails a run) and, three-way, against the reference backend.
 #ifndef MM_CONFORMANCE_RUNNER_H_
 #define MM_CONFORMANCE_RUNNER_H_
 
@@ -14,43 +15,12 @@
 #include "conformance/compare.h"
 #include "conformance/expectations.h"
 #include "conformance/loader/catalog.h"
+#include "conformance/verdict.h"
 #include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
 #include "engine/registry.h"
 
 namespace mm::conformance {
-
-// PASS and FAIL: within / outside both ONNX's tolerance and the error bound of the backend's
-// declared arithmetic; BOUND: outside the tolerance, within the bound; IMPRECISE: within the
-// tolerance, outside the bound (compare.h, Grade); UNSUPPORTED; ERROR. For results an expectations
-// file declares: XFAIL (expected to fail, and it failed under the run's rule or errored: not a
-// failure of the run), XPASS (expected to fail, but it did not: a failure of the run) and SKIP
-// (declared not to be run).
-enum class Verdict {
-  kPass,
-  kFail,
-  kUnsupported,
-  kError,
-  kBound,
-  kImprecise,
-  kXFail,
-  kXPass,
-  kSkip
-};
-// "PASS", "FAIL", "UNSUPPORTED", "ERROR", "BOUND", "IMPRECISE", "XFAIL", "XPASS", "SKIP".
-std::string_view VerdictName(Verdict verdict);
-// The worse of two verdicts:
-// ERROR > XPASS > FAIL > BOUND > IMPRECISE > UNSUPPORTED > XFAIL > SKIP > PASS.
-Verdict WorseVerdict(Verdict a, Verdict b);
-// The verdict of a judged result.
-Verdict VerdictFromGrade(Grade grade);
-
-// Which rule decides the exit code: ONNX's fixed tolerance (the default: BOUND fails, IMPRECISE
-// passes) or the error bound (--tolerance bound: BOUND passes, IMPRECISE fails).
-enum class ToleranceRule { kOnnx, kBound };
-// True when `verdict` is a failure under `rule` (FAIL, ERROR and XPASS always are; XFAIL and SKIP
-// never).
-bool FailsUnder(Verdict verdict, ToleranceRule rule);
 
 // The name of the backend every other is compared with.
 inline constexpr std::string_view kReferenceBackend = "reference";
@@ -258,10 +228,8 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
              CaseEvents& events);
 
 // Decides `result` by the first entry of `expectations` matching its case and backend (none:
-// unchanged): XFAIL turns a verdict that fails under `rule` (FailsUnder) into XFAIL and any other
-// judged verdict (PASS, and BOUND or IMPRECISE where `rule` lets it pass) into XPASS (UNSUPPORTED
-// stays: it neither failed nor passed); SKIP makes it SKIP. The one place where expectations
-// apply, after the verdict, for in-process and isolated runs, crashes included.
+// unchanged): XFAIL as ApplyXFail (verdict.h) says, SKIP makes it SKIP. The one place where
+// expectations apply, after the verdict, for in-process and isolated runs, crashes included.
 void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Result& result);
 
 // The ERROR results of case `case_index` that cannot run (invalid case), one per backend.

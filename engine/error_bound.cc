@@ -1,5 +1,6 @@
 #include "engine/error_bound.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -213,11 +214,57 @@ bool WithinBound(DType output, const ElementBound& bound, double got) {
   }
   if (std::isinf(bound.radius)) return true;
   if (std::isnan(got)) return false;
+  const AcceptedValues range = AcceptedRange(output, bound);
+  return range.lo <= got && got <= range.hi;
+}
+
+namespace {
+
+// The ends of a bound before the rounding to the output type: two double ULPs outward cover the
+// rounding of center -/+ radius and the oracle's own error.
+AcceptedValues UnroundedEnds(const ElementBound& bound) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  // Two double ULPs outward cover the rounding of center -/+ radius and the oracle's own error.
-  const double lo = std::nextafter(std::nextafter(bound.center - bound.radius, -kInf), -kInf);
-  const double hi = std::nextafter(std::nextafter(bound.center + bound.radius, kInf), kInf);
-  return RoundTo(output, lo) <= got && got <= RoundTo(output, hi);
+  return {std::nextafter(std::nextafter(bound.center - bound.radius, -kInf), -kInf),
+          std::nextafter(std::nextafter(bound.center + bound.radius, kInf), kInf)};
+}
+
+// The distance from `x` (a finite value of the float dtype `output`) to its neighbour in
+// `output`, towards zero or away from it.
+double Spacing(DType output, double x, bool towards_zero) {
+  const double magnitude = std::fabs(x);
+  // Normal: 2^e * 2u above |x| = 2^e; the subnormal spacing below the smallest normal.
+  const double binade =
+      std::max(magnitude == 0 ? 0 : std::ldexp(1.0, std::ilogb(magnitude)), MinNormal(output));
+  const double above = binade * 2 * UnitRoundoff(output);
+  // Below a power of two (above the smallest normal) the spacing is the lower binade's.
+  return towards_zero && magnitude == binade && magnitude > MinNormal(output) ? above / 2 : above;
+}
+
+}  // namespace
+
+AcceptedValues AcceptedRange(DType output, const ElementBound& bound) {
+  const AcceptedValues ends = UnroundedEnds(bound);
+  return {RoundTo(output, ends.lo), RoundTo(output, ends.hi)};
+}
+
+double BoundFraction(DType output, const ElementBound& bound, double got) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!std::isfinite(got)) return kInf;
+  const double miss = std::fabs(got - bound.center);
+  if (miss == 0) return 0;
+  // got is accepted when the bound's end rounds to it or beyond: when the end reaches the midpoint
+  // between got and its neighbour towards the center. So the room is the end's distance from the
+  // center plus half that gap (the gap at got, not at the center: the end may lie in the next
+  // binade, where the output's spacing is twice as large).
+  const AcceptedValues ends = UnroundedEnds(bound);
+  const bool above = got > bound.center;
+  const double end = above ? ends.hi - bound.center : bound.center - ends.lo;
+  const bool towards_zero = above ? got > 0 : got < 0;
+  const double room = end + Spacing(output, got, towards_zero) / 2;
+  const double fraction = room > 0 ? miss / room : kInf;
+  // Ties and rounded differences: the verdict's own comparison decides which side of 1 it is.
+  if (!WithinBound(output, bound, got)) return std::max(fraction, std::nextafter(1.0, kInf));
+  return std::min(fraction, 1.0);
 }
 
 std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,

@@ -1,4 +1,6 @@
-// The exact oracle of MatMul and the error bound a correct backend stays within.
+// The exact oracle of MatMul and the two rules a result is judged by: ONNX's fixed tolerance and
+// the error bound a correct backend stays within. The harness (mm-conformance), the differential
+// fuzzer (mm-fuzz) and the backends' tests (MatMulTester) all judge by these.
 //
 // Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has). float16, bfloat16 and
 // float32 inputs: products are exact in double and the K products are summed with Ogita, Rump and
@@ -20,6 +22,7 @@
 #ifndef MM_ENGINE_ERROR_BOUND_H_
 #define MM_ENGINE_ERROR_BOUND_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -31,6 +34,16 @@
 #include "engine/tensor.h"
 
 namespace mm {
+
+// ONNX's node-test tolerance (onnx/backend/test/runner: numpy.testing.assert_allclose with
+// rtol=1e-3, atol=1e-7): an element passes iff |actual - expected| <= atol + rtol * |expected|.
+// The fixed rule beside the K-aware bound below; conformance/compare.h applies it to tensors.
+struct OnnxTolerance {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  // atol + rtol * |expected|: the largest |actual - expected| this rule accepts at `expected`.
+  double Allowed(double expected) const { return atol + rtol * std::fabs(expected); }
+};
 
 // Unit roundoff 2^-p of a float dtype (p = significand bits): float 2^-24, double 2^-53, float16
 // 2^-11, bfloat16 2^-8. 0 for integers (exact).
@@ -74,6 +87,21 @@ struct ElementBound {
 // special element, the same NaN/infinity (any NaN or infinity when radius is infinite: an
 // overflowing intermediate sum can meet the infinity in any order).
 bool WithinBound(DType output, const ElementBound& bound, double got);
+
+// The interval WithinBound accepts for a bound that is neither special nor infinite, in the float
+// dtype `output`: [RN(center - radius), RN(center + radius)], each end widened by two double ULPs
+// first (the rounding of center -/+ radius and the oracle's own error).
+struct AcceptedValues {
+  double lo = 0, hi = 0;
+};
+AcceptedValues AcceptedRange(DType output, const ElementBound& bound);
+
+// Where `got` stands in its bound, for statistics that must agree with the verdict:
+// |got - center| / (radius + half the output's spacing at got, towards the center), what
+// WithinBound accepts once the bound's end is rounded to the output type. 0 when got is the center;
+// <= 1 exactly when WithinBound accepts got; +inf for NaN or an infinity. The bound must be neither
+// special nor infinite.
+double BoundFraction(DType output, const ElementBound& bound, double got);
 
 // One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
 // over `k` terms. Empty for integer dtypes (they are judged exactly).

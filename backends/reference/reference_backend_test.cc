@@ -4,7 +4,6 @@
 #include "backends/reference/reference_backend.h"
 
 #include <gmock/gmock.h>
-#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -246,55 +245,6 @@ TEST(ReferenceBackendTest, SupportsEveryDtypeNatively) {
   ReferenceBackend backend;
   for (DType dtype : kAllDTypes) {
     EXPECT_EQ(backend.Supports({dtype, {2, 3}, {3, 4}}).level, Support::Level::kNative);
-  }
-}
-
-// The reference's answer with its last element off by one, for every dtype.
-class LastElementOffPrimitive final : public MatMulPrimitive {
- public:
-  explicit LastElementOffPrimitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
-
- protected:
-  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-    ReferenceBackend reference;
-    MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a, b));
-    std::memcpy(y.data, out.raw_data(), out.NumBytes());
-    VisitDType(y.dtype, [&](auto tag) {
-      using T = CppType<decltype(tag)::value>;
-      T& last = y.Data<T>()[plan().y_elements - 1];
-      if constexpr (std::is_integral_v<T>) {
-        last = static_cast<T>(last + 1);
-      } else {
-        last = RoundFromDouble<T>(ToDouble(last) + 1);
-      }
-    });
-    return OkStatus();
-  }
-};
-
-class LastElementOffBackend final : public Backend {
- public:
-  std::string_view name() const override { return "last_element_off"; }
-  Support Supports(const MatMulDesc& desc) const override { return reference_.Supports(desc); }
-
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new LastElementOffPrimitive(plan));
-  }
-
- private:
-  ReferenceBackend reference_;
-};
-
-// Every backend test compares with the reference through MatMulTester; it must notice one wrong
-// element of 30 (a batch of 6 rows, K = 17 past any vector width) in every dtype.
-TEST(ReferenceBackendTest, TheSharedTesterFailsABackendOffInOneElement) {
-  LastElementOffBackend wrong;
-  for (DType dtype : kAllDTypes) {
-    SCOPED_TRACE(std::string(DTypeName(dtype)));
-    EXPECT_NONFATAL_FAILURE(
-        testing::MatMulTester().a_dims({2, 3, 17}).b_dims({17, 5}).dtype(dtype).Test(wrong),
-        "1 of 30 elements differ from the reference; worst at flat index 29");
   }
 }
 

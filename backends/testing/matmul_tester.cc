@@ -5,73 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <random>
 #include <sstream>
+#include <vector>
 
-#include "backends/reference/reference_backend.h"
+#include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
 #include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::testing {
-namespace {
-
-// Unit in the last place of the output type near |value| (its smallest subnormal step near zero).
-double OutputUlp(DType dtype, double value) {
-  int mantissa_bits = 0;
-  int min_exponent = 0;
-  switch (dtype) {
-    case DType::kFloat:
-      mantissa_bits = 24;
-      min_exponent = -125;
-      break;
-    case DType::kDouble:
-      mantissa_bits = 53;
-      min_exponent = -1021;
-      break;
-    case DType::kFloat16:
-      mantissa_bits = 11;
-      min_exponent = -13;
-      break;
-    case DType::kBFloat16:
-      mantissa_bits = 8;
-      min_exponent = -125;
-      break;
-    default:
-      return 0.0;
-  }
-  int exponent = 0;
-  std::frexp(value, &exponent);
-  exponent = std::max(exponent, min_exponent);
-  return std::ldexp(1.0, exponent - mantissa_bits);
-}
-
-double DefaultAccumulationEpsilon(DType dtype) {
-  return dtype == DType::kDouble ? std::numeric_limits<double>::epsilon() / 2
-                                 : std::numeric_limits<float>::epsilon() / 2;
-}
-
-// Y_abs[i, j] = sum_p |a_ip| * |b_pj| in double, via the reference backend on |A| and |B|.
-Tensor AbsoluteProductSums(const Tensor& a, const Tensor& b) {
-  auto to_abs_double = [](const Tensor& t) {
-    Tensor out = Tensor::Create(DType::kDouble, t.dims()).value();
-    VisitDType(t.dtype(), [&](auto tag) {
-      using T = CppType<decltype(tag)::value>;
-      if constexpr (!std::is_integral_v<T>) {
-        for (std::int64_t i = 0; i < t.NumElements(); ++i) {
-          out.Data<double>()[i] = std::fabs(ToDouble(t.Data<T>()[i]));
-        }
-      }
-    });
-    return out;
-  };
-  Tensor abs_a = to_abs_double(a);
-  Tensor abs_b = to_abs_double(b);
-  ReferenceBackend reference;
-  return MatMul(reference, abs_a.view(), abs_b.view()).value();
-}
-
-}  // namespace
 
 Tensor MatMulTester::RandomTensor(DType dtype, const Dims& dims, std::uint64_t seed,
                                   Values values) {
@@ -114,15 +56,14 @@ void MatMulTester::Test(Backend& backend) const {
 
   const Tensor a = RandomTensor(dtype_, a_dims_, seed_, values_);
   const Tensor b = RandomTensor(dtype_, b_dims_, seed_ * 7919 + 1, values_);
-  ReferenceBackend reference;
-  auto expected = MatMul(reference, a.view(), b.view());
-  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto oracle = ExactMatMul(*plan, a.view(), b.view());
+  ASSERT_TRUE(oracle.ok()) << oracle.status();
+  const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype_);
+  // Empty for integers, which are judged exactly.
+  const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
 
   auto primitive = backend.Prepare(*plan);
   ASSERT_TRUE(primitive.ok()) << primitive.status();
-  const bool is_float = IsFloat(dtype_);
-  const Tensor abs_sums = is_float ? AbsoluteProductSums(a, b) : Tensor();
-  const double eps_acc = accumulation_epsilon_.value_or(DefaultAccumulationEpsilon(dtype_));
 
   for (int iteration = 0; iteration < iterations_; ++iteration) {
     SCOPED_TRACE("iteration " + std::to_string(iteration));
@@ -132,53 +73,48 @@ void MatMulTester::Test(Backend& backend) const {
     if (y->NumBytes() > 0) std::memset(y->raw_data(), 0x7b, y->NumBytes());
     Status status = (*primitive)->Execute(a.view(), b.view(), y->mutable_view());
     ASSERT_TRUE(status.ok()) << status;
-    ASSERT_EQ(y->dims(), expected->dims());
+    ASSERT_EQ(y->dims(), oracle->y.dims());
 
     VisitDType(dtype_, [&](auto tag) {
       using T = CppType<decltype(tag)::value>;
       const T* got = y->Data<T>();
-      const T* want = expected->Data<T>();
+      const T* exact_y = oracle->y.Data<T>();
       std::int64_t bad = 0;
       std::int64_t worst = -1;
-      double worst_excess = 0;
+      double worst_fraction = 0;
       for (std::int64_t i = 0; i < y->NumElements(); ++i) {
         if constexpr (std::is_integral_v<T>) {
-          if (got[i] != want[i]) {
+          if (got[i] != exact_y[i]) {
             if (bad == 0) worst = i;
             ++bad;
           }
         } else {
+          const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
           const double g = ToDouble(got[i]);
-          const double w = ToDouble(want[i]);
-          if (std::isnan(w) && std::isnan(g)) continue;
-          // Infinities and NaN must match exactly; the bound below is only for finite values.
-          const bool finite = std::isfinite(w) && std::isfinite(g);
-          if (!finite && w == g) continue;
-          const double bound = OutputUlp(dtype_, std::max(std::fabs(w), std::fabs(g))) +
-                               static_cast<double>(plan->k) * eps_acc * abs_sums.Data<double>()[i];
-          const double err = std::fabs(g - w);
-          if (!finite || !(err <= bound)) {
-            ++bad;
-            const double excess = finite ? err / bound : INFINITY;
-            if (worst < 0 || excess > worst_excess) {
-              worst = i;
-              worst_excess = excess;
-            }
+          if (WithinBound(dtype_, bound, g)) continue;
+          ++bad;
+          // Specials (IEEE's NaN/inf from the inputs) are right or wrong, not near or far.
+          const double fraction = bound.special ? INFINITY : BoundFraction(dtype_, bound, g);
+          if (worst < 0 || fraction > worst_fraction) {
+            worst = i;
+            worst_fraction = fraction;
           }
         }
       }
       if (bad > 0) {
         std::ostringstream os;
-        os << bad << " of " << y->NumElements() << " elements differ from the reference; worst at "
-           << "flat index " << worst << ": got ";
+        os << bad << " of " << y->NumElements() << " elements outside the error bound ("
+           << arithmetic.ToString() << "); worst at flat index " << worst << ": got ";
         if constexpr (std::is_integral_v<T>) {
-          os << +got[worst] << ", reference " << +want[worst];
+          os << +got[worst] << ", exact " << +exact_y[worst];
         } else {
+          const ElementBound& bound = bounds[static_cast<std::size_t>(worst)];
           os.precision(17);
-          os << ToDouble(got[worst]) << ", reference " << ToDouble(want[worst]) << ", bound "
-             << OutputUlp(dtype_, std::max(std::fabs(ToDouble(want[worst])),
-                                           std::fabs(ToDouble(got[worst])))) +
-                    static_cast<double>(plan->k) * eps_acc * abs_sums.Data<double>()[worst];
+          os << ToDouble(got[worst]) << ", exact " << bound.center;
+          if (!bound.special && !std::isinf(bound.radius)) {
+            const AcceptedValues range = AcceptedRange(dtype_, bound);
+            os << ", accepted [" << range.lo << ", " << range.hi << "]";
+          }
         }
         ADD_FAILURE() << os.str();
       }
@@ -214,7 +150,8 @@ void ExpectWorkedExamplesPass(Backend& backend, double rtol, double atol) {
     for (std::int64_t i = 0; i < y->NumElements(); ++i) {
       const double got = y->Data<float>()[i];
       const double want = example.y.Data<float>()[i];
-      EXPECT_LE(std::fabs(got - want), atol + rtol * std::fabs(want)) << "element " << i;
+      EXPECT_LE(std::fabs(got - want), (OnnxTolerance{rtol, atol}.Allowed(want)))
+          << "element " << i;
     }
   }
 }

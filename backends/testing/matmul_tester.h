@@ -2,15 +2,15 @@
 //
 //   MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(DType::kFloat).Test(backend);
 //
-// It fills A and B with seeded random values of the dtype, computes Y on `backend` and on the
-// reference backend, and checks that the two agree: integers exactly, floats within a bound derived
-// from the arithmetic (see Test()). Failures are GoogleTest failures that name the shapes, the
-// worst element, both values and the bound.
+// It fills A and B with seeded random values of the dtype, computes Y on `backend` and judges it
+// against the exact product by the one error model the harness and the fuzzer use
+// (engine/error_bound.h): integers exactly, floats within the K-aware bound of the arithmetic the
+// backend declares (Backend::DeclaredArithmetic). Failures are GoogleTest failures that name the
+// shapes, the worst element, its value, the exact one and the interval the bound accepts.
 #ifndef MM_BACKENDS_TESTING_MATMUL_TESTER_H_
 #define MM_BACKENDS_TESTING_MATMUL_TESTER_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "engine/backend.h"
@@ -46,13 +46,6 @@ class MatMulTester {
     values_ = values;
     return *this;
   }
-  // Relative accumulation error per term allowed for float dtypes; by default the unit roundoff of
-  // the accumulator the backend is expected to use: float32's for float/float16/bfloat16, double's
-  // for double.
-  MatMulTester& accumulation_epsilon(double eps) {
-    accumulation_epsilon_ = eps;
-    return *this;
-  }
   // Repeats Execute on one prepared primitive this many times, checking every result (catches
   // state kept between calls).
   MatMulTester& iterations(int n) {
@@ -60,10 +53,10 @@ class MatMulTester {
     return *this;
   }
 
-  // Runs the test on `backend`. For float dtypes each element must satisfy
-  //   |y - ref| <= ulp_out(ref) + K * eps_acc * sum_p |a_ip * b_pj|,
-  // i.e. one rounding of the output plus the classic worst-case accumulation bound (Higham's
-  // gamma_K); integers must match exactly. Also checks Y's shape against numpy.matmul's.
+  // Runs the test on `backend`: Y's shape must be numpy.matmul's, integers must equal the exact
+  // product modulo 2^bits, and every float element must be within the error bound of
+  // backend.DeclaredArithmetic(dtype) around the exact product (WithinBound of OracleBounds: any
+  // summation order in the declared accumulation type, rounded once to the output type).
   void Test(Backend& backend) const;
 
   // Expects backend.Supports() to say kNo for this configuration and Prepare to fail with
@@ -81,13 +74,13 @@ class MatMulTester {
   DType dtype_ = DType::kFloat;
   std::uint64_t seed_ = 1234;
   Values values_ = Values::kSmall;
-  std::optional<double> accumulation_epsilon_;
   int iterations_ = 1;
 };
 
 // Runs `backend` on the 9 worked examples of the ONNX MatMul page (mm::BuiltinExamples()) and
-// expects every element within |actual - expected| <= atol + rtol * |expected| (ONNX's rule; its
-// defaults) and the expected shape. Fails the test if the backend does not support them.
+// expects every element within |actual - expected| <= atol + rtol * |expected| (ONNX's rule,
+// OnnxTolerance of engine/error_bound.h; its defaults) and the expected shape. Fails the test if
+// the backend does not support them.
 void ExpectWorkedExamplesPass(Backend& backend, double rtol = 1e-3, double atol = 1e-7);
 
 }  // namespace mm::testing

@@ -1,9 +1,9 @@
 // One test suite for every registered backend (the idea of ggml's test-backend-ops): every
 // numpy.matmul form below, for every dtype, on every backend of BuiltinBackends(), with the
 // expectation taken from the backend's own Supports() on this CPU:
-//  - native or by conversion => Prepare succeeds and Y equals the reference backend's within the
-//    error bound of MatMulTester (one output ulp plus the float32 or float64 accumulation bound;
-//    integers exactly, also with full-range values that wrap);
+//  - native or by conversion => Prepare succeeds and Y is within MatMulTester's error bound of the
+//    exact product (engine/error_bound.h, under the backend's declared arithmetic; integers
+//    exactly, also with full-range values that wrap);
 //  - no => Prepare is refused with UNIMPLEMENTED and a reason, never a wrong answer.
 // A new backend joins by being registered; it needs no test code here. Backend folders keep only
 // tests of their own internals (caches, probes, threading). ctest runs this binary at 1 and 2

@@ -129,24 +129,11 @@ class ExactAccumulator {
 
 bool IsSubnormal(double x, double min_normal) { return x != 0 && std::fabs(x) < min_normal; }
 
-// Rounds `value` to the float dtype `dtype` and widens it back.
-double RoundTo(DType dtype, double value) {
-  return VisitDType(dtype, [&](auto tag) -> double {
-    using T = CppType<decltype(tag)::value>;
-    if constexpr (std::is_integral_v<T>) {
-      return value;
-    } else {
-      return ToDouble(RoundFromDouble<T>(value));
-    }
-  });
-}
-
 // True when `got` passes ONNX's rule against `expected` (with the margin).
 bool Close(double got, double expected, const conformance::Tolerance& tolerance) {
   if (got == expected || (std::isnan(got) && std::isnan(expected))) return true;
   if (!std::isfinite(got) || !std::isfinite(expected)) return false;
-  return std::fabs(got - expected) <=
-         kFairMargin * (tolerance.atol + tolerance.rtol * std::fabs(expected));
+  return std::fabs(got - expected) <= kFairMargin * tolerance.Allowed(expected);
 }
 
 std::string Num(double v) { return conformance::FormatShort(v); }
@@ -265,18 +252,14 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                        ": a partial sum may overflow in some order";
               continue;
             }
-            const double center = bounds[u].center;
-            // Two double ULPs outward, as the bound's own check does (engine/error_bound.cc).
-            const double lo =
-                RoundTo(dtype, std::nextafter(std::nextafter(center - radius, -kInf), -kInf));
-            const double hi =
-                RoundTo(dtype, std::nextafter(std::nextafter(center + radius, kInf), kInf));
-            for (double got : {lo, hi}) {
+            // The ends of the interval the judgement accepts (engine/error_bound.h).
+            const AcceptedValues range = AcceptedRange(dtype, bounds[u]);
+            for (double got : {range.lo, range.hi}) {
               if (Close(got, y, tolerance)) continue;
               reason = where + "a " + std::string(DTypeName(arithmetic.accumulation)) +
                        " sum in another order may give " + Num(got) + " where " + Num(y) +
                        " is expected (bound " + Num(radius) + ", tolerance " +
-                       Num(tolerance.atol + tolerance.rtol * std::fabs(y)) + ")";
+                       Num(tolerance.Allowed(y)) + ")";
               break;
             }
           }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "conformance/fuzz/fuzzer.h"
+#include "conformance/verdict.h"
 #include "engine/dtype.h"
 
 namespace mm::fuzz {
@@ -29,14 +30,12 @@ ordered_json Number(double v) {
   return v;
 }
 
-// A verdict's position in the Verdict enum (conformance/runner.h), the order a report lists them.
+// A verdict's position in the Verdict enum (conformance/verdict.h), the order a report lists them;
+// an unknown name after every verdict.
 int VerdictOrder(const std::string& name) {
-  static const char* const kOrder[] = {"PASS",      "FAIL",  "UNSUPPORTED", "ERROR", "BOUND",
-                                       "IMPRECISE", "XFAIL", "XPASS",       "SKIP"};
-  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
-    if (name == kOrder[i]) return i;
-  }
-  return static_cast<int>(std::size(kOrder));
+  const auto verdict = conformance::VerdictFromName(name);
+  return static_cast<int>(verdict.ok() ? static_cast<std::size_t>(*verdict)
+                                       : conformance::kAllVerdicts.size());
 }
 
 int DTypeOrder(const std::string& name) {

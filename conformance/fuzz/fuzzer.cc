@@ -67,20 +67,6 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Verdict FromGrade(conformance::Grade grade) {
-  switch (grade) {
-    case conformance::Grade::kPass:
-      return Verdict::kPass;
-    case conformance::Grade::kBound:
-      return Verdict::kBound;
-    case conformance::Grade::kImprecise:
-      return Verdict::kImprecise;
-    case conformance::Grade::kFail:
-      break;
-  }
-  return Verdict::kFail;
-}
-
 std::string Describe(const Judgement& j, DType dtype) {
   std::string out = "vs ONNX tolerance: " + j.tolerance.Describe();
   // Integers are judged exactly by both rules; the bound adds nothing to say.
@@ -110,7 +96,7 @@ Outcome ExecuteAndJudge(MatMulPrimitive& primitive, const Tensor& a, const Tenso
     if (!conformance::HoldsPoison(out.y.view(), round)) break;
   }
   Judgement j = Judge(out.y.view(), oracle.y.view(), bounds, tolerance);
-  out.verdict = FromGrade(j.grade);
+  out.verdict = j.verdict;
   out.message = Describe(j, a.dtype());
   out.judgement = std::move(j);
   return out;
@@ -304,10 +290,9 @@ ResultError MeasureErrorTyped(TensorView y, const OracleResult& oracle,
     // The correctly rounded value is the best a result can be: no error to report.
     if (g == ToDouble(rounded[i])) continue;
     const double miss = std::isfinite(g) ? std::fabs(g - exact) : kInf;
-    const double ulp = kFormat.Ulp(exact);
-    out.max_ulp = std::max(out.max_ulp, miss / ulp);
-    // The judgement accepts RN(exact +- radius): the radius plus the output's own rounding.
-    out.bound_fraction = std::max(*out.bound_fraction, miss / (radius + ulp / 2));
+    out.max_ulp = std::max(out.max_ulp, miss / kFormat.Ulp(exact));
+    // The judgement's own interval (WithinBound), so the fraction is > 1 exactly where it failed.
+    out.bound_fraction = std::max(*out.bound_fraction, BoundFraction(D, bound, g));
   }
   return out;
 }
@@ -468,7 +453,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
           break;
       }
       const bool xfailed =
-          expected_outcome != nullptr && conformance::FailsUnder(outcome.verdict, options.rule);
+          expected_outcome != nullptr &&
+          conformance::ApplyXFail(outcome.verdict, options.rule) == Verdict::kXFail;
       if (outcome.judgement) {
         report.stats.elements += outcome.judgement->bound.elements;
         report.stats.unbounded_elements += outcome.judgement->bound.unbounded;

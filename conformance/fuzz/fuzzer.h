@@ -24,7 +24,7 @@
 namespace mm::fuzz {
 
 // Which rule decides pass or fail, and the verdicts: the conformance harness's own
-// (conformance/runner.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
+// (conformance/verdict.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
 // kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
 using Rule = conformance::ToleranceRule;
 using Verdict = conformance::Verdict;
@@ -130,8 +130,9 @@ struct ResultError {
   // +inf when got is NaN or infinite where the exact value is finite. Elements whose exact value
   // is NaN or infinite (IEEE specials from the inputs) are skipped.
   double max_ulp = 0;
-  // |got - exact| / radius of the K-aware bound (engine/error_bound.h): > 1 outside it; 0 when got
-  // is correctly rounded. Elements with an infinite radius are skipped; empty when all are.
+  // Where got stands in the K-aware bound the verdict applies (engine/error_bound.h,
+  // BoundFraction): > 1 exactly where it is outside; 0 when got is correctly rounded. Elements
+  // with an infinite radius are skipped; empty when all are.
   std::optional<double> bound_fraction;
 };
 

@@ -83,12 +83,5 @@ TEST_F(RunnerTest, OneResultPerDataSetAndBackend) {
   EXPECT_EQ(results[5].backend, "unsupported");
 }
 
-TEST(VerdictTest, WorseVerdictOrdersErrorFailUnsupportedPass) {
-  EXPECT_EQ(WorseVerdict(Verdict::kPass, Verdict::kUnsupported), Verdict::kUnsupported);
-  EXPECT_EQ(WorseVerdict(Verdict::kFail, Verdict::kUnsupported), Verdict::kFail);
-  EXPECT_EQ(WorseVerdict(Verdict::kFail, Verdict::kError), Verdict::kError);
-  EXPECT_EQ(VerdictName(Verdict::kUnsupported), "UNSUPPORTED");
-}
-
 }  // namespace
 }  // namespace mm::conformance

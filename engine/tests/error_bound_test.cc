@@ -80,6 +80,39 @@ TEST(ErrorBoundTest, WithinBoundIsHalfAnUlpAroundTheIntervalInTheOutputType) {
   EXPECT_FALSE(WithinBound(DType::kFloat, {1.0, 1.0, false}, std::nan("")));
 }
 
+TEST(ErrorBoundTest, BoundFractionIsAboveOneExactlyWhereWithinBoundRefuses) {
+  constexpr DType kB = DType::kBFloat16;
+  // Where the bound's upper end crosses into the next binade, the accepted interval reaches half of
+  // that binade's (twice as large) ULP past the radius: 0.1435546875 is RN(0.112 + 0.0311) in
+  // bfloat16 and passes, although it is more than radius + half an ULP at the exact value (the
+  // old statistic said 1.03 there while the verdict said PASS).
+  const ElementBound crossing{0.112060546875, 0.031128002418002686, false};
+  const double got = 0.1435546875;
+  ASSERT_TRUE(WithinBound(kB, crossing, got));
+  EXPECT_GT(std::fabs(got - crossing.center),
+            crossing.radius + std::ldexp(1.0, -4 - 7) / 2);  // Half an ULP at the center.
+  EXPECT_LE(BoundFraction(kB, crossing, got), 1.0);
+  EXPECT_GT(BoundFraction(kB, crossing, got), 0.9);
+  // The next value up is outside, and its fraction says so.
+  const double above = got + std::ldexp(1.0, -3 - 7);
+  ASSERT_FALSE(WithinBound(kB, crossing, above));
+  EXPECT_GT(BoundFraction(kB, crossing, above), 1.0);
+  // Below the center the lower end decides; the center itself is 0.
+  const ElementBound tight{1 + 0.75 * std::ldexp(1.0, -10), 0, false};
+  EXPECT_GT(BoundFraction(DType::kFloat16, tight, 1.0), 1.0);  // Truncation: refused.
+  EXPECT_LE(BoundFraction(DType::kFloat16, tight, 1 + std::ldexp(1.0, -10)), 1.0);
+  EXPECT_EQ(BoundFraction(DType::kFloat, {0.5, 1e-3, false}, 0.5), 0.0);
+  EXPECT_TRUE(std::isinf(BoundFraction(DType::kFloat, {1.0, 1.0, false}, std::nan(""))));
+  // Every float32 value near an interval's ends: the fraction and the verdict always agree.
+  const ElementBound near_one{1.0, 3 * std::ldexp(1.0, -24), false};
+  float f = 1.0f - 8 * std::ldexp(1.0f, -24);
+  for (int step = 0; step < 24; ++step, f = std::nextafter(f, 2.0f)) {
+    EXPECT_EQ(BoundFraction(DType::kFloat, near_one, f) <= 1.0,
+              WithinBound(DType::kFloat, near_one, f))
+        << f;
+  }
+}
+
 TEST(ErrorBoundTest, AccumulationErrorIsInfiniteWhenTheSumMayOverflow) {
   EXPECT_TRUE(std::isinf(AccumulationError(DType::kFloat, 2, 1e39)));
   EXPECT_FALSE(std::isinf(AccumulationError(DType::kDouble, 2, 1e39)));

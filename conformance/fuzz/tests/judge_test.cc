@@ -41,28 +41,28 @@ TEST(JudgeTest, EveryElementIsExaminedFirstMiddleAndLast) {
     std::vector<float> wrong = values;
     wrong[position] += 1.0f;
     const Judgement j = Judge(Floats({64, kCount / 64}, wrong).view(), expected.view(), bounds, {});
-    EXPECT_EQ(j.grade, Grade::kFail) << position;
+    EXPECT_EQ(j.verdict, Verdict::kFail) << position;
     EXPECT_EQ(j.tolerance.differing, 1) << position;
     EXPECT_EQ(j.bound.outside, 1) << position;
     ASSERT_TRUE(j.tolerance.worst && j.bound.worst);
     EXPECT_EQ(j.tolerance.worst->flat_index, position);
     EXPECT_EQ(j.bound.worst->flat_index, position);
   }
-  EXPECT_EQ(Judge(expected.view(), expected.view(), bounds, {}).grade, Grade::kPass);
+  EXPECT_EQ(Judge(expected.view(), expected.view(), bounds, {}).verdict, Verdict::kPass);
 }
 
 TEST(JudgeTest, NaNMatchesOnlyNaN) {
   const Tensor expected = Floats({3}, {1.0f, static_cast<float>(kNaN), 2.0f});
   const auto bounds = ExactBounds(expected);
   // NaN where NaN is expected passes both rules.
-  EXPECT_EQ(Judge(expected.view(), expected.view(), bounds, {}).grade, Grade::kPass);
+  EXPECT_EQ(Judge(expected.view(), expected.view(), bounds, {}).verdict, Verdict::kPass);
   // A number where NaN is expected fails both rules.
   const Tensor number = Floats({3}, {1.0f, 0.0f, 2.0f});
-  EXPECT_EQ(Judge(number.view(), expected.view(), bounds, {}).grade, Grade::kFail);
+  EXPECT_EQ(Judge(number.view(), expected.view(), bounds, {}).verdict, Verdict::kFail);
   // NaN where a number is expected fails both rules.
   const Tensor nan = Floats({3}, {static_cast<float>(kNaN), static_cast<float>(kNaN), 2.0f});
   const Judgement j = Judge(nan.view(), expected.view(), bounds, {});
-  EXPECT_EQ(j.grade, Grade::kFail);
+  EXPECT_EQ(j.verdict, Verdict::kFail);
   EXPECT_EQ(j.bound.worst->flat_index, 0);
 }
 
@@ -70,7 +70,7 @@ TEST(JudgeTest, SameElementCountInAnotherShapeFails) {
   const Tensor expected = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor other = Floats({3, 2}, {1, 2, 3, 4, 5, 6});
   const Judgement j = Judge(other.view(), expected.view(), ExactBounds(expected), {});
-  EXPECT_EQ(j.grade, Grade::kFail);
+  EXPECT_EQ(j.verdict, Verdict::kFail);
   EXPECT_THAT(j.tolerance.mismatch, HasSubstr("shape [3,2] != expected [2,3]"));
 }
 
@@ -79,13 +79,13 @@ TEST(JudgeTest, IntegersAreExactUnderBothRules) {
       Tensor::FromValues<std::int64_t>(
           {2}, std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), 7})
           .value();
-  EXPECT_EQ(Judge(expected.view(), expected.view(), {}, {}).grade, Grade::kPass);
+  EXPECT_EQ(Judge(expected.view(), expected.view(), {}, {}).verdict, Verdict::kPass);
   const Tensor off =
       Tensor::FromValues<std::int64_t>(
           {2}, std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), 8})
           .value();
   const Judgement j = Judge(off.view(), expected.view(), {}, {});
-  EXPECT_EQ(j.grade, Grade::kFail);
+  EXPECT_EQ(j.verdict, Verdict::kFail);
   EXPECT_EQ(j.bound.outside, 1);
 }
 
@@ -125,7 +125,7 @@ TEST(JudgeTest, CorrectFloatAtK4096WithCancellationIsBoundNotFail) {
   const Judgement j =
       Judge(got.view(), oracle.y.view(), OracleBounds(oracle, {DType::kFloat, false}, plan.k), {});
   EXPECT_FALSE(j.tolerance.match) << "beyond ONNX's rtol 1e-3, atol 1e-7";
-  EXPECT_EQ(j.grade, Grade::kBound) << j.bound.Describe();
+  EXPECT_EQ(j.verdict, Verdict::kBound) << j.bound.Describe();
   // Every real float32 backend lands in PASS or BOUND on it, never FAIL.
   const BackendRegistry registry = BuiltinBackends();
   for (const std::string& name : registry.Names()) {
@@ -152,7 +152,7 @@ TEST(JudgeTest, DoubleComputedInFloatIsImprecise) {
   const Tensor got = Tensor::FromValues<double>({1, 1}, std::vector<double>{sum}).value();
   const Judgement j = Judge(got.view(), oracle.y.view(),
                             OracleBounds(oracle, Arithmetic{DType::kDouble, false}, 4), {});
-  EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
+  EXPECT_EQ(j.verdict, Verdict::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 
 // float16 rounded toward zero instead of to nearest: ONNX's tolerance cannot see it, the bound can.
@@ -177,7 +177,7 @@ TEST(JudgeTest, Float16TruncationIsImprecise) {
   const Tensor got = Tensor::FromValues<float16>({1, 1}, std::vector<float16>{truncated}).value();
   const Judgement j = Judge(got.view(), oracle.y.view(),
                             OracleBounds(oracle, Arithmetic{DType::kFloat, false}, 2), {});
-  EXPECT_EQ(j.grade, Grade::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
+  EXPECT_EQ(j.verdict, Verdict::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
 }
 
 // A backend that never writes Y's last element, where the oracle itself says NaN: the first poison
