@@ -35,8 +35,8 @@ MachineInfo DescribeMachine() {
   info.cpu_model = "unknown";
   info.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
   // The features that decide which kernels oneDNN and Eigen run, in order of capability.
-  static const char* const kFeatures[] = {"sse4_1",     "avx",         "avx2",        "fma",
-                                          "f16c",       "avx512f",     "avx512bw",    "avx512vl",
+  static const char* const kFeatures[] = {"sse4_1",      "avx",         "avx2",        "fma",
+                                          "f16c",        "avx512f",     "avx512bw",    "avx512vl",
                                           "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile"};
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;

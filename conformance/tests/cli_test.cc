@@ -9,10 +9,9 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
+#include <sstream>
 
 #include "backends/backend_list.h"
 #include "conformance/loader/catalog.h"
@@ -345,10 +344,29 @@ TEST(CliIsolationTest, CrashesAndHangsCostTheirResultsAndEveryReportIsWritten) {
   testing::WriteFloatCase(root.path(), "test_zafter", {4, 5}, {5, 1});
   const fs::path json = out.path() / "r.json", xml = out.path() / "r.xml", md = out.path() / "r.md";
   const BackendRegistry registry = testing::FakeRegistry();
-  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--timeout", "0.5", "-j",
-                  "2", "--backend", "reference", "--backend", "segfault", "--backend",
-                  "divide_by_zero", "--backend", "abort", "--backend", "endless_loop", "--json",
-                  json.string(), "--junit", xml.string(), "--markdown", md.string()},
+  CliRun r = Cli({"--data-dir",
+                  root.path().string(),
+                  "--no-builtin",
+                  "--timeout",
+                  "0.5",
+                  "-j",
+                  "2",
+                  "--backend",
+                  "reference",
+                  "--backend",
+                  "segfault",
+                  "--backend",
+                  "divide_by_zero",
+                  "--backend",
+                  "abort",
+                  "--backend",
+                  "endless_loop",
+                  "--json",
+                  json.string(),
+                  "--junit",
+                  xml.string(),
+                  "--markdown",
+                  md.string()},
                  registry);
   EXPECT_EQ(r.code, kExitFailed) << r.err;
   EXPECT_THAT(r.out, HasSubstr("summary: 15 results (15 case x backend): 11 PASS, 0 FAIL, "
@@ -373,8 +391,9 @@ TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
     testing::WriteFloatCase(root.path(), "test_case_" + std::to_string(i), {i + 1, 2}, {2, 3});
   }
   const BackendRegistry registry = testing::FakeRegistry();
-  const std::vector<std::string> common = {"--data-dir", root.path().string(), "--backend",
-                                           "reference", "--backend", "nudge", "--backend", "good"};
+  const std::vector<std::string> common = {
+      "--data-dir", root.path().string(), "--backend", "reference", "--backend",
+      "nudge",      "--backend",          "good"};
   auto run = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = common;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -414,9 +433,15 @@ TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
 }
 
 TEST(CliShardTest, BadShardsAndJobsAreUsageErrors) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--shard", "0/3"}, {"--shard", "4/3"}, {"--shard", "1"}, {"--shard", "a/b"},
-           {"--jobs", "0"}, {"--timeout", "0"}, {"--timeout", "-1"}, {"merge"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--shard", "0/3"},
+                                             {"--shard", "4/3"},
+                                             {"--shard", "1"},
+                                             {"--shard", "a/b"},
+                                             {"--jobs", "0"},
+                                             {"--timeout", "0"},
+                                             {"--timeout", "-1"},
+                                             {"merge"}}) {
     CliRun r = Cli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
   }

@@ -3,7 +3,6 @@
 #define MM_CONFORMANCE_TESTS_FAKE_BACKENDS_H_
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -26,11 +25,11 @@ enum class Fault {
   kByConversion,
   kPrepareFails,
   kThrows,
-  kSegfault,      // Writes through a null pointer: SIGSEGV.
-  kDivideByZero,  // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
-  kAbort,         // std::abort(): SIGABRT.
-  kEndlessLoop,   // Never returns.
-  kExit,          // std::exit(3) from inside Execute.
+  kSegfault,        // Writes through a null pointer: SIGSEGV.
+  kDivideByZero,    // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
+  kAbort,           // std::abort(): SIGABRT.
+  kEndlessLoop,     // Never returns.
+  kExit,            // std::exit(3) from inside Execute.
   kReportsProcess,  // UNSUPPORTED, naming the process it runs in ("runs in process 123").
 };
 

@@ -124,7 +124,8 @@ TEST_P(BadInputTest, IsAnErrorNamingTheFile) {
   row.write(root.path(), "broken");
   const Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = false, .select = {}});
   ASSERT_EQ(catalog.cases.size(), 1u) << "a bad MatMul case must be listed, not skipped";
-  const auto results = RunConformance(catalog, BuiltinBackends(), testing::OnBackends({"reference"}));
+  const auto results =
+      RunConformance(catalog, BuiltinBackends(), testing::OnBackends({"reference"}));
   ASSERT_FALSE(results.empty());
   for (const Result& r : results) {
     EXPECT_EQ(r.verdict, Verdict::kError) << r.message;

@@ -77,7 +77,8 @@ TEST_F(RunnerTest, OneResultPerDataSetAndBackend) {
   std::filesystem::copy(root_.path() / "test_case" / "test_data_set_0",
                         root_.path() / "test_case" / "test_data_set_1");
   catalog_ = Discover({{root_.path(), "--data-dir"}}, {.builtin = false, .select = {}});
-  auto results = RunConformance(catalog_, registry_, testing::OnBackends({"reference", "good", "unsupported"}));
+  auto results = RunConformance(catalog_, registry_,
+                                testing::OnBackends({"reference", "good", "unsupported"}));
   ASSERT_EQ(results.size(), 6u);
   EXPECT_EQ(results[3].data_set, "test_data_set_1");
   EXPECT_EQ(results[5].backend, "unsupported");
