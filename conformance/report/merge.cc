@@ -7,6 +7,7 @@
 
 #include "conformance/result_json.h"
 #include "conformance/tools/cli.h"
+#include "conformance/verdict.h"
 
 namespace mm::conformance {
 namespace {
@@ -258,11 +259,12 @@ int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
                       std::optional<int> skip_exit_code) {
   if (report.require_official && !report.official.complete()) return kExitOfficial;
   if (!any_case) return kExitUsage;
-  const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
-  if (sum.fail + sum.error + sum.xpass + rule_failures > 0 ||
-      (report.strict && sum.unsupported > 0)) {
-    return kExitFailed;
+  // Which verdicts fail a run is the verdict table's (conformance/verdict.h), plus --strict.
+  int failures = 0;
+  for (Verdict verdict : kAllVerdicts) {
+    if (FailsUnder(verdict, report.rule)) failures += sum.Of(verdict);
   }
+  if (failures > 0 || (report.strict && sum.unsupported > 0)) return kExitFailed;
   if (skip_exit_code && sum.unsupported + sum.skip == sum.total() && sum.total() > 0) {
     return *skip_exit_code;
   }

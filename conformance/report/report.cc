@@ -21,6 +21,30 @@ std::vector<std::pair<std::string, std::string>> RunsOn(const Report& report) {
   return lines;
 }
 
+int Summary::Of(Verdict verdict) const {
+  switch (verdict) {
+    case Verdict::kPass:
+      return pass;
+    case Verdict::kFail:
+      return fail;
+    case Verdict::kUnsupported:
+      return unsupported;
+    case Verdict::kError:
+      return error;
+    case Verdict::kBound:
+      return bound;
+    case Verdict::kImprecise:
+      return imprecise;
+    case Verdict::kXFail:
+      return xfail;
+    case Verdict::kXPass:
+      return xpass;
+    case Verdict::kSkip:
+      return skip;
+  }
+  return 0;
+}
+
 void Count(Summary& s, Verdict verdict) {
   switch (verdict) {
     case Verdict::kPass:

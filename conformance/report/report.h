@@ -78,6 +78,8 @@ struct Summary {
   int total() const {
     return pass + fail + unsupported + error + bound + imprecise + xfail + xpass + skip;
   }
+  // How many results have `verdict`.
+  int Of(Verdict verdict) const;
 };
 
 // Sets each entry's `matched` to the number of `results` it decided (the first matching entry

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "conformance/report/json_report.h"
+#include "conformance/report/report.h"
 #include "conformance/result_json.h"
 #include "conformance/tests/fake_backends.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
+#include "conformance/verdict.h"
 
 namespace mm::conformance {
 namespace {
@@ -133,6 +135,30 @@ TEST(MergeRuleTest, TheRuleIsReadBackAndDecidesTheMergedExitCode) {
   auto mixed = MergeShardReports({report, other});
   ASSERT_FALSE(mixed.ok());
   EXPECT_THAT(mixed.status().message(), HasSubstr("--tolerance rules differ"));
+}
+
+// The exit code follows the verdict table: a run holding one result of a verdict fails exactly
+// when FailsUnder says that verdict fails under the run's rule (UNSUPPORTED: only with --strict).
+TEST(ExitCodeTest, OneResultOfEachVerdictFailsTheRunExactlyWhenTheTableSaysSo) {
+  for (ToleranceRule rule : {ToleranceRule::kOnnx, ToleranceRule::kBound}) {
+    for (Verdict verdict : kAllVerdicts) {
+      for (bool strict : {false, true}) {
+        Report report;
+        report.rule = rule;
+        report.strict = strict;
+        Summary summary;
+        Count(summary, verdict);
+        ASSERT_EQ(summary.Of(verdict), 1) << VerdictName(verdict);
+        ASSERT_EQ(summary.total(), 1) << VerdictName(verdict);
+        const bool fails =
+            FailsUnder(verdict, rule) || (strict && verdict == Verdict::kUnsupported);
+        EXPECT_EQ(ExitCodeOfSummary(report, summary, /*any_case=*/true),
+                  fails ? kExitFailed : kExitPassed)
+            << VerdictName(verdict) << " under --tolerance "
+            << (rule == ToleranceRule::kOnnx ? "onnx" : "bound") << (strict ? " --strict" : "");
+      }
+    }
+  }
 }
 
 TEST(ReportFromJsonTest, RefusesWhatIsNotAReportAndNamesTheBadKey) {
