@@ -228,7 +228,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     if (entry.builtin()) {
       dirs.insert(std::string(kBuiltinDataSetDir));
     } else {
-      for (const DataSetFiles& d : entry.data_sets) dirs.insert(d.name);
+      for (std::size_t d = 0; d < entry.data_sets.size(); ++d) dirs.insert(entry.data_sets.name(d));
     }
     return dirs;
   };

@@ -182,7 +182,7 @@ std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_
     Result r;
     r.case_name = entry.name;
     r.case_index = static_cast<std::int64_t>(case_index);
-    r.source = entry.source;
+    r.source = entry.source();
     r.backend = backend;
     r.verdict = Verdict::kError;
     r.message = "invalid case: " + entry.error.message();
@@ -209,8 +209,8 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
     Result base;
     base.case_name = entry.name;
     base.case_index = static_cast<std::int64_t>(case_index);
-    base.source = entry.source;
-    base.data_set = entry.data_sets[d].name;
+    base.source = entry.source();
+    base.data_set = entry.data_sets.name(d);
     base.dtype = entry.model->a.dtype;
     // Each result carries its backend's name from here on.
     auto for_each_backend = [&](auto&& fill) {

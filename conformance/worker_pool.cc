@@ -449,8 +449,8 @@ class Pool {
         Result r;
         r.case_name = entry.name;
         r.case_index = static_cast<std::int64_t>(task.case_index);
-        r.source = entry.source;
-        r.data_set = entry.data_sets[d].name;
+        r.source = entry.source();
+        r.data_set = entry.data_sets.name(d);
         r.backend = options_.backends[b];
         r.verdict = Verdict::kError;
         r.message = why;

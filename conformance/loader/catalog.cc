@@ -1,7 +1,7 @@
 #include "conformance/loader/catalog.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <system_error>
 
 #include "engine/testdata/onnx_matmul_examples.h"
@@ -16,25 +16,25 @@ bool HasModel(const fs::path& dir) {
   return fs::is_regular_file(dir / "model.onnx", ec);
 }
 
-// The case directories of a root, as (name, dir): the root itself when it holds model.onnx, else
-// its sub-directories sorted by name. Sub-directories without model.onnx are returned too (they
-// become skipped entries). Paths as text: a root may hold hundreds of thousands of cases.
-std::vector<std::pair<std::string, std::string>> CaseDirsOf(const fs::path& root) {
-  std::vector<std::pair<std::string, std::string>> dirs;
-  if (HasModel(root)) {
+// The case directories of a root, by name: the root itself when it holds model.onnx (then
+// `*is_root` is set), else its sub-directories sorted by name, each root / name. Sub-directories
+// without model.onnx are returned too (they become skipped entries). Names only: a root may hold
+// hundreds of thousands of cases, and each directory is rebuilt from the root when needed.
+std::vector<std::string> CaseNamesOf(const fs::path& root, bool* is_root) {
+  std::vector<std::string> names;
+  *is_root = HasModel(root);
+  if (*is_root) {
     const fs::path canonical = root.has_filename() ? root : root.parent_path();
-    dirs.emplace_back(canonical.filename().string(), root.string());
-    return dirs;
+    names.push_back(canonical.filename().string());
+    return names;
   }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     std::error_code type_ec;
-    if (entry.is_directory(type_ec)) {
-      dirs.emplace_back(entry.path().filename().string(), entry.path().string());
-    }
+    if (entry.is_directory(type_ec)) names.push_back(entry.path().filename().string());
   }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // The name of a built-in example's one data set.
@@ -58,15 +58,178 @@ MatMulModel BuiltinModel(const ExampleCase& example) {
   return model;
 }
 
+// The name and files of data set `index` of the case in `case_dir` when it follows the layout,
+// built exactly as ListDataSets builds them from its listing.
+std::string StandardName(std::size_t index) { return "test_data_set_" + std::to_string(index); }
+
+DataSetFiles StandardFiles(std::size_t index, const std::string& case_dir,
+                           const MatMulModel& model) {
+  const std::string name = StandardName(index);
+  const fs::path set_dir = fs::path(case_dir) / name;
+  auto input = [&](int k) { return (set_dir / ("input_" + std::to_string(k) + ".pb")).string(); };
+  return {name, input(model.a_input_index), input(model.b_input_index),
+          (set_dir / "output_0.pb").string()};
+}
+
 }  // namespace
+
+DataSetList::DataSetList(std::vector<DataSetFiles> sets, const std::string& case_dir,
+                         const MatMulModel& model) {
+  bool standard = !sets.empty() && sets.size() <= UINT32_MAX;
+  for (std::size_t i = 0; standard && i < sets.size(); ++i) {
+    const DataSetFiles rebuilt = StandardFiles(i, case_dir, model);
+    standard = sets[i].name == rebuilt.name && sets[i].a == rebuilt.a && sets[i].b == rebuilt.b &&
+               sets[i].y == rebuilt.y;
+  }
+  if (standard) {
+    standard_ = static_cast<std::uint32_t>(sets.size());
+  } else {
+    full_ = std::move(sets);
+  }
+}
+
+void DataSetList::push_back(DataSetFiles set) {
+  // A list is in one form: a standard list met by a full entry is written out in full first.
+  if (standard_ != 0) {
+    for (std::size_t i = 0; i < standard_; ++i) full_.push_back({StandardName(i), {}, {}, {}});
+    standard_ = 0;
+  }
+  full_.push_back(std::move(set));
+}
+
+std::string DataSetList::name(std::size_t index) const {
+  return standard_ != 0 ? StandardName(index) : full_.at(index).name;
+}
+
+DataSetFiles DataSetList::files(std::size_t index, const std::string& case_dir,
+                                const MatMulModel& model) const {
+  return standard_ != 0 ? StandardFiles(index, case_dir, model) : full_.at(index);
+}
+
+namespace {
+
+// CompactModel's encoding: integers as LEB128 varints (signed ones zigzagged), a string as its
+// length then its bytes, a dim as 0 when unknown or 1 then its value.
+void PutUnsigned(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void PutSigned(std::string& out, std::int64_t v) {
+  PutUnsigned(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+void PutTensor(std::string& out, const DeclaredTensor& t) {
+  PutUnsigned(out, t.name.size());
+  out += t.name;
+  PutUnsigned(out, static_cast<std::uint64_t>(t.dtype));
+  PutUnsigned(out, t.has_shape ? 1 : 0);
+  PutUnsigned(out, t.dims.size());
+  for (const auto& dim : t.dims) {
+    PutUnsigned(out, dim ? 1 : 0);
+    if (dim) PutSigned(out, *dim);
+  }
+}
+
+// Reads what the Put functions wrote (the bytes are this process's own: never malformed).
+struct Reader {
+  const std::string& in;
+  std::size_t at = 0;
+  std::uint64_t Unsigned() {
+    std::uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      const auto byte = static_cast<unsigned char>(in[at++]);
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return v;
+    }
+  }
+  std::int64_t Signed() {
+    const std::uint64_t z = Unsigned();
+    return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  }
+  DeclaredTensor ReadTensor() {
+    DeclaredTensor t;
+    const std::size_t length = Unsigned();
+    t.name = in.substr(at, length);
+    at += length;
+    t.dtype = static_cast<DType>(Unsigned());
+    t.has_shape = Unsigned() != 0;
+    t.dims.resize(Unsigned());
+    for (auto& dim : t.dims) {
+      if (Unsigned() != 0) dim = Signed();
+    }
+    return t;
+  }
+};
+
+}  // namespace
+
+CompactModel& CompactModel::operator=(const MatMulModel& model) {
+  std::string out;
+  PutSigned(out, model.opset);
+  PutSigned(out, model.matmul_version);
+  PutSigned(out, model.a_input_index);
+  PutSigned(out, model.b_input_index);
+  PutUnsigned(out, model.allowed_dtypes.size());
+  for (DType dtype : model.allowed_dtypes) PutUnsigned(out, static_cast<std::uint64_t>(dtype));
+  PutTensor(out, model.a);
+  PutTensor(out, model.b);
+  PutTensor(out, model.y);
+  out.shrink_to_fit();
+  bytes_ = std::move(out);
+  return *this;
+}
+
+CompactModel& CompactModel::operator=(const std::optional<MatMulModel>& model) {
+  if (model) return *this = *model;
+  bytes_.clear();
+  bytes_.shrink_to_fit();
+  return *this;
+}
+
+MatMulModel CompactModel::operator*() const {
+  Reader in{bytes_};
+  MatMulModel model;
+  model.opset = static_cast<int>(in.Signed());
+  model.matmul_version = static_cast<int>(in.Signed());
+  model.a_input_index = static_cast<int>(in.Signed());
+  model.b_input_index = static_cast<int>(in.Signed());
+  model.allowed_dtypes.resize(in.Unsigned());
+  for (DType& dtype : model.allowed_dtypes) dtype = static_cast<DType>(in.Unsigned());
+  model.a = in.ReadTensor();
+  model.b = in.ReadTensor();
+  model.y = in.ReadTensor();
+  return model;
+}
+
+const std::string& CaseEntry::source() const {
+  static const std::string kUnset;
+  return shared_source ? *shared_source : kUnset;
+}
+
+std::string CaseEntry::dir() const {
+  switch (dir_is) {
+    case DirIs::kNone:
+      return {};
+    case DirIs::kSource:
+      return source();
+    case DirIs::kSourceSlashName:
+      return (fs::path(source()) / name).string();
+  }
+  return {};
+}
 
 StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   if (!entry.model) return FailedPreconditionError(entry.name + ": not a valid case");
   if (index >= entry.data_sets.size()) {
     return OutOfRangeError(entry.name + ": no data set " + std::to_string(index));
   }
-  if (entry.make_data_set) return entry.make_data_set(index);
-  if (!entry.builtin()) return LoadDataSet(entry.data_sets[index], *entry.model);
+  if (entry.make_data_set) return (*entry.make_data_set)(index);
+  if (!entry.builtin()) {
+    const MatMulModel model = *entry.model;
+    return LoadDataSet(entry.data_sets.files(index, entry.dir(), model), model);
+  }
   // The examples are a few hundred bytes of embedded text: parsing them again is cheaper than
   // keeping their tensors for the whole run.
   MM_ASSIGN_OR_RETURN(std::vector<ExampleCase> examples, BuiltinExamples());
@@ -120,23 +283,61 @@ std::vector<fs::path> DefaultDataRoots() {
 Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& options) {
   Catalog catalog;
   catalog.roots = roots;
-  std::map<std::string, std::string> first_seen;  // name -> where it was first found.
+  // The names found in earlier sources, sorted, as indices into catalog.cases (kind 0) or
+  // catalog.skipped (kind 1): rebuilt before each source after the first, so discovery keeps no
+  // map of names and paths beside the catalog.
+  struct Seen {
+    std::uint32_t kind : 1;
+    std::uint32_t index : 31;
+  };
+  std::vector<Seen> seen;
+  auto seen_name = [&](const Seen& s) -> const std::string& {
+    return s.kind == 0 ? catalog.cases[s.index].name : catalog.skipped[s.index].name;
+  };
+  auto index_seen = [&] {
+    seen.clear();
+    seen.reserve(catalog.cases.size() + catalog.skipped.size());
+    for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
+      seen.push_back({0, static_cast<std::uint32_t>(i)});
+    }
+    for (std::size_t i = 0; i < catalog.skipped.size(); ++i) {
+      seen.push_back({1, static_cast<std::uint32_t>(i)});
+    }
+    std::sort(seen.begin(), seen.end(),
+              [&](const Seen& x, const Seen& y) { return seen_name(x) < seen_name(y); });
+  };
+  // Where the first copy of `name` is, when an earlier source has one.
+  auto winner = [&](const std::string& name) -> std::optional<std::string> {
+    auto it =
+        std::lower_bound(seen.begin(), seen.end(), name,
+                         [&](const Seen& x, const std::string& n) { return seen_name(x) < n; });
+    if (it == seen.end() || seen_name(*it) != name) return std::nullopt;
+    return it->kind == 0 ? catalog.cases[it->index].dir() : catalog.skipped[it->index].dir.string();
+  };
   auto selected = [&](const std::string& name) { return !options.select || options.select(name); };
 
-  for (const DataRoot& root : roots) {
-    for (auto& [name, dir] : CaseDirsOf(root.path)) {
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    const DataRoot& root = roots[r];
+    if (r > 0) index_seen();
+    bool is_root = false;
+    std::vector<std::string> names = CaseNamesOf(root.path, &is_root);
+    catalog.cases.reserve(catalog.cases.size() + names.size());
+    const auto source = std::make_shared<const std::string>(root.path.string());
+    for (std::string& name : names) {
       if (!selected(name)) continue;
-      if (auto it = first_seen.find(name); it != first_seen.end()) {
-        catalog.shadowed.push_back({name, dir, it->second});
+      const std::string dir = is_root ? *source : (root.path / name).string();
+      if (auto first = winner(name)) {
+        catalog.shadowed.push_back({name, dir, *first});
         continue;
       }
-      first_seen.emplace(name, dir);
       auto kind = ClassifyCaseDir(dir);
-      CaseEntry entry{name, root.path.string(), dir, std::nullopt, {}, OkStatus()};
       if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
         catalog.skipped.push_back({name, dir, "no model.onnx"});
         continue;
       }
+      CaseEntry entry;
+      entry.shared_source = source;
+      entry.dir_is = is_root ? CaseEntry::DirIs::kSource : CaseEntry::DirIs::kSourceSlashName;
       if (!kind.ok()) {
         entry.error = kind.status();
       } else if (!kind->matmul) {
@@ -145,47 +346,48 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
       } else {
         auto sets = ListDataSets(dir, *kind->matmul);
         if (sets.ok()) {
+          entry.data_sets = DataSetList(std::move(sets).value(), dir, *kind->matmul);
           entry.model = std::move(kind->matmul);
-          entry.data_sets = std::move(sets).value();
         } else {
           entry.error = sets.status();
         }
       }
+      entry.name = std::move(name);
       catalog.cases.push_back(std::move(entry));
     }
   }
 
   if (options.builtin) {
+    const auto source = std::make_shared<const std::string>(kBuiltinSource);
+    index_seen();
     auto examples = BuiltinExamples();
     if (!examples.ok()) {
-      catalog.cases.push_back({"builtin",
-                               std::string(kBuiltinSource),
-                               {},
-                               std::nullopt,
-                               {},
-                               examples.status().WithContext("built-in examples")});
+      CaseEntry entry;
+      entry.name = "builtin";
+      entry.shared_source = source;
+      entry.error = examples.status().WithContext("built-in examples");
+      catalog.cases.push_back(std::move(entry));
       return catalog;
     }
     for (ExampleCase& example : *examples) {
       if (!selected(example.name)) continue;
-      if (auto it = first_seen.find(example.name); it != first_seen.end()) {
-        catalog.shadowed.push_back({example.name, fs::path(kBuiltinSource), it->second});
+      if (auto first = winner(example.name)) {
+        catalog.shadowed.push_back({example.name, fs::path(kBuiltinSource), *first});
         continue;
       }
-      first_seen.emplace(example.name, std::string(kBuiltinSource));
-      catalog.cases.push_back({example.name,
-                               std::string(kBuiltinSource),
-                               {},
-                               BuiltinModel(example),
-                               {{std::string(kBuiltinDataSet), {}, {}, {}}},
-                               OkStatus()});
+      CaseEntry entry;
+      entry.name = example.name;
+      entry.shared_source = source;
+      entry.model = BuiltinModel(example);
+      entry.data_sets.push_back({std::string(kBuiltinDataSet), {}, {}, {}});
+      catalog.cases.push_back(std::move(entry));
     }
   }
   return catalog;
 }
 
 std::optional<fs::path> LocateCase(const std::vector<DataRoot>& roots, const std::string& name) {
-  // Same precedence as CaseDirsOf, without listing whole roots (Debian's holds ~900 cases).
+  // Same precedence as CaseNamesOf, without listing whole roots (Debian's holds ~900 cases).
   for (const DataRoot& root : roots) {
     std::error_code ec;
     if (HasModel(root.path)) {

@@ -3,10 +3,13 @@
 #ifndef MM_CONFORMANCE_LOADER_CATALOG_H_
 #define MM_CONFORMANCE_LOADER_CATALOG_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/loader/matmul_case.h"
@@ -38,22 +41,91 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(
 // (where scripts/fetch-onnx-testdata.sh puts the official cases).
 std::vector<std::filesystem::path> DefaultDataRoots();
 
+// The data sets of a case. Those that follow ONNX's layout (test_data_set_0 .. test_data_set_{N-1},
+// each holding input_K.pb and output_0.pb, as every generated corpus does) are kept as their count
+// and their paths rebuilt when one is loaded; any other list is kept in full. A catalog holds one
+// per case: a few hundred thousand lists of full paths would cost more than the rest of the run.
+class DataSetList {
+ public:
+  DataSetList() = default;
+  // The answer of ListDataSets(case_dir, model), kept as a count when it follows the layout.
+  DataSetList(std::vector<DataSetFiles> sets, const std::string& case_dir,
+              const MatMulModel& model);
+
+  // Appends a data set kept in full (built-in and in-memory cases: a name without files).
+  void push_back(DataSetFiles set);
+  std::size_t size() const { return standard_ != 0 ? standard_ : full_.size(); }
+  bool empty() const { return size() == 0; }
+  // The name of data set `index` < size(): "test_data_set_0".
+  std::string name(std::size_t index) const;
+  // The files of data set `index` < size() of the case in `case_dir` declared by `model`.
+  DataSetFiles files(std::size_t index, const std::string& case_dir,
+                     const MatMulModel& model) const;
+
+ private:
+  std::uint32_t standard_ = 0;  // How many data sets follow the layout (then full_ is empty).
+  std::vector<DataSetFiles> full_;
+};
+
+// A MatMulModel kept as a few dozen bytes (a catalog holds one per case, and a MatMulModel costs
+// several allocations). Reads like a std::optional<MatMulModel>: each read decodes a copy, equal
+// field for field to the model stored.
+class CompactModel {
+ public:
+  CompactModel() = default;
+  CompactModel& operator=(const MatMulModel& model);
+  CompactModel& operator=(const std::optional<MatMulModel>& model);
+
+  bool has_value() const { return !bytes_.empty(); }
+  explicit operator bool() const { return has_value(); }
+  // The model; has_value() must hold.
+  MatMulModel operator*() const;
+  MatMulModel value() const { return **this; }
+  // `entry.model->opset`: a decoded copy that lives until the end of the full expression.
+  class Arrow {
+   public:
+    explicit Arrow(MatMulModel model) : model_(std::move(model)) {}
+    const MatMulModel* operator->() const { return &model_; }
+
+   private:
+    MatMulModel model_;
+  };
+  Arrow operator->() const { return Arrow(**this); }
+
+ private:
+  std::string bytes_;  // Empty when there is no model.
+};
+
+// Makes data set `index` of a case built in memory (the self-check's).
+using DataSetMaker = std::function<StatusOr<DataSet>(std::size_t index)>;
+
 // A MatMul case found in a source: classified and its data sets listed, or invalid with the reason
 // (it is then an ERROR). No tensor is read by discovery: LoadCaseDataSet reads one data set when
-// it runs, so memory does not grow with the corpus.
+// it runs, so memory does not grow with the corpus. A catalog holds one per case, so what every
+// case of a source has in common is shared, and the directory is rebuilt from the source.
 struct CaseEntry {
-  std::string name;
-  std::string source;  // The data root's path, or kBuiltinSource.
-  // The case directory (empty for built-ins), as text: a catalog holds one per case, and a
-  // std::filesystem::path costs an allocation per component.
-  std::string dir;
-  std::optional<MatMulModel> model;     // Set when the case is valid (built-ins: MatMul-13).
-  std::vector<DataSetFiles> data_sets;  // Set when valid; built-ins have one without files.
-  Status error;                         // Why it is invalid, when `model` is empty.
-  // A case built in memory (the self-check's): makes data set `index`; empty for every other case.
-  std::function<StatusOr<DataSet>(std::size_t index)> make_data_set;
+  // Where the case directory is.
+  enum class DirIs : std::uint8_t {
+    kNone,             // No directory (built-in and in-memory cases).
+    kSource,           // The source itself (a data root that is one case directory).
+    kSourceSlashName,  // source / name (a case of a folder of cases).
+  };
 
-  bool builtin() const { return source == kBuiltinSource; }
+  std::string name;
+  // The data root's path, or kBuiltinSource: one string for every case of the source.
+  std::shared_ptr<const std::string> shared_source;
+  DirIs dir_is = DirIs::kNone;
+  CompactModel model;     // Set when the case is valid (built-ins: MatMul-13).
+  DataSetList data_sets;  // Set when valid; built-ins have one without files.
+  Status error;           // Why it is invalid, when `model` is empty.
+  // A case built in memory (the self-check's): makes its data sets; null for every other case.
+  std::shared_ptr<const DataSetMaker> make_data_set;
+
+  // The data root's path, or kBuiltinSource ("" when unset).
+  const std::string& source() const;
+  // The case directory as text: empty for built-ins.
+  std::string dir() const;
+  bool builtin() const { return source() == kBuiltinSource; }
 };
 
 // Reads data set `index` of the valid case `entry`: its tensor files (checked against the model),

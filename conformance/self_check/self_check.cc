@@ -41,7 +41,7 @@ CaseEntry MakeCase(std::string name, Dims a_dims, Dims b_dims,
   const Dims stored_y = y_dims.value_or(plan.y_dims);
   CaseEntry entry;
   entry.name = std::move(name);
-  entry.source = std::string(kSelfCheckSource);
+  entry.shared_source = std::make_shared<const std::string>(kSelfCheckSource);
   conformance::MatMulModel model;
   model.opset = 13;
   model.matmul_version = 13;
@@ -54,16 +54,17 @@ CaseEntry MakeCase(std::string name, Dims a_dims, Dims b_dims,
     entry.data_sets.push_back({"test_data_set_" + std::to_string(i), {}, {}, {}});
   }
   auto shared = std::make_shared<const decltype(sets)>(std::move(sets));
-  entry.make_data_set = [shared, plan, a_dims, b_dims,
-                         stored_y](std::size_t index) -> StatusOr<DataSet> {
-    const auto& [a_values, b_values] = shared->at(index);
-    MM_ASSIGN_OR_RETURN(Tensor a, Tensor::FromValues<T>(a_dims, a_values));
-    MM_ASSIGN_OR_RETURN(Tensor b, Tensor::FromValues<T>(b_dims, b_values));
-    MM_ASSIGN_OR_RETURN(OracleResult oracle, ExactMatMul(plan, a.view(), b.view()));
-    MM_ASSIGN_OR_RETURN(Tensor y, Tensor::FromValues<T>(stored_y, oracle.y.template Values<T>()));
-    return DataSet{"test_data_set_" + std::to_string(index), std::move(a), std::move(b),
-                   std::move(y)};
-  };
+  entry.make_data_set = std::make_shared<const conformance::DataSetMaker>(
+      [shared, plan, a_dims, b_dims, stored_y](std::size_t index) -> StatusOr<DataSet> {
+        const auto& [a_values, b_values] = shared->at(index);
+        MM_ASSIGN_OR_RETURN(Tensor a, Tensor::FromValues<T>(a_dims, a_values));
+        MM_ASSIGN_OR_RETURN(Tensor b, Tensor::FromValues<T>(b_dims, b_values));
+        MM_ASSIGN_OR_RETURN(OracleResult oracle, ExactMatMul(plan, a.view(), b.view()));
+        MM_ASSIGN_OR_RETURN(Tensor y,
+                            Tensor::FromValues<T>(stored_y, oracle.y.template Values<T>()));
+        return DataSet{"test_data_set_" + std::to_string(index), std::move(a), std::move(b),
+                       std::move(y)};
+      });
   return entry;
 }
 

@@ -56,7 +56,7 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
-    out << PrintableText(c.dir.empty() ? c.source : c.dir);
+    out << PrintableText(c.dir_is == CaseEntry::DirIs::kNone ? c.source() : c.dir());
     if (IsOfficialCase(c.name)) {
       for (const OfficialStatus& s : official.cases) {
         if (s.name == c.name) out << " [official: " << OfficialStateName(s.state) << "]";
@@ -122,7 +122,7 @@ Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& sele
     const CaseEntry& entry = catalog.cases[c.case_index];
     mix(std::to_string(c.case_index));
     mix(entry.name);
-    for (const auto& set : entry.data_sets) mix(set.name);
+    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) mix(entry.data_sets.name(d));
     combined ^= hash;
     ++selection.cases;
     selection.results +=
@@ -204,7 +204,7 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
     const std::size_t k = resumed.keep[c];
     const bool next = !closed[c] && k < ResultsOfCase(catalog, c, nb) &&
                       r->backend == now.backends[k % nb] &&
-                      (!entry.model || r->data_set == entry.data_sets[k / nb].name);
+                      (!entry.model || r->data_set == entry.data_sets.name(k / nb));
     if (next) {
       ++resumed.keep[c];
     } else {
