@@ -46,6 +46,20 @@ def impl_style(impl):
     }
 
 
+def plot_lines(ax, lines):
+    """Draws one line per implementation of `lines` ({impl: [(x, y), ...]}), in the report's
+    order and styles; returns how many it drew."""
+    for impl in sorted(lines, key=impl_order):
+        points = sorted(lines[impl])
+        ax.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            label=impl_label(impl),
+            **impl_style(impl),
+        )
+    return len(lines)
+
+
 def plot_sweep(records, dtype, threads_list, peaks):
     fig, axes = plt.subplots(
         1, len(threads_list), figsize=(5.2 * len(threads_list), 3.8), squeeze=False, sharey=True
@@ -62,15 +76,7 @@ def plot_sweep(records, dtype, threads_list, peaks):
                 and r.get("rate_gflops")
             ):
                 lines[r["impl"]].append((int(r["shape"].split("x")[0]), r["rate_gflops"]))
-        for impl in sorted(lines, key=impl_order):
-            points = sorted(lines[impl])
-            ax.plot(
-                [p[0] for p in points],
-                [p[1] for p in points],
-                label=impl_label(impl),
-                **impl_style(impl),
-            )
-            series += 1
+        series += plot_lines(ax, lines)
         peak = peaks.get((dtype, threads))
         if peak:
             ax.axhline(peak["gflops"], color="grey", linewidth=0.8, linestyle=":")
@@ -169,15 +175,7 @@ def plot_scaling(records, threads_list):
                 lines[impl].append(
                     (int(shape.split("x")[0]), r["rate_gflops"] / base["rate_gflops"])
                 )
-        for impl in sorted(lines, key=impl_order):
-            points = sorted(lines[impl])
-            ax.plot(
-                [p[0] for p in points],
-                [p[1] for p in points],
-                label=impl_label(impl),
-                **impl_style(impl),
-            )
-            series += 1
+        series += plot_lines(ax, lines)
         ax.axhline(high / low, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xscale("log", base=2)
         ax.set_title(dtype, fontsize=10)
