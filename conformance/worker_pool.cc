@@ -1,5 +1,6 @@
 #include "conformance/worker_pool.h"
 
+#include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,18 +14,18 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <string>
 
 #include "conformance/compare.h"
-#include "conformance/result_json.h"
 #include "conformance/worker_protocol.h"
 
 namespace mm::conformance {
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // Resident memory of this process now, and at its peak, in bytes.
@@ -57,6 +58,22 @@ std::int64_t PeakRssBytes() {
 
 std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
 
+// Applies kWorkerPrimitiveCacheCapacity, unless the user set ONEDNN_PRIMITIVE_CACHE_CAPACITY.
+// oneDNN reads the variable once, when it first creates a primitive: the variable covers a oneDNN
+// that starts in this worker (the parent of a run never creates one), and oneDNN's own setter,
+// found in the process when oneDNN is linked in, one that started before the fork (in a test
+// process that ran backends in process, say). No link dependency: the pool knows no backend.
+void LimitOneDnnPrimitiveCache() {
+  if (std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") != nullptr) return;
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", std::to_string(kWorkerPrimitiveCacheCapacity).c_str(),
+         /*overwrite=*/1);
+  using Setter = int (*)(int);
+  if (auto set =
+          reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "dnnl_set_primitive_cache_capacity"))) {
+    set(kWorkerPrimitiveCacheCapacity);
+  }
+}
+
 // The worker: runs the cases it is sent until the parent closes the socket.
 [[noreturn]] void WorkerMain(int fd, const Catalog& catalog, const BackendRegistry& registry,
                              const RunOptions& options) {
@@ -65,6 +82,7 @@ std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) 
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
+  LimitOneDnnPrimitiveCache();
   const std::int64_t limit = options.memory_limit_bytes;
   if (limit > 0) {
     // A safety net for what the checks after each result and the parent's sampling cannot catch:
@@ -80,12 +98,16 @@ std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) 
     int fd;
     std::int64_t limit;
     std::optional<Stage> stage;
+    std::string payload;  // Reused from result to result.
     void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
       stage = s;
-      json message = ProgressJson(at);
-      message["stage"] = static_cast<int>(s);
-      message["about"] = ResultToJson(about);
-      if (!SendFrame(fd, kStage, message)) _exit(0);
+      if (!SendFrame(fd, kStage, EncodeStage(s, at, about))) _exit(0);
+    }
+    bool Send(const Result& result) {
+      payload.clear();
+      WireWriter out(payload);
+      EncodeResult(result, out);
+      return SendFrame(fd, kResult, payload);
     }
     void OnResult(Result result) override {
       const bool ran = stage == Stage::kBackend;
@@ -101,25 +123,26 @@ std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) 
         result.vs_bound.reset();
         result.vs_reference_comparison.reset();
         result.vs_reference = "n/a (memory limit)";
-        if (!SendFrame(fd, kResult, ResultToJson(result))) _exit(0);
-        SendFrame(fd, kRetire, json::object());
+        if (!Send(result)) _exit(0);
+        SendFrame(fd, kRetire, {});
         _exit(0);
       }
-      if (!SendFrame(fd, kResult, ResultToJson(result))) _exit(0);
+      if (!Send(result)) _exit(0);
     }
   } sender;
   sender.fd = fd;
   sender.limit = limit;
   BackendInstances instances(registry);
-  std::string buffer;
-  while (auto frame = ReadFrame(fd, buffer)) {
-    if (frame->first != kTask) break;
-    const json& task = frame->second;
-    RunCase(catalog, task.at("case").get<std::size_t>(), instances, registry, options,
-            ProgressFromJson(task), sender);
+  FrameReader reader;
+  while (auto frame = ReadFrame(fd, reader)) {
+    if (frame->type != kTask) break;
+    const std::optional<TaskMessage> task = DecodeTask(frame->payload);
+    if (!task || task->case_index >= catalog.cases.size()) break;
+    RunCase(catalog, task->case_index, instances, registry, options, task->from, sender);
     // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
     const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
-    if (!SendFrame(fd, kDone, json{{"retire", retire}}) || retire) break;
+    const char done = retire ? 1 : 0;
+    if (!SendFrame(fd, kDone, std::string_view(&done, 1)) || retire) break;
   }
   _exit(0);
 }
@@ -133,7 +156,7 @@ struct Task {
 struct Worker {
   pid_t pid = -1;
   int fd = -1;
-  std::string buffer;
+  FrameReader reader;
   std::optional<Task> task;
   // The stage the worker announced last, and when: a death or hang is pinned on it.
   std::optional<CaseEvents::Stage> stage;
@@ -239,17 +262,17 @@ class Pool {
     close(sv[1]);
     w.pid = pid;
     w.fd = sv[0];
-    w.buffer.clear();
+    w.reader.Clear();
     return true;
   }
 
   void Assign(Worker& w, const Task& task) {
-    json message = ProgressJson(task.from);
-    message["case"] = task.case_index;
     w.task = task;
     w.stage.reset();
     w.since = Clock::now();
-    if (!SendFrame(w.fd, kTask, message)) Died(w, "crashed: the worker was gone");
+    if (!SendFrame(w.fd, kTask, EncodeTask({task.case_index, task.from}))) {
+      Died(w, "crashed: the worker was gone");
+    }
   }
 
   // Polls the busy workers until one has news, passes its deadline, or the run is stopped.
@@ -317,44 +340,47 @@ class Pool {
       Died(w, why);
       return;
     }
-    w.buffer.append(chunk, static_cast<std::size_t>(n));
-    try {
-      while (w.task) {
-        auto frame = PopFrame(w.buffer);
-        if (!frame) break;
-        Handle(w, frame->first, frame->second);
+    w.reader.Append(chunk, static_cast<std::size_t>(n));
+    while (w.task) {
+      const std::optional<Frame> frame = w.reader.Pop();
+      if (!frame) break;
+      if (const char* garbled = Handle(w, *frame)) {
+        Died(w, std::string("crashed: garbled message from the worker: ") + garbled);
+        return;
       }
-    } catch (const std::exception& e) {
-      Died(w, std::string("crashed: garbled message from the worker: ") + e.what());
     }
   }
 
-  void Handle(Worker& w, MessageType type, const json& payload) {
-    if (!w.task) return;
-    switch (type) {
+  // Takes one frame of `w`'s; what is wrong with it when it is garbled, else nullptr.
+  const char* Handle(Worker& w, const Frame& frame) {
+    if (!w.task) return nullptr;
+    switch (frame.type) {
       case kStage: {
-        w.stage = static_cast<CaseEvents::Stage>(payload.at("stage").get<int>());
-        w.at = ProgressFromJson(payload);
-        auto about = ResultFromJson(payload.at("about"));
-        w.about = about.ok() ? std::move(about).value() : Result{};
+        std::optional<StageMessage> stage = DecodeStage(frame.payload);
+        if (!stage) return "a stage that does not decode";
+        w.stage = stage->stage;
+        w.at = std::move(stage->at);
+        w.about = std::move(stage->about);
         w.result_in = false;
         w.since = Clock::now();
         break;
       }
       case kResult: {
-        auto result = ResultFromJson(payload);
-        if (!result.ok()) throw std::runtime_error(result.status().ToString());
-        if (w.stage == CaseEvents::Stage::kBackend && result->backend == w.about.backend) {
+        Result result;
+        WireReader in(frame.payload);
+        if (!DecodeResult(in, result) || !in.at_end()) return "a result that does not decode";
+        if (w.stage == CaseEvents::Stage::kBackend && result.backend == w.about.backend) {
           w.result_in = true;
         }
-        results_[w.task->slot].push_back(std::move(result).value());
+        results_[w.task->slot].push_back(std::move(result));
         break;
       }
       case kDone: {
+        if (frame.payload.size() != 1) return "an end of task that does not decode";
         Complete(w.task->slot);
         w.task.reset();
         w.stage.reset();
-        if (payload.is_object() && payload.value("retire", false)) Retire(w, /*kill_it=*/false);
+        if (frame.payload[0] == 1) Retire(w, /*kill_it=*/false);
         break;
       }
       case kRetire: {
@@ -367,8 +393,9 @@ class Pool {
         break;
       }
       default:
-        throw std::runtime_error("unknown message type");
+        return "an unknown message type";
     }
+    return nullptr;
   }
 
   // Where a case goes on after the result at `at` (a backend stage).
@@ -470,7 +497,7 @@ class Pool {
       }
     }
     w.pid = -1;
-    w.buffer.clear();
+    w.reader.Clear();
   }
 
   static constexpr auto kMemoryCheckInterval = std::chrono::milliseconds(100);
@@ -520,27 +547,27 @@ std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry
   }
   if (pid == 0) {
     close(sv[0]);
-    json described = json::array();
+    std::vector<std::string> described;
     for (const BackendInfo& info : DescribeBackends(registry, names))
       described.push_back(info.runs_on);
-    SendFrame(sv[1], kResult, described);
+    SendFrame(sv[1], kDescribed, EncodeStrings(described));
     _exit(0);
   }
   close(sv[1]);
-  std::string buffer;
-  auto frame = ReadFrame(sv[0], buffer);
+  FrameReader reader;
+  const std::optional<Frame> frame = ReadFrame(sv[0], reader);
+  std::optional<std::vector<std::string>> described;
+  if (frame && frame->type == kDescribed) described = DecodeStrings(frame->payload);
   close(sv[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!frame || !frame->second.is_array() || frame->second.size() != names.size()) {
+  if (!described || described->size() != names.size()) {
     for (BackendInfo& info : infos)
       info.runs_on = "failed to start: " + DescribeWorkerDeath(status);
     return infos;
   }
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (frame->second[i].is_string()) infos[i].runs_on = frame->second[i].get<std::string>();
-  }
+  for (std::size_t i = 0; i < names.size(); ++i) infos[i].runs_on = std::move((*described)[i]);
   return infos;
 }
 

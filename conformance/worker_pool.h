@@ -29,6 +29,12 @@ namespace mm::conformance {
 bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
                  const BackendRegistry& registry, const RunOptions& options, ResultSink& sink);
 
+// The capacity of oneDNN's primitive cache in a worker, unless ONEDNN_PRIMITIVE_CACHE_CAPACITY is
+// set: none. By default oneDNN keeps 1,024 primitives, so that a shape seen again skips its JIT;
+// a conformance run sees each shape once or a few times, and that cache was most of a worker's
+// resident memory.
+inline constexpr int kWorkerPrimitiveCacheCapacity = 0;
+
 // DescribeBackends, asked in a short-lived child process so that this one never loads a backend's
 // state (oneDNN's engine, OpenMP threads, their memory); a child that dies gives "failed to start:
 // crashed: ..." for the backends it did not describe.

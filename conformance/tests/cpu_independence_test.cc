@@ -146,5 +146,46 @@ TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) 
   EXPECT_LT(growth, std::int64_t{64} << 20);
 }
 
+// A worker that sees many shapes keeps none of them: oneDNN's process-wide primitive cache holds
+// up to 1,024 compiled primitives by default (tens of MB), and a conformance run sees each shape
+// once, so workers run with it off unless the user sets ONEDNN_PRIMITIVE_CACHE_CAPACITY.
+TEST(WorkerMemoryTest, AWorkerDoesNotGrowWithTheNumberOfShapesOneDnnCompiled) {
+  // The same kind of case, 20 shapes and 1,000 (M, K, N), each a primitive of its own; tiny
+  // tensors, so the data costs nothing. What a worker costs whatever it runs (libraries, OpenMP,
+  // oneDNN's engine) is in both; the difference is what the shapes cost.
+  TempDir few, many;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t m = 1 + i % 10, k = 1 + (i / 10) % 10, n = 1 + i / 100;
+    const std::string name = "test_shape_" + std::to_string(i);
+    testing::WriteCase(many.path(), name, Ramp<float>({m, k}), Ramp<float>({k, n}));
+    if (i < 20) testing::WriteCase(few.path(), name, Ramp<float>({m, k}), Ramp<float>({k, n}));
+  }
+  auto growth = [](const fs::path& root, const char* capacity) {
+    return WorkerPeakGrowthBytes([&] {
+      if (capacity == nullptr) {
+        unsetenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY");
+      } else {
+        setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", capacity, 1);
+      }
+      std::ostringstream sink_out, sink_err;
+      return RunConformanceCli({"--data-dir", root.string(), "--no-builtin", "--jobs", "1",
+                                "--backend", "onednn", "--memory-limit", "0"},
+                               BuiltinBackends(), nullptr, sink_out, sink_err) == kExitPassed;
+    });
+  };
+  const std::int64_t few_default = growth(few.path(), nullptr);
+  const std::int64_t many_default = growth(many.path(), nullptr);
+  const std::int64_t few_cached = growth(few.path(), "1024");
+  const std::int64_t many_cached = growth(many.path(), "1024");
+  for (const std::int64_t g : {few_default, many_default, few_cached, many_cached}) {
+    ASSERT_GE(g, 0) << "a measured run failed";
+  }
+  EXPECT_LT(many_default - few_default, std::int64_t{4} << 20)
+      << "20 shapes: " << few_default << " bytes, 1,000: " << many_default;
+  // The user's setting is kept, and this measurement sees what a cache of that size costs.
+  EXPECT_GT(many_cached - few_cached, std::int64_t{16} << 20)
+      << "20 shapes: " << few_cached << " bytes, 1,000: " << many_cached;
+}
+
 }  // namespace
 }  // namespace mm::conformance
