@@ -220,6 +220,18 @@ TEST(CliTest, MissingOfficialCasesSayHowToGetThem) {
   EXPECT_THAT(list.out, HasSubstr("scripts/fetch-onnx-testdata.sh"));
 }
 
+// A run over a folder of one's own cases, none of them official, is not told on every run that it
+// lacks ONNX's; --list still says so.
+TEST(CliTest, ARunOverOnesOwnCasesIsNotToldItLacksTheOfficialOnes) {
+  TempDir root;
+  testing::WriteFloatCase(root.path(), "test_mine", {3, 4}, {4, 3});
+  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("official ONNX MatMul node tests are missing")));
+  CliRun list = Cli({"--list", "--data-dir", root.path().string(), "--no-builtin"});
+  EXPECT_THAT(list.out, HasSubstr("7 of the 7 official ONNX MatMul node tests are missing"));
+}
+
 TEST(CliTest, WritesEveryReport) {
   TempDir root, out;
   testing::WriteFloatCase(root.path(), "test_one", {2, 3}, {3, 2});
