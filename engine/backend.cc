@@ -75,7 +75,7 @@ Status MatMulPrimitive::Execute(TensorView a, TensorView b, MutableTensorView y)
       Fits(y.dtype, y.dims, y.data, plan_, plan_.y_dims, plan_.y_elements) &&
       !Overlaps(y.data, y_bytes, a.data, static_cast<std::size_t>(plan_.a_elements) * elem) &&
       !Overlaps(y.data, y_bytes, b.data, static_cast<std::size_t>(plan_.b_elements) * elem)) {
-    return Run(a, b, y);
+    return runner_->Run(a, b, y);
   }
   // Something does not fit: the same checks again, now building the error that names it.
   MM_RETURN_IF_ERROR(
@@ -88,7 +88,7 @@ Status MatMulPrimitive::Execute(TensorView a, TensorView b, MutableTensorView y)
       Overlaps(y.data, y_bytes, b.data, static_cast<std::size_t>(plan_.b_elements) * elem)) {
     return InvalidArgumentError("Y overlaps A or B; MatMul does not compute in place");
   }
-  return Run(a, b, y);
+  return runner_->Run(a, b, y);
 }
 
 namespace {

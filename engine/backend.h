@@ -59,14 +59,15 @@ class MatMulPrimitive {
  protected:
   // Computes y = MatMul(a, b) for views already checked against plan().
   virtual Status Run(TensorView a, TensorView b, MutableTensorView y) = 0;
-  // Runs `other`'s Run for views already checked against a plan equal to other's: a primitive
-  // that wraps another (the auto backend's) checks each call once, not twice.
-  static Status RunOf(MatMulPrimitive& other, TensorView a, TensorView b, MutableTensorView y) {
-    return other.Run(a, b, y);
-  }
+  // From now on Execute checks the views against plan() and calls `other`'s Run instead of this
+  // one's: a primitive that dispatches to another of an equal plan (the auto backend's) costs a
+  // call what the other costs called directly, one check and one virtual call. `other` must
+  // outlive this primitive (the wrapper owns it). A chain of wrappers runs the last one's.
+  void RunWith(MatMulPrimitive& other) { runner_ = other.runner_; }
 
  private:
   MatMulPlan plan_;
+  MatMulPrimitive* runner_ = this;  // Whose Run Execute calls.
 };
 
 // One MatMul implementation. Backends are not thread-safe unless they say so; use one per thread.

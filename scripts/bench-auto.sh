@@ -5,13 +5,16 @@
 #   - per dtype and shape from 64^3 up, the fastest single backend (every backend, BLAS ones
 #     included) and auto, auto's ratio >= 0.95, at 1 thread (CPU time, as calibration times it,
 #     see below) and at all cores (wall time);
-#   - tiny shapes: auto's and each built-in backend's time per call against the fastest bare
-#     library call (raw_eigen, raw_onednn), <= 1.2x; CPU time per call, which other work on a
-#     shared machine does not inflate (wall time counts the moments the process waits for a core);
+#   - tiny shapes: auto's and eigen's time per call against the fastest bare library call
+#     (raw_eigen, raw_onednn), <= 1.2x, and onednn's against a bare oneDNN call (what the library
+#     itself costs); the reference, the oracle's naive loops, is listed, not judged; CPU time per
+#     call, which other work on a shared machine does not inflate (wall time counts the moments
+#     the process waits for a core);
 #   - onednn float16/bfloat16 where they go through float32, against onednn's own float32, from
 #     256^3 up, >= 0.5 (a type oneDNN computes natively here is listed, not judged);
 #   - eigen int32 against bare Eigen's int32 product from 128^3 up, >= 0.95.
 # Usage: scripts/bench-auto.sh [--full] [--repetitions N] [--table FILE] [--calibrate] [--avx2]
+#                             [--tables-only]
 #   --full         every mm-bench shape (default: the powers of two 64..1024, 255/257, the batched
 #                  and broadcast shapes and the tiny ones)
 #   --table FILE   auto's calibration table (default: MM_AUTO_TABLE, else auto's own default
@@ -21,6 +24,10 @@
 #                  build/reports/auto.json
 #   --avx2         oneDNN capped at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2): only the onednn rows, to see
 #                  the float32 paths of a machine without AVX-512 (bfloat16 goes through float32)
+#   --tables-only  run nothing: print the tables of the last run again (its JSON files)
+# OpenMP's wait policy is the environment's: OMP_WAIT_POLICY=passive puts threads to sleep between
+# parallel regions, and the all-cores figures of small shapes then include their wake-ups (the
+# header says which policy was in effect).
 # Writes build/reports/bench-auto-<threads>.json (Google Benchmark's JSON) and prints the tables.
 # Exit 0 when every judged row passes, 1 otherwise.
 set -euo pipefail
@@ -30,6 +37,7 @@ repetitions=5
 table="${MM_AUTO_TABLE:-}"
 calibrate=0
 avx2=0
+tables_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --full) full=1 ;;
@@ -37,11 +45,16 @@ while [[ $# -gt 0 ]]; do
     --table) table="$2"; shift ;;
     --calibrate) calibrate=1 ;;
     --avx2) avx2=1 ;;
-    *) echo "bench-auto: unknown argument '$1' (--full, --repetitions N, --table FILE, --calibrate, --avx2)" >&2
+    --tables-only) tables_only=1 ;;
+    *) echo "bench-auto: unknown argument '$1' (--full, --repetitions N, --table FILE, --calibrate, --avx2, --tables-only)" >&2
        exit 2 ;;
   esac
   shift
 done
+all=$(nproc)
+threads_list="1"
+[[ "$all" -gt 1 ]] && threads_list="1 $all"
+if [[ "$tables_only" == 0 ]]; then
 bash scripts/build.sh default --target mm_bench >/dev/null
 mkdir -p build/reports
 if [[ "$avx2" == 1 ]]; then
@@ -67,9 +80,7 @@ if [[ "$avx2" == 1 ]]; then
 else
   filter="^(matmul/[^/]+|raw_eigen|raw_onednn)/[^/]+/(${shapes})(/|\$)"
 fi
-all=$(nproc)
-threads_list="1"
-[[ "$all" -gt 1 ]] && threads_list="1 $all"
+echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset, the default of the OpenMP runtime}"
 build/bin/mm-bench --mm_describe >build/reports/bench-auto-describe.json
 python3 - <<'EOF2'
 import json
@@ -86,6 +97,7 @@ for threads in $threads_list; do
     --benchmark_out_format=json >/dev/null 2>"build/reports/bench-auto-${threads}.log"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 python3 - "$threads_list" <<'EOF'
 import json, re, sys
 threads_list = sys.argv[1].split()
@@ -106,6 +118,15 @@ def medians(path, key):
             continue
         out[b["run_name"]] = b[key] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[b["time_unit"]]
     return out
+def auto_ran(path):
+    # mm-bench labels each run with what computed it: "auto -> onednn: ...".
+    ran = {}
+    for b in json.load(open(path))["benchmarks"]:
+        label = b.get("label", "")
+        if b["run_name"].startswith("matmul/auto/") and label.startswith("auto -> "):
+            dtype, shape = b["run_name"].split("/")[2:4]
+            ran[(dtype, shape)] = label[len("auto -> "):].split(":")[0]
+    return ran
 def cube(shape):
     m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", shape)
     return None if not m else int(m[1]) * int(m[2]) * int(m[3])
@@ -127,19 +148,23 @@ for threads in threads_list:
     # At 1 thread CPU time is the time of the work, and other work on the machine does not
     # inflate it; at more threads only wall time shows what the threads gain.
     clock, timed = ("CPU", cpu) if threads == "1" else ("wall", wall)
+    ran = auto_ran(path)
     rows = [(k, r) for k, r in sorted(timed.items()) if ("matmul", "auto") in r
             and not k[1].startswith("tiny") and (cube(k[1]) is None or cube(k[1]) >= 64 ** 3)]
     if rows:
         print(f"\n== {threads} thread(s): auto against the fastest single backend ({clock}-time medians, >= 0.95) ==")
-        print(f"{'dtype':9} {'shape':30} {'best single':12} {'best us':>10} {'auto us':>10} {'ratio':>6}")
+        print(f"{'dtype':9} {'shape':30} {'best single':12} {'best us':>10} {'auto us':>10} {'ratio':>6} verdict  auto ran")
     for (dtype, shape), runs in rows:
         singles = {b: s for (k, b), s in runs.items() if k == "matmul" and b != "auto"}
         if not singles:
             continue
         best = min(singles, key=singles.get)
         ratio = singles[best] / runs[("matmul", "auto")]
+        # When auto ran the best backend itself, a ratio below 1 is the spread between two
+        # measurements of the same kernel.
+        chosen = ran.get((dtype, shape), "?")
         print(f"{dtype:9} {shape:30} {best:12} {singles[best]*1e6:10.1f} "
-              f"{runs[('matmul', 'auto')]*1e6:10.1f} {ratio:6.2f} {verdict(ratio >= 0.95)}")
+              f"{runs[('matmul', 'auto')]*1e6:10.1f} {ratio:6.2f} {verdict(ratio >= 0.95):8} {chosen}")
     tiny = [(k, r) for k, r in sorted(cpu.items()) if k[1].startswith("tiny")]
     if tiny:
         print(f"\n-- tiny shapes, {threads} thread(s): time per call (CPU-time medians) against the fastest bare library call (<= 1.2x) --")
@@ -148,12 +173,16 @@ for threads in threads_list:
         if not raws:
             continue
         best = min(raws, key=raws.get)
-        for backend in ("auto", "eigen", "onednn", "reference"):
+        # auto and eigen against the fastest bare call; onednn against bare oneDNN, what the
+        # library itself costs per call; the reference (the oracle) is listed.
+        for backend, against in (("auto", best), ("eigen", best), ("onednn", "raw_onednn"),
+                                 ("reference", best)):
             ours = runs.get(("matmul", backend))
-            if ours is None:
+            if ours is None or against not in raws:
                 continue
-            x = ours / raws[best]
-            print(f"{dtype:9} {shape:14} {backend:9} {ours*1e9:8.1f} ns  {best:10} {raws[best]*1e9:8.1f} ns  {x:6.2f}x {verdict(x <= 1.2)}")
+            x = ours / raws[against]
+            judged = "(oracle, not judged)" if backend == "reference" else verdict(x <= 1.2)
+            print(f"{dtype:9} {shape:14} {backend:9} {ours*1e9:8.1f} ns  {against:10} {raws[against]*1e9:8.1f} ns  {x:6.2f}x {judged}")
     half_rows = []
     for (dtype, shape), runs in sorted(timed.items()):
         c = cube(shape)

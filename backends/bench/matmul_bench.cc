@@ -73,6 +73,8 @@ void RunBackend(benchmark::State& state, const std::string& backend_name, DType 
     benchmark::ClobberMemory();
   }
   SetGflops(state, *plan);
+  // What ran ("auto -> onednn: ..."), so a report can tell auto's choice from the numbers.
+  state.SetLabel((*primitive)->implementation());
 }
 
 // Creation cost as a user meets it the first time a shape is seen: each iteration creates a fresh

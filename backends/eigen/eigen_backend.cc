@@ -369,7 +369,8 @@ Support EigenBackend::Supports(const MatMulDesc& desc) const {
           std::string(DTypeName(desc.dtype)) +
           " via uint64: A and B widened to uint64, Eigen's uint64 product, Y truncated (exact "
           "modulo 2^32; faster than Eigen's 32-bit integer product where 64-bit vector "
-          "multiplies exist, AVX-512DQ)");
+          "multiplies exist, AVX-512DQ); a product small enough for mm's coefficient loops "
+          "(M + K + N < 20, one thread) sums in wrapping uint32 instead, exact alike");
     default:
       return Support::Native();
   }
