@@ -99,15 +99,25 @@ void LimitOneDnnPrimitiveCache() {
     std::int64_t limit;
     std::optional<Stage> stage;
     std::string payload;  // Reused from result to result.
+    // Frames not yet sent. A result waits for the next stage announcement or the end of the case,
+    // which go out with it in one write: the parent wakes once for both. Nothing of a backend's
+    // runs in between, so a crash still finds every finished result sent.
+    std::string outbox;
+    bool Flush() {
+      const bool sent = WriteAll(fd, outbox);
+      outbox.clear();
+      return sent;
+    }
     void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
       stage = s;
-      if (!SendFrame(fd, kStage, EncodeStage(s, at, about))) _exit(0);
+      AppendFrame(outbox, kStage, EncodeStage(s, at, about));
+      if (!Flush()) _exit(0);
     }
-    bool Send(const Result& result) {
+    void Queue(const Result& result) {
       payload.clear();
       WireWriter out(payload);
       EncodeResult(result, out);
-      return SendFrame(fd, kResult, payload);
+      AppendFrame(outbox, kResult, payload);
     }
     void OnResult(Result result) override {
       const bool ran = stage == Stage::kBackend;
@@ -123,11 +133,12 @@ void LimitOneDnnPrimitiveCache() {
         result.vs_bound.reset();
         result.vs_reference_comparison.reset();
         result.vs_reference = "n/a (memory limit)";
-        if (!Send(result)) _exit(0);
-        SendFrame(fd, kRetire, {});
+        Queue(result);
+        AppendFrame(outbox, kRetire, {});
+        Flush();
         _exit(0);
       }
-      if (!Send(result)) _exit(0);
+      Queue(result);
     }
   } sender;
   sender.fd = fd;
@@ -142,7 +153,8 @@ void LimitOneDnnPrimitiveCache() {
     // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
     const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
     const char done = retire ? 1 : 0;
-    if (!SendFrame(fd, kDone, std::string_view(&done, 1)) || retire) break;
+    AppendFrame(sender.outbox, kDone, std::string_view(&done, 1));
+    if (!sender.Flush() || retire) break;
   }
   _exit(0);
 }
@@ -157,7 +169,9 @@ struct Worker {
   pid_t pid = -1;
   int fd = -1;
   FrameReader reader;
-  std::optional<Task> task;
+  std::optional<Task> task;  // The case it is on.
+  // Cases sent after it, which it starts without waiting for the parent (kQueuedPerWorker).
+  std::deque<Task> queued;
   // The stage the worker announced last, and when: a death or hang is pinned on it.
   std::optional<CaseEvents::Stage> stage;
   Result about;
@@ -201,16 +215,18 @@ class Pool {
         return false;
       }
       for (Worker& w : workers_) {
-        if (w.task || pending_.empty()) continue;
-        if (w.pid < 0 && !Spawn(w)) {
-          FailTask(pending_.front(),
-                   "worker could not be started: " + std::string(std::strerror(errno)));
-          Complete(pending_.front().slot);
+        while (!pending_.empty() && (!w.task || w.queued.size() < kQueuedPerWorker)) {
+          if (w.pid < 0 && !Spawn(w)) {
+            FailTask(pending_.front(),
+                     "worker could not be started: " + std::string(std::strerror(errno)));
+            Complete(pending_.front().slot);
+            pending_.pop_front();
+            continue;
+          }
+          const Task task = pending_.front();
           pending_.pop_front();
-          continue;
+          Assign(w, task);
         }
-        Assign(w, pending_.front());
-        pending_.pop_front();
       }
       std::vector<Worker*> busy;
       for (Worker& w : workers_) {
@@ -266,11 +282,19 @@ class Pool {
     return true;
   }
 
+  // Sends `task` to `w`: its case now when it has none, else queued after the ones it has.
   void Assign(Worker& w, const Task& task) {
-    w.task = task;
-    w.stage.reset();
-    w.since = Clock::now();
-    if (!SendFrame(w.fd, kTask, EncodeTask({task.case_index, task.from}))) {
+    const bool busy = w.task.has_value();
+    if (busy) {
+      w.queued.push_back(task);
+    } else {
+      w.task = task;
+      w.stage.reset();
+      w.since = Clock::now();
+    }
+    // A busy worker that is gone has results and its end still to be read (a crash, a retirement):
+    // reading them finds the end of file and says what happened, and the queued case goes back.
+    if (!SendFrame(w.fd, kTask, EncodeTask({task.case_index, task.from})) && !busy) {
       Died(w, "crashed: the worker was gone");
     }
   }
@@ -380,7 +404,14 @@ class Pool {
         Complete(w.task->slot);
         w.task.reset();
         w.stage.reset();
-        if (frame.payload[0] == 1) Retire(w, /*kill_it=*/false);
+        if (frame.payload[0] == 1) {
+          Retire(w, /*kill_it=*/false);
+        } else if (!w.queued.empty()) {
+          // The worker has already started it.
+          w.task = w.queued.front();
+          w.queued.pop_front();
+          w.since = Clock::now();
+        }
         break;
       }
       case kRetire: {
@@ -487,7 +518,11 @@ class Pool {
     }
   }
 
+  // Ends `w`'s process; the cases queued for it, not started, go back to the front of the queue,
+  // in their order.
   void Retire(Worker& w, bool kill_it) {
+    for (auto t = w.queued.rbegin(); t != w.queued.rend(); ++t) pending_.push_front(*t);
+    w.queued.clear();
     if (w.fd >= 0) close(w.fd);  // An idle worker reads end of file and exits.
     w.fd = -1;
     if (w.pid > 0) {
@@ -501,6 +536,9 @@ class Pool {
   }
 
   static constexpr auto kMemoryCheckInterval = std::chrono::milliseconds(100);
+  // Cases a worker holds beyond the one it is on: with one, it goes from case to case without
+  // waiting for the parent, which may be busy writing reports.
+  static constexpr std::size_t kQueuedPerWorker = 1;
 
   const Catalog& catalog_;
   const BackendRegistry& registry_;

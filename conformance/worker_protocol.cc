@@ -306,14 +306,18 @@ bool WriteAll(int fd, std::string_view bytes) {
   return true;
 }
 
+void AppendFrame(std::string& out, MessageType type, std::string_view payload) {
+  const auto size = static_cast<std::uint32_t>(payload.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+  out.push_back(type);
+  out.append(payload);
+}
+
 bool SendFrame(int fd, MessageType type, std::string_view payload) {
   if (payload.size() > std::numeric_limits<std::uint32_t>::max()) return false;
   std::string frame;
   frame.reserve(5 + payload.size());
-  const auto size = static_cast<std::uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
-  frame.push_back(type);
-  frame.append(payload);
+  AppendFrame(frame, type, payload);
   return WriteAll(fd, frame);
 }
 

@@ -95,6 +95,9 @@ std::optional<std::vector<std::string>> DecodeStrings(std::string_view payload);
 // Writes all of `bytes` to socket `fd`; false when the peer is gone or on an error.
 bool WriteAll(int fd, std::string_view bytes);
 
+// Appends one frame of `type` with `payload` to `out`.
+void AppendFrame(std::string& out, MessageType type, std::string_view payload);
+
 // Sends one frame of `type` with `payload`; false as WriteAll.
 bool SendFrame(int fd, MessageType type, std::string_view payload);
 
