@@ -150,6 +150,11 @@ TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) 
 // up to 1,024 compiled primitives by default (tens of MB), and a conformance run sees each shape
 // once, so workers run with it off unless the user sets ONEDNN_PRIMITIVE_CACHE_CAPACITY.
 TEST(WorkerMemoryTest, AWorkerDoesNotGrowWithTheNumberOfShapesOneDnnCompiled) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Measured in the plain build, which CI runs too: AddressSanitizer keeps freed memory resident
+  // in its quarantine (hundreds of MB), so here a worker's peak says nothing about what it keeps.
+  GTEST_SKIP() << "resident memory under AddressSanitizer includes its quarantine";
+#endif
   // The same kind of case, 20 shapes and 1,000 (M, K, N), each a primitive of its own; tiny
   // tensors, so the data costs nothing. What a worker costs whatever it runs (libraries, OpenMP,
   // oneDNN's engine) is in both; the difference is what the shapes cost.
