@@ -174,9 +174,8 @@ void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Resu
   }
 }
 
-std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_index,
+std::vector<Result> InvalidCaseResults(const CaseEntry& entry, std::size_t case_index,
                                        const RunOptions& options) {
-  const CaseEntry& entry = catalog.cases[case_index];
   std::vector<Result> results;
   for (const std::string& backend : options.backends) {
     Result r;
@@ -192,12 +191,11 @@ std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_
   return results;
 }
 
-void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& instances,
+void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
              const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
              CaseEvents& events) {
-  const CaseEntry& entry = catalog.cases[case_index];
   if (!entry.model) {
-    for (Result& r : InvalidCaseResults(catalog, case_index, options)) {
+    for (Result& r : InvalidCaseResults(entry, case_index, options)) {
       events.OnResult(std::move(r));
     }
     return;
@@ -349,8 +347,8 @@ bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& regi
     // In one process a result cannot be abandoned half way: the run stops between cases.
     if (options.stop != nullptr && *options.stop != 0) return false;
     if (!catalog.cases[c.case_index].model && (c.data_set != 0 || c.backend != 0)) continue;
-    RunCase(catalog, c.case_index, instances, registry, options, {c.data_set, c.backend, ""},
-            forward);
+    RunCase(catalog.cases[c.case_index], c.case_index, instances, registry, options,
+            {c.data_set, c.backend, ""}, forward);
   }
   return true;
 }

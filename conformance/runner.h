@@ -85,6 +85,8 @@ struct Shard {
 // come or go. Every data set and backend of a case run in the same shard.
 bool InShard(std::string_view case_name, const Shard& shard);
 
+class WorkerLauncher;
+
 struct RunOptions {
   std::vector<std::string> backends;  // Names to run, in order; every name must be registered.
   Tolerance tolerance;
@@ -92,9 +94,13 @@ struct RunOptions {
   // does not fail under it is XPASS.
   ToleranceRule rule = ToleranceRule::kOnnx;
   // Run results in worker processes, so a crash or hang in a backend costs only its own result.
-  // Workers are forked from this process (after the registry and catalog exist) and reused.
-  // Off: everything runs in this process, one result at a time (e.g. under a debugger).
+  // Workers are forked from this process (after the registry and catalog exist), or from
+  // `launcher`, and reused. Off: everything runs in this process, one result at a time (e.g.
+  // under a debugger).
   bool isolate = true;
+  // Where isolated runs fork their workers when set (worker_pool.h): a process started before the
+  // catalog existed, so that workers do not hold it. Its options must name the same backends.
+  WorkerLauncher* launcher = nullptr;
   int jobs = 1;  // Worker processes when isolated (>= 1).
   // A result that runs longer is an ERROR "timed out after N s" and its worker is replaced
   // (isolated runs only).
@@ -220,10 +226,10 @@ class CaseEvents {
   virtual void OnResult(Result result) = 0;
 };
 
-// Runs case `case_index` of `catalog` from `from` to its end: each data set is read, its reference
-// result computed (when a reference backend is registered), each backend executed and judged,
-// and the data set released.
-void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& instances,
+// Runs case `entry`, at `case_index` in its catalog, from `from` to its end: each data set is read,
+// its reference result computed (when a reference backend is registered), each backend executed
+// and judged, and the data set released.
+void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
              const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
              CaseEvents& events);
 
@@ -232,8 +238,8 @@ void RunCase(const Catalog& catalog, std::size_t case_index, BackendInstances& i
 // expectations apply, after the verdict, for in-process and isolated runs, crashes included.
 void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Result& result);
 
-// The ERROR results of case `case_index` that cannot run (invalid case), one per backend.
-std::vector<Result> InvalidCaseResults(const Catalog& catalog, std::size_t case_index,
+// The ERROR results of the invalid case `entry`, at `case_index` in its catalog, one per backend.
+std::vector<Result> InvalidCaseResults(const CaseEntry& entry, std::size_t case_index,
                                        const RunOptions& options);
 
 }  // namespace mm::conformance

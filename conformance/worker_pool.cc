@@ -74,8 +74,9 @@ void LimitOneDnnPrimitiveCache() {
   }
 }
 
-// The worker: runs the cases it is sent until the parent closes the socket.
-[[noreturn]] void WorkerMain(int fd, const Catalog& catalog, const BackendRegistry& registry,
+// The worker: runs the cases it is sent until the parent closes the socket. `catalog` is null in
+// a worker forked by a launcher: its tasks carry their cases.
+[[noreturn]] void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
                              const RunOptions& options) {
   // Leave with the parent, whatever happens to it; a Ctrl-C for the terminal's process group is
   // the parent's to handle (it kills the workers and writes the reports).
@@ -148,8 +149,15 @@ void LimitOneDnnPrimitiveCache() {
   while (auto frame = ReadFrame(fd, reader)) {
     if (frame->type != kTask) break;
     const std::optional<TaskMessage> task = DecodeTask(frame->payload);
-    if (!task || task->case_index >= catalog.cases.size()) break;
-    RunCase(catalog, task->case_index, instances, registry, options, task->from, sender);
+    if (!task) break;
+    const CaseEntry* entry = nullptr;
+    if (task->entry) {
+      entry = &*task->entry;
+    } else if (catalog != nullptr && task->case_index < catalog->cases.size()) {
+      entry = &catalog->cases[task->case_index];
+    }
+    if (entry == nullptr) break;
+    RunCase(*entry, task->case_index, instances, registry, options, task->from, sender);
     // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
     const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
     const char done = retire ? 1 : 0;
@@ -158,6 +166,144 @@ void LimitOneDnnPrimitiveCache() {
   }
   _exit(0);
 }
+
+// The describing child: answers one list of backend names with their RunsOn(), then leaves.
+[[noreturn]] void DescriberMain(int fd, const BackendRegistry& registry) {
+  FrameReader reader;
+  const std::optional<Frame> frame = ReadFrame(fd, reader);
+  std::optional<std::vector<std::string>> names;
+  if (frame && frame->type == kDescribe) names = DecodeStrings(frame->payload);
+  if (!names) _exit(2);
+  std::vector<std::string> described;
+  for (const BackendInfo& info : DescribeBackends(registry, *names)) {
+    described.push_back(info.runs_on);
+  }
+  SendFrame(fd, kDescribed, EncodeStrings(described));
+  _exit(0);
+}
+
+// What the run asks its launcher, and what it answers: one datagram each.
+struct LauncherRequest {
+  char op = 0;  // A WorkerLauncher::Role (a socket comes with it), or kReap.
+  std::int64_t pid = 0;
+};
+constexpr char kReap = 'R';
+struct LauncherReply {
+  std::int64_t value = 0;  // Spawn: the process id, or -errno; reap: 0, or -errno.
+  std::int32_t status = 0;
+  std::int64_t peak_rss_bytes = 0;
+};
+
+// The launcher: forks workers and describers on request and reaps them, until the run closes the
+// control socket.
+[[noreturn]] void LauncherMain(int control, pid_t run, const BackendRegistry& registry,
+                               const RunOptions& options) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != run) _exit(0);  // The run ended before the line above.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  while (true) {
+    LauncherRequest request;
+    int fd = -1;
+    alignas(cmsghdr) char control_bytes[CMSG_SPACE(sizeof(int))];
+    iovec iov{&request, sizeof(request)};
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control_bytes;
+    message.msg_controllen = sizeof(control_bytes);
+    const ssize_t n = recvmsg(control, &message, MSG_CMSG_CLOEXEC);
+    if (n == 0) _exit(0);  // The run is over.
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(request))) _exit(1);
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        std::memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+      }
+    }
+    LauncherReply reply;
+    if (request.op == kReap) {
+      int status = 0;
+      rusage usage{};
+      pid_t got;
+      while ((got = wait4(static_cast<pid_t>(request.pid), &status, 0, &usage)) < 0 &&
+             errno == EINTR) {
+      }
+      reply.value = got < 0 ? -errno : 0;
+      reply.status = status;
+      reply.peak_rss_bytes = std::int64_t{usage.ru_maxrss} * 1024;
+    } else if (fd < 0) {
+      reply.value = -EBADF;
+    } else {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(control);
+        if (request.op == static_cast<char>(WorkerLauncher::Role::kWorker)) {
+          WorkerMain(fd, nullptr, registry, options);
+        }
+        DescriberMain(fd, registry);
+      }
+      reply.value = pid < 0 ? -errno : pid;
+      close(fd);
+    }
+    if (send(control, &reply, sizeof(reply), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(reply))) {
+      _exit(1);
+    }
+  }
+}
+
+// Where a run's processes come from: forked from this process, or by a launcher.
+class Spawner {
+ public:
+  Spawner(const Catalog* catalog, const BackendRegistry& registry, const RunOptions& options)
+      : catalog_(catalog), registry_(registry), options_(options) {}
+
+  bool launched() const { return options_.launcher != nullptr; }
+
+  // Forks a process of `role` serving `fd` (closed here either way); in a child forked here,
+  // `close_in_child` are closed first. Its process id, or -1 with errno set.
+  pid_t Spawn(int fd, WorkerLauncher::Role role, const std::vector<int>& close_in_child) {
+    if (launched()) {
+      const pid_t pid = options_.launcher->Spawn(fd, role);
+      const int saved = errno;
+      close(fd);
+      errno = saved;
+      return pid;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (const int other : close_in_child) close(other);
+      if (role == WorkerLauncher::Role::kWorker) WorkerMain(fd, catalog_, registry_, options_);
+      DescriberMain(fd, registry_);
+    }
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return pid;
+  }
+
+  // Waits for `pid` to end: its wait status and peak resident memory in bytes.
+  void Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
+    status = 0;
+    peak_rss_bytes = 0;
+    if (launched()) {
+      if (!options_.launcher->Reap(pid, status, peak_rss_bytes)) {
+        // The launcher is gone, and its workers with it (they end with it).
+        status = SIGKILL;
+      }
+      return;
+    }
+    rusage usage{};
+    while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+    }
+    peak_rss_bytes = std::int64_t{usage.ru_maxrss} * 1024;
+  }
+
+ private:
+  const Catalog* catalog_;
+  const BackendRegistry& registry_;
+  const RunOptions& options_;
+};
 
 struct Task {
   std::size_t slot = 0;  // Position among the cases to run.
@@ -187,8 +333,8 @@ class Pool {
   Pool(const Catalog& catalog, const BackendRegistry& registry, const RunOptions& options,
        std::size_t slots, ResultSink& sink)
       : catalog_(catalog),
-        registry_(registry),
         options_(options),
+        spawner_(&catalog, registry, options),
         sink_(sink),
         results_(slots),
         complete_(slots, false) {}
@@ -201,11 +347,16 @@ class Pool {
   bool Run(const std::vector<CaseStart>& cases) {
     for (std::size_t slot = 0; slot < cases.size(); ++slot) {
       const CaseStart& c = cases[slot];
-      if (catalog_.cases[c.case_index].model) {
-        pending_.push_back({slot, c.case_index, {c.data_set, c.backend, ""}});
-      } else {
-        results_[slot] = InvalidCaseResults(catalog_, c.case_index, options_);
+      const CaseEntry& entry = catalog_.cases[c.case_index];
+      if (!entry.model) {
+        results_[slot] = InvalidCaseResults(entry, c.case_index, options_);
         Complete(slot);
+      } else if (spawner_.launched() && entry.make_data_set) {
+        FailTask({slot, c.case_index, {c.data_set, c.backend, ""}},
+                 "an in-memory case cannot be sent to a worker of a launcher (internal error)");
+        Complete(slot);
+      } else {
+        pending_.push_back({slot, c.case_index, {c.data_set, c.backend, ""}});
       }
     }
     workers_.resize(static_cast<std::size_t>(std::max(1, options_.jobs)));
@@ -260,22 +411,19 @@ class Pool {
   bool Spawn(Worker& w) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
-    const pid_t pid = fork();
+    // Another worker's socket held open in a worker would hide that worker's death from here.
+    std::vector<int> close_in_child = {sv[0]};
+    for (const Worker& other : workers_) {
+      if (other.fd >= 0) close_in_child.push_back(other.fd);
+    }
+    if (options_.stop_fd >= 0) close_in_child.push_back(options_.stop_fd);
+    const pid_t pid = spawner_.Spawn(sv[1], WorkerLauncher::Role::kWorker, close_in_child);
     if (pid < 0) {
+      const int saved = errno;
       close(sv[0]);
-      close(sv[1]);
+      errno = saved;
       return false;
     }
-    if (pid == 0) {
-      close(sv[0]);
-      // Another worker's socket held open here would hide that worker's death from the parent.
-      for (const Worker& other : workers_) {
-        if (other.fd >= 0) close(other.fd);
-      }
-      if (options_.stop_fd >= 0) close(options_.stop_fd);
-      WorkerMain(sv[1], catalog_, registry_, options_);
-    }
-    close(sv[1]);
     w.pid = pid;
     w.fd = sv[0];
     w.reader.Clear();
@@ -294,7 +442,9 @@ class Pool {
     }
     // A busy worker that is gone has results and its end still to be read (a crash, a retirement):
     // reading them finds the end of file and says what happened, and the queued case goes back.
-    if (!SendFrame(w.fd, kTask, EncodeTask({task.case_index, task.from})) && !busy) {
+    TaskMessage message{task.case_index, task.from, std::nullopt};
+    if (spawner_.launched()) message.entry = catalog_.cases[task.case_index];
+    if (!SendFrame(w.fd, kTask, EncodeTask(message)) && !busy) {
       Died(w, "crashed: the worker was gone");
     }
   }
@@ -351,12 +501,10 @@ class Pool {
     if (n < 0 && errno == EINTR) return;
     if (n <= 0) {
       int status = 0;
-      rusage usage{};
-      while (wait4(w.pid, &status, 0, &usage) < 0 && errno == EINTR) {
-      }
+      std::int64_t peak = 0;
+      spawner_.Reap(w.pid, status, peak);
       w.pid = -1;
       std::string why = DescribeWorkerDeath(status);
-      const std::int64_t peak = std::int64_t{usage.ru_maxrss} * 1024;
       if (options_.memory_limit_bytes > 0 && peak > options_.memory_limit_bytes) {
         why = "went past the memory limit of " + Mib(options_.memory_limit_bytes) +
               " (--memory-limit; peak resident memory " + Mib(peak) + ") and " + why;
@@ -528,8 +676,8 @@ class Pool {
     if (w.pid > 0) {
       if (kill_it) kill(w.pid, SIGKILL);
       int status = 0;
-      while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      std::int64_t peak = 0;
+      spawner_.Reap(w.pid, status, peak);
     }
     w.pid = -1;
     w.reader.Clear();
@@ -541,8 +689,8 @@ class Pool {
   static constexpr std::size_t kQueuedPerWorker = 1;
 
   const Catalog& catalog_;
-  const BackendRegistry& registry_;
   const RunOptions& options_;
+  Spawner spawner_;
   ResultSink& sink_;
   std::vector<std::vector<Result>> results_;  // Per case to run, until emitted.
   std::vector<bool> complete_;
@@ -570,36 +718,32 @@ std::string DescribeWorkerDeath(int status) {
 }
 
 std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
-                                                 const std::vector<std::string>& names) {
-  int sv[2];
+                                                 const std::vector<std::string>& names,
+                                                 WorkerLauncher* launcher) {
   std::vector<BackendInfo> infos;
   for (const std::string& name : names) {
     infos.push_back({name, registry.Description(name), "failed to start: not described"});
   }
+  int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return infos;
-  const pid_t pid = fork();
+  RunOptions options;
+  options.launcher = launcher;
+  Spawner spawner(nullptr, registry, options);
+  const pid_t pid = spawner.Spawn(sv[1], WorkerLauncher::Role::kDescriber, {sv[0]});
   if (pid < 0) {
     close(sv[0]);
-    close(sv[1]);
     return infos;
   }
-  if (pid == 0) {
-    close(sv[0]);
-    std::vector<std::string> described;
-    for (const BackendInfo& info : DescribeBackends(registry, names))
-      described.push_back(info.runs_on);
-    SendFrame(sv[1], kDescribed, EncodeStrings(described));
-    _exit(0);
-  }
-  close(sv[1]);
   FrameReader reader;
-  const std::optional<Frame> frame = ReadFrame(sv[0], reader);
   std::optional<std::vector<std::string>> described;
-  if (frame && frame->type == kDescribed) described = DecodeStrings(frame->payload);
+  if (SendFrame(sv[0], kDescribe, EncodeStrings(names))) {
+    const std::optional<Frame> frame = ReadFrame(sv[0], reader);
+    if (frame && frame->type == kDescribed) described = DecodeStrings(frame->payload);
+  }
   close(sv[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  std::int64_t peak = 0;
+  spawner.Reap(pid, status, peak);
   if (!described || described->size() != names.size()) {
     for (BackendInfo& info : infos)
       info.runs_on = "failed to start: " + DescribeWorkerDeath(status);
@@ -609,8 +753,107 @@ std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry
   return infos;
 }
 
+StatusOr<std::unique_ptr<WorkerLauncher>> WorkerLauncher::Start(const BackendRegistry& registry,
+                                                                const RunOptions& options) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    return InternalError("could not start the worker launcher: socketpair: " +
+                         std::string(std::strerror(errno)));
+  }
+  const pid_t run = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    close(sv[0]);
+    close(sv[1]);
+    return InternalError("could not start the worker launcher: fork: " + why);
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    RunOptions kept = options;
+    kept.launcher = nullptr;
+    kept.stop = nullptr;
+    if (kept.stop_fd >= 0) close(kept.stop_fd);
+    kept.stop_fd = -1;
+    LauncherMain(sv[1], run, registry, kept);
+  }
+  close(sv[1]);
+  RunOptions kept = options;
+  kept.launcher = nullptr;
+  return std::unique_ptr<WorkerLauncher>(new WorkerLauncher(pid, sv[0], std::move(kept)));
+}
+
+WorkerLauncher::~WorkerLauncher() {
+  close(control_);  // The launcher reads the end and leaves; its workers end with it.
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+namespace {
+
+// One request to the launcher and its answer; false when the launcher is gone.
+bool Ask(int control, const LauncherRequest& request, int fd, LauncherReply& reply) {
+  iovec iov{const_cast<LauncherRequest*>(&request), sizeof(request)};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control_bytes[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control_bytes;
+    message.msg_controllen = sizeof(control_bytes);
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+  }
+  ssize_t n;
+  while ((n = sendmsg(control, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof(request))) return false;
+  while ((n = recv(control, &reply, sizeof(reply), 0)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(sizeof(reply));
+}
+
+}  // namespace
+
+pid_t WorkerLauncher::Spawn(int fd, Role role) {
+  LauncherRequest request;
+  request.op = static_cast<char>(role);
+  LauncherReply reply;
+  if (!Ask(control_, request, fd, reply)) {
+    errno = EPIPE;
+    return -1;
+  }
+  if (reply.value < 0) {
+    errno = static_cast<int>(-reply.value);
+    return -1;
+  }
+  return static_cast<pid_t>(reply.value);
+}
+
+bool WorkerLauncher::Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
+  LauncherRequest request;
+  request.op = kReap;
+  request.pid = pid;
+  LauncherReply reply;
+  if (!Ask(control_, request, -1, reply) || reply.value < 0) return false;
+  status = reply.status;
+  peak_rss_bytes = reply.peak_rss_bytes;
+  return true;
+}
+
 bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
                  const BackendRegistry& registry, const RunOptions& options, ResultSink& sink) {
+  if (options.launcher != nullptr && options.launcher->options().backends != options.backends) {
+    // Its workers would run other backends than those the results are counted for.
+    RunOptions here = options;
+    here.launcher = nullptr;
+    Pool pool(catalog, registry, here, cases.size(), sink);
+    return pool.Run(cases);
+  }
   Pool pool(catalog, registry, options, cases.size(), sink);
   return pool.Run(cases);
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 namespace mm::conformance {
 
@@ -243,6 +244,26 @@ std::string EncodeTask(const TaskMessage& task) {
   WireWriter out(payload);
   out.U64(task.case_index);
   EncodeProgress(task.from, out);
+  out.U8(task.entry ? 1 : 0);
+  if (task.entry) {
+    const CaseEntry& entry = *task.entry;
+    out.Str(entry.name);
+    out.Str(entry.source());
+    out.U8(static_cast<std::uint8_t>(entry.dir_is));
+    out.Str(entry.model.encoded());
+    const std::string dir = entry.dir();
+    const std::optional<MatMulModel> model =
+        entry.model ? std::optional<MatMulModel>(*entry.model) : std::nullopt;
+    out.U64(entry.data_sets.size());
+    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
+      const DataSetFiles files =
+          model ? entry.data_sets.files(d, dir, *model) : DataSetFiles{entry.data_sets.name(d)};
+      out.Str(files.name);
+      out.Str(files.a);
+      out.Str(files.b);
+      out.Str(files.y);
+    }
+  }
   return payload;
 }
 
@@ -251,6 +272,28 @@ std::optional<TaskMessage> DecodeTask(std::string_view payload) {
   TaskMessage task;
   task.case_index = in.U64();
   task.from = DecodeProgress(in);
+  const std::uint8_t has_entry = in.U8();
+  if (has_entry > 1) in.Fail();
+  if (has_entry == 1) {
+    CaseEntry& entry = task.entry.emplace();
+    entry.name = in.Str();
+    entry.shared_source = std::make_shared<const std::string>(in.Str());
+    const std::uint8_t dir_is = in.U8();
+    if (dir_is > static_cast<std::uint8_t>(CaseEntry::DirIs::kSourceSlashName)) in.Fail();
+    entry.dir_is = static_cast<CaseEntry::DirIs>(dir_is);
+    entry.model = CompactModel::FromEncoded(in.Str());
+    // Each data set takes at least its four lengths: a larger count is garbled, not allocated.
+    const std::uint64_t count = in.U64();
+    if (count > payload.size() / 16) in.Fail();
+    for (std::uint64_t d = 0; in.ok() && d < count; ++d) {
+      DataSetFiles files;
+      files.name = in.Str();
+      files.a = in.Str();
+      files.b = in.Str();
+      files.y = in.Str();
+      entry.data_sets.push_back(std::move(files));
+    }
+  }
   if (!in.ok() || !in.at_end()) return std::nullopt;
   return task;
 }

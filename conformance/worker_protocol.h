@@ -23,6 +23,7 @@ enum MessageType : char {
   kResult = 'R',     // Worker -> parent: a Result (EncodeResult).
   kDone = 'D',       // Worker -> parent: the task is finished: one byte, 1 when the worker leaves.
   kRetire = 'X',     // Worker -> parent: past the memory limit on the result just sent; it leaves.
+  kDescribe = 'Q',   // Parent -> describing child: the backends to describe (EncodeStrings).
   kDescribed = 'B',  // Describing child -> parent: the backends' RunsOn() (EncodeStrings).
 };
 
@@ -71,10 +72,15 @@ void EncodeResult(const Result& result, WireWriter& out);
 // exist).
 bool DecodeResult(WireReader& in, Result& result);
 
-// A task: the case's index in the catalog and where in it to start.
+// A task: the case's index in the catalog and where in it to start, and the case itself for a
+// worker that holds no catalog (one forked by a WorkerLauncher). A case sent is a valid one read
+// from files or built in: its model, its source and directory, and its data sets' names and files
+// (a list that follows ONNX's layout arrives written out); an in-memory case (make_data_set)
+// cannot be sent.
 struct TaskMessage {
   std::size_t case_index = 0;
   CaseProgress from;
+  std::optional<CaseEntry> entry;
 };
 std::string EncodeTask(const TaskMessage& task);
 std::optional<TaskMessage> DecodeTask(std::string_view payload);

@@ -4,7 +4,7 @@
 # alternating, so load that changes during the benchmark falls on both. Not a test: the figures
 # depend on the machine and its load. For each run: results/s, the peak RSS of the largest process
 # (/usr/bin/time -v: the parent or one worker), the parent's peak RSS, and the peak sum over the
-# parent and its workers (sampled every 100 ms), as RSS (shared library and copy-on-write pages
+# parent, its worker launcher and the workers (sampled every 100 ms), as RSS (shared library and copy-on-write pages
 # counted once per process) and as PSS (each shared page split among its sharers: the memory the
 # run really takes). Then, per pair, the ratio of the run with reports to the one without, and the
 # medians, and the machine (as mm-conformance reports it) with its load average at the end.
@@ -27,10 +27,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {
   if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# The process ids of PID and all its descendants (the tool, its worker launcher, the workers).
+tree() {
+  local p
+  echo "$1"
+  for p in $(cat /proc/"$1"/task/*/children 2>/dev/null || true); do tree "$p"; done
+}
+
 # One sample of the tool's tree: "PARENT_RSS SUM_RSS SUM_PSS" (KiB), read from /proc in one awk.
 sample() {
   local tool=$1 files=() p
-  for p in "$tool" $(cat "/proc/$tool/task/$tool/children" 2>/dev/null || true); do
+  for p in $(tree "$tool"); do
     files+=("/proc/$p/status" "/proc/$p/smaps_rollup")
   done
   awk -v parent="/proc/$tool/status" '

@@ -77,6 +77,14 @@ class CompactModel {
   CompactModel& operator=(const std::optional<MatMulModel>& model);
 
   bool has_value() const { return !bytes_.empty(); }
+  // The stored form, and a model made from it: how a case travels to a worker process. Bytes
+  // other than those encoded() gave are not checked.
+  const std::string& encoded() const { return bytes_; }
+  static CompactModel FromEncoded(std::string bytes) {
+    CompactModel model;
+    model.bytes_ = std::move(bytes);
+    return model;
+  }
   explicit operator bool() const { return has_value(); }
   // The model; has_value() must hold.
   MatMulModel operator*() const;

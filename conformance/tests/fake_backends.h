@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -25,13 +26,24 @@ enum class Fault {
   kByConversion,
   kPrepareFails,
   kThrows,
-  kSegfault,        // Writes through a null pointer: SIGSEGV.
-  kDivideByZero,    // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
-  kAbort,           // std::abort(): SIGABRT.
-  kEndlessLoop,     // Never returns.
-  kExit,            // std::exit(3) from inside Execute.
-  kReportsProcess,  // UNSUPPORTED, naming the process it runs in ("runs in process 123").
+  kSegfault,         // Writes through a null pointer: SIGSEGV.
+  kDivideByZero,     // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
+  kAbort,            // std::abort(): SIGABRT.
+  kEndlessLoop,      // Never returns.
+  kExit,             // std::exit(3) from inside Execute.
+  kReportsProcess,   // UNSUPPORTED, naming the process it runs in ("runs in process 123").
+  kReportsResident,  // UNSUPPORTED, naming its process's resident memory ("resident 1234 KiB").
 };
+
+// The resident memory of this process in KiB (/proc/self/statm), 0 when it cannot be read.
+inline long long ResidentKib() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  if (file == nullptr) return 0;
+  long long size = 0, resident = 0;
+  const int read = std::fscanf(file, "%lld %lld", &size, &resident);
+  std::fclose(file);
+  return read == 2 ? resident * (sysconf(_SC_PAGESIZE) / 1024) : 0;
+}
 
 // Under AddressSanitizer a SIGSEGV or SIGFPE is caught by the sanitizer, reported, and the
 // process ends with an abort (abort_on_error=1, as the asan preset sets) or exit status 1 (UBSan
@@ -117,6 +129,9 @@ class FakeBackend final : public Backend {
     if (fault_ == Fault::kReportsProcess) {
       return Support::No("runs in process " + std::to_string(getpid()));
     }
+    if (fault_ == Fault::kReportsResident) {
+      return Support::No("resident " + std::to_string(ResidentKib()) + " KiB");
+    }
     if (fault_ == Fault::kByConversion) return Support::ByConversion("f32 via f64");
     return Support::Native();
   }
@@ -133,7 +148,7 @@ class FakeBackend final : public Backend {
 
 // "reference" plus one backend per Fault: "good", "nudge", "unsupported", "converting",
 // "prepare_fails", "throws", "segfault", "divide_by_zero", "abort", "endless_loop", "exit",
-// "process", and "cannot_start" whose factory fails.
+// "process", "resident", and "cannot_start" whose factory fails.
 inline BackendRegistry FakeRegistry() {
   BackendRegistry registry;
   auto add = [&](const char* name, auto factory) {
@@ -153,7 +168,8 @@ inline BackendRegistry FakeRegistry() {
                              {"abort", Fault::kAbort},
                              {"endless_loop", Fault::kEndlessLoop},
                              {"exit", Fault::kExit},
-                             {"process", Fault::kReportsProcess}}) {
+                             {"process", Fault::kReportsProcess},
+                             {"resident", Fault::kReportsResident}}) {
     const Fault f = fault;
     add(name, [f]() -> StatusOr<std::unique_ptr<Backend>> {
       return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(f));

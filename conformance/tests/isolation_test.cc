@@ -4,8 +4,11 @@
 // reused, and replaced after a death.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <memory>
 #include <set>
 
 #include "conformance/runner.h"
@@ -21,7 +24,16 @@ using testing::TempDir;
 
 std::string Key(const Result& r) { return r.case_name + "/" + r.data_set + "/" + r.backend; }
 
-class IsolationTest : public ::testing::Test {
+// Where the workers of an isolated run come from: forked from the run's process (which holds the
+// catalog), or by a WorkerLauncher started before the run (each task then carries its case).
+// Every isolation property holds for both.
+enum class ForkedBy { kTheRun, kALauncher };
+
+std::string ForkedByName(const ::testing::TestParamInfo<ForkedBy>& info) {
+  return info.param == ForkedBy::kTheRun ? "ForkedByTheRun" : "ForkedByALauncher";
+}
+
+class IsolationTest : public ::testing::TestWithParam<ForkedBy> {
  protected:
   IsolationTest() {
     // Three cases; the middle one has the shape the broken backends crash on.
@@ -38,7 +50,19 @@ class IsolationTest : public ::testing::Test {
     options.isolate = isolate;
     options.jobs = jobs;
     options.timeout_seconds = timeout_seconds;
-    return RunConformance(catalog_, registry_, options);
+    return RunWith(registry_, options);
+  }
+
+  // RunConformance, its workers forked as the parameter says.
+  std::vector<Result> RunWith(const BackendRegistry& registry, RunOptions options) {
+    std::unique_ptr<WorkerLauncher> launcher;
+    if (GetParam() == ForkedBy::kALauncher && options.isolate) {
+      auto started = WorkerLauncher::Start(registry, options);
+      EXPECT_TRUE(started.ok()) << started.status().message();
+      if (started.ok()) launcher = std::move(started).value();
+      options.launcher = launcher.get();
+    }
+    return RunConformance(catalog_, registry, options);
   }
 
   TempDir root_;
@@ -46,7 +70,7 @@ class IsolationTest : public ::testing::Test {
   BackendRegistry registry_ = testing::FakeRegistry();
 };
 
-TEST_F(IsolationTest, EachCrashIsAnErrorForExactlyThatResultAndEverythingElseIsIntact) {
+TEST_P(IsolationTest, EachCrashIsAnErrorForExactlyThatResultAndEverythingElseIsIntact) {
   const std::vector<std::string> backends = {
       "reference", "segfault", "good", "divide_by_zero", "abort", "exit", "endless_loop"};
   const std::vector<Result> results = Run(backends, /*isolate=*/true, /*jobs=*/2, 0.5);
@@ -79,7 +103,7 @@ TEST_F(IsolationTest, EachCrashIsAnErrorForExactlyThatResultAndEverythingElseIsI
   }
 }
 
-TEST_F(IsolationTest, ResultsAreInCatalogOrderWhateverTheNumberOfWorkers) {
+TEST_P(IsolationTest, ResultsAreInCatalogOrderWhateverTheNumberOfWorkers) {
   const std::vector<std::string> backends = {"reference", "good", "nudge", "segfault"};
   auto summary = [](const std::vector<Result>& results) {
     std::vector<std::string> lines;
@@ -99,7 +123,7 @@ TEST_F(IsolationTest, ResultsAreInCatalogOrderWhateverTheNumberOfWorkers) {
   EXPECT_EQ(summary(Run({"reference", "good", "nudge"}, false, 1)), without_crash);
 }
 
-TEST_F(IsolationTest, WorkersAreReusedAcrossCasesAndReplacedAfterACrash) {
+TEST_P(IsolationTest, WorkersAreReusedAcrossCasesAndReplacedAfterACrash) {
   // "process" answers UNSUPPORTED naming its process id: one worker for every case until the
   // segfault on the middle case, then a fresh one; never the test's own process.
   const std::vector<Result> results = Run({"process", "segfault"}, true, 1);
@@ -112,13 +136,13 @@ TEST_F(IsolationTest, WorkersAreReusedAcrossCasesAndReplacedAfterACrash) {
   EXPECT_THAT(results[4].message, HasSubstr("runs in process "));
 }
 
-TEST_F(IsolationTest, InProcessRunsInThisProcess) {
+TEST_P(IsolationTest, InProcessRunsInThisProcess) {
   const std::vector<Result> results = Run({"process"}, false, 1);
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[0].message, "runs in process " + std::to_string(getpid()));
 }
 
-TEST_F(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparison) {
+TEST_P(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparison) {
   BackendRegistry registry;
   ASSERT_TRUE(registry
                   .Register("reference", "crashes on the trigger",
@@ -136,7 +160,7 @@ TEST_F(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparis
                   .ok());
   RunOptions options;
   options.backends = {"good", "reference"};
-  const std::vector<Result> results = RunConformance(catalog_, registry, options);
+  const std::vector<Result> results = RunWith(registry, options);
   ASSERT_EQ(results.size(), 6u);
   EXPECT_EQ(results[2].verdict, Verdict::kPass);  // test_trigger on good: judged on expected Y.
   EXPECT_EQ(results[2].vs_reference, "n/a (reference crashed: SIGABRT (signal 6))");
@@ -145,17 +169,110 @@ TEST_F(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparis
   EXPECT_EQ(results[4].vs_reference, "bit-identical");
 }
 
-TEST_F(IsolationTest, ShardsSplitTheCasesWithoutOverlapAndTogetherCoverAll) {
+TEST_P(IsolationTest, ShardsSplitTheCasesWithoutOverlapAndTogetherCoverAll) {
   std::multiset<std::string> all;
   for (int i = 1; i <= 3; ++i) {
     RunOptions options;
     options.backends = {"good"};
     options.shard = {i, 3};
-    for (const Result& r : RunConformance(catalog_, registry_, options)) all.insert(Key(r));
+    for (const Result& r : RunWith(registry_, options)) all.insert(Key(r));
   }
   std::multiset<std::string> unsharded;
   for (const Result& r : Run({"good"}, true, 1)) unsharded.insert(Key(r));
   EXPECT_EQ(all, unsharded);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, IsolationTest,
+                         ::testing::Values(ForkedBy::kTheRun, ForkedBy::kALauncher), ForkedByName);
+
+// A launcher's workers are forked from a process started before the catalog: what the run holds
+// by then (here a catalog of 100,000 cases with long names, about 100 MB) is not in them, where
+// workers forked by the run hold all of it. Memory measured in the workers themselves: "resident"
+// answers with its own process's resident memory.
+TEST(WorkerLauncherTest, ItsWorkersDoNotHoldTheCatalog) {
+  testing::TempDir root;
+  testing::WriteFloatCase(root.path(), "test_small", {2, 3}, {3, 4});
+  const BackendRegistry registry = testing::FakeRegistry();
+  RunOptions options;
+  options.backends = {"resident"};
+  auto started = WorkerLauncher::Start(registry, options);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+
+  Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = false, .select = {}});
+  ASSERT_EQ(catalog.cases.size(), 1u);
+  constexpr std::size_t kBulk = 100'000;
+  for (std::size_t i = 0; i < kBulk; ++i) {
+    CaseEntry entry;
+    entry.name = "test_bulk_" + std::string(1000, 'x') + std::to_string(i);
+    catalog.cases.push_back(std::move(entry));
+  }
+  const std::vector<CaseStart> just_the_small_one = {{0, 0, 0}};
+  auto resident_kib = [&](WorkerLauncher* launcher) {
+    struct Collect final : ResultSink {
+      void Add(Result r) override { results.push_back(std::move(r)); }
+      std::vector<Result> results;
+    } collect;
+    RunOptions run = options;
+    run.launcher = launcher;
+    RunIsolated(catalog, just_the_small_one, registry, run, collect);
+    EXPECT_EQ(collect.results.size(), 1u);
+    if (collect.results.size() != 1) return 0LL;
+    const std::string& message = collect.results[0].message;
+    EXPECT_THAT(message, ::testing::MatchesRegex("resident [0-9]+ KiB")) << message;
+    return std::atoll(message.c_str() + std::string("resident ").size());
+  };
+  const long long by_the_run = resident_kib(nullptr);
+  const long long by_the_launcher = resident_kib(started->get());
+  EXPECT_GT(by_the_run, 100'000) << "a worker forked by the run holds its catalog";
+  EXPECT_LT(by_the_launcher, by_the_run - 80'000);
+}
+
+// A launcher that dies takes its workers with it; the run's results say they could not be
+// started, or that their worker was killed, and the run ends.
+TEST(WorkerLauncherTest, OneThatIsGoneGivesErrorsNotAHang) {
+  testing::TempDir root;
+  testing::WriteFloatCase(root.path(), "test_a", {2, 3}, {3, 4});
+  testing::WriteFloatCase(root.path(), "test_b", {4, 5}, {5, 1});
+  const Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = false, .select = {}});
+  const BackendRegistry registry = testing::FakeRegistry();
+  RunOptions options;
+  options.backends = {"good"};
+  auto started = WorkerLauncher::Start(registry, options);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  ASSERT_EQ(kill((*started)->pid(), SIGKILL), 0);
+  options.launcher = started->get();
+  const std::vector<Result> results = RunConformance(catalog, registry, options);
+  ASSERT_EQ(results.size(), 2u);
+  for (const Result& r : results) {
+    EXPECT_EQ(r.verdict, Verdict::kError);
+    EXPECT_THAT(r.message, HasSubstr("worker could not be started"));
+  }
+}
+
+// The backends are described by a child of the launcher when there is one, with the answers a
+// child of the run gives.
+TEST(WorkerLauncherTest, DescribesTheBackendsAsTheRunWould) {
+  const BackendRegistry registry = testing::FakeRegistry();
+  RunOptions options;
+  options.backends = {"good", "cannot_start", "process"};
+  auto started = WorkerLauncher::Start(registry, options);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  const std::vector<BackendInfo> here = DescribeBackendsInChild(registry, options.backends);
+  const std::vector<BackendInfo> there =
+      DescribeBackendsInChild(registry, options.backends, started->get());
+  ASSERT_EQ(there.size(), 3u);
+  for (std::size_t i = 0; i < there.size(); ++i) {
+    EXPECT_EQ(there[i].name, here[i].name);
+    EXPECT_EQ(there[i].runs_on, here[i].runs_on);
+    EXPECT_THAT(there[i].runs_on, ::testing::Not(HasSubstr("not described")));
+  }
+  EXPECT_THAT(there[1].runs_on, HasSubstr("failed to start"));
+  // It is the launcher that forks the describing child: without it, nothing is described.
+  ASSERT_EQ(kill((*started)->pid(), SIGKILL), 0);
+  for (const BackendInfo& info :
+       DescribeBackendsInChild(registry, options.backends, started->get())) {
+    EXPECT_THAT(info.runs_on, ::testing::StartsWith("failed to start: ")) << info.name;
+  }
 }
 
 TEST(ShardTest, TheSplitDependsOnlyOnTheName) {

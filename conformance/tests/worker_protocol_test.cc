@@ -11,7 +11,9 @@
 #include <limits>
 #include <string>
 
+#include "conformance/loader/catalog.h"
 #include "conformance/result_json.h"
+#include "conformance/tests/onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {
@@ -181,6 +183,54 @@ TEST(WorkerProtocolTest, TasksStagesAndStringListsReadBackAndRefuseTrailingBytes
   const std::vector<std::string> strings = {"oneDNN 2.6.3", "", "failed to start: no"};
   EXPECT_EQ(DecodeStrings(EncodeStrings(strings)), strings);
   EXPECT_FALSE(DecodeStrings(EncodeStrings(strings) + "x").has_value());
+}
+
+// What a data set holds, as text, to compare two loads of it.
+std::string Loaded(const CaseEntry& entry, std::size_t index) {
+  auto set = LoadCaseDataSet(entry, index);
+  if (!set.ok()) return "error: " + set.status().message();
+  std::string text = set->name;
+  for (const Tensor* t : {&set->a, &set->b, &set->y}) {
+    text += " " + DimsToString(t->dims()) + ":";
+    text.append(static_cast<const char*>(t->raw_data()), t->NumBytes());
+  }
+  return text;
+}
+
+// A worker forked by a launcher holds no catalog: the task brings the case, and the worker loads
+// from it exactly what the run's catalog entry loads (a case of a folder of cases, and a built-in
+// one whose data set has no files).
+TEST(WorkerProtocolTest, ATaskCarriesItsCaseAndTheWorkerLoadsTheSameDataSets) {
+  testing::TempDir root;
+  testing::WriteFloatCase(root.path(), "test_sent", {2, 3}, {3, 4});
+  const Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = true, .select = {}});
+  ASSERT_GE(catalog.cases.size(), 2u);
+  for (const std::size_t index : {std::size_t{0}, catalog.cases.size() - 1}) {
+    const CaseEntry& entry = catalog.cases[index];
+    SCOPED_TRACE(entry.name);
+    ASSERT_TRUE(entry.model.has_value());
+    const std::string bytes = EncodeTask({index, {0, 1, ""}, entry});
+    const std::optional<TaskMessage> back = DecodeTask(bytes);
+    ASSERT_TRUE(back.has_value());
+    ASSERT_TRUE(back->entry.has_value());
+    const CaseEntry& sent = *back->entry;
+    EXPECT_EQ(back->case_index, index);
+    EXPECT_EQ(sent.name, entry.name);
+    EXPECT_EQ(sent.source(), entry.source());
+    EXPECT_EQ(sent.dir(), entry.dir());
+    EXPECT_EQ(sent.model.encoded(), entry.model.encoded());
+    ASSERT_EQ(sent.data_sets.size(), entry.data_sets.size());
+    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
+      EXPECT_EQ(sent.data_sets.name(d), entry.data_sets.name(d));
+      const std::string expected = Loaded(entry, d);
+      EXPECT_THAT(expected, ::testing::Not(::testing::StartsWith("error")));
+      EXPECT_EQ(Loaded(sent, d), expected);
+    }
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      EXPECT_FALSE(DecodeTask(std::string_view(bytes).substr(0, n)).has_value())
+          << "decoded from the first " << n << " bytes";
+    }
+  }
 }
 
 // Frames as a socket delivers them: in pieces of any size, several at once.

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -490,6 +491,50 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
                         options.quiet, out);
   }
 
+  // The run's options come before its cases: isolated workers are forked from a launcher started
+  // here, before discovery, so that no worker holds the catalog (a copy of it in every worker was
+  // most of their memory on a large corpus).
+  Report report;
+  report.rule = options.rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
+  const bool listing = options.list || options.list_tests;
+  if (options.expectations.empty() && env_expectations != nullptr) {
+    options.expectations = env_expectations;
+  }
+  if (!listing && !options.expectations.empty()) {
+    auto loaded = LoadExpectations(options.expectations);
+    if (!loaded.ok()) {
+      err << "mm-conformance: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    report.expectations = std::move(loaded).value();
+  }
+  RunOptions run;
+  run.backends = backends;
+  run.tolerance = options.tolerance;
+  run.rule = report.rule;
+  run.isolate = !options.no_isolate;
+  run.jobs = options.jobs > 0 ? options.jobs
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  run.timeout_seconds = options.timeout_seconds;
+  run.shard = options.shard;
+  run.expectations = report.expectations ? &*report.expectations : nullptr;
+  if (run.isolate) {
+    run.memory_limit_bytes = options.memory_limit_mib
+                                 ? *options.memory_limit_mib * (std::int64_t{1} << 20)
+                                 : DefaultMemoryLimitBytes(run.jobs);
+  }
+  std::unique_ptr<WorkerLauncher> launcher;
+  if (run.isolate && !listing) {
+    auto started = WorkerLauncher::Start(registry, run);
+    if (started.ok()) {
+      launcher = std::move(started).value();
+      run.launcher = launcher.get();
+    } else {
+      // The workers are then forked from here: the same results, with the catalog in each.
+      err << "mm-conformance: " << started.status().message() << "\n";
+    }
+  }
+
   DiscoverOptions discover;
   discover.builtin = !options.no_builtin;
   discover.select = [&options](const std::string& name) {
@@ -521,10 +566,8 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     return catalog.cases.empty() ? kExitUsage : kExitPassed;
   }
 
-  Report report;
   report.version = MM_VERSION;
   report.tolerance = options.tolerance;
-  report.rule = options.rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
   report.strict = options.strict;
   report.require_official = options.require_official;
   report.backends = backends;
@@ -538,32 +581,6 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   report.shadowed = catalog.shadowed;
   report.official = official;
   report.shard = options.shard;
-  if (options.expectations.empty() && env_expectations != nullptr) {
-    options.expectations = env_expectations;
-  }
-  if (!options.expectations.empty()) {
-    auto loaded = LoadExpectations(options.expectations);
-    if (!loaded.ok()) {
-      err << "mm-conformance: " << loaded.status().message() << "\n";
-      return kExitUsage;
-    }
-    report.expectations = std::move(loaded).value();
-  }
-  RunOptions run;
-  run.backends = backends;
-  run.tolerance = options.tolerance;
-  run.rule = report.rule;
-  run.isolate = !options.no_isolate;
-  run.jobs = options.jobs > 0 ? options.jobs
-                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  run.timeout_seconds = options.timeout_seconds;
-  run.shard = options.shard;
-  run.expectations = report.expectations ? &*report.expectations : nullptr;
-  if (run.isolate) {
-    run.memory_limit_bytes = options.memory_limit_mib
-                                 ? *options.memory_limit_mib * (std::int64_t{1} << 20)
-                                 : DefaultMemoryLimitBytes(run.jobs);
-  }
   if (report.expectations) {
     for (Expectation& e : report.expectations->entries) e.matched = 0;
   }
@@ -572,7 +589,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
   // before the workers are forked.
   if (g_start_hook != nullptr) g_start_hook("describe");
-  report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends)
+  report.backend_info = run.isolate ? DescribeBackendsInChild(registry, backends, run.launcher)
                                     : DescribeBackends(registry, backends);
 
   // What a previous run already finished, when resuming: only the rest runs.
