@@ -1,5 +1,6 @@
 #include "conformance/result_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -274,21 +275,31 @@ const std::string& ResultJsonWriter::Render(const Result& r, int indent) {
 void ResultJsonWriter::Open(char bracket) {
   text_ += bracket;
   first_.push_back(true);
-  indent_ += 2;
+  if (indent_ != kOneLine) indent_ += 2;
 }
 
 void ResultJsonWriter::Key(std::string_view key) {
-  text_ += first_.back() ? "\n" : ",\n";
+  const bool one_line = indent_ == kOneLine;
+  if (one_line) {
+    if (!first_.back()) text_ += ',';
+  } else {
+    text_ += first_.back() ? "\n" : ",\n";
+    text_.append(static_cast<std::size_t>(indent_), ' ');
+  }
   first_.back() = false;
-  text_.append(static_cast<std::size_t>(indent_), ' ');
   if (!key.empty()) {
     text_ += '"';
     text_ += key;
-    text_ += "\": ";
+    text_ += one_line ? "\":" : "\": ";
   }
 }
 
 void ResultJsonWriter::Close(char bracket) {
+  if (indent_ == kOneLine) {
+    first_.pop_back();
+    text_ += bracket;
+    return;
+  }
   indent_ -= 2;
   // An empty object or array is "{}" or "[]" on one line, as nlohmann writes it.
   if (!first_.back()) {
@@ -300,6 +311,15 @@ void ResultJsonWriter::Close(char bracket) {
 }
 
 void ResultJsonWriter::String(std::string_view text) {
+  // Printable ASCII other than the quote and the backslash is written as it is by the serializer
+  // too (no escape, nothing to replace): most of a report's strings skip it.
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; })) {
+    text_ += '"';
+    text_ += text;
+    text_ += '"';
+    return;
+  }
   string_.get_ref<std::string&>().assign(text);
   serializer_.dump(string_, false, false, 0);
 }

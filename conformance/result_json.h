@@ -23,10 +23,14 @@ namespace mm::conformance {
 nlohmann::ordered_json ResultToJson(const Result& result);
 
 // ResultToJson(result) as text, written without building it (the JSON report's hot path): the
-// bytes nlohmann's dump gives for it with an indent step of 2 from `indent` spaces, invalid UTF-8
-// replaced, nothing escaped as ASCII. Keeps its buffers from result to result.
+// bytes nlohmann's dump gives for it with an indent step of 2 from `indent` spaces, or on one line
+// (kOneLine: dump without indent), invalid UTF-8 replaced, nothing escaped as ASCII. Keeps its
+// buffers from result to result.
 class ResultJsonWriter {
  public:
+  // Render's indent for a result on one line.
+  static constexpr int kOneLine = -1;
+
   ResultJsonWriter();
   // The text of `result`, valid until the next call.
   const std::string& Render(const Result& result, int indent);

@@ -684,9 +684,10 @@ class Pool {
   }
 
   static constexpr auto kMemoryCheckInterval = std::chrono::milliseconds(100);
-  // Cases a worker holds beyond the one it is on: with one, it goes from case to case without
-  // waiting for the parent, which may be busy writing reports.
-  static constexpr std::size_t kQueuedPerWorker = 1;
+  // Cases a worker holds beyond the one it is on: it goes from case to case without waiting for
+  // the parent, which may be busy writing reports or held up by a slow case earlier in catalog
+  // order (4 against 1: 10,000 cases on 3 backends ran in 1.29 s against 1.35 s).
+  static constexpr std::size_t kQueuedPerWorker = 4;
 
   const Catalog& catalog_;
   const RunOptions& options_;

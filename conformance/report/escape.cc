@@ -1,5 +1,7 @@
 #include "conformance/report/escape.h"
 
+#include <algorithm>
+
 namespace mm::conformance {
 namespace {
 
@@ -50,6 +52,12 @@ std::string ValidUtf8(std::string_view text) {
 }
 
 std::string XmlSafeText(std::string_view text) {
+  // Most text is printable ASCII, which XML holds as it is: one scan instead of a decode.
+  if (std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\n' || c == '\r';
+      })) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(text.size());
   ForEachCodePoint(text, [&](char32_t cp, std::string_view bytes) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <pugixml.hpp>
 #include <sstream>
 
@@ -45,60 +46,158 @@ void Outcome(pugi::xml_node testcase, const char* kind, std::string_view type,
   if (!text.empty()) node.text() = XmlSafeText(text).c_str();
 }
 
-// Appends the <testcase> of `r` to `suite`.
-void AppendTestcase(pugi::xml_node suite, const Result* r, const std::string& backend,
-                    const Tolerance& tolerance, ToleranceRule rule, bool strict) {
-  pugi::xml_node testcase = suite.append_child("testcase");
-  Attr(testcase, "name", r->case_name + "/" + (r->data_set.empty() ? "-" : r->data_set));
-  Attr(testcase, "classname", "conformance." + backend);
-  Attr(testcase, "file", r->source);
-  Attr(testcase, "time", JUnitSeconds(r->seconds));
-  if (!r->implementation.empty() || !r->support_note.empty()) {
-    pugi::xml_node props = testcase.append_child("properties");
-    if (!r->implementation.empty()) Property(props, "implementation", r->implementation);
-    if (!r->support_note.empty()) Property(props, "by_conversion", r->support_note);
+// Appends `text`, made XML-safe (XmlSafeText) and escaped for an attribute value in double quotes
+// (tabs and line ends as character references, which survive a reader's attribute normalization)
+// or for character data (a carriage return as a reference, which survives its line-end
+// normalization).
+void AppendXml(std::string& out, std::string_view text, bool attribute) {
+  const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\n' || c == '\r';
+  });
+  if (printable &&
+      text.find_first_of(attribute ? "&<>\"\t\n\r" : "&<>\r") == std::string_view::npos) {
+    out += text;
+    return;
   }
-  const std::string detail =
-      r->message + "\nvs reference: " + r->vs_reference +
-      (r->support_note.empty() ? "" : "\nby conversion: " + r->support_note) +
-      (r->implementation.empty() ? "" : "\ncomputed by: " + r->implementation) +
-      "\ntolerance: " + ToleranceText(tolerance);
-  switch (r->verdict) {
+  const std::string safe = printable ? std::string() : XmlSafeText(text);
+  for (const char c : printable ? text : std::string_view(safe)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '"':
+        out += attribute ? "&quot;" : "\"";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+// ` name="value"`, the value made XML-safe and escaped; a value in several pieces is their
+// concatenation.
+void AppendAttr(std::string& out, std::string_view name,
+                std::initializer_list<std::string_view> value) {
+  out += ' ';
+  out += name;
+  out += "=\"";
+  for (const std::string_view piece : value) AppendXml(out, piece, /*attribute=*/true);
+  out += '"';
+}
+
+// The <testcase> of `r`, as text at the depth of a test case in the document (4 spaces), the way
+// pugixml indents the rest of it. Written directly rather than through a pugixml node, and without
+// building its texts first: a run writes one per result. `tolerance` is ToleranceText's.
+void AppendTestcase(std::string& out, const Result& r, std::string_view tolerance,
+                    ToleranceRule rule, bool strict) {
+  out += "    <testcase";
+  AppendAttr(out, "name", {r.case_name, "/", r.data_set.empty() ? "-" : r.data_set});
+  AppendAttr(out, "classname", {"conformance.", r.backend});
+  AppendAttr(out, "file", {r.source});
+  AppendAttr(out, "time", {JUnitSeconds(r.seconds)});
+  out += ">\n";
+  if (!r.implementation.empty() || !r.support_note.empty()) {
+    out += "      <properties>\n";
+    auto property = [&out](std::string_view name, std::string_view value) {
+      out += "        <property";
+      AppendAttr(out, "name", {name});
+      AppendAttr(out, "value", {value});
+      out += " />\n";
+    };
+    if (!r.implementation.empty()) property("implementation", r.implementation);
+    if (!r.support_note.empty()) property("by_conversion", r.support_note);
+    out += "      </properties>\n";
+  }
+  // What a reader of the test case wants to see: the message, then how it was judged and computed.
+  auto detail = [&](std::string_view prefix) {
+    for (const std::string_view piece :
+         {prefix, std::string_view(r.message), std::string_view("\nvs reference: "),
+          std::string_view(r.vs_reference)}) {
+      AppendXml(out, piece, /*attribute=*/false);
+    }
+    if (!r.support_note.empty()) {
+      AppendXml(out, "\nby conversion: ", false);
+      AppendXml(out, r.support_note, false);
+    }
+    if (!r.implementation.empty()) {
+      AppendXml(out, "\ncomputed by: ", false);
+      AppendXml(out, r.implementation, false);
+    }
+    AppendXml(out, "\ntolerance: ", false);
+    AppendXml(out, tolerance, false);
+  };
+  auto system_out = [&](std::string_view prefix) {
+    out += "      <system-out>";
+    detail(prefix);
+    out += "</system-out>\n";
+  };
+  // An element of `kind` ("failure", "error", "skipped") with a type, a message and the detail.
+  auto outcome = [&](std::string_view kind, std::string_view type,
+                     std::initializer_list<std::string_view> message, bool with_detail) {
+    out += "      <";
+    out += kind;
+    if (!type.empty()) AppendAttr(out, "type", {type});
+    AppendAttr(out, "message", message);
+    if (!with_detail) {
+      out += " />\n";
+      return;
+    }
+    out += '>';
+    detail("");
+    out += "</";
+    out += kind;
+    out += ">\n";
+  };
+  switch (r.verdict) {
     case Verdict::kPass:
-      testcase.append_child("system-out").text() = XmlSafeText(detail).c_str();
+      system_out("");
       break;
     case Verdict::kFail:
-      Outcome(testcase, "failure", "FAIL", r->message, detail);
+      outcome("failure", "FAIL", {r.message}, true);
       break;
     case Verdict::kBound:
     case Verdict::kImprecise:
       // A failure under the rule in force; otherwise a pass that says which rule it broke.
-      if (FailsUnder(r->verdict, rule)) {
-        Outcome(testcase, "failure", std::string(VerdictName(r->verdict)), r->message, detail);
+      if (FailsUnder(r.verdict, rule)) {
+        outcome("failure", VerdictName(r.verdict), {r.message}, true);
       } else {
-        testcase.append_child("system-out").text() =
-            XmlSafeText(std::string(VerdictName(r->verdict)) + ": " + detail).c_str();
+        system_out(std::string(VerdictName(r.verdict)) + ": ");
       }
       break;
     case Verdict::kError:
-      Outcome(testcase, "error", "ERROR", r->message, detail);
+      outcome("error", "ERROR", {r.message}, true);
       break;
     case Verdict::kXPass:
-      Outcome(testcase, "failure", "XPASS", r->message, detail);
+      outcome("failure", "XPASS", {r.message}, true);
       break;
     case Verdict::kXFail:
     case Verdict::kSkip:
-      Outcome(testcase, "skipped", "", std::string(VerdictName(r->verdict)) + ": " + r->message,
-              "");
+      outcome("skipped", "", {VerdictName(r.verdict), ": ", r.message}, false);
       break;
     case Verdict::kUnsupported:
       if (strict) {
-        Outcome(testcase, "failure", "UNSUPPORTED", "unsupported (--strict): " + r->message, "");
+        outcome("failure", "UNSUPPORTED", {"unsupported (--strict): ", r.message}, false);
       } else {
-        Outcome(testcase, "skipped", "", "UNSUPPORTED: " + r->message, "");
+        outcome("skipped", "", {"UNSUPPORTED: ", r.message}, false);
       }
       break;
   }
+  out += "    </testcase>\n";
 }
 
 // The comment standing for suite `index`'s test cases until they are spliced in.
@@ -114,7 +213,10 @@ class JUnitRenderer final : public ReportRenderer {
  public:
   JUnitRenderer(const std::vector<std::string>& backends, const Tolerance& tolerance,
                 ToleranceRule rule, bool strict)
-      : backends_(backends), tolerance_(tolerance), rule_(rule), strict_(strict) {
+      : backends_(backends),
+        tolerance_text_(ToleranceText(tolerance)),
+        rule_(rule),
+        strict_(strict) {
     for (std::size_t i = 0; i < backends.size(); ++i) {
       suites_.push_back(std::make_unique<Suite>());
     }
@@ -135,16 +237,9 @@ class JUnitRenderer final : public ReportRenderer {
     suite.error += r.verdict == Verdict::kError;
     suite.skipped += (!strict_ && r.verdict == Verdict::kUnsupported) ||
                      r.verdict == Verdict::kXFail || r.verdict == Verdict::kSkip;
-    // One scratch document for every result: a document per result costs an allocation of its
-    // first page each time.
-    pugi::xml_node holder = scratch_.first_child();
-    if (!holder) holder = scratch_.append_child("testsuite");
-    AppendTestcase(holder, &r, r.backend, tolerance_, rule_, strict_);
-    text_.text.clear();
-    // Depth 2: a <testcase> inside <testsuites><testsuite>.
-    holder.first_child().print(text_, "  ", pugi::format_default, pugi::encoding_utf8, 2);
-    holder.remove_child(holder.first_child());
-    suite.spool.Write(text_.text);
+    text_.clear();
+    AppendTestcase(text_, r, tolerance_text_, rule_, strict_);
+    suite.spool.Write(text_);
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
     const int strict_failures = report.strict ? sum.unsupported : 0;
@@ -242,18 +337,11 @@ class JUnitRenderer final : public ReportRenderer {
     int fail = 0, error = 0, skipped = 0;
   };
   std::vector<std::string> backends_;
-  Tolerance tolerance_;
+  std::string tolerance_text_;
   ToleranceRule rule_;
   bool strict_;
   std::vector<std::unique_ptr<Suite>> suites_;
-  pugi::xml_document scratch_;
-  // Each result's text, in a buffer kept from result to result.
-  struct TextWriter final : pugi::xml_writer {
-    void write(const void* data, std::size_t size) override {
-      text.append(static_cast<const char*>(data), size);
-    }
-    std::string text;
-  } text_;
+  std::string text_;  // Each result's text, in a buffer kept from result to result.
 };
 
 }  // namespace

@@ -26,7 +26,10 @@ class ReportRenderer {
 // A temporary file holding rendered parts of a report until Finish puts them in place.
 class Spool {
  public:
-  Spool() : file_(std::tmpfile()) {}
+  // Buffered in 256 KiB: a report writes a few hundred bytes per result.
+  Spool() : file_(std::tmpfile()) {
+    if (file_ != nullptr) std::setvbuf(file_, nullptr, _IOFBF, 1 << 18);
+  }
   ~Spool() {
     if (file_ != nullptr) std::fclose(file_);
   }

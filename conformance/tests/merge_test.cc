@@ -167,7 +167,9 @@ TEST(ReportFromJsonTest, RefusesWhatIsNotAReportAndNamesTheBadKey) {
   Report report;
   report.results.push_back({});
   std::string json = ToJson(report);
-  json.replace(json.find("\"verdict\": \"ERROR\""), 18, "\"verdict\": \"MAYBE\"");
+  const std::string error = "\"verdict\":\"ERROR\"";  // A result is one line, without spaces.
+  ASSERT_NE(json.find(error), std::string::npos) << json;
+  json.replace(json.find(error), error.size(), "\"verdict\":\"MAYBE\"");
   auto read = ReportFromJson(json);
   ASSERT_FALSE(read.ok());
   EXPECT_THAT(read.status().message(), HasSubstr("results[0]"));

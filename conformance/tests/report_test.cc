@@ -152,8 +152,9 @@ TEST(JsonReportTest, HasTheFieldsToolsRead) {
 }
 
 // The JSON report writes each result without building its JSON (ResultJsonWriter): the text must
-// be exactly what nlohmann's dump of ResultToJson gives, for every shape of result, or a report
-// written as results arrive would differ from the same report rendered whole.
+// be exactly what nlohmann's dump of ResultToJson gives, indented or on one line, for every shape
+// of result, or a report written as results arrive would differ from the same report rendered
+// whole.
 TEST(JsonReportTest, AResultIsWrittenAsItsJsonDumps) {
   std::vector<Result> results = SampleReport().results;
   // Every optional part set, non-finite numbers, escapes and invalid UTF-8.
@@ -182,6 +183,10 @@ TEST(JsonReportTest, AResultIsWrittenAsItsJsonDumps) {
   results.push_back(bare);
   ResultJsonWriter writer;
   for (const Result& r : results) {
+    EXPECT_EQ(
+        writer.Render(r, ResultJsonWriter::kOneLine),
+        ResultToJson(r).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace))
+        << r.case_name << " on one line";
     for (int indent : {0, 4}) {
       const std::string expected =
           ResultToJson(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -254,6 +259,43 @@ TEST(JUnitReportTest, FailuresSkipsErrorsAndWhatRan) {
       suites.find_child_by_attribute("testsuite", "name", "official-corpus");
   EXPECT_EQ(official.attribute("failures").as_int(), 0);
   EXPECT_TRUE(official.child("testcase").child("skipped"));
+}
+
+// Test cases are written as text, not through pugixml's nodes: what a reader parses back must be
+// every character of the result's texts, markup characters, tabs and line ends included (an
+// attribute's literal tab or line end would be read as a space, a text's carriage return as a
+// line feed).
+TEST(JUnitReportTest, AReaderReadsBackEveryCharacterOfAResultsTexts) {
+  const std::string hostile = "amp & lt < gt > quote \" apos ' tab\t lf\n cr\r crlf\r\n end";
+  Report report = SampleReport();
+  Result r = report.results[0];
+  r.case_name = "test_" + hostile;
+  r.source = hostile;
+  r.message = hostile;
+  r.implementation = hostile;
+  r.support_note = hostile;
+  r.verdict = Verdict::kFail;
+  report.results = {r};
+  const pugi::xml_document doc = ParseXml(ToJUnitXml(report));
+  const pugi::xml_node testcase =
+      doc.child("testsuites")
+          .find_child_by_attribute("testsuite", "name", ("conformance." + r.backend).c_str())
+          .child("testcase");
+  ASSERT_TRUE(testcase);
+  EXPECT_EQ(std::string(testcase.attribute("name").value()), r.case_name + "/" + r.data_set);
+  EXPECT_EQ(std::string(testcase.attribute("file").value()), hostile);
+  for (const char* property : {"implementation", "by_conversion"}) {
+    EXPECT_EQ(std::string(testcase.child("properties")
+                              .find_child_by_attribute("property", "name", property)
+                              .attribute("value")
+                              .value()),
+              hostile)
+        << property;
+  }
+  EXPECT_EQ(std::string(testcase.child("failure").attribute("message").value()), hostile);
+  const std::string text = testcase.child("failure").text().get();
+  EXPECT_EQ(text.substr(0, hostile.size()), hostile);
+  EXPECT_THAT(text, HasSubstr("\ncomputed by: " + hostile + "\n"));
 }
 
 TEST(JUnitReportTest, StrictTurnsUnsupportedIntoFailureAndRequiredOfficialFails) {
