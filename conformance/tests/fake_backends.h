@@ -26,13 +26,14 @@ enum class Fault {
   kByConversion,
   kPrepareFails,
   kThrows,
-  kSegfault,         // Writes through a null pointer: SIGSEGV.
-  kDivideByZero,     // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
-  kAbort,            // std::abort(): SIGABRT.
-  kEndlessLoop,      // Never returns.
-  kExit,             // std::exit(3) from inside Execute.
-  kReportsProcess,   // UNSUPPORTED, naming the process it runs in ("runs in process 123").
-  kReportsResident,  // UNSUPPORTED, naming its process's resident memory ("resident 1234 KiB").
+  kSegfault,            // Writes through a null pointer: SIGSEGV.
+  kDivideByZero,        // Integer division by zero: SIGFPE (as oneDNN 2.6 does on zero extents).
+  kAbort,               // std::abort(): SIGABRT.
+  kEndlessLoop,         // Never returns.
+  kExit,                // std::exit(3) from inside Execute.
+  kReportsProcess,      // UNSUPPORTED, naming the process it runs in ("runs in process 123").
+  kReportsResident,     // UNSUPPORTED, naming its process's resident memory ("resident 1234 KiB").
+  kSlowReportsProcess,  // As kReportsProcess, after 30 ms (a long case).
 };
 
 // The resident memory of this process in KiB (/proc/self/statm), 0 when it cannot be read.
@@ -126,7 +127,8 @@ class FakeBackend final : public Backend {
   std::string_view name() const override { return "fake"; }
   Support Supports(const MatMulDesc&) const override {
     if (fault_ == Fault::kUnsupported) return Support::No("fake has no such kernel");
-    if (fault_ == Fault::kReportsProcess) {
+    if (fault_ == Fault::kSlowReportsProcess) usleep(30'000);
+    if (fault_ == Fault::kReportsProcess || fault_ == Fault::kSlowReportsProcess) {
       return Support::No("runs in process " + std::to_string(getpid()));
     }
     if (fault_ == Fault::kReportsResident) {
@@ -148,7 +150,7 @@ class FakeBackend final : public Backend {
 
 // "reference" plus one backend per Fault: "good", "nudge", "unsupported", "converting",
 // "prepare_fails", "throws", "segfault", "divide_by_zero", "abort", "endless_loop", "exit",
-// "process", "resident", and "cannot_start" whose factory fails.
+// "process", "resident", "slow_process", and "cannot_start" whose factory fails.
 inline BackendRegistry FakeRegistry() {
   BackendRegistry registry;
   auto add = [&](const char* name, auto factory) {
@@ -169,7 +171,8 @@ inline BackendRegistry FakeRegistry() {
                              {"endless_loop", Fault::kEndlessLoop},
                              {"exit", Fault::kExit},
                              {"process", Fault::kReportsProcess},
-                             {"resident", Fault::kReportsResident}}) {
+                             {"resident", Fault::kReportsResident},
+                             {"slow_process", Fault::kSlowReportsProcess}}) {
     const Fault f = fault;
     add(name, [f]() -> StatusOr<std::unique_ptr<Backend>> {
       return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(f));

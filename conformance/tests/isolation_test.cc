@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -134,6 +135,21 @@ TEST_P(IsolationTest, WorkersAreReusedAcrossCasesAndReplacedAfterACrash) {
   EXPECT_EQ(results[3].verdict, Verdict::kError);     // The segfault kills it...
   EXPECT_NE(results[4].message, results[0].message);  // ...and test_zafter gets a new one.
   EXPECT_THAT(results[4].message, HasSubstr("runs in process "));
+}
+
+// A worker holds cases beyond the one it is on only for a short while of work: long cases are
+// shared among the workers to the end, not queued up behind one of them.
+TEST_P(IsolationTest, LongCasesAreSharedAmongTheWorkers) {
+  testing::TempDir root;
+  for (int i = 0; i < 12; ++i) {
+    testing::WriteFloatCase(root.path(), "test_long_" + std::to_string(10 + i), {2, 3}, {3, 4});
+  }
+  catalog_ = Discover({{root.path(), "--data-dir"}}, {.builtin = false, .select = {}});
+  ASSERT_EQ(catalog_.cases.size(), 12u);
+  std::map<std::string, int> cases_per_process;
+  for (const Result& r : Run({"slow_process"}, true, 2)) ++cases_per_process[r.message];
+  ASSERT_EQ(cases_per_process.size(), 2u);
+  for (const auto& [process, cases] : cases_per_process) EXPECT_GE(cases, 4) << process;
 }
 
 TEST_P(IsolationTest, InProcessRunsInThisProcess) {
