@@ -28,7 +28,11 @@
 # OpenMP's wait policy is the environment's: OMP_WAIT_POLICY=passive puts threads to sleep between
 # parallel regions, and the all-cores figures of small shapes then include their wake-ups (the
 # header says which policy was in effect).
-# Writes build/reports/bench-auto-<threads>.json (Google Benchmark's JSON) and prints the tables.
+# A row where auto misses 0.95 is measured again before it is judged: auto and that best backend
+# alone, interleaved, 3x the repetitions (RECHECK_REPETITIONS=N to change it); the row shows both
+# measurements and is judged on the second.
+# Writes build/reports/bench-auto-<threads>.json (Google Benchmark's JSON; the rechecks'
+# bench-auto-recheck-*.json) and prints the tables.
 # Exit 0 when every judged row passes, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,9 +102,14 @@ for threads in $threads_list; do
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
-python3 - "$threads_list" <<'EOF'
-import json, re, sys
+python3 - "$threads_list" "$tables_only" "$repetitions" <<'EOF'
+import json, os, re, subprocess, sys
 threads_list = sys.argv[1].split()
+tables_only = sys.argv[2] == "1"
+# A row where auto misses 0.95 is measured again, auto and the best backend alone, interleaved,
+# with three times the repetitions (RECHECK_REPETITIONS): between two benchmarks of one kernel the
+# medians of 5 repetitions differ by up to 10% here, more than the margin the target leaves.
+recheck_repetitions = int(os.environ.get("RECHECK_REPETITIONS", 3 * int(sys.argv[3])))
 describe = json.load(open("build/reports/bench-auto-describe.json"))
 onednn_level = {}
 for b in describe["backends"]:
@@ -141,6 +150,26 @@ def grouped(times):
             backend = kind
         groups.setdefault((dtype, shape), {})[(kind, backend)] = seconds
     return groups
+def recheck(threads, dtype, shape, best, clock_key):
+    # The paired measurement of one row: (best seconds, auto seconds), kept in its own JSON file
+    # so that --tables-only prints it again.
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{dtype}-{shape}-{best}")
+    path = f"build/reports/bench-auto-recheck-{threads}-{name}.json"
+    if not tables_only:
+        env = dict(os.environ, OMP_NUM_THREADS=threads)
+        subprocess.run(["build/bin/mm-bench",
+                        f"--benchmark_filter=^matmul/(auto|{re.escape(best)})/{dtype}/{re.escape(shape)}(/|$)",
+                        "--benchmark_enable_random_interleaving=true",
+                        f"--benchmark_repetitions={recheck_repetitions}",
+                        "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.05",
+                        f"--benchmark_out={path}", "--benchmark_out_format=json"],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if not os.path.exists(path):
+        return None
+    runs = grouped(medians(path, clock_key)).get((dtype, shape), {})
+    if ("matmul", best) not in runs or ("matmul", "auto") not in runs:
+        return None
+    return runs[("matmul", best)], runs[("matmul", "auto")]
 for threads in threads_list:
     path = f"build/reports/bench-auto-{threads}.json"
     wall = grouped(medians(path, "real_time"))
@@ -163,8 +192,15 @@ for threads in threads_list:
         # When auto ran the best backend itself, a ratio below 1 is the spread between two
         # measurements of the same kernel.
         chosen = ran.get((dtype, shape), "?")
+        again = ""
+        if ratio < 0.95:
+            paired = recheck(threads, dtype, shape, best, "cpu_time" if threads == "1" else "real_time")
+            if paired is not None:
+                again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions: "
+                         f"{paired[0]*1e6:.1f} against {paired[1]*1e6:.1f} us)")
+                ratio = paired[0] / paired[1]
         print(f"{dtype:9} {shape:30} {best:12} {singles[best]*1e6:10.1f} "
-              f"{runs[('matmul', 'auto')]*1e6:10.1f} {ratio:6.2f} {verdict(ratio >= 0.95):8} {chosen}")
+              f"{runs[('matmul', 'auto')]*1e6:10.1f} {ratio:6.2f} {verdict(ratio >= 0.95):8} {chosen}{again}")
     tiny = [(k, r) for k, r in sorted(cpu.items()) if k[1].startswith("tiny")]
     if tiny:
         print(f"\n-- tiny shapes, {threads} thread(s): time per call (CPU-time medians) against the fastest bare library call (<= 1.2x) --")

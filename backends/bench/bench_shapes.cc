@@ -1,7 +1,14 @@
 #include "backends/bench/bench_shapes.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
+#include <string>
+#include <thread>
 #include <utility>
 
 namespace mm::bench {
@@ -77,6 +84,38 @@ std::span<const DType> BenchDTypes(ShapeSet set) {
 double MatMulFlops(const MatMulPlan& plan) {
   return 2.0 * static_cast<double>(plan.batch) * static_cast<double>(plan.m) *
          static_cast<double>(plan.n) * static_cast<double>(plan.k);
+}
+
+namespace {
+
+// Whether a thread of this process other than the caller is running or runnable now.
+bool OtherThreadRunning() {
+  const std::string self = std::to_string(gettid());
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    if (task.path().filename() == self) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "tid (comm) S ...": the state follows the last ')', the name may hold anything.
+    const std::size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+double SettleOtherThreads(double limit_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const auto limit = std::chrono::duration<double>(limit_seconds);
+  while (OtherThreadRunning() && Clock::now() - start < limit) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 void SetGflops(benchmark::State& state, const MatMulPlan& plan) {

@@ -61,6 +61,13 @@ std::span<const DType> BenchDTypes(ShapeSet set);
 // 2 * batch * M * N * K of `plan`: the flop count behind the GFLOPS counter.
 double MatMulFlops(const MatMulPlan& plan);
 
+// Waits until no other thread of this process is running, for at most `limit_seconds`, and returns
+// the seconds waited. After a call, a library's threads keep spinning for a while (OpenBLAS's for
+// up to about 0.1 s, OpenMP's briefly) and would share the cores with the next library timed: on
+// two cores that made oneDNN's 64x64x64 batch of 64 measure 6.8 ms against its own 87 us. Every
+// timing of mm-bench and of the calibration starts with it.
+double SettleOtherThreads(double limit_seconds = 0.25);
+
 // Sets the GFLOPS counter (flops per iteration, as a rate) and items processed on `state`.
 void SetGflops(benchmark::State& state, const MatMulPlan& plan);
 

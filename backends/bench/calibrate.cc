@@ -54,13 +54,14 @@ struct Measured {
   }
 };
 
-// How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): kRounds interleaved
-// rounds, each calling every remaining candidate for about kSampleSeconds (at least once); the
-// median sample ranks. Short samples and many rounds: a phase when other work takes the cores hits
-// every candidate alike and only some rounds. A candidate over kPruneFactor times the fastest's
-// time after the warm-up (kPruneFactor^2 for that one noisy call) or after kPruneAfterRounds rounds
-// cannot win and leaves the remaining rounds: on a large shape the slow libraries (netlib, the
-// reference) would otherwise cost most of the calibration.
+// How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): at 1 thread, kRounds
+// interleaved rounds (at more threads, the same rounds in blocks, see MeasureCell), each calling
+// every remaining candidate for about kSampleSeconds (at least once); the median sample ranks.
+// Short samples and many rounds: a phase when other work takes the cores hits every candidate alike
+// and only some rounds. A candidate over kPruneFactor times the fastest's time after the warm-up
+// (kPruneFactor^2 for that one noisy call) or after kPruneAfterRounds rounds cannot win and leaves
+// the remaining rounds: on a large shape the slow libraries (netlib, the reference) would otherwise
+// cost most of the calibration.
 constexpr int kRounds = 9;
 constexpr int kPruneAfterRounds = 3;
 constexpr double kSampleSeconds = 0.004;
@@ -82,8 +83,12 @@ void Prune(std::vector<Measured>& measured, double factor, Time time) {
   }
 }
 
-// Every candidate computing (dtype, shape), timed side by side (see kRounds); ranked by median
-// seconds per call, ties (kTieMargin) broken by the default ranking.
+AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
+                const MatMulPlan& plan);
+
+// Every candidate computing (dtype, shape), timed side by side (see kRounds; at more than one
+// thread, in blocks); ranked by median seconds per call, ties (kTieMargin) broken by the default
+// ranking.
 AutoCell MeasureCell(
     const std::vector<std::pair<std::string, std::unique_ptr<Backend>>>& candidates, DType dtype,
     const BenchShape& shape, int threads) {
@@ -109,6 +114,37 @@ AutoCell MeasureCell(
   const Tensor b = BenchInput(dtype, shape.b_dims, 2);
   Tensor y = Tensor::Create(dtype, plan.y_dims).value();
   const bool cpu_time = threads == 1;
+  auto sample = [&](Measured& m) {
+    const double start = Now(cpu_time);
+    for (std::int64_t i = 0; i < m.calls; ++i) {
+      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+    }
+    m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
+  };
+  if (threads > 1) {
+    // In blocks: each candidate's rounds back to back, once the threads of the one before have
+    // stopped spinning (SettleOtherThreads). Interleaved, a candidate timed right after OpenBLAS
+    // shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64 measured
+    // 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower.
+    double best = std::numeric_limits<double>::infinity();
+    for (Measured& m : measured) {
+      SettleOtherThreads();
+      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      const double start = Now(cpu_time);
+      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      const double once = std::max(Now(cpu_time) - start, 1e-9);
+      m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
+      m.samples = {once};
+      if (once > kPruneFactor * kPruneFactor * best) continue;  // Ranked on its one call.
+      m.samples.clear();
+      for (int round = 0; round < kRounds; ++round) {
+        if (round == kPruneAfterRounds && m.Median() > kPruneFactor * best) break;
+        sample(m);
+      }
+      best = std::min(best, m.Median());
+    }
+    return Ranked(std::move(cell), measured, dtype, threads, plan);
+  }
   // Warm-up call, then one timed call that sizes the samples and is the first prune's measure.
   std::vector<double> once(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -131,13 +167,16 @@ AutoCell MeasureCell(
     }
     for (Measured& m : measured) {
       if (m.pruned) continue;  // Ranked on the samples it has (its warm-up call, or 3 rounds).
-      const double start = Now(cpu_time);
-      for (std::int64_t i = 0; i < m.calls; ++i) {
-        (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-      }
-      m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
+      sample(m);
     }
   }
+  return Ranked(std::move(cell), measured, dtype, threads, plan);
+}
+
+// `cell` with its ranking: the candidates by median seconds per call, ties (kTieMargin) broken by
+// the default ranking.
+AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
+                const MatMulPlan& plan) {
   std::vector<std::pair<double, std::string>> ranked;
   for (const Measured& m : measured) ranked.emplace_back(m.Median(), m.name);
   std::sort(ranked.begin(), ranked.end());

@@ -63,6 +63,7 @@ void RunBackend(benchmark::State& state, const std::string& backend_name, DType 
   const TensorView a_view = a.view();
   const TensorView b_view = b.view();
   const MutableTensorView y_view = y.mutable_view();
+  SettleOtherThreads();  // Another library's spinning threads would share the cores.
   for (auto _ : state) {
     Status status = (*primitive)->Execute(a_view, b_view, y_view);
     if (!status.ok()) {

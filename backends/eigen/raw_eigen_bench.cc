@@ -42,6 +42,7 @@ void BareProducts(benchmark::State& state, const MatMulPlan& plan, const S* a, c
                   const std::function<void()>& before, const std::function<void()>& after) {
   const auto offsets = AllBatchOffsets(plan);
   const Eigen::Index m = plan.m, k = plan.k, n = plan.n;
+  SettleOtherThreads();  // Another library's spinning threads would share the cores.
   for (auto _ : state) {
     before();
     for (std::size_t i = 0; i < offsets.size(); ++i) {

@@ -68,6 +68,7 @@ void RunRawOneDnn(benchmark::State& state, DType dtype, const BenchShape& shape)
         {DNNL_ARG_SRC, dnnl::memory(problem.src, engine, const_cast<void*>(a.raw_data()))},
         {DNNL_ARG_WEIGHTS, dnnl::memory(problem.weights, engine, const_cast<void*>(b.raw_data()))},
         {DNNL_ARG_DST, dnnl::memory(problem.dst, engine, y.raw_data())}};
+    SettleOtherThreads();  // Another library's spinning threads would share the cores.
     for (auto _ : state) {
       matmul.execute(stream, args);
       stream.wait();
