@@ -65,7 +65,8 @@ double MatMulFlops(const MatMulPlan& plan);
 // the seconds waited. After a call, a library's threads keep spinning for a while (OpenBLAS's for
 // up to about 0.1 s, OpenMP's briefly) and would share the cores with the next library timed: on
 // two cores that made oneDNN's 64x64x64 batch of 64 measure 6.8 ms against its own 87 us. Every
-// timing of mm-bench and of the calibration starts with it.
+// timing of mm-bench and of the calibration starts with it. The caller's thread keeps its core
+// busy while it waits.
 double SettleOtherThreads(double limit_seconds = 0.25);
 
 // Sets the GFLOPS counter (flops per iteration, as a rate) and items processed on `state`.

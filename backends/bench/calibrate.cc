@@ -64,6 +64,9 @@ struct Measured {
 // cost most of the calibration.
 constexpr int kRounds = 9;
 constexpr int kPruneAfterRounds = 3;
+// At more than one thread, the rounds are timed in this many blocks per candidate, of
+// kPruneAfterRounds rounds each.
+constexpr int kBlockPasses = kRounds / kPruneAfterRounds;
 constexpr double kSampleSeconds = 0.004;
 constexpr double kPruneFactor = 1.5;
 // Candidates within kTieMargin of the fastest median are a tie, broken by the built-in default
@@ -125,23 +128,48 @@ AutoCell MeasureCell(
     // In blocks: each candidate's rounds back to back, once the threads of the one before have
     // stopped spinning (SettleOtherThreads). Interleaved, a candidate timed right after OpenBLAS
     // shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64 measured
-    // 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower.
+    // 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower. The rounds are split over
+    // kBlockPasses passes, forward, backward, forward, so that a phase when other work takes a
+    // core lands in one block of a candidate, not in all its samples: in one block, OpenBLAS's
+    // double 511^3 measured 6.7 ms against 2.2 ms in the next calibration.
+    auto settle = [&](Measured& m) {
+      SettleOtherThreads();
+      // Untimed calls for a sample's time: the first calls after a wait are slower while the
+      // library's threads wake and its data comes back into cache (eigen's double 257^3 took
+      // 0.47 ms and more for its first ten calls, 0.30 ms from then on).
+      const double start = Now(false);
+      do {
+        (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      } while (Now(false) - start < kSampleSeconds);
+    };
     double best = std::numeric_limits<double>::infinity();
     for (Measured& m : measured) {
-      SettleOtherThreads();
-      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      settle(m);
       const double start = Now(cpu_time);
       (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
       const double once = std::max(Now(cpu_time) - start, 1e-9);
       m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
       m.samples = {once};
-      if (once > kPruneFactor * kPruneFactor * best) continue;  // Ranked on its one call.
-      m.samples.clear();
-      for (int round = 0; round < kRounds; ++round) {
-        if (round == kPruneAfterRounds && m.Median() > kPruneFactor * best) break;
-        sample(m);
+      if (once > kPruneFactor * kPruneFactor * best) {
+        m.pruned = true;  // Ranked on its one call.
+        continue;
       }
+      m.samples.clear();
+      for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
       best = std::min(best, m.Median());
+    }
+    Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
+    auto block = [&](Measured& m) {
+      if (m.pruned) return;
+      settle(m);
+      for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
+    };
+    for (int pass = 1; pass < kBlockPasses; ++pass) {
+      if (pass % 2 == 1) {
+        std::for_each(measured.rbegin(), measured.rend(), block);
+      } else {
+        std::for_each(measured.begin(), measured.end(), block);
+      }
     }
     return Ranked(std::move(cell), measured, dtype, threads, plan);
   }
