@@ -41,7 +41,11 @@ engine/error_bound.h). Verdicts: PASS (both hold), FAIL (neither), BOUND (outsid
 within the bound), IMPRECISE (within the tolerance, beyond the bound), UNSUPPORTED, ERROR.
 Each failure is shrunk to a minimal problem and printed with the command line that replays it.)";
 
-constexpr const char* kFooter = R"(Exit codes:
+constexpr const char* kFooter = R"(Environment:
+  OMP_WAIT_POLICY  when unset, the tool runs itself again with it passive: idle OpenMP threads
+                   sleep between cases instead of spinning; a value you set is kept
+
+Exit codes:
   0  nothing failed
   1  any FAIL or ERROR; IMPRECISE under --tolerance bound (the default); BOUND under
      --tolerance onnx; a thread-count difference under --require-deterministic

@@ -368,7 +368,9 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       return report;
     }
     backends.push_back(std::move(*backend));
-    report.stats.backends.push_back({name});
+    BackendStats stats;
+    stats.name = name;
+    report.stats.backends.push_back(std::move(stats));
   }
   std::map<DType, std::int64_t> by_dtype;
   // Per (backend index, dtype): every result's worst ULP error and bound fraction.

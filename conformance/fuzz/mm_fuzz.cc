@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "backends/backend_list.h"
+#include "backends/openmp_wait_policy.h"
 #include "conformance/fuzz/fuzz_cli.h"
 
 int main(int argc, char** argv) {
+  mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);
   std::vector<std::string> args(argv + 1, argv + argc);
   const mm::BackendRegistry registry = mm::BuiltinBackends();
   return mm::fuzz::RunFuzzCli(args, registry, std::cout, std::cerr);

@@ -109,6 +109,10 @@ constexpr const char* kFooter = R"(Merging shard reports:
                       one report of shards 1/N .. N/N (each run with --json): the same results,
                       summary and exit code as the unsharded run; see mm-conformance merge --help
 
+Environment:
+  OMP_WAIT_POLICY  when unset, the tool runs itself again with it passive: idle OpenMP threads
+                   sleep between cases instead of spinning; a value you set is kept
+
 Exit codes:
   0  every selected result passed (UNSUPPORTED allowed unless --strict)
   1  any FAIL, ERROR or XPASS; BOUND (default) or IMPRECISE (--tolerance bound);

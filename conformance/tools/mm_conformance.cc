@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "backends/backend_list.h"
+#include "backends/openmp_wait_policy.h"
 #include "conformance/self_check/self_check.h"
 #include "conformance/tools/cli.h"
 
 int main(int argc, char** argv) {
+  mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);
   std::vector<std::string> args(argv + 1, argv + argc);
   mm::conformance::SetSelfCheckCommand(mm::self_check::RunSelfCheckCommand);
   const mm::BackendRegistry registry = mm::BuiltinBackends();
