@@ -54,18 +54,15 @@ struct Measured {
   }
 };
 
-// How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): at 1 thread, kRounds
-// interleaved rounds (at more threads, the same rounds in blocks, see MeasureCell), each calling
-// every remaining candidate for about kSampleSeconds (at least once); the median sample ranks.
-// Short samples and many rounds: a phase when other work takes the cores hits every candidate alike
-// and only some rounds. A candidate over kPruneFactor times the fastest's time after the warm-up
-// (kPruneFactor^2 for that one noisy call) or after kPruneAfterRounds rounds cannot win and leaves
-// the remaining rounds: on a large shape the slow libraries (netlib, the reference) would otherwise
-// cost most of the calibration.
+// How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): kRounds rounds of every
+// remaining candidate, each calling it for about kSampleSeconds (at least once), in blocks (see
+// MeasureCell); the median sample ranks. A candidate over kPruneFactor times the fastest's time
+// after its warm-up (kPruneFactor^2 for its fastest warm-up call) or after kPruneAfterRounds rounds
+// cannot win and leaves the remaining rounds: on a large shape the slow libraries (netlib, the
+// reference) would otherwise cost most of the calibration.
 constexpr int kRounds = 9;
 constexpr int kPruneAfterRounds = 3;
-// At more than one thread, the rounds are timed in this many blocks per candidate, of
-// kPruneAfterRounds rounds each.
+// The rounds are timed in this many blocks per candidate, of kPruneAfterRounds rounds each.
 constexpr int kBlockPasses = kRounds / kPruneAfterRounds;
 constexpr double kSampleSeconds = 0.004;
 constexpr double kPruneFactor = 1.5;
@@ -89,9 +86,8 @@ void Prune(std::vector<Measured>& measured, double factor, Time time) {
 AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
                 const MatMulPlan& plan);
 
-// Every candidate computing (dtype, shape), timed side by side (see kRounds; at more than one
-// thread, in blocks); ranked by median seconds per call, ties (kTieMargin) broken by the default
-// ranking.
+// Every candidate computing (dtype, shape), timed side by side in blocks (see kRounds); ranked by
+// median seconds per call, ties (kTieMargin) broken by the default ranking.
 AutoCell MeasureCell(
     const std::vector<std::pair<std::string, std::unique_ptr<Backend>>>& candidates, DType dtype,
     const BenchShape& shape, int threads) {
@@ -124,83 +120,58 @@ AutoCell MeasureCell(
     }
     m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
   };
-  if (threads > 1) {
-    // In blocks: each candidate's rounds back to back, once the threads of the one before have
-    // stopped spinning (SettleOtherThreads). Interleaved, a candidate timed right after OpenBLAS
-    // shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64 measured
-    // 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower. The rounds are split over
-    // kBlockPasses passes, forward, backward, forward, so that a phase when other work takes a
-    // core lands in one block of a candidate, not in all its samples: in one block, OpenBLAS's
-    // double 511^3 measured 6.7 ms against 2.2 ms in the next calibration.
-    // Waits for the other threads, then calls `m` untimed for a sample's time and at least
-    // `min_calls` times; returns its fastest call. The first calls after a wait are slower while
-    // the library's threads wake and its data comes back into cache (eigen's double 257^3 took
-    // 0.47 ms and more for its first ten calls, 0.30 ms from then on).
-    auto settle = [&](Measured& m, int min_calls) {
-      SettleOtherThreads();
-      double fastest = std::numeric_limits<double>::infinity();
-      const double start = Now(false);
-      for (int call = 0; call < min_calls || Now(false) - start < kSampleSeconds; ++call) {
-        const double call_start = Now(false);
-        (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-        fastest = std::min(fastest, Now(false) - call_start);
-      }
-      return std::max(fastest, 1e-9);
-    };
-    double best = std::numeric_limits<double>::infinity();
-    for (Measured& m : measured) {
-      // The fastest of at least 2 calls sizes the samples and is the first prune's measure: one
-      // call can be stalled for milliseconds (OpenBLAS's float 65^3 once took 36.6 us against its
-      // 3.6), and a candidate pruned on it is ranked on it.
-      const double once = settle(m, 2);
-      m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
-      m.samples = {once};
-      if (once > kPruneFactor * kPruneFactor * best) {
-        m.pruned = true;  // Ranked on its fastest call.
-        continue;
-      }
-      m.samples.clear();
-      for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
-      best = std::min(best, m.Median());
+  // In blocks: each candidate's rounds back to back, once the threads of the one before have
+  // stopped spinning (SettleOtherThreads). Interleaved at 2 threads, a candidate timed right after
+  // OpenBLAS shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64
+  // measured 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower. Interleaved at 1
+  // thread, 4 ms turns made oneDNN's bfloat16 256^3 350 us against its 310 us in longer runs, and
+  // eigen won the cell. The rounds are split over kBlockPasses passes, forward, backward,
+  // forward, so that a phase when other work takes a core lands in one block of a candidate, not
+  // in all its samples: in one block, OpenBLAS's double 511^3 measured 6.7 ms against 2.2 ms in the
+  // next calibration.
+  //
+  // settle: waits for the other threads, then calls `m` untimed for a sample's time and at least
+  // `min_calls` times; returns its fastest call. The first calls after a wait are slower while
+  // the library's threads wake and its data comes back into cache (eigen's double 257^3 took
+  // 0.47 ms and more for its first ten calls, 0.30 ms from then on).
+  auto settle = [&](Measured& m, int min_calls) {
+    SettleOtherThreads();
+    double fastest = std::numeric_limits<double>::infinity();
+    const double start = Now(false);
+    for (int call = 0; call < min_calls || Now(false) - start < kSampleSeconds; ++call) {
+      const double call_start = Now(cpu_time);
+      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      fastest = std::min(fastest, Now(cpu_time) - call_start);
     }
-    Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
-    auto block = [&](Measured& m) {
-      if (m.pruned) return;
-      settle(m, 1);
-      for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
-    };
-    for (int pass = 1; pass < kBlockPasses; ++pass) {
-      if (pass % 2 == 1) {
-        std::for_each(measured.rbegin(), measured.rend(), block);
-      } else {
-        std::for_each(measured.begin(), measured.end(), block);
-      }
-    }
-    return Ranked(std::move(cell), measured, dtype, threads, plan);
-  }
-  // Warm-up call, then one timed call that sizes the samples and is the first prune's measure.
-  std::vector<double> once(measured.size());
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    Measured& m = measured[i];
-    (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-    const double start = Now(cpu_time);
-    (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-    once[i] = std::max(Now(cpu_time) - start, 1e-9);
-    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once[i]));
-    m.samples.push_back(once[i]);
-  }
-  Prune(measured, kPruneFactor * kPruneFactor,
-        [&](const Measured& m) { return once[&m - measured.data()]; });
+    return std::max(fastest, 1e-9);
+  };
+  double best = std::numeric_limits<double>::infinity();
   for (Measured& m : measured) {
-    if (!m.pruned) m.samples.clear();  // The survivors are ranked on their rounds alone.
-  }
-  for (int round = 0; round < kRounds; ++round) {
-    if (round == kPruneAfterRounds) {
-      Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
+    // The fastest of at least 2 calls sizes the samples and is the first prune's measure: one
+    // call can be stalled for milliseconds (OpenBLAS's float 65^3 once took 36.6 us against its
+    // 3.6), and a candidate pruned on it is ranked on it.
+    const double once = settle(m, 2);
+    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
+    m.samples = {once};
+    if (once > kPruneFactor * kPruneFactor * best) {
+      m.pruned = true;  // Ranked on its fastest call.
+      continue;
     }
-    for (Measured& m : measured) {
-      if (m.pruned) continue;  // Ranked on the samples it has (its warm-up call, or 3 rounds).
-      sample(m);
+    m.samples.clear();
+    for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
+    best = std::min(best, m.Median());
+  }
+  Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
+  auto block = [&](Measured& m) {
+    if (m.pruned) return;
+    settle(m, 1);
+    for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
+  };
+  for (int pass = 1; pass < kBlockPasses; ++pass) {
+    if (pass % 2 == 1) {
+      std::for_each(measured.rbegin(), measured.rend(), block);
+    } else {
+      std::for_each(measured.begin(), measured.end(), block);
     }
   }
   return Ranked(std::move(cell), measured, dtype, threads, plan);
