@@ -65,6 +65,8 @@ constexpr int kPruneAfterRounds = 3;
 // The rounds are timed in this many blocks per candidate, of kPruneAfterRounds rounds each.
 constexpr int kBlockPasses = kRounds / kPruneAfterRounds;
 constexpr double kSampleSeconds = 0.004;
+// The shortest group of calls the warm-up times as one (see MeasureCell's settle).
+constexpr double kGroupSeconds = 20e-6;
 constexpr double kPruneFactor = 1.5;
 // Candidates within kTieMargin of the fastest median are a tie, broken by the built-in default
 // ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
@@ -131,24 +133,32 @@ AutoCell MeasureCell(
   // next calibration.
   //
   // settle: waits for the other threads, then calls `m` untimed for a sample's time and at least
-  // `min_calls` times; returns its fastest call. The first calls after a wait are slower while
-  // the library's threads wake and its data comes back into cache (eigen's double 257^3 took
-  // 0.47 ms and more for its first ten calls, 0.30 ms from then on).
-  auto settle = [&](Measured& m, int min_calls) {
+  // `min_groups` groups of calls; returns its fastest time per call. The first calls after a wait
+  // are slower while the library's threads wake and its data comes back into cache (eigen's double
+  // 257^3 took 0.47 ms and more for its first ten calls, 0.30 ms from then on).
+  auto settle = [&](Measured& m, int min_groups) {
     SettleOtherThreads();
     double fastest = std::numeric_limits<double>::infinity();
     const double start = Now(false);
-    for (int call = 0; call < min_calls || Now(false) - start < kSampleSeconds; ++call) {
-      const double call_start = Now(cpu_time);
-      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-      fastest = std::min(fastest, Now(cpu_time) - call_start);
+    // Timed in groups of calls that double until a group takes kGroupSeconds: reading the CPU-time
+    // clock costs about 0.2 us, more than a tiny call (timed one by one, eigen's 30 ns 3x4x3
+    // measured 225 ns, was pruned, and the reference won the cell).
+    std::int64_t group = 1;
+    for (int groups = 0; groups < min_groups || Now(false) - start < kSampleSeconds; ++groups) {
+      const double group_start = Now(cpu_time);
+      for (std::int64_t i = 0; i < group; ++i) {
+        (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      }
+      const double elapsed = Now(cpu_time) - group_start;
+      fastest = std::min(fastest, elapsed / static_cast<double>(group));
+      if (elapsed < kGroupSeconds) group *= 2;
     }
     return std::max(fastest, 1e-9);
   };
   double best = std::numeric_limits<double>::infinity();
   for (Measured& m : measured) {
-    // The fastest of at least 2 calls sizes the samples and is the first prune's measure: one
-    // call can be stalled for milliseconds (OpenBLAS's float 65^3 once took 36.6 us against its
+    // The fastest of at least 2 groups of calls sizes the samples and is the first prune's measure:
+    // one call can be stalled for milliseconds (OpenBLAS's float 65^3 once took 36.6 us against its
     // 3.6), and a candidate pruned on it is ranked on it.
     const double once = settle(m, 2);
     m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
