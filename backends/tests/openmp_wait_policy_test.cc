@@ -57,8 +57,12 @@ ProbeRun RunProbe(const std::string& policy, const std::vector<std::string>& arg
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "/probe.out", err = dir + "/probe.err";
+  // Named per test and process: ctest runs the tests of this file in parallel processes that
+  // share the temporary folder.
+  const std::string base = ::testing::TempDir() + "/openmp_wait_policy_probe." +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "." +
+                           std::to_string(getpid());
+  const std::string out = base + ".out", err = base + ".err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
@@ -73,6 +77,8 @@ ProbeRun RunProbe(const std::string& policy, const std::vector<std::string>& arg
   waitpid(run.spawned, &run.status, 0);
   run.out = Slurp(out);
   run.err = Slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
   return run;
 }
 
