@@ -12,7 +12,6 @@
 #include <type_traits>
 
 #include "backends/eigen/eigen_int32_native.h"
-#include "backends/eigen/held_gemm.h"
 
 namespace mm {
 namespace {
@@ -44,14 +43,16 @@ constexpr double kEigenMinTaskSize = 50000;
 // Elements converted per task when widening operands or narrowing Y.
 constexpr std::int64_t kConvertChunk = std::int64_t{1} << 16;
 
-// Y = A x B for one row-major product, m x k times k x n, every extent > 0 (HeldGemm: Eigen's
-// product, its single-threaded GEMM on packing buffers the thread keeps). Eigen picks GEMM,
+// Y = A x B for one row-major product, m x k times k x n, every extent > 0. Eigen picks GEMM,
 // GEMV (m or n == 1) or a coefficient-wise product for tiny sizes. Inside an OpenMP region it runs
 // on one thread; outside one, Eigen's own parallel GEMM may still use the threads for a large
 // product that is too short (rows) to split into blocks.
 template <class S>
 void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
-  eigen_internal::HeldGemm(a, b, y, m, k, n);
+  const Eigen::Map<const RowMajorMatrix<S>> a_mat(a, m, k);
+  const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
+  Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
+  y_mat.noalias() = a_mat * b_mat;
 }
 
 // The native 32-bit path's product lives in its own file, compiled with -fwrapv so that Eigen's
