@@ -2,7 +2,9 @@
 # ONNX Runtime judged by mm from the outputs it writes (docs/conformance.md, "Judging a runtime from
 # its outputs"), end to end:
 #   1. installs onnxruntime-node (the version scripts/ort/package-lock.json pins) from the npm
-#      registry into BUILD/ort/npm (once; again only when the lock file changes);
+#      registry into build/ort-npm, one install that every build folder of the checkout shares
+#      (the ASan build's too: a second copy had filled a CI machine's disk); once, again only
+#      when the lock file changes;
 #   2. writes the corpus: the official cases (MM_ONNX_DATA, or ../shared as scripts/onnx-data.sh
 #      finds it), mm's built-in cases (mm-fuzz export-builtin) and a generated corpus
 #      (mm-fuzz generate --cases 200 --seed 1);
@@ -38,20 +40,26 @@ if [[ -z "${MM_ONNX_DATA:-}" ]]; then
 fi
 
 # 1. onnxruntime-node, pinned by the committed lock file; --ignore-scripts: its install script
-# would fetch extras from outside the registry.
-npm_dir="$work/npm"
+# would fetch extras from outside the registry. Under a lock, as two build folders' test runs may
+# install at once.
+npm_dir=build/ort-npm
 mkdir -p "$npm_dir"
+exec 9> "$npm_dir.lock"
+flock 9
 if ! cmp -s scripts/ort/package-lock.json "$npm_dir/package-lock.json" ||
    [[ ! -f "$npm_dir/node_modules/onnxruntime-node/package.json" ]]; then
   cp scripts/ort/package.json scripts/ort/package-lock.json "$npm_dir/"
   echo "ort-conformance: installing onnxruntime-node from the npm registry into $npm_dir" >&2
   if ! (cd "$npm_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
     rm -f "$npm_dir/package-lock.json"  # So the next run tries again.
-    echo "ort-conformance: 'npm ci' of scripts/ort/package-lock.json failed: the npm registry" \
-         "(registry.npmjs.org, or npm's configured registry) must be reachable once" >&2
+    echo "ort-conformance: 'npm ci' of scripts/ort/package-lock.json into $npm_dir failed" \
+         "(npm's error above): the npm registry (registry.npmjs.org, or npm's configured" \
+         "registry) must be reachable once, and the disk hold the package; free there now:" \
+         "$(df -h --output=avail "$npm_dir" | tail -n 1 | tr -d ' ')" >&2
     exit 1
   fi
 fi
+exec 9>&-
 export NODE_PATH="$(cd "$npm_dir/node_modules" && pwd)"
 
 # 2. The corpus. The official roots are MM_ONNX_DATA's (colon-separated).
