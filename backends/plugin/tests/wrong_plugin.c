@@ -124,8 +124,8 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
 #endif
 #if defined(MM_FAULT_LEAK)
   {
-    /* 64 MiB per call, touched (resident) and never freed. */
-    const size_t leak = (size_t)64 << 20;
+    /* 128 MiB per call, touched (resident) and never freed. */
+    const size_t leak = (size_t)128 << 20;
     char* lost = (char*)malloc(leak);
     if (lost != NULL) {
       memset(lost, 1, leak);
