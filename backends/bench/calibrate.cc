@@ -47,19 +47,20 @@ struct Measured {
   std::vector<double> samples;  // Seconds per call, one per round it took part in.
   std::int64_t calls = 1;       // Calls per sample.
   bool pruned = false;          // Left out of later rounds: far slower than the fastest.
-  double Median() const {
-    std::vector<double> sorted = samples;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted[sorted.size() / 2];
-  }
+  // What ranks: the fastest block's median sample (the blocks are kPruneAfterRounds samples each,
+  // in the order taken; a candidate pruned on its warm-up has its one sample). Other work on a
+  // shared machine only ever slows a block down, and a phase of it can span two blocks of one
+  // candidate: oneDNN's float 512^3 at 1 thread measured 2.27 ms against its 1.36 ms in mm-bench
+  // in the same hour, and eigen's 2.05 ms won the cell.
+  double Measure() const;
 };
 
 // How a cell is timed (see docs/backends.md, "auto"; the clock is Now's): kRounds rounds of every
 // remaining candidate, each calling it for about kSampleSeconds (at least once), in blocks (see
-// MeasureCell); the median sample ranks. A candidate over kPruneFactor times the fastest's time
-// after its warm-up (kPruneFactor^2 for its fastest warm-up call) or after kPruneAfterRounds rounds
-// cannot win and leaves the remaining rounds: on a large shape the slow libraries (netlib, the
-// reference) would otherwise cost most of the calibration.
+// MeasureCell); the fastest block's median sample ranks (Measured::Measure). A candidate over
+// kPruneFactor times the fastest's time after its warm-up (kPruneFactor^2 for its fastest warm-up
+// call) or after kPruneAfterRounds rounds cannot win and leaves the remaining rounds: on a large
+// shape the slow libraries (netlib, the reference) would otherwise cost most of the calibration.
 constexpr int kRounds = 9;
 constexpr int kPruneAfterRounds = 3;
 // The rounds are timed in this many blocks per candidate, of kPruneAfterRounds rounds each.
@@ -68,10 +69,26 @@ constexpr double kSampleSeconds = 0.004;
 // The shortest group of calls the warm-up times as one (see MeasureCell's settle).
 constexpr double kGroupSeconds = 20e-6;
 constexpr double kPruneFactor = 1.5;
-// Candidates within kTieMargin of the fastest median are a tie, broken by the built-in default
+// Candidates within kTieMargin of the fastest measure are a tie, broken by the built-in default
 // ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
 // choice from one calibration to the next.
 constexpr double kTieMargin = 0.03;
+
+double Measured::Measure() const {
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  if (samples.size() < static_cast<std::size_t>(kPruneAfterRounds)) return median(samples);
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t start = 0; start + kPruneAfterRounds <= samples.size();
+       start += kPruneAfterRounds) {
+    best = std::min(
+        best, median({samples.begin() + static_cast<std::ptrdiff_t>(start),
+                      samples.begin() + static_cast<std::ptrdiff_t>(start) + kPruneAfterRounds}));
+  }
+  return best;
+}
 
 // Drops (from further rounds) every candidate whose `time` is above `factor` times the best.
 template <class Time>
@@ -89,7 +106,7 @@ AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtyp
                 const MatMulPlan& plan);
 
 // Every candidate computing (dtype, shape), timed side by side in blocks (see kRounds); ranked by
-// median seconds per call, ties (kTieMargin) broken by the default ranking.
+// Measured::Measure, ties (kTieMargin) broken by the default ranking.
 AutoCell MeasureCell(
     const std::vector<std::pair<std::string, std::unique_ptr<Backend>>>& candidates, DType dtype,
     const BenchShape& shape, int threads) {
@@ -127,10 +144,11 @@ AutoCell MeasureCell(
   // OpenBLAS shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64
   // measured 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower. Interleaved at 1
   // thread, 4 ms turns made oneDNN's bfloat16 256^3 350 us against its 310 us in longer runs, and
-  // eigen won the cell. The rounds are split over kBlockPasses passes, forward, backward,
-  // forward, so that a phase when other work takes a core lands in one block of a candidate, not
-  // in all its samples: in one block, OpenBLAS's double 511^3 measured 6.7 ms against 2.2 ms in the
-  // next calibration.
+  // eigen won the cell. The rounds are split over kBlockPasses passes, each over the candidates in
+  // the same order, so that a phase when other work takes a core lands in one block of a
+  // candidate, not in all its samples: in one block, OpenBLAS's double 511^3 measured 6.7 ms
+  // against 2.2 ms in the next calibration. (Passes forward, backward, forward put the first
+  // candidate's last two blocks back to back, and one such phase decided its rank.)
   //
   // settle: waits for the other threads, then calls `m` untimed for a sample's time and at least
   // `min_groups` groups of calls; returns its fastest time per call. The first calls after a wait
@@ -169,30 +187,26 @@ AutoCell MeasureCell(
     }
     m.samples.clear();
     for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
-    best = std::min(best, m.Median());
+    best = std::min(best, m.Measure());
   }
-  Prune(measured, kPruneFactor, [](const Measured& m) { return m.Median(); });
+  Prune(measured, kPruneFactor, [](const Measured& m) { return m.Measure(); });
   auto block = [&](Measured& m) {
     if (m.pruned) return;
     settle(m, 1);
     for (int round = 0; round < kPruneAfterRounds; ++round) sample(m);
   };
   for (int pass = 1; pass < kBlockPasses; ++pass) {
-    if (pass % 2 == 1) {
-      std::for_each(measured.rbegin(), measured.rend(), block);
-    } else {
-      std::for_each(measured.begin(), measured.end(), block);
-    }
+    std::for_each(measured.begin(), measured.end(), block);
   }
   return Ranked(std::move(cell), measured, dtype, threads, plan);
 }
 
-// `cell` with its ranking: the candidates by median seconds per call, ties (kTieMargin) broken by
+// `cell` with its ranking: the candidates by Measured::Measure, ties (kTieMargin) broken by
 // the default ranking.
 AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
                 const MatMulPlan& plan) {
   std::vector<std::pair<double, std::string>> ranked;
-  for (const Measured& m : measured) ranked.emplace_back(m.Median(), m.name);
+  for (const Measured& m : measured) ranked.emplace_back(m.Measure(), m.name);
   std::sort(ranked.begin(), ranked.end());
   // A tie with the fastest goes to the one the default ranking puts first.
   const double flops = MatMulFlops(plan);
