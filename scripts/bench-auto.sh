@@ -32,7 +32,8 @@
 # alone, interleaved, 3x the repetitions of 4x the time each (at least 0.2 s, so that a 100 ms call
 # is timed twice per repetition; RECHECK_REPETITIONS=N to change their number); the row shows both
 # measurements and is judged on the second. So is an eigen int32 row under 0.95 (eigen and bare
-# Eigen, paired) and a tiny row over 1.2x (the backend and its bare call, paired).
+# Eigen, paired), a tiny row over 1.2x (the backend and its bare call, paired) and a half-precision
+# row under 0.5 (onednn's float16 or bfloat16 and its float32, paired).
 # Writes build/reports/bench-auto-<threads>.json (Google Benchmark's JSON; the rechecks'
 # bench-auto-recheck-*.json) and prints the tables.
 # Exit 0 when every judged row passes, 1 otherwise.
@@ -152,19 +153,20 @@ def grouped(times):
             backend = kind
         groups.setdefault((dtype, shape), {})[(kind, backend)] = seconds
     return groups
-def recheck(threads, dtype, shape, first, second, clock_key):
-    # The paired measurement of one row, two benchmarks given as (kind, backend) like grouped()'s
-    # keys: (first's seconds, second's seconds), kept in its own JSON file so that --tables-only
-    # prints it again.
-    label = first[1] if second == ("matmul", "auto") else f"{first[1]}-{second[1]}"
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{dtype}-{shape}-{label}")
+def recheck(threads, shape, first, second, clock_key):
+    # The paired measurement of one row: two benchmarks given as (dtype, kind, backend), kind and
+    # backend as in grouped()'s keys (the dtypes differ for the half-precision rows): (first's
+    # seconds, second's seconds), kept in its own JSON file so that --tables-only prints it again.
+    label = "-".join(dict.fromkeys(part for key in (first, second) for part in key))
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{shape}-{label}")
     path = f"build/reports/bench-auto-recheck-{threads}-{name}.json"
     def prefix(key):
-        return f"matmul/{re.escape(key[1])}" if key[0] == "matmul" else re.escape(key[0])
+        dtype, kind, backend = key
+        return (f"matmul/{re.escape(backend)}" if kind == "matmul" else re.escape(kind)) + "/" + dtype
     if not tables_only:
         env = dict(os.environ, OMP_NUM_THREADS=threads)
         subprocess.run(["build/bin/mm-bench",
-                        f"--benchmark_filter=^({prefix(first)}|{prefix(second)})/{dtype}/{re.escape(shape)}(/|$)",
+                        f"--benchmark_filter=^({prefix(first)}|{prefix(second)})/{re.escape(shape)}(/|$)",
                         "--benchmark_enable_random_interleaving=true",
                         f"--benchmark_repetitions={recheck_repetitions}",
                         "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.2",
@@ -172,10 +174,9 @@ def recheck(threads, dtype, shape, first, second, clock_key):
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     if not os.path.exists(path):
         return None
-    runs = grouped(medians(path, clock_key)).get((dtype, shape), {})
-    if first not in runs or second not in runs:
-        return None
-    return runs[first], runs[second]
+    groups = grouped(medians(path, clock_key))
+    times = [groups.get((key[0], shape), {}).get(key[1:]) for key in (first, second)]
+    return None if None in times else tuple(times)
 for threads in threads_list:
     path = f"build/reports/bench-auto-{threads}.json"
     wall = grouped(medians(path, "real_time"))
@@ -200,7 +201,7 @@ for threads in threads_list:
         chosen = ran.get((dtype, shape), "?")
         again = ""
         if ratio < 0.95:
-            paired = recheck(threads, dtype, shape, ("matmul", best), ("matmul", "auto"),
+            paired = recheck(threads, shape, (dtype, "matmul", best), (dtype, "matmul", "auto"),
                              "cpu_time" if threads == "1" else "real_time")
             if paired is not None:
                 again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions: "
@@ -226,7 +227,7 @@ for threads in threads_list:
             x = ours / raws[against]
             again = ""
             if backend != "reference" and x > 1.2:
-                paired = recheck(threads, dtype, shape, (against, against), ("matmul", backend),
+                paired = recheck(threads, shape, (dtype, against, against), (dtype, "matmul", backend),
                                  "cpu_time")
                 if paired is not None:
                     again = (f"  (first {x:.2f}x; again, paired, {recheck_repetitions} repetitions: "
@@ -248,8 +249,16 @@ for threads in threads_list:
     for dtype, shape, f32, half in half_rows:
         ratio = f32 / half
         via = onednn_level.get(dtype) == "conversion"
+        again = ""
+        if via and ratio < 0.5:
+            paired = recheck(threads, shape, ("float", "matmul", "onednn"), (dtype, "matmul", "onednn"),
+                             "cpu_time" if threads == "1" else "real_time")
+            if paired is not None:
+                again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions: "
+                         f"{paired[0]*1e6:.1f} against {paired[1]*1e6:.1f} us)")
+                ratio = paired[0] / paired[1]
         judged = verdict(ratio >= 0.5) if via else "(native here, not judged)"
-        print(f"{dtype:9} {shape:16} float32 {f32*1e6:10.1f} us  {dtype} {half*1e6:10.1f} us  {ratio:5.2f} {judged}")
+        print(f"{dtype:9} {shape:16} float32 {f32*1e6:10.1f} us  {dtype} {half*1e6:10.1f} us  {ratio:5.2f} {judged}{again}")
     int_rows = []
     for (dtype, shape), runs in sorted(timed.items()):
         c = cube(shape)
@@ -263,7 +272,7 @@ for threads in threads_list:
         ratio = raw / ours
         again = ""
         if ratio < 0.95:
-            paired = recheck(threads, "int32", shape, ("raw_eigen", "raw_eigen"), ("matmul", "eigen"),
+            paired = recheck(threads, shape, ("int32", "raw_eigen", "raw_eigen"), ("int32", "matmul", "eigen"),
                              "cpu_time" if threads == "1" else "real_time")
             if paired is not None:
                 again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions: "
