@@ -15,6 +15,7 @@
 
 #include "backends/backend_list.h"
 #include "backends/testing/matmul_tester.h"
+#include "backends/testing/temp_dir.h"
 
 namespace mm {
 namespace {
@@ -23,22 +24,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::MatMulTester;
 using ::testing::Not;
-
-// A fresh directory under the test's temporary directory, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("mm_auto_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using testing::TempDir;
 
 void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 

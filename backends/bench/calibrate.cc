@@ -1,17 +1,24 @@
 #include "backends/bench/calibrate.h"
 
+#include <signal.h>
 #include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -47,11 +54,10 @@ struct Measured {
   std::vector<double> samples;  // Seconds per call, one per round it took part in.
   std::int64_t calls = 1;       // Calls per sample.
   bool pruned = false;          // Left out of later rounds: far slower than the fastest.
-  // What ranks: the fastest block's median sample (the blocks are kPruneAfterRounds samples each,
-  // in the order taken; a candidate pruned on its warm-up has its one sample). Other work on a
-  // shared machine only ever slows a block down, and a phase of it can span two blocks of one
-  // candidate: oneDNN's float 512^3 at 1 thread measured 2.27 ms against its 1.36 ms in mm-bench
-  // in the same hour, and eigen's 2.05 ms won the cell.
+  // What ranks: FastestBlockMedian of the samples in blocks of kPruneAfterRounds (a candidate
+  // pruned on its warm-up has its one sample). By the median of all its samples, oneDNN's float
+  // 512^3 at 1 thread measured 2.27 ms (a busy phase over its last two blocks) against its 1.36 ms
+  // in mm-bench in the same hour, and eigen's 2.05 ms won the cell.
   double Measure() const;
 };
 
@@ -74,21 +80,7 @@ constexpr double kPruneFactor = 1.5;
 // choice from one calibration to the next.
 constexpr double kTieMargin = 0.03;
 
-double Measured::Measure() const {
-  auto median = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-  };
-  if (samples.size() < static_cast<std::size_t>(kPruneAfterRounds)) return median(samples);
-  double best = std::numeric_limits<double>::infinity();
-  for (std::size_t start = 0; start + kPruneAfterRounds <= samples.size();
-       start += kPruneAfterRounds) {
-    best = std::min(
-        best, median({samples.begin() + static_cast<std::ptrdiff_t>(start),
-                      samples.begin() + static_cast<std::ptrdiff_t>(start) + kPruneAfterRounds}));
-  }
-  return best;
-}
+double Measured::Measure() const { return FastestBlockMedian(samples, kPruneAfterRounds); }
 
 // Drops (from further rounds) every candidate whose `time` is above `factor` times the best.
 template <class Time>
@@ -230,9 +222,76 @@ AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtyp
   return cell;
 }
 
+// The signal that interrupted a calibration (0: none) and the child measuring a part (0: none).
+// PassOn (a signal handler) sets the first and reads the second, RunPart the other way round, so
+// that a signal arriving while the child starts still reaches it.
+std::atomic<int> g_signal{0};
+std::atomic<pid_t> g_child{0};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free,
+              "read and written in a signal handler");
+
+void PassOn(int signal) {
+  g_signal = signal;
+  const pid_t child = g_child;
+  if (child > 0) kill(child, signal);
+}
+
+// While alive, SIGINT, SIGTERM and SIGHUP go to PassOn (one that is ignored, as SIGHUP under
+// nohup, stays ignored); the earlier handlers come back at its end.
+class InterruptGuard {
+ public:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  InterruptGuard() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) {
+      struct sigaction action {};
+      action.sa_handler = PassOn;
+      sigemptyset(&action.sa_mask);
+      sigaction(kSignals[i], nullptr, &previous_[i]);
+      if (previous_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &action, nullptr);
+    }
+  }
+  ~InterruptGuard() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) {
+      sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kSignals)]{};
+};
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+// How a child ended, from waitpid's status: "exit 3", "killed by SIGKILL".
+std::string Ending(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by " + SignalName(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+// Writes `text` to `path` whole or not at all: into `path`.tmp, renamed over `path` once complete.
+bool WriteWhole(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  std::ofstream out(temporary);
+  out << text;
+  out.close();
+  std::error_code error;
+  if (out) std::filesystem::rename(temporary, path, error);
+  if (out && !error) return true;
+  std::filesystem::remove(temporary, error);
+  return false;
+}
+
 // Runs this executable again with OMP_NUM_THREADS=threads to measure that thread count's cells
-// (libraries read their thread count when they start, so it cannot change in-process).
-int RunPart(const std::string& self, int threads, const std::string& out, ShapeSet set) {
+// (libraries read their thread count when they start, so it cannot change in-process). Returns
+// waitpid's status, or nullopt when it cannot be started.
+std::optional<int> RunPart(const std::string& self, int threads, const std::string& out,
+                           ShapeSet set) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::string_view(*e).starts_with("OMP_NUM_THREADS=")) continue;
@@ -248,10 +307,19 @@ int RunPart(const std::string& self, int threads, const std::string& out, ShapeS
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
+    return std::nullopt;
+  }
+  g_child = pid;
+  if (const int signal = g_signal; signal != 0) kill(pid, signal);  // Came before g_child was set.
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  pid_t waited = 0;
+  do {
+    waited = waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  g_child = 0;
+  if (waited != pid) return std::nullopt;
+  return status;
 }
 
 std::string UtcNow() {
@@ -263,7 +331,25 @@ std::string UtcNow() {
 
 }  // namespace
 
+double FastestBlockMedian(std::span<const double> samples, int block) {
+  auto median = [](std::span<const double> values) {
+    std::vector<double> sorted(values.begin(), values.end());
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  };
+  if (samples.empty()) return std::numeric_limits<double>::infinity();
+  const std::size_t size = static_cast<std::size_t>(std::max(block, 1));
+  if (samples.size() < size) return median(samples);
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t start = 0; start + size <= samples.size(); start += size) {
+    best = std::min(best, median(samples.subspan(start, size)));
+  }
+  return best;
+}
+
 int CalibratePart(const std::string& out, ShapeSet set) {
+  // A part whose parent is gone would measure on for minutes, for nobody, taking the cores.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
   // Created once: creating a backend (oneDNN's probes) costs more than timing a small cell.
   const BackendRegistry registry = AutoCandidateBackends();
   std::vector<std::pair<std::string, std::unique_ptr<Backend>>> candidates;
@@ -274,7 +360,6 @@ int CalibratePart(const std::string& out, ShapeSet set) {
   const int threads = std::max(
       1,
       std::atoi(std::getenv("OMP_NUM_THREADS") != nullptr ? std::getenv("OMP_NUM_THREADS") : "1"));
-  nlohmann::json cells = nlohmann::json::array();
   AutoTable part;
   for (DType dtype : BenchDTypes(set)) {
     for (const BenchShape& shape : Shapes(set)) {
@@ -288,7 +373,10 @@ int CalibratePart(const std::string& out, ShapeSet set) {
       part.cells.push_back(std::move(cell));
     }
   }
-  std::ofstream(out) << part.ToJson()["cells"].dump();
+  if (!WriteWhole(out, part.ToJson()["cells"].dump())) {
+    std::cerr << "mm-bench: cannot write " << out << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -301,23 +389,52 @@ int Calibrate(const std::string& path, ShapeSet set) {
   table.identity = CurrentAutoIdentity(AutoCandidateBackends());
   table.created = UtcNow();
   const auto start = Clock::now();
+  const std::filesystem::path target(path);
+  if (std::error_code error; target.has_parent_path() &&
+                             !std::filesystem::is_directory(target.parent_path()) &&
+                             !std::filesystem::create_directories(target.parent_path(), error)) {
+    std::cerr << "mm-bench: cannot create the folder of " << path << ": " << error.message()
+              << "\n";
+    return 1;
+  }
+  const InterruptGuard guard;
+  // Every file the calibration writes but the table: none is left behind, whatever the ending.
+  auto remove_parts = [&] {
+    std::error_code ignored;
+    for (int threads : thread_counts) {
+      const std::string part = path + ".part" + std::to_string(threads);
+      std::filesystem::remove(part, ignored);
+      std::filesystem::remove(part + ".tmp", ignored);
+    }
+  };
+  auto interrupted = [&] {
+    remove_parts();
+    std::error_code ignored;
+    std::filesystem::remove(path + ".tmp", ignored);
+    std::cerr << "mm-bench: calibration interrupted by " << SignalName(g_signal)
+              << "; no table written to " << path << "\n";
+    return 128 + g_signal;
+  };
   for (int threads : thread_counts) {
+    if (g_signal != 0) return interrupted();
     const std::string part = path + ".part" + std::to_string(threads);
-    const int code = RunPart(self, threads, part, set);
+    const std::optional<int> status = RunPart(self, threads, part, set);
+    if (g_signal != 0) return interrupted();
     std::ifstream in(part);
-    if (code != 0 || !in) {
-      std::cerr << "mm-bench: calibration at " << threads << " thread(s) failed (exit " << code
-                << ")\n";
+    if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || !in) {
+      std::cerr << "mm-bench: calibration at " << threads << " thread(s) failed ("
+                << (status.has_value() ? Ending(*status) : "not started") << ")\n";
+      remove_parts();
       return 1;
     }
     std::ostringstream text;
     text << in.rdbuf();
     in.close();
-    std::filesystem::remove(part);
+    remove_parts();
     // The part is parsed as a table of this identity, so a cell the parser would refuse is found
     // here rather than when auto loads the file.
     nlohmann::json wrapped = table.ToJson();
-    wrapped["cells"] = nlohmann::json::parse(text.str());
+    wrapped["cells"] = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
     auto parsed = ParseAutoTable(wrapped.dump(), part, table.identity);
     if (!parsed.ok()) {
       std::cerr << "mm-bench: " << parsed.status().message() << "\n";
@@ -325,11 +442,7 @@ int Calibrate(const std::string& path, ShapeSet set) {
     }
     for (AutoCell& cell : parsed->cells) table.cells.push_back(std::move(cell));
   }
-  const std::filesystem::path target(path);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  std::ofstream out(path);
-  out << table.ToJson().dump(1) << "\n";
-  if (!out) {
+  if (!WriteWhole(path, table.ToJson().dump(1) + "\n")) {
     std::cerr << "mm-bench: cannot write " << path << "\n";
     return 1;
   }

@@ -1,0 +1,273 @@
+// The calibration behind the auto backend: the statistic that ranks the candidates of a cell, and
+// `mm-bench --mm_calibrate` run as a user runs it. Its table is whole, made for this machine, has
+// every cell of the set at 1 thread and at all cores, and auto follows it; interrupted, or with its
+// parent killed, it leaves no file and no process behind.
+#include "backends/bench/calibrate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "backends/auto/auto_backend.h"
+#include "backends/backend_list.h"
+#include "backends/testing/temp_dir.h"
+
+extern char** environ;
+
+namespace mm::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::TempDir;
+
+TEST(FastestBlockMedianTest, ABusyPhaseOverTheLastTwoBlocksDoesNotRankTheCandidate) {
+  // oneDNN's float 512^3 at 1 thread: quiet for its first block, then a phase of other work over
+  // its last two; the median of all nine samples is the phase's 2.27 ms.
+  const std::vector<double> samples = {1.36, 1.40, 1.35, 2.27, 2.31, 2.20, 2.25, 2.40, 2.29};
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(samples, 3), 1.36);
+}
+
+TEST(FastestBlockMedianTest, OneStalledSampleInEveryBlockDoesNotCount) {
+  // Block medians 1.1, 1.2 and 1.3: no stall (9.0, 8.0, 7.0) is ever a block's median.
+  const std::vector<double> samples = {1.0, 9.0, 1.1, 1.2, 1.05, 8.0, 7.0, 1.3, 1.02};
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(samples, 3), 1.1);
+}
+
+TEST(FastestBlockMedianTest, TheFastestSampleAloneNeverRanks) {
+  // The minimum would rank a candidate on one lucky call; its block's median is 2.0.
+  const std::vector<double> samples = {2.0, 0.5, 2.1, 3.0, 3.0, 3.0};
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(samples, 3), 2.0);
+}
+
+TEST(FastestBlockMedianTest, SamplesAfterTheLastWholeBlockDoNotCount) {
+  const std::vector<double> samples = {2.0, 2.0, 2.0, 0.5};
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(samples, 3), 2.0);
+}
+
+TEST(FastestBlockMedianTest, FewerSamplesThanABlockGiveTheirMedian) {
+  // A candidate pruned on its warm-up has one sample; of two, the slower (never a flattering
+  // average).
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(std::vector<double>{5.0}, 3), 5.0);
+  EXPECT_DOUBLE_EQ(FastestBlockMedian(std::vector<double>{3.0, 1.0}, 3), 3.0);
+  EXPECT_EQ(FastestBlockMedian({}, 3), std::numeric_limits<double>::infinity());
+}
+
+std::vector<std::string> Files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) names.push_back(fs::relative(entry.path(), dir).string());
+  }
+  return names;
+}
+
+// The pids of the processes whose command line contains `text`.
+std::vector<pid_t> ProcessesWith(const std::string& text) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+// mm-bench --mm_calibrate=`table` --mm_set=quick, started with its stderr into a pipe.
+class Calibration {
+ public:
+  explicit Calibration(const fs::path& table) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<std::string> args = {MM_BENCH_BIN, "--mm_calibrate=" + table.string(),
+                                     "--mm_set=quick"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    stderr_ = fds[0];
+  }
+  // A run a failed test left behind is killed and reaped.
+  ~Calibration() {
+    if (!reaped_ && pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+    if (stderr_ >= 0) close(stderr_);
+  }
+  Calibration(const Calibration&) = delete;
+  Calibration& operator=(const Calibration&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reads stderr up to and including the next line containing `text`; false at its end first.
+  bool ReadUntil(const std::string& text) {
+    std::string line;
+    char c;
+    while (read(stderr_, &c, 1) == 1) {
+      err_ += c;
+      if (c != '\n') {
+        line += c;
+      } else if (line.find(text) != std::string::npos) {
+        return true;
+      } else {
+        line.clear();
+      }
+    }
+    return false;
+  }
+  // Reads stderr to its end and waits for the process; returns waitpid's status.
+  int Finish() {
+    char buffer[4096];
+    ssize_t n;
+    while ((n = read(stderr_, buffer, sizeof buffer)) > 0) err_.append(buffer, n);
+    return Wait();
+  }
+  // Waits for the process (not reading stderr); returns waitpid's status.
+  int Wait() {
+    int status = 0;
+    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
+    reaped_ = true;
+    return status;
+  }
+  const std::string& err() const { return err_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int stderr_ = -1;
+  std::string err_;
+};
+
+using CellKey = std::tuple<DType, int, Dims, Dims>;
+
+TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollowsIt) {
+  TempDir dir("mm_calibrate_test");
+  const fs::path table_path = dir.path() / "cache" / "mm" / "auto.json";  // Folders made for it.
+  Calibration run(table_path);
+  const int status = run.Finish();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << run.err();
+  EXPECT_THAT(run.err(), HasSubstr("cells to " + table_path.string()));
+  // No part file, no half-written copy beside it.
+  EXPECT_EQ(Files(dir.path()), std::vector<std::string>{"cache/mm/auto.json"});
+
+  std::ifstream in(table_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const BackendRegistry candidates = AutoCandidateBackends();
+  auto table = ParseAutoTable(text, table_path.string(), CurrentAutoIdentity(candidates));
+  ASSERT_TRUE(table.ok()) << table.status();
+
+  // Every quick shape and dtype at 1 thread and at all cores (each thread count measured by its own
+  // process: a part run at the wrong OMP_NUM_THREADS would label its cells so), once each.
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::set<CellKey> expected;
+  for (int threads : std::set<int>{1, all}) {
+    for (DType dtype : BenchDTypes(ShapeSet::kQuick)) {
+      for (const BenchShape& shape : Shapes(ShapeSet::kQuick)) {
+        if (Benchmarked(shape, dtype))
+          expected.insert({dtype, threads, shape.a_dims, shape.b_dims});
+      }
+    }
+  }
+  std::set<CellKey> measured;
+  const std::vector<std::string> names = candidates.Names();
+  for (const AutoCell& cell : table->cells) {
+    const std::string where = std::string(DTypeName(cell.dtype)) + " at " +
+                              std::to_string(cell.threads) + " threads, " +
+                              std::to_string(cell.a_dims.size()) + "-d";
+    EXPECT_TRUE(measured.insert({cell.dtype, cell.threads, cell.a_dims, cell.b_dims}).second)
+        << "twice: " << where;
+    ASSERT_FALSE(cell.ranking.empty()) << where;
+    EXPECT_EQ(std::set<std::string>(cell.ranking.begin(), cell.ranking.end()).size(),
+              cell.ranking.size())
+        << where;
+    for (const std::string& name : cell.ranking) {
+      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name << ", " << where;
+    }
+    if (cell.ranking.size() > 1) {
+      ASSERT_EQ(cell.seconds.size(), cell.ranking.size()) << where;
+      for (double s : cell.seconds) EXPECT_TRUE(s > 0 && s < 60) << s << ", " << where;
+    }
+  }
+  EXPECT_EQ(measured, expected);
+
+  AutoOptions options;
+  options.table_path = table_path.string();
+  auto created = AutoBackend::Create(candidates, options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const auto& backend = static_cast<const AutoBackend&>(**created);
+  ASSERT_TRUE(backend.UsesTable()) << backend.RunsOn();
+  EXPECT_THAT(backend.RunsOn(), HasSubstr("calibration table " + table_path.string()));
+  // At a measured shape and thread count, auto runs the cell's winner.
+  for (const AutoCell& cell : table->cells) {
+    auto choice = backend.Choose({cell.dtype, cell.a_dims, cell.b_dims}, cell.threads);
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_EQ(choice->backend, cell.ranking[0]) << choice->source;
+    EXPECT_THAT(choice->source, HasSubstr("table cell"));
+  }
+}
+
+// A calibration interrupted while its 1-thread part measures: a cell is done, and the child will
+// write its part file next to the table.
+class InterruptedCalibrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(run_.ReadUntil("calibrated")) << run_.err();
+    ASSERT_EQ(ProcessesWith(part_).size(), 1u);
+  }
+  TempDir dir_{"mm_calibrate_test"};
+  const fs::path table_ = dir_.path() / "auto.json";
+  const std::string part_ = "--mm_calibrate_part=" + table_.string() + ".part1";
+  Calibration run_{table_};
+};
+
+TEST_F(InterruptedCalibrationTest, SigtermStopsTheMeasuringChildAndLeavesNoFile) {
+  ASSERT_EQ(kill(run_.pid(), SIGTERM), 0);
+  const int status = run_.Finish();
+  ASSERT_TRUE(WIFEXITED(status)) << status << "\n" << run_.err();
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << run_.err();
+  EXPECT_THAT(run_.err(), HasSubstr("calibration interrupted by SIGTERM; no table written to " +
+                                    table_.string()));
+  // The parent waited for the child: it is gone now, not measuring on for nobody.
+  EXPECT_THAT(ProcessesWith(part_), IsEmpty());
+  EXPECT_THAT(Files(dir_.path()), IsEmpty());
+}
+
+TEST_F(InterruptedCalibrationTest, AMeasuringChildDiesWithItsKilledParent) {
+  // SIGKILL cannot be passed on: the child must notice by itself. (The pipe stays open, so that
+  // the child is not ended by writing into a closed one instead.)
+  ASSERT_EQ(kill(run_.pid(), SIGKILL), 0);
+  run_.Wait();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ProcessesWith(part_).empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_THAT(ProcessesWith(part_), IsEmpty());
+  EXPECT_THAT(Files(dir_.path()), IsEmpty());
+}
+
+}  // namespace
+}  // namespace mm::bench
