@@ -153,13 +153,16 @@ def grouped(times):
             backend = kind
         groups.setdefault((dtype, shape), {})[(kind, backend)] = seconds
     return groups
+def recheck_path(threads, shape, first, second):
+    # Where recheck keeps the paired measurement of `first` and `second` (see recheck).
+    label = "-".join(dict.fromkeys(part for key in (first, second) for part in key))
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{shape}-{label}")
+    return f"build/reports/bench-auto-recheck-{threads}-{name}.json"
 def recheck(threads, shape, first, second, clock_key):
     # The paired measurement of one row: two benchmarks given as (dtype, kind, backend), kind and
     # backend as in grouped()'s keys (the dtypes differ for the half-precision rows): (first's
     # seconds, second's seconds), kept in its own JSON file so that --tables-only prints it again.
-    label = "-".join(dict.fromkeys(part for key in (first, second) for part in key))
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{shape}-{label}")
-    path = f"build/reports/bench-auto-recheck-{threads}-{name}.json"
+    path = recheck_path(threads, shape, first, second)
     def prefix(key):
         dtype, kind, backend = key
         return (f"matmul/{re.escape(backend)}" if kind == "matmul" else re.escape(kind)) + "/" + dtype
@@ -177,6 +180,12 @@ def recheck(threads, shape, first, second, clock_key):
     groups = grouped(medians(path, clock_key))
     times = [groups.get((key[0], shape), {}).get(key[1:]) for key in (first, second)]
     return None if None in times else tuple(times)
+def ran_in_recheck(threads, shape, first, second):
+    # What auto ran in the recheck of its row: the same backend as in the main run, unless its
+    # table or environment changed in between.
+    path = recheck_path(threads, shape, first, second)
+    dtype = second[0]
+    return auto_ran(path).get((dtype, shape), "?") if os.path.exists(path) else "?"
 for threads in threads_list:
     path = f"build/reports/bench-auto-{threads}.json"
     wall = grouped(medians(path, "real_time"))
@@ -201,10 +210,12 @@ for threads in threads_list:
         chosen = ran.get((dtype, shape), "?")
         again = ""
         if ratio < 0.95:
-            paired = recheck(threads, shape, (dtype, "matmul", best), (dtype, "matmul", "auto"),
-                             "cpu_time" if threads == "1" else "real_time")
+            pair = ((dtype, "matmul", best), (dtype, "matmul", "auto"))
+            paired = recheck(threads, shape, *pair, "cpu_time" if threads == "1" else "real_time")
             if paired is not None:
-                again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions: "
+                again_ran = ran_in_recheck(threads, shape, *pair)
+                differs = "" if again_ran == chosen else f", auto ran {again_ran} this time"
+                again = (f"  (first {ratio:.2f}; again, paired, {recheck_repetitions} repetitions{differs}: "
                          f"{paired[0]*1e6:.1f} against {paired[1]*1e6:.1f} us)")
                 ratio = paired[0] / paired[1]
         print(f"{dtype:9} {shape:30} {best:12} {singles[best]*1e6:10.1f} "
