@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -270,19 +271,53 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
   return table;
 }
 
-std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops) {
+AutoDefaultsBasis AutoDefaultsBasis::OfThisMachine() {
+  const MachineInfo machine = DescribeMachine();
+  std::istringstream features(machine.cpu_features);
+  const bool avx512f =
+      std::find(std::istream_iterator<std::string>(features), std::istream_iterator<std::string>(),
+                "avx512f") != std::istream_iterator<std::string>();
+  std::string cap = machine.onednn_max_cpu_isa;
+  std::transform(cap.begin(), cap.end(), cap.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
+  // oneDNN's levels from AVX512_CORE up, and ALL, allow AVX-512; SSE41, AVX, AVX2, AVX2_VNNI not.
+  const bool onednn_allowed =
+      cap == "UNSET" || cap.empty() || cap == "ALL" || cap.starts_with("AVX512");
+  AutoDefaultsBasis basis;
+  basis.onednn_avx512 = avx512f && onednn_allowed;
+  basis.eigen_avx512 = avx512f && MM_EIGEN_NATIVE;
+  return basis;
+}
+
+std::string AutoDefaultsBasis::ToString() const {
+  if (onednn_avx512 && eigen_avx512) return "onednn and eigen with AVX-512";
+  if (onednn_avx512) return "onednn with AVX-512, eigen without";
+  if (eigen_avx512) return "eigen with AVX-512, onednn without";
+  return "neither onednn nor eigen with AVX-512";
+}
+
+std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops,
+                                            const AutoDefaultsBasis& basis) {
   // Tiny problems (under 32^3 multiply-adds): the lowest per-call cost, eigen's. Otherwise the
-  // backends that won the most cells of a full calibration (docs/backends.md, "auto"): OpenBLAS
-  // then oneDNN for float, OpenBLAS then eigen for double, oneDNN (native bfloat16 where the CPU
-  // has it; float16 through float32) then eigen for the 16-bit floats, eigen for the integers.
+  // backends that won the most cells of a full calibration (docs/backends.md, "auto"): with
+  // AVX-512, oneDNN then eigen for float and eigen for double (onednn's float 256^3 at 1 thread
+  // 248 GFLOP/s, eigen's 174, OpenBLAS's Haswell kernels 116; double eigen 83, OpenBLAS 55);
+  // without, OpenBLAS then oneDNN for float and OpenBLAS then eigen for double. oneDNN (native
+  // bfloat16 where the CPU has it; float16 through float32) then eigen for the 16-bit floats,
+  // eigen for the integers.
   const bool tiny = flops < 2.0 * 32 * 32 * 32;
   (void)threads;
   switch (dtype) {
     case DType::kFloat:
       if (tiny) return {"eigen", "onednn", "openblas", "blis"};
+      if (basis.onednn_avx512 && basis.eigen_avx512) {
+        return {"onednn", "eigen", "openblas", "blis", "atlas", "netlib"};
+      }
+      if (basis.onednn_avx512) return {"onednn", "openblas", "blis", "eigen", "atlas", "netlib"};
       return {"openblas", "onednn", "blis", "eigen", "atlas", "netlib"};
     case DType::kDouble:
       if (tiny) return {"eigen", "openblas", "blis"};
+      if (basis.eigen_avx512) return {"eigen", "openblas", "blis", "atlas", "netlib"};
       return {"openblas", "eigen", "blis", "atlas", "netlib"};
     case DType::kBFloat16:
       if (tiny) return {"eigen", "onednn"};
@@ -298,6 +333,7 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
 StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& candidates,
                                                        const AutoOptions& options) {
   auto backend = std::unique_ptr<AutoBackend>(new AutoBackend());
+  backend->defaults_basis_ = options.defaults_basis.value_or(AutoDefaultsBasis::OfThisMachine());
   std::optional<conformance::Expectations> expectations;
   if (!options.expectations_path.empty()) {
     auto loaded = conformance::LoadExpectations(options.expectations_path);
@@ -402,7 +438,8 @@ Support AutoBackend::Supports(const MatMulDesc& desc) const {
 }
 
 std::string AutoBackend::RunsOn() const {
-  std::string text = "choices from " + table_note_ + "; candidates:";
+  std::string text = "choices from " + table_note_ + "; built-in defaults ranked for " +
+                     defaults_basis_.ToString() + "; candidates:";
   for (const Candidate& c : candidates_) text += " " + c.name;
   for (const std::string& note : left_out_) text += "; left out: " + note;
   return text;
@@ -460,7 +497,7 @@ StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int th
     }
   }
   const double flops = 2 * extents[0] * extents[1] * extents[2] * extents[3];
-  for (const std::string& name : DefaultAutoRanking(desc.dtype, threads, flops)) {
+  for (const std::string& name : DefaultAutoRanking(desc.dtype, threads, flops, defaults_basis_)) {
     if (eligible(name)) return Choice{name, "built-in defaults"};
   }
   // Registry order, reference first: the oracle is always correct.

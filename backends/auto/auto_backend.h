@@ -18,6 +18,22 @@
 
 namespace mm {
 
+// What the built-in ranking knows of the machine: whether oneDNN and Eigen run AVX-512 kernels
+// here. Debian bookworm's OpenBLAS (0.3.21) and BLIS (0.9.0) run their AVX2 or generic kernels on
+// CPUs newer than they know, so where oneDNN and Eigen have AVX-512 they rank first.
+struct AutoDefaultsBasis {
+  // The CPU has avx512f, and ONEDNN_MAX_CPU_ISA, when set, allows an AVX-512 level.
+  bool onednn_avx512 = false;
+  // The CPU has avx512f, and the eigen backend is compiled for the CPU it is built on
+  // (MM_EIGEN_NATIVE, the default; the build machine is assumed to be the one it runs on).
+  bool eigen_avx512 = false;
+
+  // This machine's, from /proc/cpuinfo and the environment.
+  static AutoDefaultsBasis OfThisMachine();
+  // "AVX-512 for onednn and eigen", "AVX-512 for onednn", "AVX-512 for eigen", "no AVX-512".
+  std::string ToString() const;
+};
+
 // What auto reads from its environment; every field may also be set directly (tests, tools).
 struct AutoOptions {
   // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
@@ -29,6 +45,8 @@ struct AutoOptions {
   // or SKIP entry is never chosen for the dtypes that entry concerns (the dtype names in its case
   // pattern, "test_*_float16_*"; every dtype when the pattern names none).
   std::string expectations_path;
+  // What the built-in ranking assumes of the machine; unset: AutoDefaultsBasis::OfThisMachine().
+  std::optional<AutoDefaultsBasis> defaults_basis;
 
   static AutoOptions FromEnvironment();
   // The default table location ($XDG_CACHE_HOME/mm/auto.json or $HOME/.cache/mm/auto.json);
@@ -79,10 +97,11 @@ struct AutoTable {
 StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
                                    const AutoIdentity& expected);
 
-// The built-in ranking for a problem of `flops` (2*batch*M*N*K) in `dtype` at `threads` threads,
-// used when no valid table is loaded or it has no cell for the dtype (how it was chosen:
-// docs/backends.md, auto backend).
-std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops);
+// The built-in ranking for a problem of `flops` (2*batch*M*N*K) in `dtype` at `threads` threads on
+// a machine of `basis`, used when no valid table is loaded or it has no cell for the dtype (how it
+// was chosen: docs/backends.md, auto backend).
+std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops,
+                                            const AutoDefaultsBasis& basis);
 
 // Dispatches every MatMul to one of the candidate backends, chosen at Prepare:
 //  - candidates: every backend of the registry given (all of mm's built-in backends but auto),
@@ -140,6 +159,7 @@ class AutoBackend final : public Backend {
   std::vector<std::string> left_out_;  // "onednn: excluded by MM_AUTO_EXCLUDE", ...
   std::optional<AutoTable> table_;
   std::string table_note_;  // Where the choices come from, for RunsOn.
+  AutoDefaultsBasis defaults_basis_;
 };
 
 }  // namespace mm

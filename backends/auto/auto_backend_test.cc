@@ -11,11 +11,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "backends/backend_list.h"
 #include "backends/testing/matmul_tester.h"
 #include "backends/testing/temp_dir.h"
+#include "engine/machine.h"
 
 namespace mm {
 namespace {
@@ -215,6 +218,112 @@ TEST(AutoBackendTest, NoTableMeansTheDefaultsAndSaysWhere) {
   auto backend = MakeAuto(options);
   EXPECT_THAT(backend->RunsOn(), HasSubstr("no calibration table at /nonexistent/auto.json"));
   EXPECT_THAT(backend->RunsOn(), HasSubstr("mm-bench --mm_calibrate="));
+}
+
+constexpr double kFlops256 = 2.0 * 256 * 256 * 256;
+const AutoDefaultsBasis kBothAvx512{.onednn_avx512 = true, .eigen_avx512 = true};
+const AutoDefaultsBasis kNoAvx512{.onednn_avx512 = false, .eigen_avx512 = false};
+const AutoDefaultsBasis kOneDnnAvx512{.onednn_avx512 = true, .eigen_avx512 = false};
+
+// Where oneDNN and Eigen have AVX-512 they go first for float and double: Debian's OpenBLAS and
+// BLIS run AVX2 or generic kernels on CPUs newer than they know (float 256^3 at 1 thread on an
+// AVX-512 EPYC: onednn 248 GFLOP/s, eigen 174, OpenBLAS 116; double: eigen 83, OpenBLAS 55). On
+// an AVX2 machine OpenBLAS won (float 64^3 at 2 threads: 63.0 GFLOP/s against 24.5 for the best
+// of onednn and eigen).
+TEST(AutoDefaultsTest, RankOneDnnAndEigenFirstWhereTheyHaveAvx512AndOpenBlasWhereNot) {
+  auto first_two = [](DType dtype, const AutoDefaultsBasis& basis) {
+    const std::vector<std::string> ranking = DefaultAutoRanking(dtype, 1, kFlops256, basis);
+    return std::vector<std::string>(ranking.begin(), ranking.begin() + 2);
+  };
+  EXPECT_EQ(first_two(DType::kFloat, kBothAvx512), (std::vector<std::string>{"onednn", "eigen"}));
+  EXPECT_EQ(first_two(DType::kDouble, kBothAvx512),
+            (std::vector<std::string>{"eigen", "openblas"}));
+  EXPECT_EQ(first_two(DType::kFloat, kNoAvx512), (std::vector<std::string>{"openblas", "onednn"}));
+  EXPECT_EQ(first_two(DType::kDouble, kNoAvx512), (std::vector<std::string>{"openblas", "eigen"}));
+  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) on such a CPU, or eigen built without
+  // -march=native: each loses its place, the other keeps its own.
+  EXPECT_EQ(first_two(DType::kFloat, kOneDnnAvx512),
+            (std::vector<std::string>{"onednn", "openblas"}));
+  EXPECT_EQ(first_two(DType::kDouble, kOneDnnAvx512),
+            (std::vector<std::string>{"openblas", "eigen"}));
+}
+
+TEST(AutoDefaultsTest, TheCpuDoesNotChangeTinyHalfOrIntegerRankings) {
+  for (const AutoDefaultsBasis& basis : {kBothAvx512, kNoAvx512, kOneDnnAvx512}) {
+    SCOPED_TRACE(basis.ToString());
+    // 3x4x3: the lowest per-call cost.
+    EXPECT_EQ(DefaultAutoRanking(DType::kFloat, 1, 2.0 * 3 * 4 * 3, basis)[0], "eigen");
+    EXPECT_EQ(DefaultAutoRanking(DType::kDouble, 2, 2.0 * 3 * 4 * 3, basis)[0], "eigen");
+    EXPECT_EQ(DefaultAutoRanking(DType::kBFloat16, 1, kFlops256, basis)[0], "onednn");
+    EXPECT_EQ(DefaultAutoRanking(DType::kFloat16, 1, kFlops256, basis)[0], "onednn");
+    EXPECT_EQ(DefaultAutoRanking(DType::kInt32, 1, kFlops256, basis)[0], "eigen");
+    for (DType dtype : kAllDTypes) {
+      const std::vector<std::string> ranking = DefaultAutoRanking(dtype, 1, kFlops256, basis);
+      EXPECT_EQ(std::set<std::string>(ranking.begin(), ranking.end()).size(), ranking.size())
+          << DTypeName(dtype) << ": a backend named twice";
+    }
+  }
+}
+
+// Sets ONEDNN_MAX_CPU_ISA (unset for nullptr) for one scope, restoring it after.
+class ScopedOneDnnCap {
+ public:
+  explicit ScopedOneDnnCap(const char* value) {
+    if (const char* old = std::getenv("ONEDNN_MAX_CPU_ISA")) saved_ = old;
+    if (value == nullptr) {
+      unsetenv("ONEDNN_MAX_CPU_ISA");
+    } else {
+      setenv("ONEDNN_MAX_CPU_ISA", value, 1);
+    }
+  }
+  ~ScopedOneDnnCap() {
+    if (saved_) {
+      setenv("ONEDNN_MAX_CPU_ISA", saved_->c_str(), 1);
+    } else {
+      unsetenv("ONEDNN_MAX_CPU_ISA");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST(AutoDefaultsTest, ThisMachinesBasisIsItsCpuAndOneDnnsCap) {
+  const std::string features = " " + DescribeMachine().cpu_features + " ";
+  const bool avx512f = features.find(" avx512f ") != std::string::npos;
+  SCOPED_TRACE("CPU features: " + features);
+  {
+    const ScopedOneDnnCap uncapped(nullptr);
+    const AutoDefaultsBasis basis = AutoDefaultsBasis::OfThisMachine();
+    EXPECT_EQ(basis.onednn_avx512, avx512f);
+    EXPECT_EQ(basis.eigen_avx512, avx512f && MM_EIGEN_NATIVE);
+  }
+  {
+    const ScopedOneDnnCap avx2("AVX2");
+    const AutoDefaultsBasis basis = AutoDefaultsBasis::OfThisMachine();
+    EXPECT_FALSE(basis.onednn_avx512);
+    EXPECT_EQ(basis.eigen_avx512, avx512f && MM_EIGEN_NATIVE);  // Eigen does not read the cap.
+  }
+  {
+    const ScopedOneDnnCap avx512("avx512_core");  // oneDNN reads the cap in any case.
+    EXPECT_EQ(AutoDefaultsBasis::OfThisMachine().onednn_avx512, avx512f);
+  }
+}
+
+TEST(AutoBackendTest, WithoutATableFollowsTheDefaultsOfTheBasisAndSaysWhich) {
+  for (const auto& [basis, expected] :
+       {std::pair{kBothAvx512, "onednn"}, {kNoAvx512, "openblas"}}) {
+    AutoOptions options;
+    options.table_path = "/nonexistent/auto.json";
+    options.defaults_basis = basis;
+    auto backend = MakeAuto(options);
+    ASSERT_THAT(backend->RunsOn(), HasSubstr(" openblas")) << "openblas must be a candidate here";
+    EXPECT_THAT(backend->RunsOn(), HasSubstr("built-in defaults ranked for " + basis.ToString()));
+    auto choice = backend->Choose({DType::kFloat, {256, 256}, {256, 256}}, 1);
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_EQ(choice->backend, expected) << basis.ToString();
+    EXPECT_EQ(choice->source, "built-in defaults");
+  }
 }
 
 TEST(AutoBackendTest, DeclaresTheLoosestArithmeticOfItsCandidates) {

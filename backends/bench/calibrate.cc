@@ -202,7 +202,8 @@ AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtyp
   std::sort(ranked.begin(), ranked.end());
   // A tie with the fastest goes to the one the default ranking puts first.
   const double flops = MatMulFlops(plan);
-  const std::vector<std::string> preference = DefaultAutoRanking(dtype, threads, flops);
+  const std::vector<std::string> preference =
+      DefaultAutoRanking(dtype, threads, flops, AutoDefaultsBasis::OfThisMachine());
   auto preferred = [&](const std::string& name) {
     return std::find(preference.begin(), preference.end(), name) - preference.begin();
   };
