@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -79,6 +80,9 @@ constexpr double kPruneFactor = 1.5;
 // ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
 // choice from one calibration to the next.
 constexpr double kTieMargin = 0.03;
+// Candidates within kCloseMargin of the fastest after the passes are timed in kBlockPasses more
+// passes over them alone (CloseContenders).
+constexpr double kCloseMargin = 0.25;
 
 double Measured::Measure() const { return FastestBlockMedian(samples, kPruneAfterRounds); }
 
@@ -189,6 +193,14 @@ AutoCell MeasureCell(
   };
   for (int pass = 1; pass < kBlockPasses; ++pass) {
     std::for_each(measured.begin(), measured.end(), block);
+  }
+  std::vector<double> measures;
+  for (const Measured& m : measured) {
+    measures.push_back(m.pruned ? std::numeric_limits<double>::infinity() : m.Measure());
+  }
+  const std::vector<std::size_t> close = CloseContenders(measures, kCloseMargin);
+  for (int pass = 0; pass < kBlockPasses && !close.empty(); ++pass) {
+    for (std::size_t i : close) block(measured[i]);
   }
   return Ranked(std::move(cell), measured, dtype, threads, plan);
 }
@@ -346,6 +358,18 @@ double FastestBlockMedian(std::span<const double> samples, int block) {
     best = std::min(best, median(samples.subspan(start, size)));
   }
   return best;
+}
+
+std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin) {
+  const auto fastest = std::min_element(measures.begin(), measures.end());
+  if (fastest == measures.end() || !std::isfinite(*fastest)) return {};
+  const std::size_t first = static_cast<std::size_t>(fastest - measures.begin());
+  std::vector<std::size_t> close = {first};
+  for (std::size_t i = 0; i < measures.size(); ++i) {
+    if (i != first && measures[i] <= *fastest * (1 + margin)) close.push_back(i);
+  }
+  if (close.size() == 1) return {};
+  return close;
 }
 
 int CalibratePart(const std::string& out, ShapeSet set) {

@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backends/bench/bench_shapes.h"
 
@@ -30,6 +31,14 @@ int CalibratePart(const std::string& out, ShapeSet set);
 // shared machine only ever slows a block down, and one phase of it can span two blocks of a
 // candidate: the median of all samples would then be the phase's.
 double FastestBlockMedian(std::span<const double> samples, int block);
+
+// The candidates of a close cell, which the calibration times again before it ranks: the indices
+// of `measures` (one per candidate, its FastestBlockMedian; infinity for a pruned one) at most
+// (1 + margin) times the fastest, the fastest first, then in their order; empty when no other is
+// that close (or none is finite). One phase of other work can slow every block of a candidate:
+// BLIS's double [8,128,256]x[8,256,64] measured 815 us in one calibration (662 us in the next,
+// 686 in mm-bench) and lost the cell to OpenBLAS's 812 us, 1.10x BLIS's time in mm-bench.
+std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin);
 
 }  // namespace mm::bench
 

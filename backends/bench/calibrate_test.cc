@@ -70,6 +70,34 @@ TEST(FastestBlockMedianTest, FewerSamplesThanABlockGiveTheirMedian) {
   EXPECT_EQ(FastestBlockMedian({}, 3), std::numeric_limits<double>::infinity());
 }
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using ::testing::ElementsAre;
+
+TEST(CloseContendersTest, ACandidateWithinTheMarginIsTimedAgainBesideTheFastest) {
+  // The double [8,128,256]x[8,256,64] cell that BLIS lost: OpenBLAS 812 us, BLIS 815 (slowed by
+  // a phase of other work), eigen 1038, netlib pruned.
+  const std::vector<double> measures = {1038e-6, 812e-6, 815e-6, kInf};
+  EXPECT_THAT(CloseContenders(measures, 0.25), ElementsAre(1, 2));
+}
+
+TEST(CloseContendersTest, EveryCandidateWithinTheMarginCountsAndTheBoundIsInclusive) {
+  // 1.25 times the fastest is close; just over it is not.
+  const std::vector<double> measures = {1.25, 2.0, 1.0, 1.2500001, 1.1};
+  EXPECT_THAT(CloseContenders(measures, 0.25), ElementsAre(2, 0, 4));
+}
+
+TEST(CloseContendersTest, AClearWinnerIsNotTimedAgain) {
+  EXPECT_THAT(CloseContenders(std::vector<double>{1.0, 1.3, 2.0}, 0.25), IsEmpty());
+  EXPECT_THAT(CloseContenders(std::vector<double>{1.0}, 0.25), IsEmpty());
+}
+
+TEST(CloseContendersTest, PrunedCandidatesAndEmptyCellsHaveNoContenders) {
+  // Pruned candidates are infinite: never close, even to each other.
+  EXPECT_THAT(CloseContenders(std::vector<double>{kInf, kInf}, 0.25), IsEmpty());
+  EXPECT_THAT(CloseContenders(std::vector<double>{}, 0.25), IsEmpty());
+  EXPECT_THAT(CloseContenders(std::vector<double>{kInf, 3.0, kInf}, 0.25), IsEmpty());
+}
+
 std::vector<std::string> Files(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
