@@ -280,28 +280,45 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
 
 }  // namespace
 
-Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
-                const Tolerance& tolerance) {
+BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const ElementBound> bounds) {
+  if (IsFloat(exact.dtype) && bounds.size() != static_cast<std::size_t>(exact.NumElements())) {
+    BoundCheck out;
+    out.elements = exact.NumElements();
+    out.outside = out.elements;
+    return out;
+  }
+  return VisitDType(exact.dtype, [&](auto tag) {
+    return CheckBoundTyped<CppType<decltype(tag)::value>>(actual, exact, bounds);
+  });
+}
+
+Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
+                std::span<const ElementBound> bounds, const Tolerance& tolerance) {
   Judgement out;
   out.tolerance = Compare(actual, expected, tolerance);
   if (!out.tolerance.mismatch.empty()) {
     out.verdict = Verdict::kFail;
     return out;
   }
-  if (IsFloat(expected.dtype) &&
-      bounds.size() != static_cast<std::size_t>(expected.NumElements())) {
+  if (exact.dtype != expected.dtype || !SameShape(exact.dims, expected.dims) ||
+      (IsFloat(expected.dtype) &&
+       bounds.size() != static_cast<std::size_t>(expected.NumElements()))) {
     out.tolerance.match = false;
-    out.tolerance.mismatch = "internal: " + std::to_string(bounds.size()) + " bounds for " +
+    out.tolerance.mismatch = "internal: " + std::to_string(bounds.size()) + " bounds and an " +
+                             DimsToString(exact.dims) + " exact product for " +
                              std::to_string(expected.NumElements()) + " elements";
     out.verdict = Verdict::kFail;
     return out;
   }
-  out.bound = VisitDType(expected.dtype, [&](auto tag) {
-    return CheckBoundTyped<CppType<decltype(tag)::value>>(actual, expected, bounds);
-  });
+  out.bound = CheckBound(actual, exact, bounds);
   const bool onnx_ok = out.tolerance.match, bound_ok = out.bound.outside == 0;
   out.verdict = JudgedVerdict(onnx_ok, bound_ok);
   return out;
+}
+
+Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
+                const Tolerance& tolerance) {
+  return Judge(actual, expected, expected, bounds, tolerance);
 }
 
 }  // namespace mm::conformance

@@ -75,11 +75,22 @@ struct Judgement {
   BoundCheck bound;      // `actual` against `bounds` (integers: exactly against the expected Y).
 };
 
-// Judges `actual` against `expected` (ONNX's rule with `tolerance`) and against `bounds` (one per
-// element, for float dtypes; integer dtypes must equal `expected` exactly, and `bounds` is empty).
-// Every element is examined; dtype or shape disagreements are FAIL.
+// Judges `actual` against `expected` (ONNX's rule with `tolerance`) and against the exact product
+// of the result's own A and B: `bounds` (one per element, centred on the exact value, for float
+// dtypes) or, for integer dtypes, `exact` itself (equality; `bounds` is empty). The bound rule
+// never looks at `expected`, so a wrong expected file cannot widen it. `exact` must have
+// `expected`'s dtype and shape. Every element is examined; dtype or shape disagreements are FAIL.
+Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
+                std::span<const ElementBound> bounds, const Tolerance& tolerance);
+
+// The same where `expected` is the exact product itself (the differential fuzzer's case: its
+// expected Y is the oracle's).
 Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
                 const Tolerance& tolerance);
+
+// The bound rule alone: `actual` against `bounds` (float dtypes) or equal to `exact` (integers).
+// `actual` and `exact` must have one dtype and shape.
+BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const ElementBound> bounds);
 
 // Test seam, for the self-check's own tests only (conformance/self_check): a judgement broken on
 // purpose, to prove that the self-check notices a broken harness. kNone, the real rule, everywhere

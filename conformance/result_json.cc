@@ -198,6 +198,7 @@ Ordered ResultToJson(const Result& r) {
           {"support_note", r.support_note.empty() ? Ordered() : Ordered(r.support_note)},
           {"expectation", r.expectation.empty() ? Ordered() : Ordered(r.expectation)},
           {"implementation", r.implementation.empty() ? Ordered() : Ordered(r.implementation)},
+          {"data_suspect", r.data_suspect.empty() ? Ordered() : Ordered(r.data_suspect)},
           {"seconds", JsonDouble(r.seconds)},
           {"max_abs_error", errors ? JsonDouble(r.vs_expected->max_abs_error) : Ordered()},
           {"max_rel_error", errors ? JsonDouble(r.vs_expected->max_rel_error) : Ordered()},
@@ -254,6 +255,8 @@ const std::string& ResultJsonWriter::Render(const Result& r, int indent) {
   optional_string(r.expectation);
   Key("implementation");
   optional_string(r.implementation);
+  Key("data_suspect");
+  optional_string(r.data_suspect);
   Key("seconds");
   Double(r.seconds);
   Key("max_abs_error");
@@ -442,6 +445,7 @@ StatusOr<Result> ResultFromJson(const json& object) {
   MM_RETURN_IF_ERROR(GetOptionalString(object, "support_note", r.support_note));
   MM_RETURN_IF_ERROR(GetOptionalString(object, "expectation", r.expectation));
   MM_RETURN_IF_ERROR(GetOptionalString(object, "implementation", r.implementation));
+  MM_RETURN_IF_ERROR(GetOptionalString(object, "data_suspect", r.data_suspect));
   MM_RETURN_IF_ERROR(GetDouble(object, "seconds", r.seconds));
   MM_ASSIGN_OR_RETURN(r.vs_expected, OptionalComparison(object, "vs_expected"));
   if (auto it = object.find("vs_bound"); it != object.end() && !it->is_null()) {

@@ -46,6 +46,10 @@ struct Result {
   std::string implementation;
   // For XFAIL, XPASS and SKIP: the declaring entry's "reason (link)"; else empty.
   std::string expectation;
+  // Why the data set's expected Y is suspect: it is not the exact product of its own A and B within
+  // the bound of a computation in its own type (integers: not equal to it). Empty when it is. Says
+  // nothing about the backend, whose verdict is decided as for any result.
+  std::string data_suspect;
   // Wall time of Supports + Prepare + Execute on this data set, for JUnit's time attribute; node
   // tests are tiny, so this says nothing about throughput (mm-bench does).
   double seconds = 0;

@@ -203,6 +203,7 @@ void EncodeResult(const Result& r, WireWriter& out) {
   out.Str(r.support_note);
   out.Str(r.implementation);
   out.Str(r.expectation);
+  out.Str(r.data_suspect);
   out.F64(r.seconds);
   EncodeComparison(r.vs_expected, out);
   EncodeBound(r.vs_bound, out);
@@ -231,6 +232,7 @@ bool DecodeResult(WireReader& in, Result& r) {
   r.support_note = in.Str();
   r.implementation = in.Str();
   r.expectation = in.Str();
+  r.data_suspect = in.Str();
   r.seconds = in.F64();
   DecodeComparison(in, r.vs_expected);
   DecodeBound(in, r.vs_bound);

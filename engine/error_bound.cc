@@ -278,36 +278,4 @@ std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithme
   return bounds;
 }
 
-StatusOr<std::vector<ElementBound>> NodeTestBounds(const MatMulPlan& plan, TensorView a,
-                                                   TensorView b, TensorView expected,
-                                                   const Arithmetic& arithmetic) {
-  const DType dtype = plan.desc.dtype;
-  if (!IsFloat(dtype)) return std::vector<ElementBound>{};
-  if (expected.dtype != dtype || expected.NumElements() != plan.y_elements) {
-    return InvalidArgumentError("NodeTestBounds: expected output does not match the plan");
-  }
-  MM_ASSIGN_OR_RETURN(OracleResult oracle, ExactMatMul(plan, a, b));
-  std::vector<ElementBound> bounds(oracle.exact.size());
-  VisitDType(dtype, [&](auto tag) {
-    using T = CppType<decltype(tag)::value>;
-    if constexpr (!std::is_integral_v<T>) {
-      const T* e = expected.Data<T>();
-      for (std::size_t i = 0; i < bounds.size(); ++i) {
-        const double center = ToDouble(e[i]);
-        const double s = oracle.abs_sum[i];
-        // At least half an ULP of the output at the expected value (its own final rounding).
-        const double half_ulp =
-            (std::isfinite(center) ? std::fabs(center) * UnitRoundoff(dtype) : 0) +
-            HalfDenormMin(dtype);
-        bounds[i] = {center,
-                     AccumulationError(arithmetic, plan.k, s, oracle.subnormal_abs_sum[i]) +
-                         AccumulationError(dtype, plan.k, s) + half_ulp,
-                     oracle.special[i] != 0,
-                     oracle.special[i] != 0 && arithmetic.flushes_subnormals};
-      }
-    }
-  });
-  return bounds;
-}
-
 }  // namespace mm

@@ -76,8 +76,8 @@ double AccumulationError(const Arithmetic& arithmetic, std::int64_t k, double ab
 
 // The values a correct backend may return for one element.
 struct ElementBound {
-  double center = 0;  // The exact value (or a node test's expected value); NaN or inf if special.
-  double radius = 0;  // e before the output rounding; +inf: any value (overflow possible).
+  double center = 0;         // The exact value; NaN or inf if special.
+  double radius = 0;         // e before the output rounding; +inf: any value (overflow possible).
   bool special = false;      // center is IEEE's NaN/inf from NaN/inf inputs: got must be the same.
   bool nan_allowed = false;  // Special, and a flushed subnormal times an infinity may give NaN.
 };
@@ -107,14 +107,6 @@ double BoundFraction(DType output, const ElementBound& bound, double got);
 // over `k` terms. Empty for integer dtypes (they are judged exactly).
 std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
                                        std::int64_t k);
-
-// Bounds for a node test, whose expected Y has an unknown error of its own: centred on `expected`,
-// radius = the backend's accumulation error + the worst case of an expected value computed in its
-// own output type (gamma_K(u_out) S + K eta_out) + half an ULP of the output at the expected value.
-// `a`, `b`, `expected` must match `plan`. Empty for integer dtypes.
-StatusOr<std::vector<ElementBound>> NodeTestBounds(const MatMulPlan& plan, TensorView a,
-                                                   TensorView b, TensorView expected,
-                                                   const Arithmetic& arithmetic);
 
 }  // namespace mm
 

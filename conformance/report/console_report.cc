@@ -95,6 +95,15 @@ void ConsoleWriter::FlushCase() {
     if (!decisive->implementation.empty()) out << " [ran: " << decisive->implementation << "]";
     out << "\n";
   }
+  // A data set's suspect expected Y is the case's, not a backend's: said once per case.
+  std::vector<std::string> suspects;
+  for (const Result& r : pending_) {
+    if (r.data_suspect.empty()) continue;
+    if (std::find(suspects.begin(), suspects.end(), r.data_suspect) != suspects.end()) continue;
+    suspects.push_back(r.data_suspect);
+    ++suspect_data_sets_;
+    if (!quiet_) out_ << "  suspect data: " << PrintableText(r.data_suspect) << "\n";
+  }
   pending_.clear();
   // Lines leave now, not when a buffer fills: an interrupted or killed run has shown them.
   if (!quiet_) out_.flush();
@@ -149,6 +158,13 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
   }
   if (report.interrupted) {
     out << InterruptionText(*report.interrupted) << " (--resume the JSON report to finish)\n";
+  }
+  if (suspect_data_sets_ > 0) {
+    out << "suspect data: " << suspect_data_sets_
+        << " data set(s) whose expected Y is not the exact product of their inputs within the "
+           "bound "
+           "of their own type (\"suspect data\" lines above; the backends are judged against the "
+           "exact product all the same)\n";
   }
   out << "summary: " << sum.total() << " results (" << rows_ << " case x backend): " << sum.pass
       << " PASS, " << sum.fail << " FAIL, " << sum.unsupported << " UNSUPPORTED"

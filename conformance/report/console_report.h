@@ -37,6 +37,7 @@ class ConsoleWriter {
   std::size_t name_width_, backend_width_;
   std::vector<Result> pending_;  // The current case's results.
   std::int64_t rows_ = 0;
+  std::int64_t suspect_data_sets_ = 0;  // Data sets whose expected Y is suspect (data_suspect).
 };
 
 }  // namespace mm::conformance

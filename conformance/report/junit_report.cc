@@ -134,6 +134,10 @@ void AppendTestcase(std::string& out, const Result& r, std::string_view toleranc
       AppendXml(out, "\nby conversion: ", false);
       AppendXml(out, r.support_note, false);
     }
+    if (!r.data_suspect.empty()) {
+      AppendXml(out, "\nsuspect data: ", false);
+      AppendXml(out, r.data_suspect, false);
+    }
     if (!r.implementation.empty()) {
       AppendXml(out, "\ncomputed by: ", false);
       AppendXml(out, r.implementation, false);

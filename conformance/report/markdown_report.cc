@@ -21,6 +21,7 @@ class MarkdownRenderer final : public ReportRenderer {
     const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
     std::string message = r.message;
     if (!r.support_note.empty()) message += " (by conversion: " + r.support_note + ")";
+    if (!r.data_suspect.empty()) message += " (suspect data: " + r.data_suspect + ")";
     std::ostringstream out;
     out << "| " << MarkdownEscape(r.case_name) << " | " << MarkdownEscape(r.data_set) << " | "
         << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict) << " | "

@@ -165,13 +165,18 @@ std::vector<CaseEntry> SelfCheckCases() {
   // 16 terms from the bottom of a binade whose ULP is 2: data set 0 adds 2 - 2^-10 (float16) or
   // 2 - 2^-7 (bfloat16) each time, which rounding toward zero loses entirely (outside the
   // bound); data set 1 adds 1, a tie that nearest-even sums in the type lose (outside ONNX's
-  // tolerance, inside the bound allowed for a float16 expected value).
+  // tolerance and the bound of a wide accumulator).
   cases.push_back(
       MakeCase<float16>("self_check_float16_sums", {1, 16}, {16, 1},
                         {LongSum<float16>(16, 2048, 2 - 0x1p-10), LongSum<float16>(16, 2048, 1)}));
   cases.push_back(
       MakeCase<bfloat16>("self_check_bfloat16_sums", {1, 16}, {16, 1},
                          {LongSum<bfloat16>(16, 256, 2 - 0x1p-7), LongSum<bfloat16>(16, 256, 1)}));
+  // 1 + 128 x 2^-8 = 1.5 exactly; summed in bfloat16 each 1 + 2^-8 is a tie that nearest-even
+  // loses, leaving 1. A bound widened by a bfloat16 computation of the expected Y (K u S = 0.76)
+  // would take 1 as within it: the exact expected Y and the declared float32 accumulation do not.
+  cases.push_back(MakeCase<bfloat16>("self_check_bfloat16_k129", {1, 129}, {129, 1},
+                                     {LongSum<bfloat16>(129, 1, 0x1p-8)}));
   // 2^24 + 63 x (2 - 2^-23): each float sum rounded toward zero stays at 2^24 (an error of 126,
   // inside ONNX's tolerance, outside the bound of 65); rounded to nearest it is exact.
   cases.push_back(MakeCase<float>("self_check_float_sums", {1, 64}, {64, 1},

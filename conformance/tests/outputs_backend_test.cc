@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backends/backend_list.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/loader/tensor_proto.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
@@ -124,6 +125,35 @@ TEST_F(OutputsTreeTest, AWrongValueFails) {
   const auto results = ResultsOf(run, "rt");
   EXPECT_EQ(results.at({"test_rt_matrix", "test_data_set_0"}).at("verdict"), "FAIL");
   EXPECT_EQ(results.at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "PASS");
+}
+
+// A runtime that declares float32 accumulation but sums bfloat16 in bfloat16: 1 + 128 x 2^-8 is
+// 1.5 exactly, and each 1 + 2^-8 is a tie that a bfloat16 sum rounds back to 1. Against the exact
+// expected Y that is FAIL under both rules, not BOUND: the bound is the declared float32
+// accumulation's around the exact product, with nothing added for the expected file.
+TEST(OutputsJudgementTest, ABfloat16SumDeclaredAsFloat32FailsUnderBothRules) {
+  TempDir corpus, outputs, work;
+  std::vector<bfloat16> a(129, bfloat16(1.0f)), b(129, bfloat16(0x1p-8f));
+  b[0] = bfloat16(1.0f);
+  const std::vector<bfloat16> exact = {bfloat16(1.5f)}, summed = {bfloat16(1.0f)};
+  const Tensor ta = Tensor::FromValues<bfloat16>({1, 129}, a).value();
+  const Tensor tb = Tensor::FromValues<bfloat16>({129, 1}, b).value();
+  ASSERT_TRUE(WriteMatMulNodeTest(corpus.path() / "test_rt_k129", ta, tb,
+                                  Tensor::FromValues<bfloat16>({1, 1}, exact).value())
+                  .ok());
+  testing::WriteMessage(
+      outputs.path() / "test_rt_k129" / "test_data_set_0" / "output_0.pb",
+      testing::RawTensorProto(Tensor::FromValues<bfloat16>({1, 1}, summed).value(), "y"));
+  for (const std::string rule : {"onnx", "bound"}) {
+    const CliRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                              "rt=" + outputs.path().string(), "--outputs-arithmetic", "rt=float32",
+                              "--backend", "rt", "--tolerance", rule},
+                             work.path());
+    EXPECT_EQ(run.code, kExitFailed) << rule << "\n" << run.out << run.err;
+    const auto result = ResultsOf(run, "rt").at({"test_rt_k129", "test_data_set_0"});
+    EXPECT_EQ(result.at("verdict"), "FAIL") << rule << ": " << result.dump();
+    EXPECT_TRUE(result.at("data_suspect").is_null()) << result.dump();
+  }
 }
 
 // Each broken output is an ERROR whose message names the file: never skipped, never passed.

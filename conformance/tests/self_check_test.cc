@@ -78,7 +78,9 @@ TEST(SelfCheckTest, TheControlPassesAndTheFaultsFailTheRun) {
   ASSERT_NE(truncated, nullptr);
   EXPECT_EQ(truncated->rule, conformance::ToleranceRule::kBound);
   EXPECT_EQ(truncated->exit_code, conformance::kExitFailed);
-  EXPECT_THAT(truncated->evidence, HasSubstr("self_check_float_sums"));
+  // Within ONNX's tolerance and outside the bound around the exact product: the ONNX page's own
+  // examples show it too, since their expected Y is not always the correctly rounded one.
+  EXPECT_THAT(truncated->evidence, HasSubstr("elements outside the bound"));
 }
 
 // Each broken judgement, and the planted faults it must make the self-check miss.
