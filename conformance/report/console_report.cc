@@ -109,12 +109,16 @@ void ConsoleWriter::FlushCase() {
   if (!quiet_) out_.flush();
 }
 
-void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
-  if (!pending_.empty()) FlushCase();
-  std::ostream& out = out_;
+void ConsoleWriter::WriteOfficialCorpus(const Report& report) {
   const OfficialReport& official = report.official;
-  out << (quiet_ ? "" : "\n")
-      << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
+  // A run over data roots that hold none of the 7 (one's own cases, a corpus of deviations) gets
+  // no verdict on them unless it asked for them (--require-official); --list still says it.
+  if (!report.require_official && official.Count(OfficialStatus::State::kIntact) == 0 &&
+      official.Count(OfficialStatus::State::kAltered) == 0) {
+    return;
+  }
+  std::ostream& out = out_;
+  out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
       << official.cases.size() << " intact";
   if (const int missing = official.Count(OfficialStatus::State::kMissing)) {
     out << ", " << missing << " missing";
@@ -130,6 +134,13 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
     for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);
     out << "\n";
   }
+}
+
+void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
+  if (!pending_.empty()) FlushCase();
+  std::ostream& out = out_;
+  if (!quiet_) out << "\n";
+  WriteOfficialCorpus(report);
   if (!report.skipped.empty()) {
     out << report.skipped.size() << " model(s) skipped (not MatMul cases); --list shows them\n";
   }

@@ -31,6 +31,8 @@ class ConsoleWriter {
 
  private:
   void FlushCase();
+  // The official corpus's state, when the run holds one of its cases or requires them.
+  void WriteOfficialCorpus(const Report& report);
   std::ostream& out_;
   bool quiet_;
   Tolerance tolerance_;

@@ -335,7 +335,6 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   EXPECT_THAT(text, HasSubstr("PASS        test_a"));
   EXPECT_THAT(text, HasSubstr("FAIL        test_a"));
   EXPECT_THAT(text, HasSubstr("UNSUPPORTED test_b"));
-  EXPECT_THAT(text, HasSubstr("official corpus: 0 of 1 intact, 1 missing"));
   EXPECT_THAT(text, HasSubstr("[ran: oneDNN gemm:jit (ISA avx2)]"));
   EXPECT_THAT(text, HasSubstr("machine: AMD EPYC, 2 logical CPUs (sse4_1 avx avx2 fma), "
                               "OMP_NUM_THREADS=2, ONEDNN_MAX_CPU_ISA=AVX2"));
@@ -346,7 +345,25 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   std::ostringstream quiet;
   WriteConsole(SampleReport(), quiet, /*quiet=*/true);
   EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));
-  EXPECT_THAT(quiet.str(), ::testing::StartsWith("official corpus: 0 of 1 intact"));
+  EXPECT_THAT(quiet.str(), ::testing::StartsWith("1 model(s) skipped"));
+}
+
+// The official corpus gets a verdict on the console when the run requires it or holds one of its
+// cases; a run over other data (none of them there, not required) is not told "0 intact".
+TEST(ConsoleReportTest, TheOfficialCorpusIsJudgedOnlyWhereTheRunHasItOrRequiresIt) {
+  Report report = SampleReport();
+  std::ostringstream other_data;
+  WriteConsole(report, other_data);
+  EXPECT_THAT(other_data.str(), Not(HasSubstr("official corpus")));
+  report.require_official = true;
+  std::ostringstream required;
+  WriteConsole(report, required);
+  EXPECT_THAT(required.str(), HasSubstr("official corpus: 0 of 1 intact, 1 missing (required)"));
+  report.require_official = false;
+  report.official.cases[0].state = OfficialStatus::State::kAltered;
+  std::ostringstream altered;
+  WriteConsole(report, altered);
+  EXPECT_THAT(altered.str(), HasSubstr("official corpus: 0 of 1 intact, 1 ALTERED"));
 }
 
 }  // namespace
