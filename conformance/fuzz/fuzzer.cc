@@ -17,6 +17,7 @@
 #include "conformance/fuzz/shrink.h"
 #include "conformance/loader/node_test_writer.h"
 #include "conformance/poison.h"
+#include "conformance/report/output_file.h"
 
 namespace mm::fuzz {
 
@@ -544,10 +545,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
         const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
         Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
         if (written.ok()) {
-          std::ofstream readme(dir / "README.md", std::ios::trunc);
-          readme << ExportReadme(options, f, dir, library_path);
-          readme.close();
-          if (!readme) written = InternalError("cannot write " + (dir / "README.md").string());
+          written = conformance::WriteFileAtomically(dir / "README.md",
+                                                     ExportReadme(options, f, dir, library_path));
         }
         f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
       }

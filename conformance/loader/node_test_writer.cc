@@ -1,6 +1,6 @@
 #include "conformance/loader/node_test_writer.h"
 
-#include <fstream>
+#include "conformance/report/output_file.h"
 
 namespace mm::conformance {
 
@@ -66,11 +66,8 @@ Status WriteFileBytes(const fs::path& path, std::string_view bytes) {
       return NotFoundError("cannot create '" + path.parent_path().string() + "': " + ec.message());
     }
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return DataLossError("cannot write '" + path.string() + "'");
-  return OkStatus();
+  // Whole or not at all, and never through a link planted in a directory written into again.
+  return WriteFileAtomically(path, bytes);
 }
 
 Status WriteProtoFile(const fs::path& path, const google::protobuf::MessageLite& message) {

@@ -1,11 +1,9 @@
 #include "conformance/report/report_files.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include "conformance/report/json_report.h"
 #include "conformance/report/junit_report.h"
 #include "conformance/report/markdown_report.h"
+#include "conformance/report/output_file.h"
 
 namespace mm::conformance {
 
@@ -41,39 +39,17 @@ void ReportFiles::Add(const Result& result) {
   if (renderers_->markdown) renderers_->markdown->Add(result);
 }
 
-namespace {
-
-// Writes `path` through PATH.partial, so the file is either the old one or the whole new one.
-template <class Render>
-Status WriteWhole(const std::string& path, Render render) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-    if (!file) return NotFoundError("cannot open '" + partial + "' for writing");
-    render(static_cast<std::ostream&>(file));
-    file.close();
-    if (!file) return DataLossError("cannot write '" + partial + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec)
-    return DataLossError("cannot rename '" + partial + "' to '" + path + "': " + ec.message());
-  return OkStatus();
-}
-
-}  // namespace
-
 Status ReportFiles::Finish(const Report& report, const Summary& summary) {
   if (renderers_->json) {
-    MM_RETURN_IF_ERROR(WriteWhole(
+    MM_RETURN_IF_ERROR(WriteFileAtomically(
         json_, [&](std::ostream& out) { renderers_->json->Finish(report, summary, out); }));
   }
   if (renderers_->junit) {
-    MM_RETURN_IF_ERROR(WriteWhole(
+    MM_RETURN_IF_ERROR(WriteFileAtomically(
         junit_, [&](std::ostream& out) { renderers_->junit->Finish(report, summary, out); }));
   }
   if (renderers_->markdown) {
-    MM_RETURN_IF_ERROR(WriteWhole(
+    MM_RETURN_IF_ERROR(WriteFileAtomically(
         markdown_, [&](std::ostream& out) { renderers_->markdown->Finish(report, summary, out); }));
   }
   return OkStatus();

@@ -12,8 +12,8 @@ namespace mm::conformance {
 
 // The JSON, JUnit and Markdown files of one run, written as results arrive: each result is
 // rendered once, into temporary spool files, so memory does not grow with the results; Finish
-// assembles each file (through PATH.partial, renamed over PATH) byte for byte as ToJson,
-// ToJUnitXml and ToMarkdown render the same report.
+// assembles each file (WriteFileAtomically: a new file of an unpredictable name beside PATH,
+// renamed over PATH) byte for byte as ToJson, ToJUnitXml and ToMarkdown render the same report.
 class ReportFiles {
  public:
   ReportFiles();

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "conformance/report/output_file.h"
+
 namespace mm::conformance {
 namespace cli {
 
@@ -139,6 +141,15 @@ CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::st
       ->option_text(text)
       ->check(cli::NonEmpty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+// Two report options naming one file would leave only the report written last.
+template <class Options>
+std::optional<std::string> DistinctReports(const Options& options) {
+  const Status distinct = CheckDistinctOutputs(
+      {{"--json", options.json}, {"--junit", options.junit}, {"--markdown", options.markdown}});
+  if (distinct.ok()) return std::nullopt;
+  return distinct.message();
 }
 
 }  // namespace
@@ -377,7 +388,7 @@ std::optional<std::string> ParseMergeArgs(const std::vector<std::string>& args,
   } catch (const CLI::ParseError& e) {
     return std::string(e.what());
   }
-  return std::nullopt;
+  return DistinctReports(options);
 }
 
 std::optional<std::string> ParseConformanceArgs(const std::vector<std::string>& args,
@@ -394,7 +405,7 @@ std::optional<std::string> ParseConformanceArgs(const std::vector<std::string>& 
   } catch (const CLI::ParseError& e) {
     return std::string(e.what());
   }
-  return std::nullopt;
+  return DistinctReports(options);
 }
 
 }  // namespace mm::conformance

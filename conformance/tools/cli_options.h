@@ -53,7 +53,7 @@ struct MergeOptions {
 };
 
 // Parses the arguments after "merge"; nullopt on success, "" for --help (text in `help`), or the
-// usage error.
+// usage error (also: two of --json, --junit, --markdown naming one file).
 std::optional<std::string> ParseMergeArgs(const std::vector<std::string>& args,
                                           MergeOptions& options, std::string& help);
 
@@ -64,7 +64,8 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
                                              const std::vector<std::string>& backend_names);
 
 // Parses `args` (without the program name) into `options`. Returns nullopt on success, "" when
-// --help was asked (the help text is then in `help`), or the usage error's message.
+// --help was asked (the help text is then in `help`), or the usage error's message (also: two of
+// --json, --junit, --markdown naming one file, CheckDistinctOutputs).
 std::optional<std::string> ParseConformanceArgs(const std::vector<std::string>& args,
                                                 const std::vector<std::string>& backend_names,
                                                 CliOptions& options, std::string& help);
