@@ -59,7 +59,7 @@ BackendRegistry BuiltinBackends() {
       registry, "auto",
       "the fastest conformant backend above per dtype, shape and thread count, from "
       "mm-bench --mm_calibrate's table (MM_AUTO_TABLE, $XDG_CACHE_HOME/mm/auto.json) or "
-      "built-in defaults; MM_AUTO_EXCLUDE, MM_EXPECTATIONS leave backends out",
+      "built-in defaults; MM_AUTO_EXCLUDE and the tools' expectations leave backends out",
       [] { return AutoBackend::Create(AutoCandidateBackends(), AutoOptions::FromEnvironment()); });
   return registry;
 }

@@ -11,8 +11,8 @@
 #include <iterator>
 #include <limits>
 #include <sstream>
+#include <utility>
 
-#include "conformance/expectations.h"
 #include "engine/machine.h"
 
 namespace mm {
@@ -33,27 +33,6 @@ std::vector<std::string> SplitNames(std::string_view text) {
     } else {
       current += c;
     }
-  }
-  return out;
-}
-
-// The dtypes a case pattern names ("test_matmul_float16_*" -> float16): the pattern's alphanumeric
-// words that DTypeFromName accepts. Empty when it names none (the entry concerns every dtype).
-std::vector<DType> DTypesNamedIn(std::string_view pattern) {
-  std::vector<DType> out;
-  std::string word;
-  for (char c : std::string(pattern) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += c;
-      continue;
-    }
-    if (!word.empty()) {
-      auto dtype = DTypeFromName(word);
-      if (dtype.ok() && std::find(out.begin(), out.end(), *dtype) == out.end()) {
-        out.push_back(*dtype);
-      }
-    }
-    word.clear();
   }
   return out;
 }
@@ -119,7 +98,18 @@ class AutoPrimitive final : public MatMulPrimitive {
   std::unique_ptr<MatMulPrimitive> inner_;
 };
 
+// The deviations of the live ScopedAutoDeviations.
+std::vector<AutoDeviation>& DeclaredDeviations() {
+  static std::vector<AutoDeviation> deviations;
+  return deviations;
+}
+
 }  // namespace
+
+ScopedAutoDeviations::ScopedAutoDeviations(std::vector<AutoDeviation> deviations)
+    : previous_(std::exchange(DeclaredDeviations(), std::move(deviations))) {}
+
+ScopedAutoDeviations::~ScopedAutoDeviations() { DeclaredDeviations() = std::move(previous_); }
 
 std::string AutoOptions::DefaultTablePath() {
   const std::string xdg = EnvOr("XDG_CACHE_HOME");
@@ -133,7 +123,7 @@ AutoOptions AutoOptions::FromEnvironment() {
   AutoOptions options;
   options.exclude = SplitNames(EnvOr("MM_AUTO_EXCLUDE"));
   options.table_path = EnvOr("MM_AUTO_TABLE", DefaultTablePath());
-  options.expectations_path = EnvOr("MM_EXPECTATIONS");
+  options.deviations = DeclaredDeviations();
   return options;
 }
 
@@ -334,15 +324,6 @@ StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& ca
                                                        const AutoOptions& options) {
   auto backend = std::unique_ptr<AutoBackend>(new AutoBackend());
   backend->defaults_basis_ = options.defaults_basis.value_or(AutoDefaultsBasis::OfThisMachine());
-  std::optional<conformance::Expectations> expectations;
-  if (!options.expectations_path.empty()) {
-    auto loaded = conformance::LoadExpectations(options.expectations_path);
-    if (!loaded.ok()) {
-      return Status(loaded.status().code(),
-                    "auto: the expectations cannot be read (" + loaded.status().message() + ")");
-    }
-    expectations = std::move(loaded).value();
-  }
   for (const std::string& name : options.exclude) {
     // A known backend unavailable here may be named (the same setting serves every machine).
     if (!candidates.Contains(name) && candidates.Description(name).empty()) {
@@ -361,24 +342,22 @@ StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& ca
       continue;
     }
     Candidate candidate{name, std::shared_ptr<Backend>(std::move(created).value()), {}};
-    if (expectations) {
-      for (const conformance::Expectation& e : expectations->entries) {
-        if (fnmatch(e.backend_pattern.c_str(), name.c_str(), 0) != 0) continue;
-        std::vector<DType> dtypes = DTypesNamedIn(e.case_pattern);
-        if (dtypes.empty()) dtypes.assign(kAllDTypes.begin(), kAllDTypes.end());
-        for (DType dtype : dtypes) {
-          if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(),
-                        dtype) == candidate.excluded_dtypes.end()) {
-            candidate.excluded_dtypes.push_back(dtype);
-          }
+    for (const AutoDeviation& d : options.deviations) {
+      if (fnmatch(d.backend_pattern.c_str(), name.c_str(), 0) != 0) continue;
+      const std::vector<DType> dtypes =
+          d.dtypes.empty() ? std::vector<DType>(kAllDTypes.begin(), kAllDTypes.end()) : d.dtypes;
+      for (DType dtype : dtypes) {
+        if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(), dtype) ==
+            candidate.excluded_dtypes.end()) {
+          candidate.excluded_dtypes.push_back(dtype);
         }
-        backend->left_out_.push_back(
-            name + " for " +
-            (DTypesNamedIn(e.case_pattern).empty() ? std::string("every dtype")
-                                                   : "the dtypes of " + e.case_pattern) +
-            ": declared " + std::string(conformance::ExpectationKindName(e.kind)) + " in " +
-            expectations->source + " (" + e.reason + ")");
       }
+      std::string which;
+      for (DType dtype : d.dtypes) {
+        which += (which.empty() ? "" : ", ") + std::string(DTypeName(dtype));
+      }
+      backend->left_out_.push_back(name + " for " + (which.empty() ? "every dtype" : which) + ": " +
+                                   d.declared);
     }
     backend->candidates_.push_back(std::move(candidate));
   }

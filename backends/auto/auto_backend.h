@@ -34,6 +34,29 @@ struct AutoDefaultsBasis {
   std::string ToString() const;
 };
 
+// A backend declared deviating (an XFAIL or SKIP entry of an expectations file): auto never
+// chooses a candidate it matches for the dtypes it names.
+struct AutoDeviation {
+  std::string backend_pattern;  // A shell glob (fnmatch) over candidate names.
+  std::vector<DType> dtypes;    // Empty: every dtype.
+  std::string declared;         // Where and why, for RunsOn: "declared XFAIL in FILE (reason)".
+};
+
+// While one lives, AutoOptions::FromEnvironment (hence every auto the built-in registry creates,
+// in this process and in the processes it forks) adds `deviations`: how a tool passes the
+// deviations of its --expectations file (or MM_EXPECTATIONS) to auto. Restores the previous ones
+// when destroyed; not to be nested across threads.
+class ScopedAutoDeviations {
+ public:
+  explicit ScopedAutoDeviations(std::vector<AutoDeviation> deviations);
+  ~ScopedAutoDeviations();
+  ScopedAutoDeviations(const ScopedAutoDeviations&) = delete;
+  ScopedAutoDeviations& operator=(const ScopedAutoDeviations&) = delete;
+
+ private:
+  std::vector<AutoDeviation> previous_;
+};
+
 // What auto reads from its environment; every field may also be set directly (tests, tools).
 struct AutoOptions {
   // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
@@ -41,10 +64,9 @@ struct AutoOptions {
   // The calibration table: MM_AUTO_TABLE, else $XDG_CACHE_HOME/mm/auto.json, else
   // $HOME/.cache/mm/auto.json. A missing file means the built-in defaults.
   std::string table_path;
-  // Known failures (conformance/expectations.h), MM_EXPECTATIONS when set: a backend with an XFAIL
-  // or SKIP entry is never chosen for the dtypes that entry concerns (the dtype names in its case
-  // pattern, "test_*_float16_*"; every dtype when the pattern names none).
-  std::string expectations_path;
+  // Backends never chosen for some dtypes: those a tool declared (ScopedAutoDeviations), which
+  // mm's tools take from their expectations (--expectations FILE, else MM_EXPECTATIONS).
+  std::vector<AutoDeviation> deviations;
   // What the built-in ranking assumes of the machine; unset: AutoDefaultsBasis::OfThisMachine().
   std::optional<AutoDefaultsBasis> defaults_basis;
 
@@ -105,8 +127,8 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
 
 // Dispatches every MatMul to one of the candidate backends, chosen at Prepare:
 //  - candidates: every backend of the registry given (all of mm's built-in backends but auto),
-//    minus those excluded (AutoOptions::exclude) and those the expectations declare failing for
-//    the dtype; of those, the ones whose Supports accepts the problem;
+//    minus those excluded (AutoOptions::exclude) and those declared deviating for the dtype
+//    (AutoOptions::deviations); of those, the ones whose Supports accepts the problem;
 //  - choice: the first candidate in the ranking of the nearest table cell (same dtype, the
 //    nearest calibrated thread count, then the nearest shape by log distance of batch, M, K, N),
 //    else in the built-in default ranking, else the first candidate in registry order;
@@ -116,10 +138,9 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
 // declare (fewest accumulation bits; flushes if any flushes), since any of them may be chosen.
 class AutoBackend final : public Backend {
  public:
-  // Creates every backend of `candidates`, reads the expectations and the table. A backend that
-  // cannot be created is left out (RunsOn says so); an unreadable expectations file is an error
-  // (auto must not choose a backend known to deviate); a missing table means the defaults, a
-  // refused one too, and RunsOn says why.
+  // Creates every backend of `candidates` and reads the table. A backend that cannot be created is
+  // left out (RunsOn says so), and so is each one declared deviating, for its dtypes; a missing
+  // table means the defaults, a refused one too, and RunsOn says why.
   static StatusOr<std::unique_ptr<Backend>> Create(const BackendRegistry& candidates,
                                                    const AutoOptions& options);
 
@@ -149,7 +170,7 @@ class AutoBackend final : public Backend {
   struct Candidate {
     std::string name;
     std::shared_ptr<Backend> backend;
-    std::vector<DType> excluded_dtypes;  // From the expectations.
+    std::vector<DType> excluded_dtypes;  // Declared deviating (AutoOptions::deviations).
   };
   AutoBackend() = default;
   const Candidate* Find(std::string_view name) const;

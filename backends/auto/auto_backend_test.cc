@@ -107,27 +107,19 @@ TEST(AutoBackendTest, ExcludingAnUnknownBackendIsAnError) {
   EXPECT_THAT(created.status().message(), HasSubstr("eigne"));
 }
 
-TEST(AutoBackendTest, ABackendDeclaredFailingForADtypeIsNotChosenForIt) {
-  TempDir dir;
-  Write(dir.path() / "expectations.json",
-        R"({"expectations": [{"case": "test_*_float16_*", "backend": "eigen", "expect": "XFAIL",
-            "reason": "a deviation", "link": "docs/conformance.md"}]})");
+TEST(AutoBackendTest, ABackendDeclaredDeviatingForADtypeIsNotChosenForIt) {
   AutoOptions options;
-  options.expectations_path = (dir.path() / "expectations.json").string();
+  options.deviations = {{"eigen", {DType::kFloat16}, "declared XFAIL in e.json (a deviation)"}};
   auto backend = MakeAuto(options);
-  EXPECT_THAT(backend->RunsOn(), HasSubstr("declared XFAIL"));
+  EXPECT_THAT(backend->RunsOn(), HasSubstr("eigen for float16: declared XFAIL in e.json"));
   EXPECT_NE(backend->Choose({DType::kFloat16, {64, 64}, {64, 64}}, 1)->backend, "eigen");
   // Other dtypes still have eigen (the only non-reference integer backend).
   EXPECT_EQ(backend->Choose({DType::kInt32, {64, 64}, {64, 64}}, 1)->backend, "eigen");
 }
 
-TEST(AutoBackendTest, AnEntryNamingNoDtypeConcernsEveryDtype) {
-  TempDir dir;
-  Write(dir.path() / "expectations.json",
-        R"({"expectations": [{"case": "test_matmul_*", "backend": "eig*", "expect": "SKIP",
-            "reason": "crashes", "link": "docs/conformance.md"}]})");
+TEST(AutoBackendTest, ADeviationNamingNoDtypeConcernsEveryDtypeAndPatternsAreGlobs) {
   AutoOptions options;
-  options.expectations_path = (dir.path() / "expectations.json").string();
+  options.deviations = {{"eig*", {}, "declared SKIP in e.json (crashes)"}};
   auto backend = MakeAuto(options);
   for (DType dtype : kAllDTypes) {
     EXPECT_NE(backend->Choose({dtype, {64, 64}, {64, 64}}, 1)->backend, "eigen")
@@ -135,12 +127,25 @@ TEST(AutoBackendTest, AnEntryNamingNoDtypeConcernsEveryDtype) {
   }
 }
 
-TEST(AutoBackendTest, AnUnreadableExpectationsFileIsAnError) {
-  AutoOptions options;
-  options.expectations_path = "/nonexistent/expectations.json";
-  auto created = AutoBackend::Create(AutoCandidateBackends(), options);
-  ASSERT_FALSE(created.ok());
-  EXPECT_THAT(created.status().message(), HasSubstr("/nonexistent/expectations.json"));
+// How a tool passes its --expectations to the autos the registry creates: through FromEnvironment,
+// while the scope lives.
+TEST(AutoBackendTest, ScopedDeviationsReachEveryAutoTheRegistryCreatesWhileTheyLive) {
+  const MatMulDesc int32_desc{DType::kInt32, {64, 64}, {64, 64}};
+  setenv("MM_AUTO_TABLE", "", 1);  // The built-in defaults, whatever this machine has calibrated.
+  const auto chosen = [&] {
+    auto created = BuiltinBackends().Create("auto");
+    EXPECT_TRUE(created.ok()) << created.status();
+    return static_cast<AutoBackend&>(**created).Choose(int32_desc, 1)->backend;
+  };
+  EXPECT_EQ(chosen(), "eigen");
+  {
+    ScopedAutoDeviations scope({{"eigen", {DType::kInt32}, "declared XFAIL in e.json (x)"}});
+    EXPECT_EQ(AutoOptions::FromEnvironment().deviations.size(), 1u);
+    EXPECT_NE(chosen(), "eigen");
+  }
+  EXPECT_TRUE(AutoOptions::FromEnvironment().deviations.empty());
+  EXPECT_EQ(chosen(), "eigen");
+  unsetenv("MM_AUTO_TABLE");
 }
 
 struct Refused {

@@ -25,6 +25,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "backends/bench/bench_shapes.h"
 #include "backends/bench/calibrate.h"
 #include "backends/plugin/plugin_loader.h"
+#include "conformance/auto_expectations.h"
 
 namespace mm::bench {
 namespace {
@@ -257,6 +259,17 @@ int Main(int argc, char** argv) {
   }
   if (!calibrate_part.empty()) return CalibratePart(calibrate_part, set);
   if (!calibrate.empty()) return Calibrate(calibrate, set);
+  // auto leaves out the backends MM_EXPECTATIONS declares deviating, as in mm-conformance and
+  // mm-fuzz (which take --expectations too).
+  std::optional<ScopedAutoDeviations> deviations;
+  if (const char* path = std::getenv("MM_EXPECTATIONS"); path != nullptr && *path != '\0') {
+    auto expectations = conformance::LoadExpectations(path);
+    if (!expectations.ok()) {
+      std::cerr << "mm-bench: MM_EXPECTATIONS: " << expectations.status().message() << "\n";
+      return 2;
+    }
+    deviations.emplace(conformance::AutoDeviationsOf(*expectations));
+  }
   BackendRegistry registry = BuiltinBackends();
   const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(libraries));
   if (!loaded.ok()) {

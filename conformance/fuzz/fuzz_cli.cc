@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "backends/plugin/plugin_loader.h"
+#include "conformance/auto_expectations.h"
 #include "conformance/fuzz/fair.h"
 #include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzzer.h"
@@ -428,6 +429,17 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
   return j;
 }
 
+// What auto runs on, as absolute paths: a replay line runs in another directory too.
+FuzzOptions::AutoContext AutoContextOf(const AutoOptions& options,
+                                       const std::string& expectations) {
+  auto absolute = [](const std::string& path) {
+    return path.empty() ? path : std::filesystem::absolute(path).string();
+  };
+  std::string exclude;
+  for (const std::string& name : options.exclude) exclude += (exclude.empty() ? "" : ",") + name;
+  return {absolute(options.table_path), exclude, absolute(expectations)};
+}
+
 // Why a corpus is fair, in words, for its README and manifest.
 std::string FairnessRule(const CliOptions& o) {
   const auto& t = o.fuzz.tolerance;
@@ -737,6 +749,11 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     expectations = std::move(parsed).value();
     o.fuzz.expectations = &*expectations;
   }
+  // auto never chooses a backend the expectations declare deviating, and its replay lines say
+  // what it ran on.
+  std::optional<ScopedAutoDeviations> auto_deviations;
+  if (expectations) auto_deviations.emplace(conformance::AutoDeviationsOf(*expectations));
+  o.fuzz.auto_context = AutoContextOf(AutoOptions::FromEnvironment(), o.expectations);
   for (const auto& name : o.dtypes) o.fuzz.generator.dtypes.push_back(DTypeFromName(name).value());
   o.fuzz.rule = o.tolerance == "onnx" ? Rule::kOnnx : Rule::kBound;
   o.fuzz.shrink = !o.no_shrink;

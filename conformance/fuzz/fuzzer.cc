@@ -143,6 +143,21 @@ std::string ShellWord(const std::string& word) {
   return quoted + "'";
 }
 
+// `command` with what auto ran on (its table, the expectations leaving backends out) when the
+// finding is auto's: another table or none chooses other backends.
+std::string WithAutoContext(const FuzzOptions& options, const Finding& f, std::string command) {
+  if (f.backend != "auto") return command;
+  const FuzzOptions::AutoContext& context = options.auto_context;
+  std::string environment = "MM_AUTO_TABLE=" + ShellWord(context.table) + " ";
+  if (!context.exclude.empty())
+    environment += "MM_AUTO_EXCLUDE=" + ShellWord(context.exclude) + " ";
+  command = environment + command;
+  if (!context.expectations.empty()) {
+    command += " --expectations " + ShellWord(context.expectations);
+  }
+  return command;
+}
+
 std::string ReplayLine(const FuzzOptions& options, const Finding& f,
                        const std::string& library_path) {
   std::string line = "mm-fuzz";
@@ -153,7 +168,7 @@ std::string ReplayLine(const FuzzOptions& options, const Finding& f,
           ShellWord(f.backend);
   if (f.kind == "NONDETERMINISTIC") line += " --check-threads";
   if (!options.replay_options.empty()) line += " " + options.replay_options;
-  return line;
+  return WithAutoContext(options, f, line);
 }
 
 // The README.md of an exported minimal problem: what was found and the commands that run it
@@ -172,6 +187,7 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
   if (options.tolerance.atol != conformance::Tolerance{}.atol) {
     conformance += " --atol " + conformance::FormatDouble(options.tolerance.atol);
   }
+  conformance = WithAutoContext(options, f, conformance);
   std::string text = "# " + f.kind + ": " + f.backend + ", " + std::string(DTypeName(f.dtype)) +
                      "\n\nA minimal MatMul problem found by mm-fuzz (seed " +
                      std::to_string(f.seed) + ", problem " + std::to_string(f.index) + ": " +

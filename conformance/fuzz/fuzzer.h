@@ -53,6 +53,12 @@ struct FuzzOptions {
   std::int64_t max_error_records = 20000;
   // Extra command-line words that reproduce the generator and judging options in a replay line.
   std::string replay_options;
+  // What auto ran on, carried by the replay lines of auto's findings (another table, or other
+  // expectations, choose other backends): its table location (MM_AUTO_TABLE=, given even when
+  // empty), MM_AUTO_EXCLUDE (when not empty) and the expectations file (--expectations FILE).
+  struct AutoContext {
+    std::string table, exclude, expectations;
+  } auto_context;
   // Stops the run before the next problem when it holds a nonzero value (a signal handler sets it
   // to the signal's number); the report then has what was done. nullptr: never.
   const volatile std::sig_atomic_t* stop = nullptr;

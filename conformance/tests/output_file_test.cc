@@ -1,5 +1,6 @@
 // Report files written safely: whole or not at all, through a new file of an unpredictable name
-// (never a link planted beside the report), and two report options never naming one file.
+// (never a link planted beside the report), and two report options never naming one file; and
+// auto honouring the deviations of mm-conformance's --expectations.
 #include "conformance/report/output_file.h"
 
 #include <gmock/gmock.h>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "backends/backend_list.h"
+#include "conformance/auto_expectations.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
 
@@ -164,6 +166,47 @@ TEST(OutputFileTest, TwoReportOptionsNamingOneFileAreAUsageError) {
   // Distinct files are fine; --resume may be the --json it resumes (docs/conformance.md).
   EXPECT_EQ(Cli(With(QuickRun(), {"--json", r, "--junit", (dir.path() / "r.xml").string()})).code,
             kExitPassed);
+}
+
+TEST(AutoExpectationsTest, EveryEntryBecomesADeviationForTheDtypesItsCasePatternNames) {
+  Expectations expectations;
+  expectations.source = "e.json";
+  expectations.entries = {
+      {"test_*_float16_*", "eigen", Expectation::Kind::kXFail, "rounds twice", "l"},
+      {"fuzz/bfloat16/*", "one*", Expectation::Kind::kSkip, "hangs", "l"},
+      {"test_matmul_*", "blis", Expectation::Kind::kXFail, "all", "l"}};
+  const std::vector<AutoDeviation> deviations = AutoDeviationsOf(expectations);
+  ASSERT_EQ(deviations.size(), 3u);
+  EXPECT_EQ(deviations[0].backend_pattern, "eigen");
+  EXPECT_EQ(deviations[0].dtypes, std::vector<DType>{DType::kFloat16});
+  EXPECT_EQ(deviations[0].declared, "declared XFAIL in e.json (rounds twice)");
+  EXPECT_EQ(deviations[1].backend_pattern, "one*");
+  EXPECT_EQ(deviations[1].dtypes, std::vector<DType>{DType::kBFloat16});
+  EXPECT_EQ(deviations[1].declared, "declared SKIP in e.json (hangs)");
+  EXPECT_TRUE(deviations[2].dtypes.empty()) << "a pattern naming no dtype concerns every dtype";
+}
+
+// auto, run by mm-conformance, never runs a backend --expectations declares deviating (before, only
+// MM_EXPECTATIONS reached it): on the tiny built-in cases eigen is its first choice otherwise.
+TEST(AutoExpectationsTest, AutoNeverRunsABackendTheExpectationsOptionDeclaresDeviating) {
+  TempDir dir;
+  const fs::path expectations = dir.path() / "e.json";
+  WriteText(expectations,
+            R"({"expectations": [{"case": "test_*", "backend": "eigen", "expect": "XFAIL",
+                "reason": "declared for the test", "link": "docs/conformance.md"}]})");
+  setenv("MM_AUTO_TABLE", "", 1);  // The built-in defaults, whatever this machine calibrated.
+  const std::vector<std::string> run = {"--backend", "auto", "--filter", "test_cc_matmul_2d"};
+  const CliRun plain = Cli(run);
+  for (const std::vector<std::string>& isolation :
+       std::vector<std::vector<std::string>>{{}, {"--no-isolate"}}) {
+    const CliRun declared =
+        Cli(With(With(run, isolation), {"--expectations", expectations.string()}));
+    EXPECT_THAT(declared.out, HasSubstr("[ran: auto -> "));
+    EXPECT_THAT(declared.out, Not(HasSubstr("auto -> eigen"))) << declared.out;
+    EXPECT_THAT(declared.out, HasSubstr("eigen for every dtype: declared XFAIL in"));
+  }
+  unsetenv("MM_AUTO_TABLE");
+  EXPECT_THAT(plain.out, HasSubstr("[ran: auto -> eigen")) << "the test would prove nothing";
 }
 
 }  // namespace

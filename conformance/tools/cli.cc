@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "backends/plugin/plugin_loader.h"
+#include "conformance/auto_expectations.h"
 #include "conformance/loader/catalog.h"
 #include "conformance/loader/matmul_case.h"
 #include "conformance/official/official_corpus.h"
@@ -508,6 +509,10 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     }
     report.expectations = std::move(loaded).value();
   }
+  // auto never chooses a backend these expectations declare deviating (in the workers too: they
+  // are forked from here on).
+  std::optional<ScopedAutoDeviations> auto_deviations;
+  if (report.expectations) auto_deviations.emplace(AutoDeviationsOf(*report.expectations));
   RunOptions run;
   run.backends = backends;
   run.tolerance = options.tolerance;

@@ -1,5 +1,6 @@
 // What mm-fuzz writes, written as mm-conformance writes its reports (a new file renamed over the
-// old, never through a planted link); generate refusing a directory that is not empty.
+// old, never through a planted link); generate refusing a directory that is not empty; and the
+// replay lines of auto's findings carrying what auto ran on.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "backends/backend_list.h"
 #include "backends/testing/temp_dir.h"
 #include "conformance/fuzz/fuzz_cli.h"
+#include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {
@@ -112,6 +114,33 @@ TEST(FuzzOutputTest, GenerateRefusesADirectoryThatIsNotEmptyUnlessOverwriteIsGiv
   EXPECT_EQ(Fuzz({"generate", "--out", (dir.path() / "empty").string(), "--cases", "2"}).code,
             kExitClean);
   EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--overwrite"));
+}
+
+// A finding of auto is replayed on what auto ran on: the same table (MM_AUTO_TABLE) and the same
+// expectations, whose deviations auto leaves out. The planted backend stands in for auto here.
+TEST(FuzzOutputTest, AutosReplayLinesCarryItsTableAndExpectations) {
+  TempDir dir;
+  const fs::path expectations = dir.path() / "e.json";
+  WriteText(expectations,
+            R"({"expectations": [{"case": "fuzz/float16/*", "backend": "eigen", "expect": "XFAIL",
+                "reason": "declared for the test", "link": "docs/conformance.md"}]})");
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
+  BackendRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register("auto", "a wrong backend in auto's place",
+                            [&bug]() -> StatusOr<std::unique_ptr<Backend>> {
+                              return self_check::MakePlantedBackend(bug);
+                            })
+                  .ok());
+  setenv("MM_AUTO_TABLE", "/tables/auto table.json", 1);
+  const CliRun r = Fuzz({"--seed", "1", "--cases", "30", "--dtype", "int32", "--max-findings", "1",
+                         "--backend", "auto", "--expectations", expectations.string()},
+                        registry);
+  unsetenv("MM_AUTO_TABLE");
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("replay: MM_AUTO_TABLE='/tables/auto table.json' mm-fuzz --seed 1"));
+  EXPECT_THAT(r.out, HasSubstr("--backend auto --expectations " + expectations.string()));
 }
 
 }  // namespace
