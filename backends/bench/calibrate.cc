@@ -25,6 +25,7 @@
 
 #include "backends/auto/auto_backend.h"
 #include "backends/backend_list.h"
+#include "conformance/report/output_file.h"
 
 extern char** environ;
 
@@ -287,17 +288,24 @@ std::string Ending(int status) {
   return "status " + std::to_string(status);
 }
 
-// Writes `text` to `path` whole or not at all: into `path`.tmp, renamed over `path` once complete.
+// Writes `text` to `path` whole or not at all, as mm's reports are written: into a new file of an
+// unpredictable name beside it (never a planted link), renamed over `path` once complete.
 bool WriteWhole(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  std::ofstream out(temporary);
-  out << text;
-  out.close();
-  std::error_code error;
-  if (out) std::filesystem::rename(temporary, path, error);
-  if (out && !error) return true;
-  std::filesystem::remove(temporary, error);
-  return false;
+  return conformance::WriteFileAtomically(path, text).ok();
+}
+
+// Removes the temporary files WriteFileAtomically leaves when a process is killed while writing
+// `path` (".NAME.XXXXXX" beside it).
+void RemoveTemporariesOf(const std::filesystem::path& path) {
+  const std::string prefix = "." + path.filename().string() + ".";
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix)) {
+      std::filesystem::remove(entry.path(), ignored);
+    }
+  }
 }
 
 // Runs this executable again with OMP_NUM_THREADS=threads to measure that thread count's cells
@@ -429,13 +437,12 @@ int Calibrate(const std::string& path, ShapeSet set) {
     for (int threads : thread_counts) {
       const std::string part = path + ".part" + std::to_string(threads);
       std::filesystem::remove(part, ignored);
-      std::filesystem::remove(part + ".tmp", ignored);
+      RemoveTemporariesOf(part);
     }
   };
   auto interrupted = [&] {
     remove_parts();
-    std::error_code ignored;
-    std::filesystem::remove(path + ".tmp", ignored);
+    RemoveTemporariesOf(path);
     std::cerr << "mm-bench: calibration interrupted by " << SignalName(g_signal)
               << "; no table written to " << path << "\n";
     return 128 + g_signal;
