@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/backend_list.h"
@@ -141,6 +142,30 @@ TEST(FuzzOutputTest, AutosReplayLinesCarryItsTableAndExpectations) {
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("replay: MM_AUTO_TABLE='/tables/auto table.json' mm-fuzz --seed 1"));
   EXPECT_THAT(r.out, HasSubstr("--backend auto --expectations " + expectations.string()));
+}
+
+// mm-fuzz's --expectations reach auto (before, only MM_EXPECTATIONS did): with every candidate
+// that computes int32 declared deviating for it ("*e*": reference, onednn, eigen, openblas,
+// netlib; not auto itself), auto has none left and says so instead of running eigen.
+TEST(FuzzOutputTest, AutoNeverRunsABackendTheExpectationsOptionDeclaresDeviating) {
+  TempDir dir;
+  const fs::path expectations = dir.path() / "e.json";
+  WriteText(expectations,
+            R"({"expectations": [{"case": "fuzz/int32/*", "backend": "*e*", "expect": "XFAIL",
+                "reason": "declared for the test", "link": "docs/conformance.md"}]})");
+  const fs::path json = dir.path() / "fuzz.json";
+  const std::vector<std::string> run = {"--seed",  "4",      "--cases",    "5",
+                                        "--dtype", "int32",  "--backend",  "auto",
+                                        "--quiet", "--json", json.string()};
+  ASSERT_EQ(Fuzz(run).code, kExitClean);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(json))["stats"]["backends"]["auto"]["PASS"], 5)
+      << "the test would prove nothing";
+  std::vector<std::string> declared = run;
+  declared.insert(declared.end(), {"--expectations", expectations.string()});
+  Fuzz(declared);
+  const nlohmann::json counts = nlohmann::json::parse(ReadFile(json))["stats"]["backends"]["auto"];
+  EXPECT_EQ(counts["UNSUPPORTED"], 5) << counts;
+  EXPECT_EQ(counts["PASS"], 0) << counts;
 }
 
 }  // namespace
