@@ -1,0 +1,156 @@
+#include "engine/process/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace mm::process {
+
+std::string SignalName(int signal_number) {
+  const char* abbrev = sigabbrev_np(signal_number);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev)
+                           : "signal " + std::to_string(signal_number);
+}
+
+std::string SignalText(int signal_number) {
+  return SignalName(signal_number) + " (signal " + std::to_string(signal_number) + ")";
+}
+
+std::string DescribeWaitStatus(int wait_status) {
+  if (WIFSIGNALED(wait_status)) return "crashed: " + SignalText(WTERMSIG(wait_status));
+  if (WIFEXITED(wait_status))
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  return "ended (wait status " + std::to_string(wait_status) + ")";
+}
+
+bool DieWithParent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have ended between fork() and prctl(): no signal would come then.
+  return getppid() == parent;
+}
+
+pid_t Fork(const ForkOptions& options) {
+  const pid_t parent = getpid();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (const int fd : options.close_in_child) close(fd);
+    if (options.own_group) setpgid(0, 0);
+    if (options.die_with_parent && !DieWithParent(parent)) _exit(0);
+    return 0;
+  }
+  // Both sides set the group: whichever runs first, the group exists when either goes on.
+  if (pid > 0 && options.own_group) setpgid(pid, pid);
+  return pid;
+}
+
+StatusOr<Ended> Reap(pid_t pid) {
+  int status = 0;
+  rusage usage{};
+  pid_t got;
+  while ((got = wait4(pid, &status, 0, &usage)) < 0 && errno == EINTR) {
+  }
+  if (got < 0) {
+    return NotFoundError("process " + std::to_string(pid) +
+                         " cannot be waited for: " + std::strerror(errno));
+  }
+  return Ended{status, std::int64_t{usage.ru_maxrss} * 1024};
+}
+
+void KillGroup(pid_t pid) {
+  if (pid <= 0) return;
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader) {
+  if (pid <= 0) return NotFoundError("no process " + std::to_string(pid));
+  if (!kill_leader) {
+    siginfo_t info{};
+    // WNOWAIT: the leader stays a zombie, so its id still names its group below.
+    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+  }
+  KillGroup(pid);
+  return Reap(pid);
+}
+
+StatusOr<Child> Child::Start(const std::function<void(int write_fd)>& body,
+                             const ForkOptions& options) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return InternalError(std::string("cannot start a child process: pipe: ") +
+                         std::strerror(errno));
+  }
+  ForkOptions child_options = options;
+  child_options.close_in_child.push_back(fds[0]);
+  const pid_t pid = Fork(child_options);
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return InternalError("cannot start a child process: fork: " + why);
+  }
+  if (pid == 0) {
+    body(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  return Child(pid, fds[0]);
+}
+
+Child::Child(Child&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), read_fd_(std::exchange(other.read_fd_, -1)) {}
+
+Child::~Child() {
+  if (read_fd_ >= 0) close(read_fd_);
+  if (pid_ > 0) {
+    KillGroup(pid_);
+    [[maybe_unused]] auto ended = Reap(pid_);
+  }
+}
+
+bool Child::ReadUntilEnd(double timeout_seconds, std::string& out,
+                         const std::function<bool(const std::string&)>& complete) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
+  while (read_fd_ >= 0 && !(complete && complete(out))) {
+    const double left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd fd{read_fd_, POLLIN, 0};
+    const int ready = poll(&fd, 1, static_cast<int>(std::ceil(left)));
+    if (ready <= 0) continue;  // EINTR, or the deadline (checked above).
+    char chunk[4096];
+    const ssize_t n = read(read_fd_, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(read_fd_);
+      read_fd_ = -1;
+      break;
+    }
+    out.append(chunk, static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void Child::Kill() { KillGroup(pid_); }
+
+StatusOr<Ended> Child::Wait() {
+  if (pid_ <= 0) return FailedPreconditionError("the child was already waited for");
+  // Closed first: a child blocked writing to a full pipe then gets EPIPE instead of waiting.
+  if (read_fd_ >= 0) close(std::exchange(read_fd_, -1));
+  return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false);
+}
+
+}  // namespace mm::process

@@ -1,0 +1,240 @@
+// Child processes: what their ends say, their process groups, their death with the parent.
+#include "engine/process/process.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mm::process {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Running, stopped or sleeping: not gone, and not a zombie (a process killed after its parent
+// ended waits as a zombie until init reaps it).
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t end_of_name = line.rfind(')');
+  return end_of_name != std::string::npos && end_of_name + 2 < line.size() &&
+         line[end_of_name + 2] != 'Z';
+}
+
+// Waits up to 5 s for `pid` (not a child of this process) to be gone.
+bool GoneSoon(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    if (!Alive(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+void WriteText(int fd, const std::string& text) {
+  [[maybe_unused]] const ssize_t n = write(fd, text.data(), text.size());
+}
+
+TEST(WaitStatusTest, NamesTheSignalOrTheExitStatus) {
+  EXPECT_EQ(DescribeWaitStatus(SIGSEGV), "crashed: SIGSEGV (signal 11)");
+  EXPECT_EQ(DescribeWaitStatus(SIGKILL), "crashed: SIGKILL (signal 9)");
+  EXPECT_EQ(DescribeWaitStatus(7 << 8), "exited with status 7");
+  EXPECT_EQ(DescribeWaitStatus(0), "exited with status 0");
+  EXPECT_EQ(SignalName(SIGABRT), "SIGABRT");
+  EXPECT_EQ(SignalText(SIGTERM), "SIGTERM (signal 15)");
+}
+
+TEST(ChildTest, AnswersThroughThePipeAndExitsCleanly) {
+  auto child = Child::Start([](int fd) { WriteText(fd, "hello"); });
+  ASSERT_TRUE(child.ok()) << child.status();
+  std::string answer;
+  EXPECT_TRUE(child->ReadUntilEnd(10, answer));
+  EXPECT_EQ(answer, "hello");
+  auto ended = child->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
+  EXPECT_FALSE(child->Wait().ok()) << "a child is reaped once";
+}
+
+TEST(ChildTest, ACrashIsReportedWithItsSignal) {
+  auto child = Child::Start([](int) { raise(SIGSEGV); });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  EXPECT_TRUE(child->ReadUntilEnd(10, answer));
+  EXPECT_EQ(DescribeWaitStatus(child->Wait()->wait_status), "crashed: SIGSEGV (signal 11)");
+}
+
+TEST(ChildTest, ExitInTheChildIsAnExitStatus) {
+  auto child = Child::Start([](int) { std::exit(7); });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  EXPECT_TRUE(child->ReadUntilEnd(10, answer));
+  EXPECT_EQ(DescribeWaitStatus(child->Wait()->wait_status), "exited with status 7");
+}
+
+TEST(ChildTest, AHangIsATimeoutAndKillEndsIt) {
+  auto child = Child::Start([](int fd) {
+    WriteText(fd, "started");
+    while (true) pause();
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(child->ReadUntilEnd(0.2, answer));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(answer, "started");
+  child->Kill();
+  EXPECT_EQ(DescribeWaitStatus(child->Wait()->wait_status), "crashed: SIGKILL (signal 9)");
+}
+
+TEST(ChildTest, RunsInItsOwnProcessGroup) {
+  auto child = Child::Start([](int fd) { WriteText(fd, std::to_string(getpgrp())); });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  EXPECT_TRUE(child->ReadUntilEnd(10, answer));
+  EXPECT_EQ(answer, std::to_string(child->pid()));
+  EXPECT_NE(getpgrp(), child->pid());
+  ASSERT_TRUE(child->Wait().ok());
+}
+
+// The grandchild's id, written by a child that forks it and then ends.
+pid_t StartOrphanedGrandchild(Child& child) {
+  std::string answer;
+  EXPECT_TRUE(child.ReadUntilEnd(10, answer));
+  return static_cast<pid_t>(std::atol(answer.c_str()));
+}
+
+TEST(ChildTest, WaitKillsWhatTheChildForkedAndLeftBehind) {
+  auto child = Child::Start([](int fd) {
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      close(fd);
+      while (true) pause();
+    }
+    WriteText(fd, std::to_string(grandchild));
+  });
+  ASSERT_TRUE(child.ok());
+  const pid_t grandchild = StartOrphanedGrandchild(*child);
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(child->Wait().ok());
+  EXPECT_TRUE(GoneSoon(grandchild)) << "process " << grandchild << " outlived its group";
+}
+
+TEST(ChildTest, ReadingStopsWhenTheAnswerIsCompleteThoughAGrandchildHoldsThePipe) {
+  auto child = Child::Start([](int fd) {
+    if (fork() == 0) {
+      while (true) pause();  // Holds the pipe's write end.
+    }
+    WriteText(fd, "done.");
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  EXPECT_TRUE(child->ReadUntilEnd(
+      30, answer, [](const std::string& text) { return text.find('.') != std::string::npos; }));
+  EXPECT_EQ(answer, "done.");
+  auto ended = child->Wait();
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
+}
+
+TEST(ChildTest, DestroyingAChildThatWasNotWaitedForKillsIt) {
+  pid_t pid = -1;
+  {
+    auto child = Child::Start([](int) {
+      while (true) pause();
+    });
+    ASSERT_TRUE(child.ok());
+    pid = child->pid();
+  }
+  // Reaped by the destructor: not a zombie, gone.
+  EXPECT_FALSE(Alive(pid));
+}
+
+TEST(EndGroupTest, WithoutKillingWaitsForTheLeaderThenEndsItsGroup) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      while (true) pause();
+    }
+    WriteText(fds[1], std::to_string(grandchild) + "\n");
+    _exit(3);
+  }
+  close(fds[1]);
+  char buffer[32] = {};
+  ASSERT_GT(read(fds[0], buffer, sizeof(buffer) - 1), 0);
+  close(fds[0]);
+  const pid_t grandchild = static_cast<pid_t>(std::atol(buffer));
+  auto ended = EndGroup(pid, /*kill_leader=*/false);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 3");
+  EXPECT_TRUE(GoneSoon(grandchild));
+  EXPECT_FALSE(EndGroup(pid, true).ok()) << "reaped already";
+}
+
+TEST(ReapTest, GivesThePeakResidentMemory) {
+  const pid_t pid = Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<char> memory(64 << 20, 1);
+    _exit(memory[12345] == 1 ? 0 : 1);
+  }
+  auto ended = Reap(pid);
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
+  EXPECT_GE(ended->peak_rss_bytes, std::int64_t{64} << 20);
+  EXPECT_EQ(Reap(pid).status().code(), StatusCode::kNotFound);
+}
+
+TEST(DieWithParentTest, AChildEndsWithTheProcessThatForkedIt) {
+  // A middle process forks a child with DieWithParent, reports its id, and is killed: the child
+  // must follow.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t middle = fork();
+  ASSERT_GE(middle, 0);
+  if (middle == 0) {
+    ForkOptions options;
+    options.own_group = false;
+    const pid_t child = Fork(options);
+    if (child == 0) {
+      while (true) pause();
+    }
+    WriteText(fds[1], std::to_string(child) + "\n");
+    while (true) pause();
+  }
+  close(fds[1]);
+  char buffer[32] = {};
+  ASSERT_GT(read(fds[0], buffer, sizeof(buffer) - 1), 0);
+  close(fds[0]);
+  const pid_t child = static_cast<pid_t>(std::atol(buffer));
+  ASSERT_TRUE(Alive(child));
+  kill(middle, SIGKILL);
+  int status = 0;
+  waitpid(middle, &status, 0);
+  EXPECT_TRUE(GoneSoon(child)) << "process " << child << " outlived its parent";
+}
+
+TEST(DieWithParentTest, AParentThatIsNotTheOneExpectedIsOneAlreadyGone) {
+  // What a child sees when its parent ended before DieWithParent: another parent id.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(DieWithParent(getppid() + 1) ? 1 : 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(DescribeWaitStatus(status), "exited with status 0");
+}
+
+}  // namespace
+}  // namespace mm::process
