@@ -17,6 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +26,7 @@
 
 #include "engine/backend.h"
 #include "engine/matmul_plan.h"
+#include "engine/process/process.h"
 #include "mm/mm_backend_plugin.h"
 
 namespace mm {
@@ -117,6 +120,21 @@ StatusCode ToStatusCode(std::int32_t code) {
   return StatusCode::kUnknown;
 }
 
+// Runs `call`, a call into the plugin. A process the plugin forked during it never returns into
+// mm: only the process that called answers (a copy would answer a second time, and run on with
+// mm's state).
+template <class Call>
+decltype(auto) CallPlugin(Call&& call) {
+  const pid_t caller = getpid();
+  struct LeaveIfCopy {
+    pid_t caller;
+    ~LeaveIfCopy() {
+      if (getpid() != caller) _exit(0);
+    }
+  } leave{caller};
+  return call();
+}
+
 std::int32_t ToPluginDType(DType dtype) { return GetDTypeInfo(dtype).onnx_enum; }
 
 // The problem as the ABI describes it, pointing into a plan this object keeps.
@@ -151,33 +169,163 @@ class Problem {
   mm_matmul_problem problem_{};
 };
 
-// One loaded library: its table and the lock that keeps calls into it one at a time (the ABI
-// promises plugins they are never called concurrently, whatever the number of Backend instances).
-// The library is never unloaded: backends, primitives and strings may still point into it.
+std::size_t DTypeIndex(DType dtype) {
+  return static_cast<std::size_t>(std::find(kAllDTypes.begin(), kAllDTypes.end(), dtype) -
+                                  kAllDTypes.begin());
+}
+
+// What this process keeps of a plugin, learnt in the load child: everything but its code.
+struct PluginInfo {
+  std::string name;
+  std::string description;  // Sanitized; may be empty.
+  std::uint32_t abi_version = 0;
+  std::array<Arithmetic, kAllDTypes.size()> arithmetic;  // Declared (or default), per dtype.
+};
+
+// The signals whose handlers mm sets (stop_signals.h, the workers) or relies on (SIGCHLD, for
+// waiting): a plugin's constructors and entry must not change them.
+constexpr int kGuardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
+
+// Records the handlers of kGuardedSignals when made; Restore() reinstalls those changed since.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    for (std::size_t i = 0; i < std::size(kGuardedSignals); ++i) {
+      sigaction(kGuardedSignals[i], nullptr, &saved_[i]);
+    }
+  }
+  // Reinstalls every handler the plugin at `path` replaced; says so on stderr when `announce`.
+  void Restore(const std::string& path, bool announce) {
+    for (std::size_t i = 0; i < std::size(kGuardedSignals); ++i) {
+      struct sigaction now {};
+      sigaction(kGuardedSignals[i], nullptr, &now);
+      if (now.sa_handler == saved_[i].sa_handler && now.sa_flags == saved_[i].sa_flags) continue;
+      sigaction(kGuardedSignals[i], &saved_[i], nullptr);
+      if (announce) {
+        std::fprintf(stderr,
+                     "mm: plugin '%s' replaced the handler of %s while loading; mm's handler is "
+                     "reinstalled\n",
+                     Sanitized(path).c_str(), process::SignalName(kGuardedSignals[i]).c_str());
+      }
+    }
+  }
+
+ private:
+  std::array<struct sigaction, std::size(kGuardedSignals)> saved_{};
+};
+
+// A plugin's table as its entry returned it (the first `size` bytes are its version's).
+struct OpenedTable {
+  const mm_backend_plugin* table;
+  std::size_t size;
+};
+
+StatusOr<OpenedTable> OpenTableUnguarded(const std::string& absolute) {
+  // RTLD_NOW: an unresolved symbol is a refusal now, not a crash in the middle of a run.
+  void* handle = CallPlugin([&] { return dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL); });
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return InvalidArgumentError(std::string("cannot be loaded as a shared object: ") +
+                                (error ? error : "unknown dlopen error"));
+  }
+  dlerror();
+  void* entry = dlsym(handle, MM_BACKEND_PLUGIN_ENTRY_NAME);
+  if (entry == nullptr) {
+    return InvalidArgumentError(std::string("does not export the entry function '") +
+                                MM_BACKEND_PLUGIN_ENTRY_NAME +
+                                "' (declare it with MM_BACKEND_PLUGIN_EXPORT and extern \"C\"; "
+                                "see mm/mm_backend_plugin.h)");
+  }
+  const mm_backend_plugin* table =
+      CallPlugin([entry] { return reinterpret_cast<mm_backend_plugin_entry_fn>(entry)(); });
+  if (table == nullptr) return InvalidArgumentError("the entry function returned NULL");
+  // The version comes first in every table; nothing past its version's size is read.
+  const std::uint32_t version = table->abi_version;
+  if (version < MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST || version > MM_BACKEND_PLUGIN_ABI_VERSION) {
+    return InvalidArgumentError("speaks plugin ABI version " + std::to_string(version) +
+                                ", but this mm speaks versions " +
+                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST) + " to " +
+                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) +
+                                "; rebuild the plugin against this mm's mm/mm_backend_plugin.h");
+  }
+  return OpenedTable{table, version == 1 ? MM_BACKEND_PLUGIN_V1_SIZE : sizeof(mm_backend_plugin)};
+}
+
+// Loads the library at `absolute` into this process (its constructors run) and calls its entry;
+// a signal handler they replaced is reinstalled (announced on stderr when `announce`).
+StatusOr<OpenedTable> OpenTable(const std::string& path, const std::string& absolute,
+                                bool announce) {
+  SignalGuard guard;
+  StatusOr<OpenedTable> opened = OpenTableUnguarded(absolute);
+  guard.Restore(path, announce);
+  return opened;
+}
+
+Status CheckName(const std::string& name);
+
+// The promises of a table mm checks before anything else: a valid name, no NULL required function.
+Status CheckTable(const mm_backend_plugin& table) {
+  if (table.name == nullptr) return InvalidArgumentError("the backend name is NULL");
+  MM_RETURN_IF_ERROR(CheckName(table.name));
+  std::string null_functions;
+  for (const auto& [field, is_null] : {std::pair{"supports", table.supports == nullptr},
+                                       {"prepare", table.prepare == nullptr},
+                                       {"execute", table.execute == nullptr},
+                                       {"release", table.release == nullptr}}) {
+    if (is_null) null_functions += (null_functions.empty() ? "" : ", ") + std::string(field);
+  }
+  if (!null_functions.empty()) {
+    return InvalidArgumentError("required function pointer(s) NULL in the table of '" +
+                                std::string(table.name) + "': " + null_functions);
+  }
+  return OkStatus();
+}
+
+// One plugin: what the load child learnt of it, and, once Open() loaded it into this process, its
+// table and the lock that keeps calls into it one at a time (the ABI promises plugins they are
+// never called concurrently, whatever the number of Backend instances). The library is never
+// unloaded: backends, primitives and strings may still point into it.
 class Library {
  public:
-  // `table` is `size` bytes long (its version's size); the fields of later versions stay zero.
-  Library(std::string path, std::string absolute_path, const mm_backend_plugin* table,
-          std::size_t size)
-      : path_(std::move(path)), absolute_path_(std::move(absolute_path)), name_(table->name) {
-    std::memcpy(&table_, table, std::min(size, sizeof(table_)));
-    for (DType dtype : kAllDTypes) arithmetic_[Index(dtype)] = Arithmetic::OwnType(dtype);
-  }
+  // `announce`: this is the process that reports, where a replaced signal handler is said.
+  Library(std::string path, std::string absolute_path, PluginInfo info, bool announce)
+      : path_(std::move(path)),
+        absolute_path_(std::move(absolute_path)),
+        info_(std::move(info)),
+        announcing_pid_(announce ? getpid() : -1) {}
 
   const std::string& path() const { return path_; }
   const std::string& absolute_path() const { return absolute_path_; }
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return info_.name; }
+  const PluginInfo& info() const { return info_; }
+  // Valid after Open() succeeded.
   const mm_backend_plugin& table() const { return table_; }
   std::mutex& mutex() { return mutex_; }
 
-  const Arithmetic& arithmetic(DType dtype) const { return arithmetic_[Index(dtype)]; }
-  void set_arithmetic(DType dtype, Arithmetic arithmetic) {
-    arithmetic_[Index(dtype)] = arithmetic;
+  const Arithmetic& arithmetic(DType dtype) const { return info_.arithmetic[DTypeIndex(dtype)]; }
+
+  // Loads the library into this process, once (a process forked after that inherits it): where
+  // a backend of it is created, never before. Refuses a table that is no longer the one probed.
+  Status Open() {
+    std::lock_guard lock(open_mutex_);
+    if (opened_) return OkStatus();
+    MM_ASSIGN_OR_RETURN(OpenedTable opened,
+                        OpenTable(path_, absolute_path_, getpid() == announcing_pid_));
+    MM_RETURN_IF_ERROR(CheckTable(*opened.table));
+    if (opened.table->abi_version != info_.abi_version || opened.table->name != info_.name) {
+      return FailedPreconditionError(
+          "its table is not the one it gave when it was loaded (ABI "
+          "version " +
+          std::to_string(info_.abi_version) + ", name '" + info_.name + "')");
+    }
+    std::memcpy(&table_, opened.table, std::min(opened.size, sizeof(table_)));
+    opened_ = true;
+    return OkStatus();
   }
 
   // "plugin 'name' (path)": the context added to errors met during a run. (At load time the
   // refusal names the file already.)
-  std::string Who() const { return "plugin '" + name_ + "' (" + path_ + ")"; }
+  std::string Who() const { return "plugin '" + info_.name + "' (" + path_ + ")"; }
 
   // Asks supports(); a contract violation (an answer outside the three values, or no note where
   // one is required) is returned as an error.
@@ -186,7 +334,8 @@ class Library {
     std::int32_t answer;
     {
       std::lock_guard lock(mutex_);
-      answer = table_.supports(problem.get(), text.data(), text.capacity());
+      answer =
+          CallPlugin([&] { return table_.supports(problem.get(), text.data(), text.capacity()); });
     }
     std::string note = text.Text();
     const std::string what = problem.plan().desc.ToString();
@@ -230,17 +379,14 @@ class Library {
   }
 
  private:
-  static std::size_t Index(DType dtype) {
-    return static_cast<std::size_t>(std::find(kAllDTypes.begin(), kAllDTypes.end(), dtype) -
-                                    kAllDTypes.begin());
-  }
-
   std::string path_;
   std::string absolute_path_;
+  PluginInfo info_;
+  pid_t announcing_pid_;
+  std::mutex open_mutex_;
+  bool opened_ = false;
   mm_backend_plugin table_{};  // A copy: the plugin promised it never changes.
-  std::string name_;
   std::mutex mutex_;
-  std::array<Arithmetic, kAllDTypes.size()> arithmetic_;  // Declared (or default), per dtype.
 };
 
 class PluginPrimitive final : public MatMulPrimitive {
@@ -250,7 +396,7 @@ class PluginPrimitive final : public MatMulPrimitive {
       : MatMulPrimitive(std::move(plan)), library_(std::move(library)), handle_(handle) {}
   ~PluginPrimitive() override {
     std::lock_guard lock(library_->mutex());
-    library_->table().release(handle_);
+    CallPlugin([this] { library_->table().release(handle_); });
   }
 
   // The plugin's describe() for this handle; empty when it has none.
@@ -259,7 +405,7 @@ class PluginPrimitive final : public MatMulPrimitive {
     TextBuffer text;
     {
       std::lock_guard lock(library_->mutex());
-      library_->table().describe(handle_, text.data(), text.capacity());
+      CallPlugin([&] { library_->table().describe(handle_, text.data(), text.capacity()); });
     }
     return text.Text();
   }
@@ -280,8 +426,10 @@ class PluginPrimitive final : public MatMulPrimitive {
     std::int32_t code;
     {
       std::lock_guard lock(library_->mutex());
-      code = library_->table().execute(handle_, &a_tensor, &b_tensor, &y_tensor, text.data(),
-                                       text.capacity());
+      code = CallPlugin([&] {
+        return library_->table().execute(handle_, &a_tensor, &b_tensor, &y_tensor, text.data(),
+                                         text.capacity());
+      });
     }
     return library_->ToStatus("execute", code, text, plan().desc).WithContext(library_->Who());
   }
@@ -310,7 +458,7 @@ class PluginBackend final : public Backend {
 
   std::string RunsOn() const override {
     return "plugin " + library_->path() + " (ABI version " +
-           std::to_string(library_->table().abi_version) + ")";
+           std::to_string(library_->info().abi_version) + ")";
   }
 
   // What the plugin's arithmetic() declared at load time; its own dtype without one.
@@ -334,7 +482,9 @@ class PluginBackend final : public Backend {
     std::int32_t code;
     {
       std::lock_guard lock(library_->mutex());
-      code = library_->table().prepare(problem.get(), &handle, text.data(), text.capacity());
+      code = CallPlugin([&] {
+        return library_->table().prepare(problem.get(), &handle, text.data(), text.capacity());
+      });
     }
     MM_RETURN_IF_ERROR(
         library_->ToStatus("prepare", code, text, plan.desc).WithContext(library_->Who()));
@@ -349,16 +499,14 @@ class PluginBackend final : public Backend {
 // Asks a version-2 plugin's arithmetic() for every dtype and keeps the answers; the first invalid
 // one (see mm_arithmetic) is the refusal, naming the plugin and the dtype. Without the function
 // (and for version 1) every dtype keeps its own type.
-Status AskArithmetic(Library& library) {
-  const auto declare = library.table().arithmetic;
+Status AskArithmetic(const mm_backend_plugin& table, PluginInfo& info) {
+  for (DType dtype : kAllDTypes) info.arithmetic[DTypeIndex(dtype)] = Arithmetic::OwnType(dtype);
+  const auto declare = table.arithmetic;
   if (declare == nullptr) return OkStatus();
   for (DType dtype : kAllDTypes) {
     mm_arithmetic answer{ToPluginDType(dtype), 0};
-    {
-      std::lock_guard lock(library.mutex());
-      declare(ToPluginDType(dtype), &answer);
-    }
-    const std::string what = "arithmetic() of plugin '" + library.name() + "' for " +
+    CallPlugin([&] { declare(ToPluginDType(dtype), &answer); });
+    const std::string what = "arithmetic() of plugin '" + info.name + "' for " +
                              std::string(DTypeName(dtype)) + " declared ";
     std::optional<DType> accumulation;
     for (DType candidate : kAllDTypes) {
@@ -389,7 +537,7 @@ Status AskArithmetic(Library& library) {
     if (!IsFloat(dtype) && answer.flushes_subnormals != 0) {
       return InvalidArgumentError(what + "flushes_subnormals = 1; integers have no subnormals");
     }
-    library.set_arithmetic(dtype, {*accumulation, answer.flushes_subnormals == 1});
+    info.arithmetic[DTypeIndex(dtype)] = {*accumulation, answer.flushes_subnormals == 1};
   }
   return OkStatus();
 }
@@ -414,7 +562,8 @@ Status Probe(Library& library) {
   std::lock_guard lock(library.mutex());
   TextBuffer text;
   void* handle = nullptr;
-  const std::int32_t prepared = table.prepare(problem.get(), &handle, text.data(), text.capacity());
+  const std::int32_t prepared = CallPlugin(
+      [&] { return table.prepare(problem.get(), &handle, text.data(), text.capacity()); });
   if (prepared != MM_STATUS_OK) {
     return library.IsViolation(prepared, text)
                ? library.ToStatus("prepare", prepared, text, plan.desc)
@@ -428,95 +577,14 @@ Status Probe(Library& library) {
   const mm_const_tensor b_tensor{dtype, 2, plan.desc.b_dims.data(), b.data()};
   const mm_tensor y_tensor{dtype, 2, plan.y_dims.data(), y.data() + kSlack};
   TextBuffer execute_text;
-  const std::int32_t executed = table.execute(handle, &a_tensor, &b_tensor, &y_tensor,
-                                              execute_text.data(), execute_text.capacity());
-  table.release(handle);
+  const std::int32_t executed = CallPlugin([&] {
+    return table.execute(handle, &a_tensor, &b_tensor, &y_tensor, execute_text.data(),
+                         execute_text.capacity());
+  });
+  CallPlugin([&] { table.release(handle); });
   return library.IsViolation(executed, execute_text)
              ? library.ToStatus("execute", executed, execute_text, plan.desc)
              : OkStatus();
-}
-
-// What a probe run in a child process gave: the probe's own verdict, or, when the child died or
-// hung before giving one, what happened ("crashed during the load probe: SIGABRT (signal 6)").
-struct IsolatedProbe {
-  Status verdict;
-  std::string died;
-};
-
-// Runs Probe in a child process, so a plugin that crashes, aborts, exits or hangs on the probe's
-// problem cannot take the tool down; the child is killed after `timeout_seconds`.
-IsolatedProbe ProbeInChild(Library& library, double timeout_seconds) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return {Probe(library), ""};
-  // Buffered output would otherwise be written twice if the plugin calls exit().
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return {Probe(library), ""};
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    const Status verdict = Probe(library);
-    const std::string message =
-        std::to_string(static_cast<int>(verdict.code())) + "\n" + verdict.message();
-    std::size_t done = 0;
-    while (done < message.size()) {
-      const ssize_t n = write(fds[1], message.data() + done, message.size() - done);
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string answer;
-  bool hung = false;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-  while (true) {
-    const double left =
-        std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
-            .count();
-    if (left <= 0) {
-      hung = true;
-      break;
-    }
-    pollfd fd{fds[0], POLLIN, 0};
-    const int ready = poll(&fd, 1, static_cast<int>(std::ceil(left)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char chunk[4096];
-    const ssize_t n = read(fds[0], chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    answer.append(chunk, static_cast<std::size_t>(n));
-  }
-  close(fds[0]);
-  if (hung) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const std::size_t newline = answer.find('\n');
-  if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == 0 && newline != std::string::npos) {
-    const int code = std::atoi(answer.substr(0, newline).c_str());
-    if (code == 0) return {OkStatus(), ""};
-    return {Status(static_cast<StatusCode>(code), answer.substr(newline + 1)), ""};
-  }
-  if (hung) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof(seconds), "%g", timeout_seconds);
-    return {OkStatus(),
-            std::string("hung during the load probe (no answer within ") + seconds + " s)"};
-  }
-  if (WIFSIGNALED(status)) {
-    const char* abbrev = sigabbrev_np(WTERMSIG(status));
-    return {OkStatus(), "crashed during the load probe: " +
-                            (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) +
-                            " (signal " + std::to_string(WTERMSIG(status)) + ")"};
-  }
-  return {OkStatus(),
-          "exited with status " + std::to_string(WEXITSTATUS(status)) + " during the load probe"};
 }
 
 Status CheckName(const std::string& name) {
@@ -538,6 +606,239 @@ Status CheckName(const std::string& name) {
   return OkStatus();
 }
 
+// ---- Loading in a child process: what it sends back ---------------------------------------------
+// The child sends records: a tag byte and a netstring ("5:hello"). kEnteringArithmetic comes
+// before arithmetic() is called, kLoaded with the table's data (or the refusal), kProbed with the
+// probe's verdict. What arrived says where a child that died or hung was.
+constexpr char kEnteringArithmetic = 'A';
+constexpr char kLoaded = 'L';
+constexpr char kProbed = 'P';
+
+void PutField(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out.append(field);
+}
+
+// The next field of `in`, consumed; nullopt when it is truncated or malformed.
+std::optional<std::string_view> TakeField(std::string_view& in) {
+  const std::size_t colon = in.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 9) return std::nullopt;
+  std::size_t size = 0;
+  for (char c : in.substr(0, colon)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    size = size * 10 + static_cast<std::size_t>(c - '0');
+  }
+  if (in.size() - colon - 1 < size) return std::nullopt;
+  const std::string_view field = in.substr(colon + 1, size);
+  in.remove_prefix(colon + 1 + size);
+  return field;
+}
+
+std::optional<long long> TakeNumber(std::string_view& in) {
+  const auto field = TakeField(in);
+  if (!field || field->empty() || field->size() > 18) return std::nullopt;
+  long long value = 0;
+  bool negative = false;
+  for (std::size_t i = 0; i < field->size(); ++i) {
+    const char c = (*field)[i];
+    if (i == 0 && c == '-') {
+      negative = true;
+    } else if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+    } else {
+      return std::nullopt;
+    }
+  }
+  return negative ? -value : value;
+}
+
+void PutStatus(std::string& out, const Status& status) {
+  PutField(out, std::to_string(static_cast<int>(status.code())));
+  PutField(out, status.message());
+}
+
+std::optional<Status> TakeStatus(std::string_view& in) {
+  const auto code = TakeNumber(in);
+  const auto message = TakeField(in);
+  if (!code || !message || *code < 0 || *code > static_cast<int>(StatusCode::kDataLoss)) {
+    return std::nullopt;
+  }
+  if (*code == 0) return OkStatus();
+  return Status(static_cast<StatusCode>(*code), Sanitized(*message));
+}
+
+std::string EncodeLoaded(const StatusOr<PluginInfo>& loaded) {
+  std::string out;
+  PutStatus(out, loaded.status());
+  if (!loaded.ok()) return out;
+  PutField(out, loaded->name);
+  PutField(out, loaded->description);
+  PutField(out, std::to_string(loaded->abi_version));
+  for (const Arithmetic& arithmetic : loaded->arithmetic) {
+    PutField(out, std::to_string(DTypeIndex(arithmetic.accumulation)));
+    PutField(out, arithmetic.flushes_subnormals ? "1" : "0");
+  }
+  return out;
+}
+
+// The inverse of EncodeLoaded; nullopt when garbled.
+std::optional<StatusOr<PluginInfo>> DecodeLoaded(std::string_view in) {
+  const std::optional<Status> status = TakeStatus(in);
+  if (!status) return std::nullopt;
+  if (!status->ok()) return StatusOr<PluginInfo>(*status);
+  PluginInfo info;
+  const auto name = TakeField(in);
+  const auto description = TakeField(in);
+  const auto version = TakeNumber(in);
+  if (!name || !description || !version || !CheckName(std::string(*name)).ok() ||
+      *version < MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST || *version > MM_BACKEND_PLUGIN_ABI_VERSION) {
+    return std::nullopt;
+  }
+  info.name = *name;
+  info.description = Sanitized(*description);
+  info.abi_version = static_cast<std::uint32_t>(*version);
+  for (Arithmetic& arithmetic : info.arithmetic) {
+    const auto index = TakeNumber(in);
+    const auto flushes = TakeNumber(in);
+    if (!index || !flushes || *index < 0 || *index >= static_cast<long long>(kAllDTypes.size()) ||
+        (*flushes != 0 && *flushes != 1)) {
+      return std::nullopt;
+    }
+    arithmetic = {kAllDTypes[static_cast<std::size_t>(*index)], *flushes == 1};
+  }
+  if (!in.empty()) return std::nullopt;
+  return StatusOr<PluginInfo>(std::move(info));
+}
+
+using SendRecord = std::function<void(char tag, std::string_view payload)>;
+
+// dlopen (constructors), the entry, the table's checks, arithmetic(): what the parent keeps.
+StatusOr<PluginInfo> Inspect(const std::string& path, const std::string& absolute, bool announce,
+                             const SendRecord& send) {
+  MM_ASSIGN_OR_RETURN(OpenedTable opened, OpenTable(path, absolute, announce));
+  mm_backend_plugin table{};
+  std::memcpy(&table, opened.table, std::min(opened.size, sizeof(table)));
+  MM_RETURN_IF_ERROR(CheckTable(table));
+  PluginInfo info;
+  info.name = table.name;
+  info.description = table.description != nullptr ? Sanitized(table.description) : "";
+  info.abi_version = table.abi_version;
+  send(kEnteringArithmetic, "");
+  MM_RETURN_IF_ERROR(AskArithmetic(table, info));
+  return info;
+}
+
+// Everything a plugin's code does at load time, with what it gives sent as records: the loading
+// (Inspect) and the probe. In the load child; in this process when the probe is not isolated.
+void LoadAndProbe(const std::string& path, const std::string& absolute, bool announce,
+                  const SendRecord& send) {
+  StatusOr<PluginInfo> info = Inspect(path, absolute, announce, send);
+  send(kLoaded, EncodeLoaded(info));
+  if (!info.ok()) return;
+  Library library(path, absolute, *std::move(info), announce);
+  Status verdict = library.Open();
+  if (verdict.ok()) verdict = Probe(library);
+  std::string payload;
+  PutStatus(payload, verdict);
+  send(kProbed, payload);
+}
+
+// The records a load child sent, as far as they arrived.
+struct Records {
+  bool entering_arithmetic = false;
+  std::optional<StatusOr<PluginInfo>> loaded;
+  std::optional<Status> probed;
+  bool garbled = false;
+};
+
+Records ParseRecords(std::string_view in) {
+  Records records;
+  while (!in.empty()) {
+    const char tag = in.front();
+    in.remove_prefix(1);
+    const std::optional<std::string_view> payload = TakeField(in);
+    if (!payload) break;  // Cut short by the child's end.
+    if (tag == kEnteringArithmetic && payload->empty() && !records.loaded) {
+      records.entering_arithmetic = true;
+    } else if (tag == kLoaded && !records.loaded) {
+      records.loaded = DecodeLoaded(*payload);
+      if (!records.loaded) records.garbled = true;
+    } else if (tag == kProbed && records.loaded && !records.probed) {
+      std::string_view rest = *payload;
+      records.probed = TakeStatus(rest);
+      if (!records.probed || !rest.empty()) records.garbled = true;
+    } else {
+      records.garbled = true;
+    }
+    if (records.garbled) break;
+  }
+  return records;
+}
+
+void WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+std::string SecondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
+// A plugin loaded and probed: what the parent keeps, and, when the probe's child died or hung,
+// what happened ("crashed during the load probe: SIGABRT (signal 6)"): the plugin is then
+// registered as a backend that cannot start.
+struct Loaded {
+  PluginInfo info;
+  std::string died;
+  // Set instead when the child died or hung while loading: what happened, a refusal
+  // ("crashed while loading (constructor or entry function): SIGSEGV (signal 11)").
+  std::string died_loading;
+};
+
+// What a load child that sent `records` and ended with `wait_status` (nullopt: killed after
+// `timeout_seconds` without an end) gave: the plugin, or the refusal.
+StatusOr<Loaded> Interpret(const Records& records, std::optional<int> wait_status,
+                           double timeout_seconds) {
+  if (records.garbled) {
+    return InvalidArgumentError(
+        "the process loading it sent garbled data (the plugin wrote to "
+        "a descriptor it does not own?)");
+  }
+  auto ended = [&](const std::string& where) {
+    if (!wait_status) {
+      const std::string within = "no answer within " + SecondsText(timeout_seconds) + " s";
+      return records.loaded ? "hung " + where + " (" + within + ")"
+                            : "hung " + where + ": " + within;
+    }
+    if (WIFSIGNALED(*wait_status)) {
+      return "crashed " + where + ": " + process::SignalText(WTERMSIG(*wait_status));
+    }
+    return process::DescribeWaitStatus(*wait_status) + " " + where;
+  };
+  if (!records.loaded) {
+    Loaded died;
+    died.died_loading =
+        ended(records.entering_arithmetic ? "in arithmetic() while loading"
+                                          : "while loading (constructor or entry function)");
+    return died;
+  }
+  MM_RETURN_IF_ERROR(records.loaded->status());
+  Loaded loaded{records.loaded->value(), "", ""};
+  if (!records.probed) {
+    loaded.died = ended("during the load probe");
+    return loaded;
+  }
+  MM_RETURN_IF_ERROR(*records.probed);
+  return loaded;
+}
+
 bool HasElfHeader(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
   char magic[4] = {};
@@ -548,12 +849,11 @@ bool HasElfHeader(const std::filesystem::path& path) {
                                            4) == 0;
 }
 
-// Loads and checks one library; returns it, or the refusal (without the "backend library" prefix).
-// `died` receives what happened when the probe's child died or hung (the library is then
-// returned, to be registered as a backend that cannot start).
-StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
-                                        const std::filesystem::path& absolute,
-                                        const PluginLoadOptions& options, std::string& died) {
+// Loads and checks one library: its data, or the refusal (without the "backend library" prefix;
+// a child that died or hung while loading is said in Loaded::died_loading).
+// The plugin's code runs only in the load child unless options.isolate_probe is off.
+StatusOr<Loaded> Load(const std::string& path, const std::filesystem::path& absolute,
+                      const PluginLoadOptions& options) {
   std::error_code ec;
   const auto status = std::filesystem::status(absolute, ec);
   if (!std::filesystem::exists(status)) return NotFoundError("no such file");
@@ -565,56 +865,33 @@ StatusOr<std::shared_ptr<Library>> Load(const std::string& path,
         "not a shared object (no ELF header; build the plugin as a shared "
         "library, e.g. CMake add_library(NAME MODULE ...))");
   }
-  // RTLD_NOW: an unresolved symbol is a refusal now, not a crash in the middle of a run.
-  void* handle = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return InvalidArgumentError(std::string("cannot be loaded as a shared object: ") +
-                                (error ? error : "unknown dlopen error"));
-  }
-  dlerror();
-  void* entry = dlsym(handle, MM_BACKEND_PLUGIN_ENTRY_NAME);
-  if (entry == nullptr) {
-    return InvalidArgumentError(std::string("does not export the entry function '") +
-                                MM_BACKEND_PLUGIN_ENTRY_NAME +
-                                "' (declare it with MM_BACKEND_PLUGIN_EXPORT and extern \"C\"; "
-                                "see mm/mm_backend_plugin.h)");
-  }
-  const mm_backend_plugin* table = reinterpret_cast<mm_backend_plugin_entry_fn>(entry)();
-  if (table == nullptr) return InvalidArgumentError("the entry function returned NULL");
-  // The version comes first in every table; nothing past its version's size is read.
-  const std::uint32_t version = table->abi_version;
-  if (version < MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST || version > MM_BACKEND_PLUGIN_ABI_VERSION) {
-    return InvalidArgumentError("speaks plugin ABI version " + std::to_string(version) +
-                                ", but this mm speaks versions " +
-                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION_OLDEST) + " to " +
-                                std::to_string(MM_BACKEND_PLUGIN_ABI_VERSION) +
-                                "; rebuild the plugin against this mm's mm/mm_backend_plugin.h");
-  }
-  const std::size_t size = version == 1 ? MM_BACKEND_PLUGIN_V1_SIZE : sizeof(mm_backend_plugin);
-  if (table->name == nullptr) return InvalidArgumentError("the backend name is NULL");
-  MM_RETURN_IF_ERROR(CheckName(table->name));
-  std::string null_functions;
-  for (const auto& [field, is_null] : {std::pair{"supports", table->supports == nullptr},
-                                       {"prepare", table->prepare == nullptr},
-                                       {"execute", table->execute == nullptr},
-                                       {"release", table->release == nullptr}}) {
-    if (is_null) null_functions += (null_functions.empty() ? "" : ", ") + std::string(field);
-  }
-  if (!null_functions.empty()) {
-    return InvalidArgumentError("required function pointer(s) NULL in the table of '" +
-                                std::string(table->name) + "': " + null_functions);
-  }
-  auto library = std::make_shared<Library>(path, absolute.string(), table, size);
-  MM_RETURN_IF_ERROR(AskArithmetic(*library));
+  std::string bytes;
   if (!options.isolate_probe) {
-    MM_RETURN_IF_ERROR(Probe(*library));
-    return library;
+    LoadAndProbe(path, absolute, /*announce=*/true, [&bytes](char tag, std::string_view payload) {
+      bytes += tag;
+      PutField(bytes, payload);
+    });
+    return Interpret(ParseRecords(bytes), 0, 0);
   }
-  IsolatedProbe probe = ProbeInChild(*library, options.probe_timeout_seconds);
-  MM_RETURN_IF_ERROR(probe.verdict);
-  died = std::move(probe.died);
-  return library;
+  auto child = process::Child::Start([&path, &absolute](int fd) {
+    LoadAndProbe(path, absolute, /*announce=*/false, [fd](char tag, std::string_view payload) {
+      std::string record(1, tag);
+      PutField(record, payload);
+      WriteAll(fd, record);
+    });
+  });
+  if (!child.ok()) return child.status();
+  // Complete once the verdict (or a refusal) is in: a process the plugin forked may hold the pipe.
+  const auto complete = [](const std::string& text) {
+    const Records records = ParseRecords(text);
+    return records.garbled || records.probed || (records.loaded && !records.loaded->ok());
+  };
+  const bool ended = child->ReadUntilEnd(options.probe_timeout_seconds, bytes, complete);
+  if (!ended) child->Kill();
+  const auto reaped = child->Wait();
+  std::optional<int> wait_status;
+  if (ended) wait_status = reaped.ok() ? reaped->wait_status : SIGKILL;
+  return Interpret(ParseRecords(bytes), wait_status, options.probe_timeout_seconds);
 }
 
 }  // namespace
@@ -644,30 +921,36 @@ Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::
       if (!loaded.insert(canonical).second) continue;
       absolute = canonical;
     }
-    std::string died;
-    auto library = Load(path, absolute, options, died);
+    auto library = Load(path, absolute, options);
     if (!library.ok()) return fail(library.status());
-    const std::string& name = (*library)->name();
+    if (!library->died_loading.empty()) {
+      return InvalidArgumentError("backend library '" + path + "' " + library->died_loading);
+    }
+    const std::string name = library->info.name;
     if (registry.Contains(name)) {
       return fail(InvalidArgumentError("the backend name '" + name + "' is already taken by " +
                                        registry.Description(name)));
     }
-    std::string description = (*library)->table().description != nullptr
-                                  ? Sanitized((*library)->table().description)
-                                  : std::string();
+    std::string description = library->info.description;
     description += (description.empty() ? "" : " ") + std::string("[plugin ") + path + "]";
-    std::shared_ptr<Library> shared = *library;
+    const std::string died = library->died;
+    auto shared = std::make_shared<Library>(path, absolute.string(), std::move(library->info),
+                                            /*announce=*/true);
+    // The library is loaded into a process only where a backend of it is created: in isolated
+    // runs the workers, never the process that writes the reports.
     const Status registered =
-        died.empty() ? registry.Register(name, std::move(description),
-                                         [shared]() -> StatusOr<std::unique_ptr<Backend>> {
-                                           return std::unique_ptr<Backend>(
-                                               std::make_unique<PluginBackend>(shared));
-                                         })
-                     // Judged like any backend, and every result says why it could not run.
-                     : registry.Register(name, description + " (" + died + ")",
-                                         [died, path]() -> StatusOr<std::unique_ptr<Backend>> {
-                                           return InternalError("plugin '" + path + "' " + died);
-                                         });
+        died.empty()
+            ? registry.Register(
+                  name, std::move(description),
+                  [shared]() -> StatusOr<std::unique_ptr<Backend>> {
+                    MM_RETURN_IF_ERROR(shared->Open().WithContext(shared->Who()));
+                    return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(shared));
+                  })
+            // Judged like any backend, and every result says why it could not run.
+            : registry.Register(name, description + " (" + died + ")",
+                                [died, path]() -> StatusOr<std::unique_ptr<Backend>> {
+                                  return InternalError("plugin '" + path + "' " + died);
+                                });
     if (!registered.ok()) return fail(registered);
   }
   return OkStatus();

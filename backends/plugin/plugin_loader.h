@@ -27,17 +27,25 @@ inline constexpr char kBackendLibsEnv[] = "MM_BACKEND_LIBS";
 // load-time probe (supports() answering outside the three values or without a required note;
 // prepare() or execute() failing without a message). Plugins registered before a refusal stay
 // registered. Libraries stay loaded until the process exits.
-// The load-time probe runs in a child process (PluginLoadOptions): a plugin that crashes, aborts,
-// exits or hangs on it is still registered, as a backend whose creation fails saying what
-// happened ("plugin 'PATH' crashed during the load probe: SIGABRT (signal 6)"), so a tool judges
-// it (ERROR results) along with the others.
+// A plugin's code runs first in a child process (PluginLoadOptions): loading it (its
+// constructors), its entry, the table's checks, arithmetic() and the load-time probe; this process
+// gets back what it keeps as data. A child that crashes, exits or hangs while loading is a refusal
+// ("backend library 'PATH' crashed while loading (constructor or entry function): SIGSEGV (signal
+// 11)", INVALID_ARGUMENT). One that does so on the probe leaves the plugin registered, as a backend
+// whose creation fails saying what happened ("plugin 'PATH' crashed during the load probe: SIGABRT
+// (signal 6)"), so a tool judges it (ERROR results) along with the others.
+// The library is loaded into a process only where a backend of it is created (BackendRegistry::
+// Create): in an isolated run, the workers. Signal handlers its constructors or entry replace
+// there (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD) are reinstalled, and in this process
+// it is said on stderr.
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths);
 
 // How plugins are loaded.
 struct PluginLoadOptions {
-  // Run the load probe in a child process (off: in this one, where a crash ends the tool).
+  // Load and probe the plugin in a child process (off: in this one, where a crash ends the tool).
   bool isolate_probe = true;
-  // A probe with no answer after this long is killed: the plugin "hung during the load probe".
+  // A child with no answer after this long is killed: the plugin "hung while loading" (a
+  // refusal) or "hung during the load probe".
   double probe_timeout_seconds = 60;
 };
 Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::string> paths,

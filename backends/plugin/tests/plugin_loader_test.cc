@@ -5,10 +5,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -17,6 +20,7 @@
 #include "backends/backend_list.h"
 #include "backends/reference/reference_backend.h"
 #include "backends/testing/matmul_tester.h"
+#include "backends/testing/temp_dir.h"
 #include "engine/testing/test_names.h"
 
 namespace mm {
@@ -381,6 +385,107 @@ TEST(PluginLoadingTest, WritesOutsideYLoadFineTheHarnessJudgesThem) {
     const Status status = LoadInto(registry, {path});
     EXPECT_TRUE(status.ok()) << status;
   }
+}
+
+// ---- Plugin code runs in a child process first
+// ----------------------------------------------------
+
+// Whether `path` is mapped into this process (dlopened here).
+bool LoadedHere(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(path) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(PluginIsolationTest, TheLibraryIsLoadedHereOnlyWhenABackendOfItIsCreated) {
+  // Another copy of the example plugin (this process may have loaded the example in other tests).
+  testing::TempDir dir;
+  const std::string copy = (dir.path() / "libexample_copy.so").string();
+  std::filesystem::copy_file(MM_EXAMPLE_PLUGIN, copy);
+  BackendRegistry registry;
+  const Status loaded = LoadInto(registry, {copy});
+  ASSERT_TRUE(loaded.ok()) << loaded;
+  EXPECT_FALSE(LoadedHere(copy)) << "loading, the entry, arithmetic() and the probe run in a child";
+  EXPECT_THAT(registry.Description("example"), HasSubstr("example C99 plugin"));
+  auto backend = registry.Create("example");
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_TRUE(LoadedHere(copy));
+  EXPECT_EQ((*backend)->DeclaredArithmetic(DType::kFloat), (Arithmetic{DType::kDouble, false}));
+  MatMulTester().a_dims({3, 4}).b_dims({4, 5}).dtype(DType::kFloat).Test(**backend);
+}
+
+struct LoadTimeFault {
+  const char* why;
+  const char* path;
+  const char* message;  // After "backend library '<path>' ".
+};
+
+void PrintTo(const LoadTimeFault& fault, std::ostream* os) { *os << fault.why; }
+
+class LoadTimeFaultTest : public ::testing::TestWithParam<LoadTimeFault> {};
+
+TEST_P(LoadTimeFaultTest, IsARefusalNamingThePluginAndWhatHappened) {
+  const LoadTimeFault& fault = GetParam();
+  BackendRegistry registry = BuiltinBackends();
+  const std::vector<std::string> names_before = registry.Names();
+  PluginLoadOptions options;
+  options.probe_timeout_seconds = 1;
+  const std::vector<std::string> paths = {fault.path};
+  const Status status = RegisterBackendLibraries(registry, paths, options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  std::string message = fault.message;
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer catches the plugin's SIGSEGV itself and ends the child with its exit code.
+  if (const std::size_t signal = message.find(": SIGSEGV"); signal != std::string::npos) {
+    const std::size_t where = message.find(' ') + 1;  // After "crashed".
+    message = message.substr(where, signal - where);
+  }
+#endif
+  EXPECT_THAT(status.message(), HasSubstr(std::string("backend library '") + fault.path + "' "));
+  EXPECT_THAT(status.message(), HasSubstr(message));
+  EXPECT_EQ(registry.Names(), names_before);
+  EXPECT_FALSE(LoadedHere(fault.path));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    WrongPlugins, LoadTimeFaultTest,
+    ::testing::Values(
+        LoadTimeFault{"a constructor that crashes", MM_WRONG_PLUGIN_CTOR_CRASH,
+                      "crashed while loading (constructor or entry function): SIGSEGV (signal 11)"},
+        LoadTimeFault{"a constructor that calls exit", MM_WRONG_PLUGIN_CTOR_EXIT,
+                      "exited with status 7 while loading (constructor or entry function)"},
+        LoadTimeFault{"a constructor that hangs", MM_WRONG_PLUGIN_CTOR_HANG,
+                      "hung while loading (constructor or entry function): no answer within 1 s"},
+        LoadTimeFault{"an arithmetic function that crashes", MM_WRONG_PLUGIN_ARITHMETIC_CRASH,
+                      "crashed in arithmetic() while loading: SIGSEGV (signal 11)"}),
+    testing::NameFromWhy());
+
+// A handler that is not the plugin's.
+extern "C" void TestSigtermHandler(int) {}
+
+TEST(PluginIsolationTest, ASignalHandlerTheConstructorReplacesIsReinstalledAndSaid) {
+  struct sigaction mine {
+  }, before{};
+  mine.sa_handler = TestSigtermHandler;
+  sigemptyset(&mine.sa_mask);
+  ASSERT_EQ(sigaction(SIGTERM, &mine, &before), 0);
+  BackendRegistry registry;
+  ASSERT_TRUE(LoadInto(registry, {MM_WRONG_PLUGIN_CTOR_SIGTERM}).ok());
+  ::testing::internal::CaptureStderr();
+  auto backend = registry.Create("wrong_ctor_sigterm");
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  struct sigaction now {};
+  sigaction(SIGTERM, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, &TestSigtermHandler) << "the plugin's handler stayed";
+  EXPECT_THAT(said, AllOf(HasSubstr(MM_WRONG_PLUGIN_CTOR_SIGTERM),
+                          HasSubstr("replaced the handler of SIGTERM while loading; mm's handler "
+                                    "is reinstalled")));
+  sigaction(SIGTERM, &before, nullptr);
 }
 
 // ---- Where the paths come from ------------------------------------------------------------------

@@ -23,6 +23,49 @@
 #define PLUGIN_NAME "wrong_" FAULT_NAME
 #endif
 
+/* Faults at load time, in the library's constructor: mm must see them in a child process. */
+#if defined(MM_FAULT_CTOR_SIGTERM)
+static void wrong_on_sigterm(int signal_number) { (void)signal_number; }
+#endif
+#if defined(MM_FAULT_CTOR_CRASH) || defined(MM_FAULT_CTOR_EXIT) || defined(MM_FAULT_CTOR_HANG) || \
+    defined(MM_FAULT_CTOR_SIGTERM) || defined(MM_FAULT_CTOR_HANGS_WHEN_MARKED)
+__attribute__((constructor)) static void wrong_constructor(void) {
+#if defined(MM_FAULT_CTOR_CRASH)
+  raise(SIGSEGV);
+#elif defined(MM_FAULT_CTOR_EXIT)
+  exit(7);
+#elif defined(MM_FAULT_CTOR_HANG)
+  for (;;) pause();
+#elif defined(MM_FAULT_CTOR_SIGTERM)
+  /* Ignores SIGTERM: a process where this runs can no longer be interrupted by it. */
+  signal(SIGTERM, wrong_on_sigterm);
+#elif defined(MM_FAULT_CTOR_HANGS_WHEN_MARKED)
+  /* The first load (mm's load child) creates the file $MM_TEST_LOAD_MARKER; every later one
+   * writes its process id to $MM_TEST_LOAD_MARKER.blocked and hangs. */
+  const char* marker = getenv("MM_TEST_LOAD_MARKER");
+  if (marker != NULL) {
+    FILE* file = fopen(marker, "r");
+    if (file == NULL) {
+      file = fopen(marker, "w");
+      if (file != NULL) fclose(file);
+      return;
+    }
+    fclose(file);
+    {
+      char blocked[4096];
+      snprintf(blocked, sizeof(blocked), "%s.blocked", marker);
+      file = fopen(blocked, "w");
+      if (file != NULL) {
+        fprintf(file, "%d\n", (int)getpid());
+        fclose(file);
+      }
+    }
+    for (;;) pause();
+  }
+#endif
+}
+#endif
+
 typedef struct handle {
   int64_t m, n, k, batch;
   int32_t batch_rank;
@@ -122,6 +165,25 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
 #if defined(MM_FAULT_SLOW)
   usleep(20000); /* 20 ms per call: a run long enough to be interrupted in the middle. */
 #endif
+#if defined(MM_FAULT_EXECUTE_FORKS)
+  {
+    /* A process left behind (its id appended to $MM_TEST_FORKED_PIDS), then a copy of the caller
+     * that returns from execute too: the answer comes from two processes. */
+    const pid_t sleeper = fork();
+    const char* pids = getenv("MM_TEST_FORKED_PIDS");
+    if (sleeper == 0) {
+      for (;;) pause();
+    }
+    if (sleeper > 0 && pids != NULL) {
+      FILE* file = fopen(pids, "a");
+      if (file != NULL) {
+        fprintf(file, "%d\n", (int)sleeper);
+        fclose(file);
+      }
+    }
+    (void)fork();
+  }
+#endif
 #if defined(MM_FAULT_LEAK)
   {
     /* 128 MiB per call, touched (resident) and never freed. */
@@ -170,7 +232,7 @@ static void wrong_release(void* opaque) { free(opaque); }
 
 #if defined(MM_FAULT_ARITHMETIC_NOT_A_DTYPE) || defined(MM_FAULT_ARITHMETIC_INT_FOR_FLOAT) || \
     defined(MM_FAULT_ARITHMETIC_WIDER_INT) || defined(MM_FAULT_ARITHMETIC_FLUSH_FLAG) ||      \
-    defined(MM_FAULT_ARITHMETIC_INT_FLUSHES)
+    defined(MM_FAULT_ARITHMETIC_INT_FLUSHES) || defined(MM_FAULT_ARITHMETIC_CRASH)
 #define HAS_ARITHMETIC 1
 /* Each fault declares one invalid answer, for one dtype; the other dtypes keep the default. */
 static void wrong_arithmetic(int32_t dtype, mm_arithmetic* answer) {
@@ -184,6 +246,9 @@ static void wrong_arithmetic(int32_t dtype, mm_arithmetic* answer) {
   if (dtype == MM_DTYPE_BFLOAT16) answer->flushes_subnormals = 2;
 #elif defined(MM_FAULT_ARITHMETIC_INT_FLUSHES)
   if (dtype == MM_DTYPE_UINT64) answer->flushes_subnormals = 1;
+#elif defined(MM_FAULT_ARITHMETIC_CRASH)
+  (void)answer;
+  if (dtype == MM_DTYPE_DOUBLE) raise(SIGSEGV);
 #endif
 }
 #endif
