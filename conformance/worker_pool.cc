@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +22,7 @@
 
 #include "conformance/compare.h"
 #include "conformance/worker_protocol.h"
+#include "engine/process/process.h"
 
 namespace mm::conformance {
 namespace {
@@ -75,13 +75,23 @@ void LimitOneDnnPrimitiveCache() {
   }
 }
 
+// Whether this worker has a child process: it starts none, so a backend forked it during a call
+// (zombies are reaped on the way).
+bool ForkedByTheBackend() {
+  bool any = false;
+  int status = 0;
+  pid_t got;
+  while ((got = waitpid(-1, &status, WNOHANG)) > 0) any = true;
+  return any || got == 0;
+}
+
 // The worker: runs the cases it is sent until the parent closes the socket. `catalog` is null in
 // a worker forked by a launcher: its tasks carry their cases.
 [[noreturn]] void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
                              const RunOptions& options) {
-  // Leave with the parent, whatever happens to it; a Ctrl-C for the terminal's process group is
-  // the parent's to handle (it kills the workers and writes the reports).
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Forked by process::Fork: it leaves with its parent and leads its own process group. A Ctrl-C
+  // for the terminal's process group is the parent's to handle (it kills the workers and writes
+  // the reports).
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   LimitOneDnnPrimitiveCache();
@@ -99,6 +109,8 @@ void LimitOneDnnPrimitiveCache() {
   struct Sender final : CaseEvents {
     int fd;
     std::int64_t limit;
+    pid_t worker = getpid();
+    AnswerTag tag;  // Of the task being answered; its number advances with every answer.
     std::optional<Stage> stage;
     std::string payload;  // Reused from result to result.
     // Frames not yet sent. A result waits for the next stage announcement or the end of the case,
@@ -106,24 +118,52 @@ void LimitOneDnnPrimitiveCache() {
     // runs in between, so a crash still finds every finished result sent.
     std::string outbox;
     bool Flush() {
+      // A copy of this worker, forked by a backend during a call, never answers: its answers
+      // would be unrequested (the worker itself says what happened, ForkedByTheBackend).
+      if (getpid() != worker) _exit(0);
       const bool sent = WriteAll(fd, outbox);
       outbox.clear();
       return sent;
     }
     void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
       stage = s;
-      AppendFrame(outbox, kStage, EncodeStage(s, at, about));
+      Answer(kStage, EncodeStage(s, at, about));
       if (!Flush()) _exit(0);
+    }
+    void Answer(MessageType type, std::string_view bytes) {
+      AppendAnswer(outbox, type, tag, bytes);
+      ++tag.number;
     }
     void Queue(const Result& result) {
       payload.clear();
       WireWriter out(payload);
       EncodeResult(result, out);
-      AppendFrame(outbox, kResult, payload);
+      Answer(kResult, payload);
+    }
+    // Sends `result` and leaves: the parent ends this worker's process group and a fresh worker
+    // goes on with the case.
+    [[noreturn]] void QueueAndRetire(const Result& result) {
+      Queue(result);
+      Answer(kRetire, {});
+      Flush();
+      _exit(0);
     }
     void OnResult(Result result) override {
       const bool ran = stage == Stage::kBackend;
       stage.reset();
+      if (ran && ForkedByTheBackend()) {
+        result.message = "unrequested answer: backend " + result.backend +
+                         " forked a process during the call, which could answer for this result "
+                         "(its answer was discarded, the worker and its processes killed). The "
+                         "result itself was " +
+                         std::string(VerdictName(result.verdict)) + ": " + result.message;
+        result.verdict = Verdict::kError;
+        result.vs_expected.reset();
+        result.vs_bound.reset();
+        result.vs_reference_comparison.reset();
+        result.vs_reference = "n/a (unrequested answer)";
+        QueueAndRetire(result);
+      }
       const std::int64_t peak = limit > 0 && ran ? PeakRssBytes() : 0;
       if (peak > limit && ran) {
         result.message = "went past the memory limit of " + Mib(limit) +
@@ -135,10 +175,7 @@ void LimitOneDnnPrimitiveCache() {
         result.vs_bound.reset();
         result.vs_reference_comparison.reset();
         result.vs_reference = "n/a (memory limit)";
-        Queue(result);
-        AppendFrame(outbox, kRetire, {});
-        Flush();
-        _exit(0);
+        QueueAndRetire(result);
       }
       Queue(result);
     }
@@ -158,11 +195,12 @@ void LimitOneDnnPrimitiveCache() {
       entry = &catalog->cases[task->case_index];
     }
     if (entry == nullptr) break;
+    sender.tag = {task->id, 0};
     RunCase(*entry, task->case_index, instances, registry, options, task->from, sender);
     // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
     const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
     const char done = retire ? 1 : 0;
-    AppendFrame(sender.outbox, kDone, std::string_view(&done, 1));
+    sender.Answer(kDone, std::string_view(&done, 1));
     if (!sender.Flush() || retire) break;
   }
   _exit(0);
@@ -197,10 +235,8 @@ struct LauncherReply {
 
 // The launcher: forks workers and describers on request and reaps them, until the run closes the
 // control socket.
-[[noreturn]] void LauncherMain(int control, pid_t run, const BackendRegistry& registry,
+[[noreturn]] void LauncherMain(int control, const BackendRegistry& registry,
                                const RunOptions& options) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != run) _exit(0);  // The run ended before the line above.
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   while (true) {
@@ -224,21 +260,19 @@ struct LauncherReply {
     }
     LauncherReply reply;
     if (request.op == kReap) {
-      int status = 0;
-      rusage usage{};
-      pid_t got;
-      while ((got = wait4(static_cast<pid_t>(request.pid), &status, 0, &usage)) < 0 &&
-             errno == EINTR) {
+      const auto ended = process::EndGroup(static_cast<pid_t>(request.pid), /*kill_leader=*/false);
+      reply.value = ended.ok() ? 0 : -ECHILD;
+      if (ended.ok()) {
+        reply.status = ended->wait_status;
+        reply.peak_rss_bytes = ended->peak_rss_bytes;
       }
-      reply.value = got < 0 ? -errno : 0;
-      reply.status = status;
-      reply.peak_rss_bytes = std::int64_t{usage.ru_maxrss} * 1024;
     } else if (fd < 0) {
       reply.value = -EBADF;
     } else {
-      const pid_t pid = fork();
+      process::ForkOptions child;
+      child.close_in_child = {control};
+      const pid_t pid = process::Fork(child);
       if (pid == 0) {
-        close(control);
         if (request.op == static_cast<char>(WorkerLauncher::Role::kWorker)) {
           WorkerMain(fd, nullptr, registry, options);
         }
@@ -271,9 +305,10 @@ class Spawner {
       errno = saved;
       return pid;
     }
-    const pid_t pid = fork();
+    process::ForkOptions child;
+    child.close_in_child = close_in_child;
+    const pid_t pid = process::Fork(child);
     if (pid == 0) {
-      for (const int other : close_in_child) close(other);
       if (role == WorkerLauncher::Role::kWorker) WorkerMain(fd, catalog_, registry_, options_);
       DescriberMain(fd, registry_);
     }
@@ -283,7 +318,8 @@ class Spawner {
     return pid;
   }
 
-  // Waits for `pid` to end: its wait status and peak resident memory in bytes.
+  // Waits for `pid` to end, kills what is left of its process group (what a backend forked) and
+  // reaps it: its wait status and peak resident memory in bytes.
   void Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
     status = 0;
     peak_rss_bytes = 0;
@@ -294,10 +330,10 @@ class Spawner {
       }
       return;
     }
-    rusage usage{};
-    while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+    if (const auto ended = process::EndGroup(pid, /*kill_leader=*/false); ended.ok()) {
+      status = ended->wait_status;
+      peak_rss_bytes = ended->peak_rss_bytes;
     }
-    peak_rss_bytes = std::int64_t{usage.ru_maxrss} * 1024;
   }
 
  private:
@@ -310,13 +346,15 @@ struct Task {
   std::size_t slot = 0;  // Position among the cases to run.
   std::size_t case_index = 0;
   CaseProgress from;
+  std::uint64_t id = 0;  // Given when sent to a worker (TaskMessage::id).
 };
 
 struct Worker {
   pid_t pid = -1;
   int fd = -1;
   FrameReader reader;
-  std::optional<Task> task;  // The case it is on.
+  std::optional<Task> task;       // The case it is on.
+  std::uint32_t next_answer = 0;  // The number the task's next answer must carry (AnswerTag).
   // Cases sent after it, which it starts without waiting for the parent (QueueDepth()).
   std::deque<Task> queued;
   Clock::time_point task_started;  // When the case it is on began.
@@ -433,18 +471,20 @@ class Pool {
   }
 
   // Sends `task` to `w`: its case now when it has none, else queued after the ones it has.
-  void Assign(Worker& w, const Task& task) {
+  void Assign(Worker& w, Task task) {
+    task.id = ++last_task_id_;
     const bool busy = w.task.has_value();
     if (busy) {
       w.queued.push_back(task);
     } else {
       w.task = task;
+      w.next_answer = 0;
       w.stage.reset();
       w.since = w.task_started = Clock::now();
     }
     // A busy worker that is gone has results and its end still to be read (a crash, a retirement):
     // reading them finds the end of file and says what happened, and the queued case goes back.
-    TaskMessage message{task.case_index, task.from, std::nullopt};
+    TaskMessage message{task.case_index, task.from, std::nullopt, task.id};
     if (spawner_.launched()) message.entry = catalog_.cases[task.case_index];
     if (!SendFrame(w.fd, kTask, EncodeTask(message)) && !busy) {
       Died(w, "crashed: the worker was gone");
@@ -525,9 +565,27 @@ class Pool {
     }
   }
 
-  // Takes one frame of `w`'s; what is wrong with it when it is garbled, else nullptr.
-  const char* Handle(Worker& w, const Frame& frame) {
+  // Takes one frame of `w`'s; what is wrong with it when it is garbled, else nullptr. An answer
+  // that is not the next one of `w`'s task is unrequested (Unrequested).
+  const char* Handle(Worker& w, const Frame& tagged) {
     if (!w.task) return nullptr;
+    const auto split = SplitAnswer(tagged.payload);
+    if (!split) return "a message without its task";
+    const auto& [tag, payload] = *split;
+    if (tag.task_id != w.task->id) {
+      Unrequested(w, "an answer for task " + std::to_string(tag.task_id) +
+                         " while the worker is on "
+                         "task " +
+                         std::to_string(w.task->id));
+      return nullptr;
+    }
+    if (tag.number != w.next_answer) {
+      Unrequested(w, "answer " + std::to_string(tag.number) + " of the task where answer " +
+                         std::to_string(w.next_answer) + " was due (a second answer)");
+      return nullptr;
+    }
+    ++w.next_answer;
+    const Frame frame{tagged.type, payload};
     switch (frame.type) {
       case kStage: {
         std::optional<StageMessage> stage = DecodeStage(frame.payload);
@@ -563,6 +621,7 @@ class Pool {
           // The worker has already started it.
           w.task = w.queued.front();
           w.queued.pop_front();
+          w.next_answer = 0;
           w.since = w.task_started = now;
         }
         break;
@@ -580,6 +639,25 @@ class Pool {
         return "an unknown message type";
     }
     return nullptr;
+  }
+
+  // `w` sent an answer nobody asked for (`what`): it cannot be trusted with its task any more. The
+  // result of its current backend stage, if in, becomes an ERROR; the worker and its process
+  // group are killed and the case goes on in a fresh worker.
+  void Unrequested(Worker& w, const std::string& what) {
+    const std::string why = "unrequested answer: " + what +
+                            " (from a process the backend forked?); the worker was killed";
+    if (w.result_in && !results_[w.task->slot].empty()) {
+      Result& r = results_[w.task->slot].back();
+      r.message =
+          why + ". The result itself was " + std::string(VerdictName(r.verdict)) + ": " + r.message;
+      r.verdict = Verdict::kError;
+      r.vs_expected.reset();
+      r.vs_bound.reset();
+      r.vs_reference_comparison.reset();
+      r.vs_reference = "n/a (unrequested answer)";
+    }
+    Died(w, why);
   }
 
   // Where a case goes on after the result at `at` (a backend stage).
@@ -679,7 +757,8 @@ class Pool {
     if (w.fd >= 0) close(w.fd);  // An idle worker reads end of file and exits.
     w.fd = -1;
     if (w.pid > 0) {
-      if (kill_it) kill(w.pid, SIGKILL);
+      // The whole group: what a backend forked dies with the worker.
+      if (kill_it) process::KillGroup(w.pid);
       int status = 0;
       std::int64_t peak = 0;
       spawner_.Reap(w.pid, status, peak);
@@ -717,6 +796,7 @@ class Pool {
   std::vector<Worker> workers_;
   Clock::time_point last_memory_check_;
   double mean_case_seconds_ = -1;  // Moving mean of how long a case took; -1 before the first.
+  std::uint64_t last_task_id_ = 0;
 };
 
 }  // namespace
@@ -724,16 +804,8 @@ class Pool {
 std::string FormatSeconds(double seconds) { return FormatDouble(seconds); }
 
 std::string DescribeWorkerDeath(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* abbrev = sigabbrev_np(sig);
-    return "crashed: " + (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) +
-           " (signal " + std::to_string(sig) + ")";
-  }
-  if (WIFEXITED(status)) {
-    return "crashed: the worker exited with status " + std::to_string(WEXITSTATUS(status));
-  }
-  return "crashed: the worker ended (wait status " + std::to_string(status) + ")";
+  if (WIFSIGNALED(status)) return process::DescribeWaitStatus(status);
+  return "crashed: the worker " + process::DescribeWaitStatus(status);
 }
 
 std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
@@ -779,8 +851,11 @@ StatusOr<std::unique_ptr<WorkerLauncher>> WorkerLauncher::Start(const BackendReg
     return InternalError("could not start the worker launcher: socketpair: " +
                          std::string(std::strerror(errno)));
   }
-  const pid_t run = getpid();
-  const pid_t pid = fork();
+  // The launcher stays in the run's process group; it leaves with the run.
+  process::ForkOptions child;
+  child.own_group = false;
+  child.close_in_child = {sv[0]};
+  const pid_t pid = process::Fork(child);
   if (pid < 0) {
     const std::string why = std::strerror(errno);
     close(sv[0]);
@@ -788,13 +863,12 @@ StatusOr<std::unique_ptr<WorkerLauncher>> WorkerLauncher::Start(const BackendReg
     return InternalError("could not start the worker launcher: fork: " + why);
   }
   if (pid == 0) {
-    close(sv[0]);
     RunOptions kept = options;
     kept.launcher = nullptr;
     kept.stop = nullptr;
     if (kept.stop_fd >= 0) close(kept.stop_fd);
     kept.stop_fd = -1;
-    LauncherMain(sv[1], run, registry, kept);
+    LauncherMain(sv[1], registry, kept);
   }
   close(sv[1]);
   RunOptions kept = options;

@@ -28,7 +28,11 @@ namespace mm::conformance {
 // that result. The parent never runs a backend itself (no OpenMP or oneDNN state before forking).
 // Results are handed to `sink` in catalog order as soon as every earlier one is there. A worker
 // whose memory passes options.memory_limit_bytes during a result turns it into an ERROR naming
-// the limit and is replaced; one past 3/4 of it after a case is replaced quietly. When
+// the limit and is replaced; one past 3/4 of it after a case is replaced quietly. Each worker
+// leads a process group of its own, killed when the worker ends or is replaced, so processes a
+// backend forks end with it; a backend that forks during a call, or an answer that is not the
+// next of the worker's task (every answer carries its task's id), makes that result an ERROR
+// ("unrequested answer"), never a second result, and the worker is replaced. When
 // options.stop is set the workers are killed and the results finished so far (those of cases in
 // flight included) are given; returns false then.
 bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
@@ -85,8 +89,9 @@ class WorkerLauncher {
 };
 
 // DescribeBackends, asked in a short-lived child process so that this one never loads a backend's
-// state (oneDNN's engine, OpenMP threads, their memory): forked from here, or by `launcher` (which
-// then describes with the registry it kept). A child that dies gives "failed to start: crashed:
+// state (oneDNN's engine, OpenMP threads, a plugin's library): forked from here, or by `launcher`
+// (which then describes with the registry it kept). The child dies with the process that forked
+// it, blocked or not. A child that dies gives "failed to start: crashed:
 // ..." for the backends it did not describe.
 std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
                                                  const std::vector<std::string>& names,

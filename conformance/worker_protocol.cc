@@ -266,6 +266,7 @@ std::string EncodeTask(const TaskMessage& task) {
       out.Str(files.y);
     }
   }
+  out.U64(task.id);
   return payload;
 }
 
@@ -296,6 +297,7 @@ std::optional<TaskMessage> DecodeTask(std::string_view payload) {
       entry.data_sets.push_back(std::move(files));
     }
   }
+  task.id = in.U64();
   if (!in.ok() || !in.at_end()) return std::nullopt;
   return task;
 }
@@ -356,6 +358,26 @@ void AppendFrame(std::string& out, MessageType type, std::string_view payload) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
   out.push_back(type);
   out.append(payload);
+}
+
+void AppendAnswer(std::string& out, MessageType type, const AnswerTag& tag,
+                  std::string_view payload) {
+  std::string tagged;
+  tagged.reserve(12 + payload.size());
+  WireWriter writer(tagged);
+  writer.U64(tag.task_id);
+  for (int i = 0; i < 4; ++i) writer.U8(static_cast<std::uint8_t>((tag.number >> (8 * i)) & 0xff));
+  tagged.append(payload);
+  AppendFrame(out, type, tagged);
+}
+
+std::optional<std::pair<AnswerTag, std::string_view>> SplitAnswer(std::string_view payload) {
+  if (payload.size() < 12) return std::nullopt;
+  WireReader reader(payload.substr(0, 12));
+  AnswerTag tag;
+  tag.task_id = reader.U64();
+  for (int i = 0; i < 4; ++i) tag.number |= std::uint32_t{reader.U8()} << (8 * i);
+  return std::pair{tag, payload.substr(12)};
 }
 
 bool SendFrame(int fd, MessageType type, std::string_view payload) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "conformance/runner.h"
@@ -81,6 +82,8 @@ struct TaskMessage {
   std::size_t case_index = 0;
   CaseProgress from;
   std::optional<CaseEntry> entry;
+  // Unique among the tasks a pool sends: every answer about the task carries it (AnswerTag).
+  std::uint64_t id = 0;
 };
 std::string EncodeTask(const TaskMessage& task);
 std::optional<TaskMessage> DecodeTask(std::string_view payload);
@@ -93,6 +96,20 @@ struct StageMessage {
 };
 std::string EncodeStage(CaseEvents::Stage stage, const CaseProgress& at, const Result& about);
 std::optional<StageMessage> DecodeStage(std::string_view payload);
+
+// What starts every message a worker sends about a task (kStage, kResult, kDone, kRetire): the
+// task's id and the answer's number within the task (0, 1, 2, ...). The parent takes only the next
+// answer of the task it is waiting for, so an answer from a process it did not ask (one a backend
+// forked, a copy of the worker) is recognised as unrequested, never taken as a result.
+struct AnswerTag {
+  std::uint64_t task_id = 0;
+  std::uint32_t number = 0;
+};
+// Appends one frame of `type`: `tag`, then `payload`.
+void AppendAnswer(std::string& out, MessageType type, const AnswerTag& tag,
+                  std::string_view payload);
+// The tag of an answer's payload, and the payload after it; nullopt when it is too short.
+std::optional<std::pair<AnswerTag, std::string_view>> SplitAnswer(std::string_view payload);
 
 // A list of strings, and back (nullopt when garbled).
 std::string EncodeStrings(const std::vector<std::string>& strings);

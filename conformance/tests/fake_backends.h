@@ -3,6 +3,8 @@
 #define MM_CONFORMANCE_TESTS_FAKE_BACKENDS_H_
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,12 +15,14 @@
 
 #include "backends/reference/reference_backend.h"
 #include "conformance/runner.h"
+#include "conformance/worker_protocol.h"
 #include "engine/registry.h"
 
 namespace mm::conformance::testing {
 
-// What a fake backend does wrong. The last five misbehave only on kTriggerADims (one case) and
-// compute correctly otherwise; they bring down or hang the process they run in.
+// What a fake backend does wrong. kSegfault to kExit, and kForgesAnswer, misbehave only on
+// kTriggerADims (one case) and compute correctly otherwise; the first five bring down or hang the
+// process they run in.
 enum class Fault {
   kNone,
   kNudgeFirstElement,
@@ -34,6 +38,7 @@ enum class Fault {
   kReportsProcess,      // UNSUPPORTED, naming the process it runs in ("runs in process 123").
   kReportsResident,     // UNSUPPORTED, naming its process's resident memory ("resident 1234 KiB").
   kSlowReportsProcess,  // As kReportsProcess, after 30 ms (a long case).
+  kForgesAnswer,        // Writes an answer for another task on its worker's socket, then computes.
 };
 
 // The resident memory of this process in KiB (/proc/self/statm), 0 when it cannot be read.
@@ -78,6 +83,29 @@ inline const Dims kTriggerADims = {3, 7};
   }
 }
 
+// Writes a well-formed PASS result, tagged for a task nobody sent, on every stream socket of this
+// process (in a worker: the one to the parent of the run).
+inline void ForgeAnswer() {
+  Result forged;
+  forged.case_name = "test_trigger";
+  forged.backend = "forges_answer";
+  forged.verdict = Verdict::kPass;
+  std::string payload, frame;
+  WireWriter out(payload);
+  EncodeResult(forged, out);
+  AppendAnswer(frame, kResult, {~std::uint64_t{0}, 0}, payload);
+  for (int fd = 3; fd < 1024; ++fd) {
+    struct stat info {};
+    int type = 0;
+    socklen_t size = sizeof(type);
+    if (fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode) ||
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_STREAM) {
+      continue;
+    }
+    WriteAll(fd, frame);
+  }
+}
+
 // Computes like the reference, then does what `fault` says.
 class FakePrimitive final : public MatMulPrimitive {
  public:
@@ -103,6 +131,9 @@ class FakePrimitive final : public MatMulPrimitive {
           break;
         case Fault::kExit:
           std::exit(3);
+        case Fault::kForgesAnswer:
+          ForgeAnswer();
+          break;
         default:
           break;
       }
@@ -150,7 +181,7 @@ class FakeBackend final : public Backend {
 
 // "reference" plus one backend per Fault: "good", "nudge", "unsupported", "converting",
 // "prepare_fails", "throws", "segfault", "divide_by_zero", "abort", "endless_loop", "exit",
-// "process", "resident", "slow_process", and "cannot_start" whose factory fails.
+// "process", "resident", "slow_process", "forges_answer", and "cannot_start" whose factory fails.
 inline BackendRegistry FakeRegistry() {
   BackendRegistry registry;
   auto add = [&](const char* name, auto factory) {
@@ -172,7 +203,8 @@ inline BackendRegistry FakeRegistry() {
                              {"exit", Fault::kExit},
                              {"process", Fault::kReportsProcess},
                              {"resident", Fault::kReportsResident},
-                             {"slow_process", Fault::kSlowReportsProcess}}) {
+                             {"slow_process", Fault::kSlowReportsProcess},
+                             {"forges_answer", Fault::kForgesAnswer}}) {
     const Fault f = fault;
     add(name, [f]() -> StatusOr<std::unique_ptr<Backend>> {
       return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(f));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -241,6 +242,82 @@ TEST_F(InterruptTest, ASecondSignalEndsTheProcessAtOnce) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exited with " << WEXITSTATUS(status);
   EXPECT_THAT(WTERMSIG(status), ::testing::AnyOf(SIGINT, SIGTERM));
+}
+
+TEST_F(InterruptTest, APluginsSigtermHandlerDoesNotDisableInterruption) {
+  // In the run's own process (--no-isolate): the plugin's constructor installs its own SIGTERM
+  // handler, which ignores the signal; mm reinstalls its handler.
+  std::vector<std::string> argv = RunArgs(out_.path() / "r.json");
+  argv.insert(argv.begin(), MM_CONFORMANCE_BIN);
+  argv.insert(argv.end(), {"--no-isolate", "--backend-lib", MM_WRONG_PLUGIN_CTOR_SIGTERM,
+                           "--backend", "wrong_ctor_sigterm"});
+  auto [pid, fd] = Spawn(argv);
+  ReadLine(fd);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  const std::string rest = ReadAll(fd);
+  close(fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << rest;
+  EXPECT_THAT(rest, HasSubstr("interrupted by SIGTERM (signal 15)"));
+}
+
+// The processes this process adopted (it is their subreaper) or started, still running; zombies
+// among them are reaped on the way.
+std::vector<pid_t> LivingChildren() {
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::vector<pid_t> children;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const std::size_t end_of_name = line.rfind(')');
+    if (end_of_name == std::string::npos) continue;
+    std::istringstream fields(line.substr(end_of_name + 2));
+    char state = 0;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent == getpid() && state != 'Z') children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
+TEST(DieWithMmTest, SigkillWhileTheDescriberIsBlockedLeavesNoProcessBehind) {
+  unsetenv("MM_BACKEND_LIBS");
+  TempDir dir;
+  const fs::path marker = dir.path() / "marker";
+  const fs::path blocked = dir.path() / "marker.blocked";
+  // The plugin loads fine in the load child, then hangs in its constructor in every later process:
+  // the first is the child that describes the backends.
+  ASSERT_EQ(setenv("MM_TEST_LOAD_MARKER", marker.c_str(), 1), 0);
+  // Orphans of mm-conformance come to this process: what is left of them can be seen and reaped.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  auto [pid, fd] =
+      Spawn({MM_CONFORMANCE_BIN, "--backend-lib", MM_WRONG_PLUGIN_CTOR_HANGS_WHEN_MARKED,
+             "--backend", "wrong_ctor_hangs_when_marked", "--case", "test_cc_matmul_2d"});
+  unsetenv("MM_TEST_LOAD_MARKER");
+  for (int i = 0; i < 3000 && !fs::exists(blocked); ++i) usleep(10000);
+  EXPECT_TRUE(fs::exists(blocked)) << "the describer never blocked";
+  usleep(100000);  // The blocked process has written its id.
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  close(fd);
+  std::vector<pid_t> left = LivingChildren();
+  for (int i = 0; i < 500 && !left.empty(); ++i) {
+    usleep(10000);
+    left = LivingChildren();
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) outlived mm-conformance, the first "
+                            << (left.empty() ? 0 : left.front());
+  for (const pid_t child : left) kill(child, SIGKILL);
+  while (waitpid(-1, nullptr, 0) > 0) {
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 TEST_F(InterruptTest, ResumeRefusesAReportOfAnotherRun) {

@@ -104,6 +104,22 @@ TEST_P(IsolationTest, EachCrashIsAnErrorForExactlyThatResultAndEverythingElseIsI
   }
 }
 
+TEST_P(IsolationTest, AnAnswerForAnotherTaskIsAnErrorForThatResultNeverAResult) {
+  const std::vector<Result> results =
+      Run({"reference", "forges_answer", "good"}, /*isolate=*/true, /*jobs=*/1);
+  ASSERT_EQ(results.size(), 9u) << "one result per case and backend";
+  for (const Result& r : results) {
+    if (r.case_name == "test_trigger" && r.backend == "forges_answer") {
+      EXPECT_EQ(r.verdict, Verdict::kError);
+      EXPECT_THAT(r.message,
+                  HasSubstr("unrequested answer: an answer for task 18446744073709551615 "
+                            "while the worker is on task"));
+    } else {
+      EXPECT_EQ(r.verdict, Verdict::kPass) << Key(r) << ": " << r.message;
+    }
+  }
+}
+
 TEST_P(IsolationTest, ResultsAreInCatalogOrderWhateverTheNumberOfWorkers) {
   const std::vector<std::string> backends = {"reference", "good", "nudge", "segfault"};
   auto summary = [](const std::vector<Result>& results) {

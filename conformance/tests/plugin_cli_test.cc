@@ -3,13 +3,19 @@
 // usage error (exit 2) naming the file and the problem.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "backends/backend_list.h"
+#include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
 
 namespace mm::conformance {
@@ -106,6 +112,96 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"error_status_with_no_message", MM_WRONG_PLUGIN_PREPARE_ERROR_NO_MESSAGE,
                 "prepare() returned status 13 (INTERNAL) with no message"}),
     [](const ::testing::TestParamInfo<Refusal>& info) { return std::string(info.param.why); });
+
+// A plugin whose code fails while it is loaded, in the child that loads it: a usage error naming
+// the plugin and what happened, never the end of mm-conformance.
+struct LoadTimeFault {
+  const char* why;
+  const char* path;
+  const char* message;  // After "backend library '<path>' ".
+};
+
+void PrintTo(const LoadTimeFault& fault, std::ostream* os) { *os << fault.why; }
+
+class PluginCliLoadTimeFaultTest : public PluginCliTest,
+                                   public ::testing::WithParamInterface<LoadTimeFault> {};
+
+TEST_P(PluginCliLoadTimeFaultTest, IsAUsageErrorNamingThePluginAndWhatHappened) {
+  CliRun r = Cli({"--backend-lib", GetParam().path, "--timeout", "1"});
+  EXPECT_EQ(r.code, kExitUsage) << r.out << r.err;
+  std::string message = GetParam().message;
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer catches the plugin's SIGSEGV itself and ends the child with its exit code.
+  if (const std::size_t signal = message.find(": SIGSEGV"); signal != std::string::npos) {
+    const std::size_t where = message.find(' ') + 1;  // After "crashed".
+    message = message.substr(where, signal - where);
+  }
+#endif
+  EXPECT_THAT(r.err,
+              HasSubstr(std::string("mm-conformance: backend library '") + GetParam().path + "' "));
+  EXPECT_THAT(r.err, HasSubstr(message));
+  EXPECT_EQ(r.out, "") << "nothing runs";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    WrongPlugins, PluginCliLoadTimeFaultTest,
+    ::testing::Values(
+        LoadTimeFault{"constructor_crashes", MM_WRONG_PLUGIN_CTOR_CRASH,
+                      "crashed while loading (constructor or entry function): SIGSEGV (signal 11)"},
+        LoadTimeFault{"constructor_calls_exit", MM_WRONG_PLUGIN_CTOR_EXIT,
+                      "exited with status 7 while loading (constructor or entry function)"},
+        LoadTimeFault{"constructor_hangs", MM_WRONG_PLUGIN_CTOR_HANG,
+                      "hung while loading (constructor or entry function): no answer within 1 s"},
+        LoadTimeFault{"arithmetic_crashes", MM_WRONG_PLUGIN_ARITHMETIC_CRASH,
+                      "crashed in arithmetic() while loading: SIGSEGV (signal 11)"}),
+    [](const ::testing::TestParamInfo<LoadTimeFault>& info) {
+      return std::string(info.param.why);
+    });
+
+// Running, stopped or sleeping: not gone, and not a zombie (a process killed after its parent
+// ended waits as a zombie until init reaps it).
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t end_of_name = line.rfind(')');
+  return end_of_name != std::string::npos && end_of_name + 2 < line.size() &&
+         line[end_of_name + 2] != 'Z';
+}
+
+TEST_F(PluginCliTest, AnExecuteThatForksAnswersOnceAsAnErrorAndLeavesNoProcessBehind) {
+  // Its execute leaves a sleeping process behind and forks a copy of the caller that answers too.
+  testing::TempDir dir;
+  const std::filesystem::path pids = dir.path() / "pids";
+  ASSERT_EQ(setenv("MM_TEST_FORKED_PIDS", pids.c_str(), 1), 0);
+  const std::filesystem::path json = dir.path() / "r.json";
+  CliRun r =
+      Cli({"--backend-lib", MM_WRONG_PLUGIN_EXECUTE_FORKS, "--backend", "reference", "--backend",
+           "wrong_execute_forks", "--filter", "^test_cc_matmul_(2d|3d)$", "--json", json.string()});
+  unsetenv("MM_TEST_FORKED_PIDS");
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["results"].size(), 4u) << "one result per case and backend, no second one";
+  for (const nlohmann::json& result : report["results"]) {
+    if (result["backend"] == "reference") {
+      EXPECT_EQ(result["verdict"], "PASS") << result.dump();
+    } else {
+      EXPECT_EQ(result["verdict"], "ERROR") << result.dump();
+      EXPECT_THAT(result["message"].get<std::string>(),
+                  HasSubstr("unrequested answer: backend wrong_execute_forks forked a process"));
+    }
+  }
+  std::ifstream forked(pids);
+  int count = 0;
+  for (pid_t pid; forked >> pid; ++count) {
+    for (int i = 0; i < 500 && Alive(pid); ++i) usleep(10000);
+    EXPECT_FALSE(Alive(pid)) << "process " << pid << " that the plugin forked is still running";
+    if (Alive(pid)) kill(pid, SIGKILL);
+  }
+  // The load probe's and one per case.
+  EXPECT_GE(count, 3);
+}
 
 TEST_F(PluginCliTest, TwoPluginsWithOneNameAreAUsageError) {
   CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_NONE, "--backend-lib", MM_WRONG_PLUGIN_TWIN});

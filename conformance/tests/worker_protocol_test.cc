@@ -200,6 +200,27 @@ std::string Loaded(const CaseEntry& entry, std::size_t index) {
 // A worker forked by a launcher holds no catalog: the task brings the case, and the worker loads
 // from it exactly what the run's catalog entry loads (a case of a folder of cases, and a built-in
 // one whose data set has no files).
+TEST(WorkerProtocolTest, ATaskCarriesItsIdAndEveryAnswerItsTaskAndNumber) {
+  TaskMessage task{12, {0, 1, ""}, std::nullopt, 0x0102030405060708};
+  const std::optional<TaskMessage> back = DecodeTask(EncodeTask(task));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->id, 0x0102030405060708u);
+
+  std::string frames;
+  AppendAnswer(frames, kDone, {77, 3}, "x");
+  FrameReader reader;
+  reader.Append(frames.data(), frames.size());
+  const std::optional<Frame> frame = reader.Pop();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->type, kDone);
+  const auto split = SplitAnswer(frame->payload);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->first.task_id, 77u);
+  EXPECT_EQ(split->first.number, 3u);
+  EXPECT_EQ(split->second, "x");
+  EXPECT_FALSE(SplitAnswer("too short").has_value()) << "an answer without its task";
+}
+
 TEST(WorkerProtocolTest, ATaskCarriesItsCaseAndTheWorkerLoadsTheSameDataSets) {
   testing::TempDir root;
   testing::WriteFloatCase(root.path(), "test_sent", {2, 3}, {3, 4});
