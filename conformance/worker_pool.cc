@@ -544,6 +544,9 @@ class Pool {
     if (n <= 0) {
       int status = 0;
       std::int64_t peak = 0;
+      // Its socket is closed: the worker has ended or is of no more use (a backend that closed
+      // the descriptor). Killing a process that is ending leaves its wait status as it was.
+      process::KillGroup(w.pid);
       spawner_.Reap(w.pid, status, peak);
       w.pid = -1;
       std::string why = DescribeWorkerDeath(status);
