@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/process/process.h"
+
 namespace mm::conformance {
 
 std::string DescOf(const Result& r) {
@@ -106,11 +108,7 @@ std::string DeclaredCounts(const Summary& sum) {
   return out;
 }
 
-std::string SignalName(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return (abbrev ? "SIG" + std::string(abbrev) : std::string("signal")) + " (signal " +
-         std::to_string(signal) + ")";
-}
+std::string SignalName(int signal) { return process::SignalText(signal); }
 
 std::string FingerprintText(std::uint64_t fingerprint) {
   char hex[17];
