@@ -78,15 +78,14 @@ Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance&
     } else {
       const double ad = ToDouble(a[i]), ed = ToDouble(e[i]);
       allowed = tol.Allowed(ed);
+      ok = FloatElementMatches(ad, ed, tol);
       if (std::isnan(ad) || std::isnan(ed)) {
-        ok = (std::isnan(ad) && std::isnan(ed)) || g_fault == JudgementFault::kNanMatchesAnything;
+        ok = ok || g_fault == JudgementFault::kNanMatchesAnything;
         abs_error = ok ? 0 : std::numeric_limits<double>::quiet_NaN();
       } else if (std::isinf(ad) || std::isinf(ed)) {
-        ok = ad == ed;
         abs_error = ok ? 0 : kInf;
       } else {
         abs_error = std::fabs(ad - ed);
-        ok = abs_error <= allowed;
       }
       if (std::isnan(abs_error)) abs_error = kInf;  // A NaN on one side is an unbounded miss.
       allowed = std::isinf(ed) ? 0 : allowed;
@@ -311,14 +310,24 @@ Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
     return out;
   }
   out.bound = CheckBound(actual, exact, bounds);
-  const bool onnx_ok = out.tolerance.match, bound_ok = out.bound.outside == 0;
-  out.verdict = JudgedVerdict(onnx_ok, bound_ok);
+  out.verdict = JudgedVerdictOf(out.tolerance, out.bound);
   return out;
 }
 
 Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
                 const Tolerance& tolerance) {
   return Judge(actual, expected, expected, bounds, tolerance);
+}
+
+Verdict JudgedVerdictOf(const Comparison& tolerance, const BoundCheck& bound) {
+  if (!tolerance.mismatch.empty()) return Verdict::kFail;
+  return JudgedVerdict(tolerance.match, bound.outside == 0);
+}
+
+bool FloatElementMatches(double actual, double expected, const Tolerance& tolerance) {
+  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
+  return std::fabs(actual - expected) <= tolerance.Allowed(expected);
 }
 
 }  // namespace mm::conformance

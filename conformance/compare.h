@@ -92,6 +92,16 @@ Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementB
 // `actual` and `exact` must have one dtype and shape.
 BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const ElementBound> bounds);
 
+// The verdict of a judged result from its two checks, as Judge decides it: FAIL when the
+// tolerance check found a dtype or shape disagreement, else JudgedVerdict(tolerance.match,
+// bound.outside == 0). Also what a result read back from a report is checked against
+// (conformance/result_check.h).
+Verdict JudgedVerdictOf(const Comparison& tolerance, const BoundCheck& bound);
+
+// Compare's rule for one float element: NaN matches NaN, an infinity only the same infinity,
+// else |actual - expected| <= tolerance.Allowed(expected).
+bool FloatElementMatches(double actual, double expected, const Tolerance& tolerance);
+
 // Test seam, for the self-check's own tests only (conformance/self_check): a judgement broken on
 // purpose, to prove that the self-check notices a broken harness. kNone, the real rule, everywhere
 // else. kFirstElementOnly: Compare and the bound examine element 0 alone; kNanMatchesAnything: a
