@@ -177,6 +177,7 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
            "of their own type (\"suspect data\" lines above; the backends are judged against the "
            "exact product all the same)\n";
   }
+  if (report.resumed) out << "resumed: " << PrintableText(ResumptionText(*report.resumed)) << "\n";
   out << "summary: " << sum.total() << " results (" << rows_ << " case x backend): " << sum.pass
       << " PASS, " << sum.fail << " FAIL, " << sum.unsupported << " UNSUPPORTED"
       << (report.strict && sum.unsupported ? " (failures under --strict)" : "") << ", " << sum.error

@@ -34,6 +34,12 @@ Json MachineJson(const Report& report) {
           {"loader", JsonText(report.loader_versions)}};
 }
 
+Json SelectionJson(const Selection& selection) {
+  return {{"cases", selection.cases},
+          {"results", selection.results},
+          {"fingerprint", selection.fingerprint}};
+}
+
 // Replaces the first `marker` in `text` by what `fill` writes, writing everything to `out`.
 template <class Fill>
 void Splice(std::ostream& out, const std::string& text, const std::string& marker, Fill fill) {
@@ -72,9 +78,17 @@ class JsonRenderer final : public ReportRenderer {
     j["require_official"] = report.require_official;
     j["shard"] = {{"index", report.shard.index}, {"count", report.shard.count}};
     if (!report.selection.fingerprint.empty()) {
-      j["selection"] = {{"cases", report.selection.cases},
-                        {"results", report.selection.results},
-                        {"fingerprint", report.selection.fingerprint}};
+      j["selection"] = SelectionJson(report.selection);
+      if (!report.run_selection.fingerprint.empty()) {
+        j["selection"]["run"] = SelectionJson(report.run_selection);
+      }
+    }
+    if (report.resumed) {
+      Json files = Json::array();
+      for (const std::string& f : report.resumed->files) files.push_back(JsonText(f));
+      j["resumed"] = {{"files", std::move(files)},
+                      {"taken", report.resumed->taken},
+                      {"rerun_inconsistent", report.resumed->rerun}};
     }
     j["backends"] = Json::array();
     for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));

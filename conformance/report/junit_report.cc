@@ -276,6 +276,10 @@ class JUnitRenderer final : public ReportRenderer {
       for (const BackendInfo& info : report.backend_info) {
         if (info.name == backend) Property(properties, "runs_on", info.runs_on);
       }
+      if (report.resumed) {
+        Property(properties, "resumed_taken", std::to_string(report.resumed->taken));
+        Property(properties, "resumed_rerun_inconsistent", std::to_string(report.resumed->rerun));
+      }
       suite.append_child(pugi::node_comment).set_value(SuiteMarkerText(i).c_str());
     }
     // The tripwire as a test of its own, so a CI dashboard shows a missing official case.

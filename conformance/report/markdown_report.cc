@@ -41,6 +41,9 @@ class MarkdownRenderer final : public ReportRenderer {
         << " UNSUPPORTED, " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
         << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
         << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+    if (report.resumed) {
+      out << "Resumed: " << MarkdownEscape(ResumptionText(*report.resumed)) << ".\n\n";
+    }
     if (report.interrupted) {
       const Interruption& i = *report.interrupted;
       out << "**Run " << MarkdownEscape(InterruptionText(i)) << ".**";

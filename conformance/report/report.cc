@@ -122,4 +122,12 @@ std::string InterruptionText(const Interruption& i) {
          " case(s) not run, " + std::to_string(i.incomplete.size()) + " incomplete";
 }
 
+std::string ResumptionText(const Resumption& r) {
+  std::string files;
+  for (const std::string& f : r.files) files += (files.empty() ? "" : ", ") + f;
+  return std::to_string(r.taken) + " result" + (r.taken == 1 ? "" : "s") + " taken from " +
+         (files.empty() ? "a previous report" : files) + "; " + std::to_string(r.rerun) +
+         " run again (not consistent with " + (r.rerun == 1 ? "itself" : "themselves") + ")";
+}
+
 }  // namespace mm::conformance

@@ -40,6 +40,18 @@ struct Selection {
   std::string fingerprint;  // 16 hex digits; empty when not known (merged or older reports).
 };
 
+// What a run took from previous reports instead of running it (--resume; a merged report: its
+// shards' together).
+struct Resumption {
+  std::vector<std::string> files;  // The reports resumed from.
+  std::int64_t taken = 0;          // Results taken as they were.
+  // Results in them that were not consistent with themselves (conformance/result_check.h): run
+  // again, never taken.
+  std::int64_t rerun = 0;
+};
+// "12 results taken from r.json; 1 run again (not consistent with itself)".
+std::string ResumptionText(const Resumption& resumption);
+
 // A fingerprint as it is written: 16 hex digits.
 std::string FingerprintText(std::uint64_t fingerprint);
 
@@ -68,6 +80,11 @@ struct Report {
   // nothing, which every report points out).
   std::optional<Expectations> expectations;
   Selection selection;
+  // The selection of the whole (unsharded) run this run is a shard of; `selection` itself when
+  // unsharded. Merge checks that its shards add up to it. Empty fingerprint: not known (a report
+  // of an older mm).
+  Selection run_selection;
+  std::optional<Resumption> resumed;        // Set when results were taken from a previous report.
   std::optional<Interruption> interrupted;  // Set when a signal ended the run.
 };
 
