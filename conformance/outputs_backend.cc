@@ -322,7 +322,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     r.backend = tree.spec.name;
     r.verdict = Verdict::kError;
     r.message = std::move(e.message);
-    r.vs_reference = "n/a (extra output)";
+    r.vs_reference = kExtraOutputReference;
     results.push_back(std::move(r));
   }
   std::stable_sort(results.begin(), results.end(),

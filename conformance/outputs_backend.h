@@ -109,6 +109,9 @@ class OutputsBackend final : public RecordedBackend {
 // under DIR"; ALREADY_EXISTS when the name is taken.
 Status RegisterOutputsBackend(BackendRegistry& registry, const OutputsTree& tree);
 
+// The vs_reference of an extra output's result: what tells it from the results of the selection.
+inline constexpr std::string_view kExtraOutputReference = "n/a (extra output)";
+
 // One ERROR result (backend tree.spec.name) per file under the tree, and per manifest record, that
 // no data set of `catalog` reads: a case folder of no case (when `selected` accepts its name: a
 // case left out by --case, --filter or --exclude is not looked at), a data set folder the case does

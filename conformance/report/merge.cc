@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include "conformance/outputs_backend.h"
+#include "conformance/result_check.h"
 #include "conformance/result_json.h"
 #include "conformance/tools/cli.h"
 #include "conformance/verdict.h"
@@ -22,6 +24,76 @@ Status Guarded(const std::string& what, F&& body) {
   } catch (const json::exception& e) {
     return InvalidArgumentError(what + ": " + e.what());
   }
+}
+
+// "shard.json (shard 2/3)", or "report 2 (shard 2/3)" without names.
+std::string ShardName(const Report& s, const std::vector<std::string>& names, std::size_t i) {
+  return (i < names.size() ? "'" + names[i] + "'" : "report " + std::to_string(i + 1)) +
+         " (shard " + std::to_string(s.shard.index) + "/" + std::to_string(s.shard.count) + ")";
+}
+
+// Whether two expectations files have the same entries (their counts aside).
+bool SameEntries(const Expectations& a, const Expectations& b) {
+  if (a.source != b.source || a.entries.size() != b.entries.size()) return false;
+  for (std::size_t i = 0; i < a.entries.size(); ++i) {
+    const Expectation &x = a.entries[i], &y = b.entries[i];
+    if (x.case_pattern != y.case_pattern || x.backend_pattern != y.backend_pattern ||
+        x.kind != y.kind || x.reason != y.reason || x.link != y.link) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::uint64_t> FingerprintValue(const std::string& text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (text.size() != 16 || ec != std::errc() || end != text.data() + text.size()) return {};
+  return value;
+}
+
+// The shards are the parts of one selection: each records the whole run's (older reports do
+// not), the same one, and their own selections combine into it.
+Status CheckSelections(const std::vector<Report>& shards, const std::vector<std::string>& names) {
+  const Selection& run = shards.front().run_selection;
+  std::uint64_t combined = 0;
+  std::int64_t cases = 0, results = 0;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Report& s = shards[i];
+    const std::string which = ShardName(s, names, i);
+    const auto own = FingerprintValue(s.selection.fingerprint);
+    if (!own || !FingerprintValue(s.run_selection.fingerprint)) {
+      return InvalidArgumentError(which +
+                                  " does not record which cases it and the whole run selected "
+                                  "(\"selection\" with \"run\"): written by an older mm? "
+                                  "Run the shards again with this mm to merge them");
+    }
+    const Selection& r = s.run_selection;
+    if (r.fingerprint != run.fingerprint || r.cases != run.cases || r.results != run.results) {
+      return InvalidArgumentError(which + " is a shard of another selection than " +
+                                  ShardName(shards.front(), names, 0) + " (" +
+                                  std::to_string(r.cases) + " cases, " + std::to_string(r.results) +
+                                  " results against " + std::to_string(run.cases) + " cases, " +
+                                  std::to_string(run.results) +
+                                  "): give the same data, --case, --filter and --exclude "
+                                  "options to every shard");
+    }
+    if (s.selection.cases < 0 || s.selection.results < 0) {
+      return InvalidArgumentError(which + " records a negative selection");
+    }
+    combined ^= *own;
+    cases += s.selection.cases;
+    results += s.selection.results;
+  }
+  if (FingerprintText(combined) != run.fingerprint || cases != run.cases ||
+      results != run.results) {
+    return InvalidArgumentError(
+        "the shards' selections (" + std::to_string(cases) + " cases, " + std::to_string(results) +
+        " results, fingerprint " + FingerprintText(combined) + ") are not the whole run's (" +
+        std::to_string(run.cases) + " cases, " + std::to_string(run.results) +
+        " results, fingerprint " + run.fingerprint + "): the shards are not of one run");
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -126,10 +198,20 @@ StatusOr<Report> ReportFromParsed(const json& j) {
       report.expectations = std::move(expectations);
     }
     if (j.contains("selection")) {
-      const json& sel = j.at("selection");
-      report.selection = {sel.at("cases").get<std::int64_t>(),
-                          sel.at("results").get<std::int64_t>(),
-                          sel.at("fingerprint").get<std::string>()};
+      const auto selection_of = [](const json& sel) {
+        return Selection{sel.at("cases").get<std::int64_t>(), sel.at("results").get<std::int64_t>(),
+                         sel.at("fingerprint").get<std::string>()};
+      };
+      report.selection = selection_of(j.at("selection"));
+      if (j.at("selection").contains("run")) {
+        report.run_selection = selection_of(j.at("selection").at("run"));
+      }
+    }
+    if (j.contains("resumed")) {
+      const json& r = j.at("resumed");
+      report.resumed = Resumption{r.at("files").get<std::vector<std::string>>(),
+                                  r.at("taken").get<std::int64_t>(),
+                                  r.at("rerun_inconsistent").get<std::int64_t>()};
     }
     if (j.contains("interrupted")) {
       const json& i = j.at("interrupted");
@@ -271,19 +353,18 @@ int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
   return kExitPassed;
 }
 
-StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
+StatusOr<Report> MergeShardHeaders(const std::vector<Report>& shards,
+                                   const std::vector<std::string>& names) {
   if (shards.empty()) return InvalidArgumentError("no shard report to merge");
   const Report& first = shards.front();
   const int count = first.shard.count;
   std::set<int> seen;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Report& s = shards[i];
-    const std::string which = "report " + std::to_string(i + 1) + " (shard " +
-                              std::to_string(s.shard.index) + "/" + std::to_string(s.shard.count) +
-                              ")";
+    const std::string which = ShardName(s, names, i);
     auto differs = [&](const char* what) {
-      return InvalidArgumentError(which + " is not from the same run as report 1: " + what +
-                                  " differ");
+      return InvalidArgumentError(which + " is not from the same run as " +
+                                  ShardName(first, names, 0) + ": " + what + " differ");
     };
     if (s.interrupted) {
       return FailedPreconditionError(
@@ -305,7 +386,7 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
     }
     if (s.backends != first.backends) return differs("backends");
     if (s.expectations.has_value() != first.expectations.has_value() ||
-        (s.expectations && s.expectations->source != first.expectations->source)) {
+        (s.expectations && !SameEntries(*s.expectations, *first.expectations))) {
       return differs("expectations files");
     }
     if (s.roots.size() != first.roots.size()) return differs("data roots");
@@ -319,31 +400,89 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
                                   " is missing; a merged report must cover every shard");
     }
   }
+  MM_RETURN_IF_ERROR(CheckSelections(shards, names));
   Report merged = first;
   merged.shard = {1, 1};
-  // The run's selection is its shards' together (fingerprints combine by exclusive or).
-  merged.selection = {};
-  std::uint64_t fingerprint = 0;
-  bool known = true;
-  for (const Report& s : shards) {
-    known &= !s.selection.fingerprint.empty();
-    if (!known) break;
-    merged.selection.cases += s.selection.cases;
-    merged.selection.results += s.selection.results;
-    std::uint64_t value = 0;
-    const std::string& text = s.selection.fingerprint;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-    known &= ec == std::errc() && end == text.data() + text.size();
-    fingerprint ^= value;
-  }
-  if (known) {
-    merged.selection.fingerprint = FingerprintText(fingerprint);
-  } else {
-    merged.selection = {};
-  }
+  merged.selection = first.run_selection;
   merged.results.clear();
+  merged.resumed.reset();
   for (const Report& s : shards) {
-    merged.results.insert(merged.results.end(), s.results.begin(), s.results.end());
+    if (!s.resumed) continue;
+    if (!merged.resumed) merged.resumed.emplace();
+    merged.resumed->files.insert(merged.resumed->files.end(), s.resumed->files.begin(),
+                                 s.resumed->files.end());
+    merged.resumed->taken += s.resumed->taken;
+    merged.resumed->rerun += s.resumed->rerun;
+  }
+  return merged;
+}
+
+ShardResultCheck::ShardResultCheck(const Report& merged)
+    : rules_{merged.tolerance, merged.rule, merged.expectations ? &*merged.expectations : nullptr} {
+}
+
+void ShardResultCheck::Start(const Report& shard, std::string name) {
+  shard_ = shard.shard;
+  expected_ = shard.selection.results;
+  name_ = std::move(name) + " (shard " + std::to_string(shard_.index) + "/" +
+          std::to_string(shard_.count) + ")";
+  results_ = 0;
+  case_index_ = -1;
+  keys_.clear();
+}
+
+Status ShardResultCheck::Add(const Result& r) {
+  const std::string refused = name_ + ": the result of " + ResultIdentity(r) + " ";
+  if (!InShard(r.case_name, shard_)) {
+    return InvalidArgumentError(refused + "is not of shard " + std::to_string(shard_.index) + "/" +
+                                std::to_string(shard_.count) +
+                                " (its case belongs to another shard)");
+  }
+  if (r.case_index < case_index_) {
+    return InvalidArgumentError(refused + "comes after a later case's results");
+  }
+  if (r.case_index != case_index_) {
+    case_index_ = r.case_index;
+    case_name_ = r.case_name;
+    keys_.clear();
+  } else if (r.case_name != case_name_) {
+    return InvalidArgumentError(refused + "has the case index " + std::to_string(r.case_index) +
+                                " of case '" + case_name_ + "'");
+  }
+  if (Status consistent = CheckResultConsistent(r, rules_); !consistent.ok()) {
+    return InvalidArgumentError(refused + "is not consistent with itself: " + consistent.message());
+  }
+  // A file of an outputs tree that no result reads is an ERROR of its own, beside the selection's
+  // results (several may name one case and data set): never a verdict that passes.
+  if (r.vs_reference == kExtraOutputReference) {
+    if (r.vs_expected || r.verdict == Verdict::kUnsupported) {
+      return InvalidArgumentError(refused + "is an extra output's, which is never judged");
+    }
+    return OkStatus();
+  }
+  if (!keys_.insert({r.data_set, r.backend}).second) {
+    return InvalidArgumentError(refused + "is given twice");
+  }
+  ++results_;
+  return OkStatus();
+}
+
+Status ShardResultCheck::Finish() const {
+  if (results_ != expected_) {
+    return InvalidArgumentError(name_ + " holds " + std::to_string(results_) +
+                                " results, but its selection has " + std::to_string(expected_));
+  }
+  return OkStatus();
+}
+
+StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
+  MM_ASSIGN_OR_RETURN(Report merged, MergeShardHeaders(shards, {}));
+  ShardResultCheck check(merged);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    check.Start(shards[i], "report " + std::to_string(i + 1));
+    for (const Result& r : shards[i].results) MM_RETURN_IF_ERROR(check.Add(r));
+    MM_RETURN_IF_ERROR(check.Finish());
+    merged.results.insert(merged.results.end(), shards[i].results.begin(), shards[i].results.end());
   }
   // Each case runs whole in one shard, in order: sorting by case keeps its own order.
   std::stable_sort(merged.results.begin(), merged.results.end(),

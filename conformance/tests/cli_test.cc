@@ -489,5 +489,112 @@ TEST(CliExpectationsTest, FileFromTheOptionOrTheEnvironment) {
   EXPECT_THAT(missing.err, HasSubstr("nope.json: cannot read the file"));
 }
 
+// --resume takes nothing that claims a verdict on trust: a result is taken only when its verdict
+// follows from its own comparison under this run's rule and expectations; any other runs again,
+// and the reports say how many results were taken and how many ran again.
+class CliResumeTest : public ::testing::Test {
+ protected:
+  CliResumeTest() {
+    for (int i = 0; i < 3; ++i) {
+      testing::WriteFloatCase(root_.path(), "test_case_" + std::to_string(i), {i + 1, 2}, {2, 3});
+    }
+  }
+  // A run of the three cases on "nudge" (which fails every one), with `extra` options.
+  CliRun Run(const fs::path& json, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "--data-dir", root_.path().string(), "--no-builtin", "--backend",
+        "nudge",      "--no-isolate",        "--quiet",      "--json",
+        json.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Cli(args, registry_);
+  }
+  static nlohmann::json Read(const fs::path& path) { return nlohmann::json::parse(ReadFile(path)); }
+  static void Write(const fs::path& path, const nlohmann::json& report) {
+    std::ofstream(path, std::ios::trunc) << report.dump(2);
+  }
+
+  TempDir root_, out_;
+  BackendRegistry registry_ = testing::FakeRegistry();
+};
+
+TEST_F(CliResumeTest, AForgedPassIsRunAgainAndFailsLikeAFreshRun) {
+  const fs::path first = out_.path() / "first.json", resumed = out_.path() / "resumed.json";
+  ASSERT_EQ(Run(first).code, kExitFailed);
+  nlohmann::json report = Read(first);
+  ASSERT_EQ(report["results"].size(), 3u);
+  // Each result's own comparison still says an element differs; only the verdict is changed.
+  for (auto& r : report["results"]) {
+    ASSERT_EQ(r["verdict"], "FAIL");
+    ASSERT_GT(r["vs_expected"]["differing"].get<int>(), 0);
+    r["verdict"] = "PASS";
+  }
+  report["exit_code"] = 0;
+  Write(first, report);
+  const CliRun again = Run(resumed, {"--resume", first.string()});
+  EXPECT_EQ(again.code, kExitFailed) << again.out << again.err;
+  EXPECT_THAT(again.err, HasSubstr("3 result(s) not consistent"));
+  EXPECT_THAT(again.out, HasSubstr("0 results taken from " + first.string() +
+                                   "; 3 run again (not consistent with themselves)"));
+  const nlohmann::json written = Read(resumed);
+  EXPECT_EQ(written["summary"]["FAIL"], 3);
+  EXPECT_EQ(written["resumed"]["taken"], 0);
+  EXPECT_EQ(written["resumed"]["rerun_inconsistent"], 3);
+}
+
+TEST_F(CliResumeTest, AnXFailNoEntryOfTheCurrentExpectationsDeclaresIsRunAgain) {
+  const fs::path known = out_.path() / "known.json";
+  auto declare = [&](const std::string& case_pattern) {
+    std::ofstream(known, std::ios::trunc)
+        << R"({"expectations": [{"case": ")" << case_pattern
+        << R"(", "backend": "nudge", "expect": "XFAIL", "reason": "r", "link": "l"}]})";
+  };
+  declare("test_case_*");
+  const fs::path first = out_.path() / "first.json";
+  ASSERT_EQ(Run(first, {"--expectations", known.string()}).code, kExitPassed);
+  // The entry now declares one case only: the other two XFAILs are declared by nothing.
+  declare("test_case_0");
+  const fs::path resumed = out_.path() / "resumed.json";
+  const CliRun again = Run(resumed, {"--expectations", known.string(), "--resume", first.string()});
+  EXPECT_EQ(again.code, kExitFailed) << again.out << again.err;
+  const nlohmann::json written = Read(resumed);
+  EXPECT_EQ(written["summary"]["XFAIL"], 1);
+  EXPECT_EQ(written["summary"]["FAIL"], 2);
+  EXPECT_EQ(written["resumed"]["taken"], 1);
+  EXPECT_EQ(written["resumed"]["rerun_inconsistent"], 2);
+
+  // An XFAIL written into a report of a run without expectations is declared by nothing either.
+  const fs::path plain = out_.path() / "plain.json";
+  ASSERT_EQ(Run(plain).code, kExitFailed);
+  nlohmann::json report = Read(plain);
+  for (auto& r : report["results"]) r["verdict"] = "XFAIL";
+  Write(plain, report);
+  const CliRun forged = Run(out_.path() / "forged.json", {"--resume", plain.string()});
+  EXPECT_EQ(forged.code, kExitFailed) << forged.out << forged.err;
+  EXPECT_EQ(Read(out_.path() / "forged.json")["resumed"]["rerun_inconsistent"], 3);
+}
+
+TEST_F(CliResumeTest, TheReportsSayHowManyResultsWereTaken) {
+  const fs::path full = out_.path() / "full.json", resumed = out_.path() / "resumed.json";
+  const fs::path md = out_.path() / "resumed.md", xml = out_.path() / "resumed.xml";
+  ASSERT_EQ(Run(full).code, kExitFailed);
+  nlohmann::json report = Read(full);
+  report["results"].erase(report["results"].begin() + 2);  // As if interrupted before the last.
+  const fs::path partial = out_.path() / "partial.json";
+  Write(partial, report);
+  const CliRun again = Run(
+      resumed, {"--resume", partial.string(), "--markdown", md.string(), "--junit", xml.string()});
+  EXPECT_EQ(again.code, kExitFailed) << again.err;
+  const nlohmann::json written = Read(resumed);
+  EXPECT_EQ(written["resumed"]["files"], nlohmann::json::array({partial.string()}));
+  EXPECT_EQ(written["resumed"]["taken"], 2);
+  EXPECT_EQ(written["resumed"]["rerun_inconsistent"], 0);
+  EXPECT_EQ(written["results"].size(), 3u);
+  EXPECT_THAT(again.out, HasSubstr("resumed: 2 results taken from " + partial.string()));
+  EXPECT_THAT(ReadFile(md), HasSubstr("Resumed: 2 results taken from"));
+  EXPECT_THAT(ReadFile(xml), HasSubstr(R"(<property name="resumed_taken" value="2")"));
+  // A fresh run says nothing of the kind.
+  EXPECT_FALSE(Read(full).contains("resumed"));
+}
+
 }  // namespace
 }  // namespace mm::conformance

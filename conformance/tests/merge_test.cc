@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "conformance/report/json_report.h"
 #include "conformance/report/report.h"
 #include "conformance/result_json.h"
@@ -53,6 +57,8 @@ class MergeTest : public ::testing::Test {
     report.backends = options.backends;
     report.roots = catalog_.roots;
     report.shard = shard;
+    report.selection = SelectionOf(catalog_, CasesInShard(catalog_, shard), 3);
+    report.run_selection = SelectionOf(catalog_, CasesInShard(catalog_, {}), 3);
     report.results = RunConformance(catalog_, registry_, options);
     report.exit_code = ExitCodeOf(report, !catalog_.cases.empty());
     auto read = ReportFromJson(ToJson(report));
@@ -105,6 +111,117 @@ TEST_F(MergeTest, ReportsOfAnotherRunAreRefused) {
   EXPECT_THAT(merged.status().message(), HasSubstr("backends differ"));
 }
 
+// `mm-conformance merge` takes nothing on trust: a result whose verdict does not follow from its
+// own fields, a result given twice, and shards of different selections refuse the merge, naming
+// the shard file (and the result).
+class MergeCliTest : public ::testing::Test {
+ protected:
+  MergeCliTest() {
+    for (int i = 0; i < 8; ++i) {
+      testing::WriteFloatCase(root_.path(), "test_case_" + std::to_string(i), {2, i + 1},
+                              {i + 1, 3});
+    }
+  }
+  // Runs shard `shard` ("1/2") of the cases matching `filter` on reference and "nudge" (which
+  // fails every case), writing its JSON report to `name`; returns the report's path.
+  std::string RunShard(const std::string& shard, const std::string& name,
+                       const std::string& filter = ".") {
+    const std::string json = (out_.path() / name).string();
+    std::ostringstream out, err;
+    const int code = RunConformanceCli(
+        {"--data-dir", root_.path().string(), "--no-builtin", "--backend", "reference", "--backend",
+         "nudge", "--no-isolate", "--quiet", "--filter", filter, "--shard", shard, "--json", json},
+        registry_, nullptr, out, err);
+    EXPECT_EQ(code, kExitFailed) << err.str();
+    return json;
+  }
+  struct Merged {
+    int code;
+    std::string err;
+  };
+  Merged Merge(const std::vector<std::string>& shards) {
+    std::vector<std::string> args = {"merge", "--quiet", "--json",
+                                     (out_.path() / "merged.json").string()};
+    args.insert(args.end(), shards.begin(), shards.end());
+    std::ostringstream out, err;
+    const int code = RunConformanceCli(args, registry_, nullptr, out, err);
+    return {code, err.str()};
+  }
+  static nlohmann::json Read(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  }
+  static void Write(const std::string& path, const nlohmann::json& report) {
+    std::ofstream(path, std::ios::trunc) << report.dump(2);
+  }
+
+  TempDir root_, out_;
+  BackendRegistry registry_ = testing::FakeRegistry();
+};
+
+TEST_F(MergeCliTest, AForgedResultRefusesTheMergeNamingTheShardAndTheResult) {
+  const std::string a = RunShard("1/2", "a.json"), b = RunShard("2/2", "b.json");
+  nlohmann::json forged = Read(b);
+  // Every FAIL made a PASS, its comparison left saying an element differs: no failure is left.
+  std::string forged_case;
+  for (auto& r : forged["results"]) {
+    if (r["verdict"] != "FAIL") continue;
+    r["verdict"] = "PASS";
+    if (forged_case.empty()) forged_case = r["case"].get<std::string>();
+  }
+  ASSERT_FALSE(forged_case.empty());
+  Write(b, forged);
+  const Merged m = Merge({a, b});
+  EXPECT_EQ(m.code, kExitUsage);
+  EXPECT_THAT(m.err, HasSubstr("'" + b + "' (shard 2/2): the result of case '" + forged_case +
+                               "', data set 'test_data_set_0', backend 'nudge'"));
+  EXPECT_THAT(m.err, HasSubstr("not consistent with itself: PASS, but its own comparison"));
+  EXPECT_FALSE(std::filesystem::exists(out_.path() / "merged.json"));
+}
+
+TEST_F(MergeCliTest, AResultGivenTwiceRefusesTheMerge) {
+  const std::string a = RunShard("1/2", "a.json"), b = RunShard("2/2", "b.json");
+  nlohmann::json twice = Read(a);
+  ASSERT_FALSE(twice["results"].empty());
+  twice["results"].insert(twice["results"].begin() + 1, twice["results"][0]);
+  Write(a, twice);
+  const Merged m = Merge({a, b});
+  EXPECT_EQ(m.code, kExitUsage);
+  EXPECT_THAT(m.err, HasSubstr("'" + a + "' (shard 1/2): the result of case"));
+  EXPECT_THAT(m.err, HasSubstr("is given twice"));
+}
+
+TEST_F(MergeCliTest, ShardsOfAnotherSelectionAreRefused) {
+  const std::string a = RunShard("1/2", "a.json");
+  const Merged same = Merge({a, RunShard("2/2", "same.json")});
+  EXPECT_EQ(same.code, kExitFailed) << same.err;
+  EXPECT_EQ(Read((out_.path() / "merged.json").string())["summary"]["total"], 16);
+  // Shard 2 of a run of fewer cases: complete for its own run, not for the run of shard 1.
+  const std::string b = RunShard("2/2", "b.json", "test_case_[0-5]");
+  const Merged m = Merge({a, b});
+  EXPECT_EQ(m.code, kExitUsage);
+  EXPECT_THAT(m.err, HasSubstr("'" + b + "' (shard 2/2) is a shard of another selection"));
+  // A shard with a result taken out no longer holds its selection's results.
+  const std::string whole_b = RunShard("2/2", "b2.json");
+  nlohmann::json fewer = Read(whole_b);
+  fewer["results"].erase(fewer["results"].begin());
+  Write(whole_b, fewer);
+  const Merged short_one = Merge({a, whole_b});
+  EXPECT_EQ(short_one.code, kExitUsage);
+  EXPECT_THAT(short_one.err, HasSubstr("but its selection has"));
+}
+
+TEST_F(MergeCliTest, AReportOfAnOlderMmWithoutTheRunsSelectionIsRefused) {
+  const std::string a = RunShard("1/2", "a.json"), b = RunShard("2/2", "b.json");
+  nlohmann::json old = Read(a);
+  ASSERT_TRUE(old["selection"].contains("run"));
+  old["selection"].erase("run");
+  Write(a, old);
+  const Merged m = Merge({a, b});
+  EXPECT_EQ(m.code, kExitUsage);
+  EXPECT_THAT(m.err, HasSubstr("Run the shards again with this mm"));
+}
+
 // The --tolerance rule travels in the report: merge keeps it, so a BOUND result decides the
 // merged exit code as it did in the shard's run, and shards judged by different rules are refused.
 TEST(MergeRuleTest, TheRuleIsReadBackAndDecidesTheMergedExitCode) {
@@ -114,8 +231,17 @@ TEST(MergeRuleTest, TheRuleIsReadBackAndDecidesTheMergedExitCode) {
   Result bound;
   bound.case_name = "test_cancelling";
   bound.backend = "eigen";
+  bound.dtype = DType::kFloat;
   bound.verdict = Verdict::kBound;
+  bound.message = "1 of 1 elements differ";
+  // Its own fields say BOUND: outside the tolerance, within the bound.
+  bound.vs_expected.emplace();
+  bound.vs_expected->elements = 1;
+  bound.vs_expected->differing = 1;
+  bound.vs_bound.emplace();
+  bound.vs_bound->elements = 1;
   report.results = {bound};
+  report.selection = report.run_selection = {1, 1, "0123456789abcdef"};
   for (ToleranceRule rule : {ToleranceRule::kOnnx, ToleranceRule::kBound}) {
     report.rule = rule;
     auto read = ReportFromJson(ToJson(report));

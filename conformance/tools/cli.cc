@@ -25,6 +25,7 @@
 #include "conformance/report/merge.h"
 #include "conformance/report/report.h"
 #include "conformance/report/report_files.h"
+#include "conformance/result_check.h"
 #include "conformance/runner.h"
 #include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
@@ -104,47 +105,22 @@ void PrintList(const Catalog& catalog, const OfficialReport& official,
   }
 }
 
-// Which cases and results `selected` are, with a fingerprint: the exclusive or, over the cases,
-// of a hash (FNV-1a, 64 bits) of each case's catalog index, name and data sets, so the shards of a
-// run combine into the fingerprint of the whole run (MergeShardReports).
-Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& selected,
-                      std::size_t num_backends) {
-  std::uint64_t combined = 0;
-  Selection selection;
-  for (const CaseStart& c : selected) {
-    std::uint64_t hash = 14695981039346656037ull;
-    auto mix = [&hash](std::string_view text) {
-      for (unsigned char ch : text) {
-        hash ^= ch;
-        hash *= 1099511628211ull;
-      }
-      hash ^= 0xff;
-      hash *= 1099511628211ull;
-    };
-    const CaseEntry& entry = catalog.cases[c.case_index];
-    mix(std::to_string(c.case_index));
-    mix(entry.name);
-    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) mix(entry.data_sets.name(d));
-    combined ^= hash;
-    ++selection.cases;
-    selection.results +=
-        static_cast<std::int64_t>(ResultsOfCase(catalog, c.case_index, num_backends));
-  }
-  selection.fingerprint = FingerprintText(combined);
-  return selection;
-}
-
 // What a resumed run takes from its previous report: per case index, how many of its results
-// (a prefix, in run order) are kept, and where each case not finished starts.
+// (a prefix, in run order) are kept, and where each case not finished starts; the rule the kept
+// results were checked under, and how many results were refused by it.
 struct Resumed {
   std::string path;
   std::vector<std::uint32_t> keep;
   std::vector<CaseStart> to_run;
+  ResultRules rules;
+  std::int64_t inconsistent = 0;
 };
 
 // Checks that `path` is a report of the same run as `now` (same mm, cases, backends, tolerance,
-// rule and expectations) and finds what it already finished. The error names the file and the
-// difference.
+// rule and expectations) and finds what it already finished: per case, the results in run order
+// up to the first one that is out of place, repeated or not consistent with itself
+// (CheckResultConsistent under `now`'s rule); that one and the rest of its case run again. The
+// error names the file and the difference.
 StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const Catalog& catalog,
                               const std::vector<CaseStart>& selected) {
   MM_ASSIGN_OR_RETURN(Report before, ReadReportHeader(path));
@@ -188,7 +164,11 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
   Resumed resumed;
   resumed.path = path;
   resumed.keep.assign(catalog.cases.size(), 0);
-  std::vector<bool> closed(catalog.cases.size(), false);
+  resumed.rules = {now.tolerance, now.rule, now.expectations ? &*now.expectations : nullptr};
+  // A case outside the selection is never taken: its results stay closed from the start.
+  std::vector<bool> closed(catalog.cases.size(), true);
+  for (const CaseStart& c : selected) closed[c.case_index] = false;
+  std::size_t last_case = 0;  // Results of an earlier case after a later one's are not taken.
   const std::size_t nb = now.backends.size();
   ResultReader reader;
   MM_RETURN_IF_ERROR(reader.Open(path));
@@ -204,9 +184,14 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
     // Results are kept while they are the next ones the case would give; the rest runs again.
     const CaseEntry& entry = catalog.cases[c];
     const std::size_t k = resumed.keep[c];
-    const bool next = !closed[c] && k < ResultsOfCase(catalog, c, nb) &&
-                      r->backend == now.backends[k % nb] &&
-                      (!entry.model || r->data_set == entry.data_sets.name(k / nb));
+    bool next = !closed[c] && c >= last_case && k < ResultsOfCase(catalog, c, nb) &&
+                r->backend == now.backends[k % nb] &&
+                (!entry.model || r->data_set == entry.data_sets.name(k / nb));
+    last_case = std::max(last_case, c);
+    if (next && !CheckResultConsistent(*r, resumed.rules).ok()) {
+      ++resumed.inconsistent;
+      next = false;
+    }
     if (next) {
       ++resumed.keep[c];
     } else {
@@ -223,7 +208,8 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
   return resumed;
 }
 
-// Puts the kept results of the previous report in front of the new ones, in catalog order.
+// Puts the kept results of the previous report in front of the new ones, in catalog order. Each
+// is checked again as it is taken: a file changed since LoadResumed read it is an error.
 class ResumeMerger final : public ResultSink {
  public:
   ResumeMerger(const Resumed& resumed, ResultSink& next)
@@ -256,6 +242,12 @@ class ResumeMerger final : public ResultSink {
     while (head_ && head_->case_index <= upto) {
       const auto c = static_cast<std::size_t>(head_->case_index);
       if (c < taken_.size() && taken_[c] < resumed_.keep[c]) {
+        if (Status consistent = CheckResultConsistent(*head_, resumed_.rules); !consistent.ok()) {
+          status_ = InvalidArgumentError("'" + resumed_.path + "' changed while it was read: " +
+                                         ResultIdentity(*head_) + ": " + consistent.message());
+          head_.reset();
+          return;
+        }
         ++taken_[c];
         next_.Add(std::move(*head_));
       }
@@ -296,6 +288,33 @@ class ExtrasMerger final : public ResultSink {
 
 }  // namespace
 
+Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& selected,
+                      std::size_t num_backends) {
+  std::uint64_t combined = 0;
+  Selection selection;
+  for (const CaseStart& c : selected) {
+    std::uint64_t hash = 14695981039346656037ull;
+    auto mix = [&hash](std::string_view text) {
+      for (unsigned char ch : text) {
+        hash ^= ch;
+        hash *= 1099511628211ull;
+      }
+      hash ^= 0xff;
+      hash *= 1099511628211ull;
+    };
+    const CaseEntry& entry = catalog.cases[c.case_index];
+    mix(std::to_string(c.case_index));
+    mix(entry.name);
+    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) mix(entry.data_sets.name(d));
+    combined ^= hash;
+    ++selection.cases;
+    selection.results +=
+        static_cast<std::int64_t>(ResultsOfCase(catalog, c.case_index, num_backends));
+  }
+  selection.fingerprint = FingerprintText(combined);
+  return selection;
+}
+
 void SetSelfCheckCommand(SelfCheckCommand command) { g_self_check = command; }
 
 void SetStartHookForTesting(StartHook hook) { g_start_hook = hook; }
@@ -322,30 +341,39 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     shards.push_back(std::move(header).value());
   }
-  auto merged = MergeShardReports(shards);
+  auto merged = MergeShardHeaders(shards, options.inputs);
   if (!merged.ok()) {
     err << "mm-conformance merge: " << merged.status().message() << "\n";
     return kExitUsage;
   }
   Report& report = *merged;
-  // The console's columns need the longest case name: a first pass, when lines are printed.
   std::size_t name_width = 4, backend_width = 7;
   for (const std::string& b : report.backends) backend_width = std::max(backend_width, b.size());
   auto fail = [&](const Status& status) {
     err << "mm-conformance merge: " << status.message() << "\n";
     return kExitUsage;
   };
-  if (!options.quiet) {
-    for (const std::string& path : options.inputs) {
-      ResultReader reader;
-      if (Status opened = reader.Open(path); !opened.ok()) return fail(opened);
-      while (true) {
-        auto r = reader.Next();
-        if (!r.ok()) return fail(r.status());
-        if (!*r) break;
-        name_width = std::max(name_width, (*r)->case_name.size());
-      }
+  // A first pass checks every result before anything is written, so a refused merge leaves no
+  // report; it also finds the console's column width (the longest case name).
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    ShardResultCheck check(report);
+    check.Start(shards[i], "'" + options.inputs[i] + "'");
+    ResultReader reader;
+    if (Status opened = reader.Open(options.inputs[i]); !opened.ok()) return fail(opened);
+    while (true) {
+      auto r = reader.Next();
+      if (!r.ok()) return fail(r.status());
+      if (!*r) break;
+      if (Status checked = check.Add(**r); !checked.ok()) return fail(checked);
+      name_width = std::max(name_width, (*r)->case_name.size());
     }
+    if (Status complete = check.Finish(); !complete.ok()) return fail(complete);
+  }
+  // The second pass checks again what it merges: a file changed in between is refused too.
+  std::vector<ShardResultCheck> checks;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    checks.emplace_back(report);
+    checks.back().Start(shards[i], "'" + options.inputs[i] + "'");
   }
   std::vector<std::unique_ptr<ResultReader>> readers;
   std::vector<std::optional<Result>> heads;
@@ -375,6 +403,7 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     if (!next) break;
     Result r = std::move(*heads[*next]);
+    if (Status checked = checks[*next].Add(r); !checked.ok()) return fail(checked);
     auto following = readers[*next]->Next();
     if (!following.ok()) return fail(following.status());
     heads[*next] = std::move(following).value();
@@ -382,6 +411,9 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     if (report.expectations) CountMatch(*report.expectations, r);
     console.Add(r);
     files.Add(r);
+  }
+  for (const ShardResultCheck& check : checks) {
+    if (Status complete = check.Finish(); !complete.ok()) return fail(complete);
   }
   report.exit_code = ExitCodeOfSummary(report, summary, summary.total() > 0);
   console.Finish(report, summary);
@@ -591,6 +623,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   }
   const std::vector<CaseStart> selected = CasesInShard(catalog, options.shard);
   report.selection = SelectionOf(catalog, selected, backends.size());
+  report.run_selection = SelectionOf(catalog, CasesInShard(catalog, {}), backends.size());
   // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
   // before the workers are forked.
   if (g_start_hook != nullptr) g_start_hook("describe");
@@ -608,6 +641,14 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     }
     resumed = std::move(previous).value();
     to_run = resumed->to_run;
+    if (resumed->inconsistent > 0) {
+      err << "mm-conformance: --resume " << options.resume << ": " << resumed->inconsistent
+          << " result(s) not consistent with their own comparison, the expectations or the "
+             "rule of this run; running them again\n";
+    }
+    Resumption taken{{options.resume}, 0, resumed->inconsistent};
+    for (const CaseStart& c : selected) taken.taken += resumed->keep[c.case_index];
+    report.resumed = std::move(taken);
   }
 
   std::size_t name_width = 4, backend_width = 7;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "conformance/loader/catalog.h"
+#include "conformance/report/report.h"
 #include "engine/registry.h"
 
 namespace mm::conformance {
@@ -35,6 +36,13 @@ void SetSelfCheckCommand(SelfCheckCommand command);
 // racing it. nullptr (the default) calls nothing.
 using StartHook = void (*)(const char* stage);
 void SetStartHookForTesting(StartHook hook);
+
+// Which cases and results `selected` (cases of `catalog`, run on `num_backends` backends) are, with
+// a fingerprint: the exclusive or, over the cases, of a hash (FNV-1a, 64 bits) of each case's
+// catalog index, name and data sets, so the shards of a run combine into the fingerprint of the
+// whole run (MergeShardHeaders checks that they do).
+Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& selected,
+                      std::size_t num_backends);
 
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`.
 // `env_onnx_data` is the value of MM_ONNX_DATA and `env_expectations` of MM_EXPECTATIONS (nullptr
