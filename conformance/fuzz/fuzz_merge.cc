@@ -1,6 +1,7 @@
 #include "conformance/fuzz/fuzz_merge.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -13,6 +14,8 @@
 namespace mm::fuzz {
 namespace {
 
+using conformance::ToleranceRule;
+using conformance::Verdict;
 using nlohmann::ordered_json;
 
 double ToNumber(const ordered_json& v) {
@@ -41,6 +44,140 @@ int VerdictOrder(const std::string& name) {
 int DTypeOrder(const std::string& name) {
   auto d = DTypeFromName(name);
   return d.ok() ? static_cast<int>(*d) : 1000;
+}
+
+// Whether a report with these counts fails its campaign, as FuzzReport::ExitCode decides it: an
+// error, a failing result, or a finding other than a declared XFAIL (a NONDETERMINISTIC one only
+// under --require-deterministic).
+bool FailsCampaign(const ordered_json& report, std::int64_t failures) {
+  if (report.contains("error") || failures > 0) return true;
+  const bool require_deterministic = report.at("options").at("require_deterministic").get<bool>();
+  for (const auto& f : report.at("findings")) {
+    const std::string kind = f.at("kind").get<std::string>();
+    if (kind == "XFAIL") continue;
+    if (kind != "NONDETERMINISTIC" || require_deterministic) return true;
+  }
+  return false;
+}
+
+// The results each verdict count of a report stands for, as mm-fuzz counts them.
+constexpr std::array<Verdict, 6> kCountedVerdicts = {Verdict::kPass,        Verdict::kFail,
+                                                     Verdict::kBound,       Verdict::kImprecise,
+                                                     Verdict::kUnsupported, Verdict::kError};
+
+// Checks that every problem index a shard's report names (records and findings) is one of the
+// shard `index`/`count` of the campaign's problems first .. first + cases - 1.
+Status CheckIndices(const std::string& which, const ordered_json& j, int index, int count) {
+  const auto first = j.at("options").at("first").get<std::int64_t>();
+  const auto cases = j.at("options").at("cases").get<std::int64_t>();
+  for (const char* list : {"problems", "findings"}) {
+    for (const auto& r : j.at(list)) {
+      const auto i = r.at("index").get<std::int64_t>();
+      if (i < first || i - first >= cases || (i - first) % count != index - 1) {
+        return InvalidArgumentError(
+            which + ": \"" + list + "\" names problem " + std::to_string(i) +
+            ", which is not one of shard " + std::to_string(index) + "/" + std::to_string(count) +
+            "'s problems of " + std::to_string(first) + " .. " + std::to_string(first + cases - 1));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// Checks that one shard's report agrees with itself: its verdict counts with its counts by dtype,
+// its results and failures (derived again under its --tolerance rule) with those counts, its
+// per-problem records and findings with its judged and failing results, and its exit code with
+// all of them. The error names the report and what disagrees.
+Status CheckShardCounts(const std::string& which, const ordered_json& j) {
+  const auto disagree = [&](const std::string& what) {
+    return InvalidArgumentError(which + ": its counts disagree with its own records (" + what +
+                                "); the report was altered or damaged, run the shard again");
+  };
+  const std::string tolerance = j.at("options").at("tolerance").get<std::string>();
+  if (tolerance != "onnx" && tolerance != "bound") {
+    return disagree("\"options\".\"tolerance\" is '" + tolerance + "'");
+  }
+  const auto rule = tolerance == "onnx" ? ToleranceRule::kOnnx : ToleranceRule::kBound;
+  const ordered_json& stats = j.at("stats");
+  if (!stats.contains("by_dtype")) {
+    return InvalidArgumentError(which +
+                                " has no \"by_dtype\" counts to check its verdicts against "
+                                "(written by an older mm-fuzz?); run the shard again");
+  }
+  std::int64_t results = 0, failing = 0;
+  std::map<std::pair<std::string, std::string>, std::int64_t> judged;  // (backend, float dtype).
+  for (const auto& [name, counts] : stats.at("backends").items()) {
+    const ordered_json none = ordered_json::object();
+    const ordered_json& by_dtype =
+        stats.at("by_dtype").contains(name) ? stats.at("by_dtype").at(name) : none;
+    std::int64_t backend_failing = 0;
+    for (Verdict v : kCountedVerdicts) {
+      const std::string verdict(VerdictName(v));
+      const auto n = counts.at(verdict).get<std::int64_t>();
+      std::int64_t sum = 0;
+      for (const auto& [dtype, verdicts] : by_dtype.items()) {
+        const auto m = verdicts.value(verdict, std::int64_t{0});
+        sum += m;
+        const auto d = DTypeFromName(dtype);
+        if (!d.ok()) return disagree("unknown dtype '" + dtype + "'");
+        if (IsFloat(*d) && v != Verdict::kUnsupported && v != Verdict::kError) {
+          judged[{name, dtype}] += m;
+        }
+      }
+      if (n < 0 || sum != n) {
+        return disagree(name + " " + verdict + ": " + std::to_string(n) + " in all, " +
+                        std::to_string(sum) + " by dtype");
+      }
+      results += n;
+      if (FailsUnder(v, rule)) backend_failing += n;
+    }
+    const auto xfail = counts.at("XFAIL").get<std::int64_t>();
+    if (xfail < 0 || xfail > backend_failing) {
+      return disagree(name + ": " + std::to_string(xfail) + " XFAIL of " +
+                      std::to_string(backend_failing) + " failing results");
+    }
+    failing += backend_failing - xfail;
+  }
+  if (results != stats.at("results").get<std::int64_t>()) {
+    return disagree("\"results\" is " + stats.at("results").dump() + ", the verdicts count " +
+                    std::to_string(results));
+  }
+  if (failing != stats.at("failures").get<std::int64_t>()) {
+    return disagree("\"failures\" is " + stats.at("failures").dump() + ", the verdicts count " +
+                    std::to_string(failing) + " failing under --tolerance " + tolerance);
+  }
+  std::int64_t problems = 0;
+  for (const auto& [dtype, n] : stats.at("problems_by_dtype").items()) {
+    problems += n.get<std::int64_t>();
+  }
+  if (problems != stats.at("problems").get<std::int64_t>() ||
+      results > problems * static_cast<std::int64_t>(stats.at("backends").size())) {
+    return disagree("\"problems\" is " + stats.at("problems").dump() + ", " +
+                    std::to_string(problems) + " by dtype, for " + std::to_string(results) +
+                    " results");
+  }
+  // A shard keeps every record (problems_capped is false): one per judged float result.
+  std::map<std::pair<std::string, std::string>, std::int64_t> records;
+  for (const auto& r : j.at("problems")) {
+    ++records[{r.at("backend").get<std::string>(), r.at("dtype").get<std::string>()}];
+  }
+  std::erase_if(judged, [](const auto& entry) { return entry.second == 0; });
+  if (records != judged) return disagree("per-problem records against judged float results");
+  std::int64_t failing_findings = 0;
+  for (const auto& f : j.at("findings")) {
+    const auto verdict = conformance::VerdictFromName(f.at("kind").get<std::string>());
+    if (verdict.ok() && FailsUnder(*verdict, rule)) ++failing_findings;
+  }
+  const auto max_findings = j.at("options").at("max_findings").get<std::int64_t>();
+  const bool all_kept = static_cast<std::int64_t>(j.at("findings").size()) < max_findings;
+  if (failing_findings > failing || (all_kept && failing_findings != failing)) {
+    return disagree(std::to_string(failing_findings) + " failing findings for " +
+                    std::to_string(failing) + " failing results");
+  }
+  if (j.at("exit_code").get<int>() != (FailsCampaign(j, failing) ? 1 : 0)) {
+    return disagree("\"exit_code\" is " + j.at("exit_code").dump());
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -93,6 +230,14 @@ StatusOr<ordered_json> MergeFuzzReports(const std::vector<ShardReport>& shards) 
                                     " kept only part of its per-problem records; a shard "
                                     "keeps them all, so this report is not a shard's");
       }
+      if (j.contains("interrupted")) {
+        return InvalidArgumentError(which + " is of an interrupted run; run the shard again");
+      }
+      if (n < 1 || index < 1 || index > n) {
+        return InvalidArgumentError(which + " is not a shard I/N with 1 <= I <= N");
+      }
+      MM_RETURN_IF_ERROR(CheckIndices(which, j, index, n));
+      MM_RETURN_IF_ERROR(CheckShardCounts(which, j));
     }
     for (int index = 1; index <= count; ++index) {
       if (!seen.count(index)) {
@@ -241,11 +386,7 @@ StatusOr<ordered_json> MergeFuzzReports(const std::vector<ShardReport>& shards) 
         break;
       }
     }
-    bool failed = merged.contains("error") || stats["failures"].get<std::int64_t>() > 0;
-    const bool require_deterministic = merged.at("options").at("require_deterministic").get<bool>();
-    for (const auto& f : findings) {
-      if (f.at("kind") != "NONDETERMINISTIC" || require_deterministic) failed = true;
-    }
+    const bool failed = FailsCampaign(merged, stats["failures"].get<std::int64_t>());
     // "error" sits before "exit_code", as in a run's report.
     if (merged.contains("error")) {
       const ordered_json error = merged["error"];

@@ -153,5 +153,82 @@ TEST_F(FuzzMergeTest, RefusesMissingRepeatedAndForeignShards) {
   EXPECT_THAT(err, HasSubstr("is not a shard I/N"));
 }
 
+// mm-fuzz merge takes no count on trust: each shard's counts are checked against its own records
+// and the shard it declares, and a shard that does not agree with itself refuses the merge,
+// naming the report.
+class FuzzMergeTrustTest : public FuzzMergeTest {
+ protected:
+  // Shards 1/2 and 2/2 of a clean float32 campaign on the reference backend.
+  void RunShards() {
+    for (int i = 1; i <= 2; ++i) {
+      ASSERT_EQ(Fuzz({"--seed", "4", "--cases", "30", "--quiet", "--dtype", "float32", "--backend",
+                      "reference", "--shard", std::to_string(i) + "/2", "--json",
+                      Path("s" + std::to_string(i) + ".json")},
+                     BuiltinBackends()),
+                kExitClean);
+    }
+  }
+  int Merge(std::string* err) {
+    return Fuzz({"merge", "--quiet", Path("s1.json"), Path("s2.json")}, BuiltinBackends(), nullptr,
+                err);
+  }
+  static void Write(const std::string& path, const ordered_json& j) {
+    std::ofstream(path, std::ios::trunc) << j.dump(2);
+  }
+};
+
+TEST_F(FuzzMergeTrustTest, AShardWhoseCountsSayFailNeverMergesToAPass) {
+  RunShards();
+  ordered_json s1 = Read(Path("s1.json"));
+  // One PASS counted as a FAIL, everywhere but in "failures" and the exit code.
+  ordered_json& counts = s1["stats"]["backends"]["reference"];
+  ASSERT_GT(counts["PASS"].get<int>(), 0);
+  counts["PASS"] = counts["PASS"].get<int>() - 1;
+  counts["FAIL"] = counts["FAIL"].get<int>() + 1;
+  ordered_json& by_dtype = s1["stats"]["by_dtype"]["reference"];
+  ASSERT_EQ(by_dtype.size(), 1u) << by_dtype.dump();
+  ordered_json& float32 = by_dtype.begin().value();
+  float32["PASS"] = float32["PASS"].get<int>() - 1;
+  float32["FAIL"] = float32.value("FAIL", 0) + 1;
+  ASSERT_EQ(s1["stats"]["failures"], 0);
+  ASSERT_EQ(s1["exit_code"], 0);
+  Write(Path("s1.json"), s1);
+  std::string err;
+  EXPECT_EQ(Merge(&err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr(Path("s1.json") + " (shard 1/2): its counts disagree"));
+  EXPECT_THAT(err, HasSubstr("\"failures\" is 0, the verdicts count 1 failing"));
+
+  // "failures" made to agree, but no finding for it; then a finding, but exit code 0.
+  s1["stats"]["failures"] = 1;
+  Write(Path("s1.json"), s1);
+  EXPECT_EQ(Merge(&err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("0 failing findings for 1 failing results"));
+  s1["findings"].push_back({{"kind", "FAIL"},
+                            {"expectation", ""},
+                            {"backend", "reference"},
+                            {"dtype", by_dtype.begin().key()},
+                            {"index", 0},
+                            {"replay", "mm-fuzz --seed 4 --index 0 --backend reference"}});
+  Write(Path("s1.json"), s1);
+  EXPECT_EQ(Merge(&err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("\"exit_code\" is 0"));
+  // A report that agrees with itself and says FAIL merges into a failing campaign.
+  s1["exit_code"] = 1;
+  Write(Path("s1.json"), s1);
+  EXPECT_EQ(Merge(&err), kExitFailed) << err;
+}
+
+TEST_F(FuzzMergeTrustTest, AProblemIndexOutsideTheShardIsRefused) {
+  RunShards();
+  ordered_json s1 = Read(Path("s1.json"));
+  ASSERT_FALSE(s1["problems"].empty());
+  ASSERT_EQ(s1["problems"][0]["index"], 0);
+  s1["problems"][0]["index"] = 1;  // Problem 1 is shard 2/2's.
+  Write(Path("s1.json"), s1);
+  std::string err;
+  EXPECT_EQ(Merge(&err), kExitUsage);
+  EXPECT_THAT(err, HasSubstr("\"problems\" names problem 1, which is not one of shard 1/2's"));
+}
+
 }  // namespace
 }  // namespace mm::fuzz
