@@ -11,6 +11,7 @@
 
 #include "conformance/report/json_report.h"
 #include "conformance/report/report.h"
+#include "conformance/result_check.h"
 #include "conformance/result_json.h"
 #include "conformance/tests/fake_backends.h"
 #include "conformance/tests/onnx_fixtures.h"
@@ -220,6 +221,83 @@ TEST_F(MergeCliTest, AReportOfAnOlderMmWithoutTheRunsSelectionIsRefused) {
   const Merged m = Merge({a, b});
   EXPECT_EQ(m.code, kExitUsage);
   EXPECT_THAT(m.err, HasSubstr("Run the shards again with this mm"));
+}
+
+// The rule of conformance/result_check.h, one stored field at a time: a verdict is taken only
+// when its own fields give it under this run's tolerance and expectations.
+TEST(ResultCheckTest, AVerdictIsTakenOnlyWhenItsOwnFieldsGiveIt) {
+  Result judged;
+  judged.case_name = "test_x";
+  judged.data_set = "test_data_set_0";
+  judged.backend = "eigen";
+  judged.dtype = DType::kFloat;
+  judged.verdict = Verdict::kPass;
+  judged.message = "0 of 1 elements differ";
+  judged.vs_expected.emplace();
+  judged.vs_expected->match = true;
+  judged.vs_expected->elements = 1;
+  judged.vs_expected->worst = WorstElement{0, {0}, "1", "1.0005", 1, 1.0005, 0.0005, 0.0005, 0};
+  judged.vs_bound.emplace();
+  judged.vs_bound->elements = 1;
+  const ResultRules onnx;  // rtol 1e-3: |1.0005 - 1| is within it.
+  EXPECT_TRUE(CheckResultConsistent(judged, onnx).ok());
+
+  // Its worst element is outside a tighter tolerance, though nothing is said to differ.
+  ResultRules tight;
+  tight.tolerance.rtol = 1e-4;
+  EXPECT_THAT(CheckResultConsistent(judged, tight).message(), HasSubstr("is outside"));
+  // A match that counts a differing element.
+  Result counted = judged;
+  counted.vs_expected->differing = 1;
+  EXPECT_THAT(CheckResultConsistent(counted, onnx).message(), HasSubstr("says match true"));
+  // Outside the bound: IMPRECISE, not PASS.
+  Result imprecise = judged;
+  imprecise.vs_bound->outside = 1;
+  EXPECT_THAT(CheckResultConsistent(imprecise, onnx).message(),
+              HasSubstr("PASS, but its own comparison (0 of 1 elements differ, 1 outside the "
+                        "bound) makes it IMPRECISE"));
+  imprecise.verdict = Verdict::kImprecise;
+  EXPECT_TRUE(CheckResultConsistent(imprecise, onnx).ok());
+  // A comparison without its bound check.
+  Result half = judged;
+  half.vs_bound.reset();
+  EXPECT_FALSE(CheckResultConsistent(half, onnx).ok());
+
+  // Without a comparison: UNSUPPORTED needs the backend's reason, ERROR what went wrong, and
+  // nothing else can be derived.
+  Result bare = judged;
+  bare.vs_expected.reset();
+  bare.vs_bound.reset();
+  EXPECT_THAT(CheckResultConsistent(bare, onnx).message(),
+              HasSubstr("without a comparison it can only be ERROR"));
+  for (Verdict v : {Verdict::kUnsupported, Verdict::kError}) {
+    bare.verdict = v;
+    bare.message = "";
+    EXPECT_FALSE(CheckResultConsistent(bare, onnx).ok()) << VerdictName(v);
+    bare.message = "why";
+    EXPECT_TRUE(CheckResultConsistent(bare, onnx).ok()) << VerdictName(v);
+  }
+
+  // Expectations: an XFAIL entry makes this PASS an XPASS, with the entry's text; XFAIL is never
+  // what a passing comparison gives, and without the entry neither is XPASS.
+  auto expectations = ParseExpectations(
+      R"({"expectations": [{"case": "test_x", "backend": "eigen", "expect": "XFAIL",
+          "reason": "r", "link": "l"}]})",
+      "known.json");
+  ASSERT_TRUE(expectations.ok()) << expectations.status();
+  ResultRules declared;
+  declared.expectations = &*expectations;
+  Result xpass = judged;
+  xpass.verdict = Verdict::kXPass;
+  xpass.expectation = "r (l)";
+  EXPECT_TRUE(CheckResultConsistent(xpass, declared).ok());
+  EXPECT_THAT(CheckResultConsistent(xpass, onnx).message(),
+              HasSubstr("this run has no expectations file to declare it"));
+  Result xfail = xpass;
+  xfail.verdict = Verdict::kXFail;
+  EXPECT_THAT(CheckResultConsistent(xfail, declared).message(),
+              HasSubstr("makes it PASS, which the current expectations make XPASS"));
+  EXPECT_THAT(CheckResultConsistent(judged, declared).message(), HasSubstr("XPASS"));
 }
 
 // The --tolerance rule travels in the report: merge keeps it, so a BOUND result decides the
