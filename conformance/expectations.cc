@@ -2,10 +2,11 @@
 
 #include <fnmatch.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
 
 namespace mm::conformance {
 
@@ -27,8 +28,7 @@ const Expectation* Expectations::Find(std::string_view case_name, std::string_vi
 
 StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source) {
   const std::string where(source);
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  MM_ASSIGN_OR_RETURN(const nlohmann::json j, io::ParseJson(text, where));
   if (!j.is_object() || !j.contains("expectations") || !j.at("expectations").is_array()) {
     return InvalidArgumentError(where + ": expected an object {\"expectations\": [...]}");
   }
@@ -87,11 +87,8 @@ StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view
 }
 
 StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("--expectations " + path.string() + ": cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseExpectations(text.str(), path.string());
+  MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kExpectationsFile));
+  return ParseExpectations(text, path.string());
 }
 
 }  // namespace mm::conformance

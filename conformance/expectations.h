@@ -48,13 +48,16 @@ struct Expectations {
   const Expectation* Find(std::string_view case_name, std::string_view backend) const;
 };
 
-// Parses the JSON text of an expectations file. INVALID_ARGUMENT naming `source` and the entry
-// (index and case pattern) for: unparsable JSON, no "expectations" array, a missing or empty
+// Parses the JSON text of an expectations file (never throws). INVALID_ARGUMENT naming `source`
+// and the entry (index and case pattern) for: unparsable JSON (with its byte offset), nesting
+// deeper than io::kMaxJsonDepth, no "expectations" array, a missing or empty
 // "case", "backend", "reason" or "link", an "expect" other than XFAIL or SKIP, unknown keys (a
 // typo must not silently widen or void an entry).
 StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source);
 
-// Reads and parses the file at `path`; NOT_FOUND naming it when it cannot be read.
+// Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a
+// regular file of at most 16 MiB; NOT_FOUND when missing, INVALID_ARGUMENT for a FIFO, device or
+// directory, RESOURCE_EXHAUSTED when larger), errors naming --expectations and the file.
 StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path);
 
 }  // namespace mm::conformance

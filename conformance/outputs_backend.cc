@@ -1,13 +1,16 @@
 #include "conformance/outputs_backend.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include "conformance/loader/tensor_proto.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
+#include "engine/io/names.h"
+#include "engine/io/paths.h"
 
 namespace mm::conformance {
 namespace fs = std::filesystem;
@@ -63,7 +66,45 @@ Status ParseArithmeticSpec(std::string_view text, std::map<DType, DType>& accumu
   return OkStatus();
 }
 
+StatusOr<OutputsManifest> ParseOutputsManifest(std::string_view text, std::string_view source) {
+  using Field = io::JsonField<nlohmann::json>;
+  MM_ASSIGN_OR_RETURN(const nlohmann::json j, io::ParseJson(text, source));
+  const Field root(j, std::string(source));
+  MM_RETURN_IF_ERROR(root.OnlyKeys({"runtime", "records"}));
+  OutputsManifest manifest;
+  MM_ASSIGN_OR_RETURN(std::optional<Field> runtime, root.OptionalMember("runtime"));
+  if (runtime) {
+    MM_ASSIGN_OR_RETURN(manifest.runtime, runtime->String());
+  }
+  MM_ASSIGN_OR_RETURN(std::optional<Field> records, root.OptionalMember("records"));
+  if (!records) return manifest;
+  MM_ASSIGN_OR_RETURN(std::vector<Field> list, records->Elements());
+  for (const Field& r : list) {
+    MM_RETURN_IF_ERROR(r.OnlyKeys({"case", "data_set", "status", "message"}));
+    MM_ASSIGN_OR_RETURN(std::string case_name, r.StringAt("case"));
+    MM_ASSIGN_OR_RETURN(std::string data_set, r.StringAt("data_set"));
+    MM_ASSIGN_OR_RETURN(std::string status, r.StringAt("status"));
+    OutputsManifest::Record record;
+    MM_ASSIGN_OR_RETURN(record.message, r.StringAt("message"));
+    if (status == "error") {
+      record.kind = OutputsManifest::Kind::kError;
+    } else if (status == "unsupported") {
+      record.kind = OutputsManifest::Kind::kUnsupported;
+    } else {
+      return r.Error("status '" + io::Printable(status) +
+                     "' is neither \"error\" nor \"unsupported\"");
+    }
+    auto key = std::make_pair(std::move(case_name), std::move(data_set));
+    if (!manifest.records.emplace(key, std::move(record)).second) {
+      return r.Error("a second record for case '" + io::Printable(key.first) + "', data set '" +
+                     io::Printable(key.second) + "'");
+    }
+  }
+  return manifest;
+}
+
 StatusOr<OutputsTree> LoadOutputsTree(OutputsSpec spec) {
+  MM_RETURN_IF_ERROR(io::CheckName(spec.name, "--outputs NAME"));
   std::error_code ec;
   if (!fs::is_directory(spec.dir, ec)) {
     return NotFoundError("outputs of '" + spec.name + "': " + Quoted(spec.dir) +
@@ -71,61 +112,11 @@ StatusOr<OutputsTree> LoadOutputsTree(OutputsSpec spec) {
   }
   OutputsTree tree{std::move(spec), {}};
   const fs::path manifest_path = tree.spec.dir / kOutputsManifest;
-  if (!fs::exists(manifest_path, ec)) return tree;
-  std::ifstream in(manifest_path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return DataLossError(Quoted(manifest_path) + ": cannot be read");
-  const std::string where = Quoted(manifest_path) + ": ";
-  try {
-    const auto j = nlohmann::json::parse(text.str());
-    if (!j.is_object()) return InvalidArgumentError(where + "not a JSON object");
-    for (const auto& [key, value] : j.items()) {
-      if (key != "runtime" && key != "records") {
-        return InvalidArgumentError(where + "unknown key '" + key +
-                                    "' (expected \"runtime\", \"records\")");
-      }
-    }
-    if (j.contains("runtime")) tree.manifest.runtime = j.at("runtime").get<std::string>();
-    if (j.contains("records")) {
-      const auto& records = j.at("records");
-      if (!records.is_array()) return InvalidArgumentError(where + "\"records\" is not an array");
-      for (std::size_t i = 0; i < records.size(); ++i) {
-        const auto& r = records[i];
-        const std::string at = where + "records[" + std::to_string(i) + "]: ";
-        if (!r.is_object()) return InvalidArgumentError(at + "not an object");
-        for (const auto& [key, value] : r.items()) {
-          if (key != "case" && key != "data_set" && key != "status" && key != "message") {
-            return InvalidArgumentError(at + "unknown key '" + key + "'");
-          }
-        }
-        for (const char* key : {"case", "data_set", "status", "message"}) {
-          if (!r.contains(key) || !r.at(key).is_string()) {
-            return InvalidArgumentError(at + "needs a string \"" + key + "\"");
-          }
-        }
-        OutputsManifest::Record record;
-        const std::string status = r.at("status").get<std::string>();
-        if (status == "error") {
-          record.kind = OutputsManifest::Kind::kError;
-        } else if (status == "unsupported") {
-          record.kind = OutputsManifest::Kind::kUnsupported;
-        } else {
-          return InvalidArgumentError(at + "status '" + status +
-                                      "' is neither \"error\" nor \"unsupported\"");
-        }
-        record.message = r.at("message").get<std::string>();
-        auto key =
-            std::make_pair(r.at("case").get<std::string>(), r.at("data_set").get<std::string>());
-        if (!tree.manifest.records.emplace(key, std::move(record)).second) {
-          return InvalidArgumentError(at + "a second record for case '" + key.first +
-                                      "', data set '" + key.second + "'");
-        }
-      }
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(where + e.what());
-  }
+  if (!fs::exists(fs::symlink_status(manifest_path, ec))) return tree;
+  MM_RETURN_IF_ERROR(io::RootDir(tree.spec.dir).Check(manifest_path, "the outputs tree"));
+  MM_ASSIGN_OR_RETURN(const std::string text,
+                      io::ReadInputFile(manifest_path, io::kOutputsManifestFile));
+  MM_ASSIGN_OR_RETURN(tree.manifest, ParseOutputsManifest(text, Quoted(manifest_path)));
   return tree;
 }
 
@@ -171,6 +162,7 @@ StatusOr<std::optional<Tensor>> OutputsBackend::Recorded(const Result& about,
                               : ""));
   }
   implementation = "output written by " + tree_->spec.name + ": " + file.string();
+  MM_RETURN_IF_ERROR(io::RootDir(tree_->spec.dir).Check(file, "the outputs tree"));
   MM_ASSIGN_OR_RETURN(NamedTensor y, LoadTensorFile(file));
   if (y.tensor.dtype() != plan.desc.dtype) {
     return InvalidArgumentError(Quoted(file) + ": dtype " +
@@ -217,6 +209,13 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
   };
   std::vector<Extra> extras;
   const fs::path& root = tree.spec.dir;
+  const io::RootDir checked_root(root);
+  // A case or data set folder that is a link leading outside the tree is never walked: each of
+  // its data sets is an ERROR saying so where it is read (Recorded).
+  auto leads_outside = [&](const fs::directory_entry& entry) {
+    std::error_code ec;
+    return entry.is_symlink(ec) && !checked_root.Check(entry.path(), "the outputs tree").ok();
+  };
   std::map<std::string, const CaseEntry*> cases;
   std::map<std::string, std::int64_t> case_index;
   for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
@@ -241,8 +240,8 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     return entries;
   };
   // Every file at or under `path` (a directory's files, depth first in name order). Case and data
-  // set folders may be symbolic links, followed as the reader follows them; below an extra folder
-  // links are not followed, so a link loop cannot recur.
+  // set folders may be symbolic links leading inside the tree, followed as the reader follows them;
+  // below an extra folder links are not followed, so a link loop cannot recur.
   std::function<void(const fs::path&, const std::string&, const std::string&, const std::string&)>
       add_files = [&](const fs::path& path, const std::string& case_name,
                       const std::string& data_set, const std::string& why) {
@@ -274,7 +273,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
       continue;
     }
     const CaseEntry& c = *found->second;
-    if (!c.model) continue;
+    if (!c.model || leads_outside(entry)) continue;
     const std::set<std::string> dirs = data_set_dirs(c);
     for (const auto& ds : sorted_entries(entry.path())) {
       const std::string ds_name = ds.path().filename().string();
@@ -282,6 +281,7 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
         add_files(ds.path(), name, "", "case '" + name + "' has no data set '" + ds_name + "'");
         continue;
       }
+      if (leads_outside(ds)) continue;
       for (const auto& f : sorted_entries(ds.path())) {
         if (f.path().filename() == kOutputFile) continue;
         add_files(f.path(), name, ds_name,

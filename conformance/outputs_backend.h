@@ -10,7 +10,9 @@
 // failed), "unsupported" an UNSUPPORTED (the runtime refused the dtype or shape, by its own word).
 // The tree is judged as a backend of the user's name, like any other: a missing, malformed, wrongly
 // typed or shaped output is an ERROR naming the file, and a file or record that belongs to no case
-// and data set of the run is an ERROR naming it (ExtraOutputResults).
+// and data set of the run is an ERROR naming it (ExtraOutputResults). Symbolic links inside the
+// tree are followed only when they lead inside it: an output reached through a link leading out
+// is an ERROR naming the link's path and where it leads.
 #ifndef MM_CONFORMANCE_OUTPUTS_BACKEND_H_
 #define MM_CONFORMANCE_OUTPUTS_BACKEND_H_
 
@@ -75,8 +77,16 @@ struct OutputsTree {
   OutputsManifest manifest;
 };
 
-// Checks that spec.dir is a directory and reads its manifest. Errors name the directory or the
-// manifest and what is wrong with it (not JSON, an unknown key or status, a record twice).
+// Parses the text of a manifest (never throws); `source` names it in messages. INVALID_ARGUMENT
+// naming the source and the field for: invalid JSON (with its byte offset), nesting deeper than
+// io::kMaxJsonDepth, a value of the wrong type, an unknown key or status, a record twice.
+StatusOr<OutputsManifest> ParseOutputsManifest(std::string_view text, std::string_view source);
+
+// Checks spec.name (io::CheckName: [A-Za-z0-9_-], at most 64 characters, as plugin names), that
+// spec.dir is a directory, and reads its manifest by io::ReadInputFile's rules
+// (io::kOutputsManifestFile: a regular file, no FIFO or device, at most 256 MiB; a link leading
+// outside the tree is refused). Errors name the option, the directory or the manifest and what is
+// wrong with it.
 StatusOr<OutputsTree> LoadOutputsTree(OutputsSpec spec);
 
 // The data set folder of an outputs tree that holds the output of data set `data_set` of a case
@@ -118,7 +128,10 @@ inline constexpr std::string_view kExtraOutputReference = "n/a (extra output)";
 // not have, anything else beside output_0.pb. Each message names the file or record. Only entries
 // whose case name is in `shard`; each carries its case's catalog index, or, for a name the catalog
 // does not have, one past the catalog's last case in name order, so shard reports merge in the
-// unsharded order. Files of invalid cases are not looked at (the case is an ERROR itself).
+// unsharded order. Files of invalid cases are not looked at (the case is an ERROR itself). A case
+// or data set folder that is a symbolic link leading outside the tree is never walked (its data
+// sets are ERRORs saying so where they are read); any other link is one extra file, never
+// followed.
 std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& catalog,
                                        const std::function<bool(const std::string&)>& selected,
                                        const Shard& shard);

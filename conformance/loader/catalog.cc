@@ -4,6 +4,7 @@
 #include <optional>
 #include <system_error>
 
+#include "engine/io/paths.h"
 #include "engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::conformance {
@@ -323,6 +324,7 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
     std::vector<std::string> names = CaseNamesOf(root.path, &is_root);
     catalog.cases.reserve(catalog.cases.size() + names.size());
     const auto source = std::make_shared<const std::string>(root.path.string());
+    const io::RootDir root_dir(root.path);
     for (std::string& name : names) {
       if (!selected(name)) continue;
       const std::string dir = is_root ? *source : (root.path / name).string();
@@ -330,7 +332,15 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         catalog.shadowed.push_back({name, dir, *first});
         continue;
       }
-      auto kind = ClassifyCaseDir(dir);
+      // A case folder or model that is a link must not lead out of the root.
+      Status inside = OkStatus();
+      for (const fs::path& path : {fs::path(dir), fs::path(dir) / "model.onnx"}) {
+        std::error_code link_ec;
+        if (inside.ok() && fs::is_symlink(fs::symlink_status(path, link_ec))) {
+          inside = root_dir.Check(path, "the data root");
+        }
+      }
+      auto kind = inside.ok() ? ClassifyCaseDir(dir) : StatusOr<ModelKind>(inside);
       if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
         catalog.skipped.push_back({name, dir, "no model.onnx"});
         continue;
@@ -344,7 +354,7 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
         catalog.skipped.push_back({name, dir, kind->skip_reason});
         continue;
       } else {
-        auto sets = ListDataSets(dir, *kind->matmul);
+        auto sets = ListDataSets(dir, *kind->matmul, root.path);
         if (sets.ok()) {
           entry.data_sets = DataSetList(std::move(sets).value(), dir, *kind->matmul);
           entry.model = std::move(kind->matmul);

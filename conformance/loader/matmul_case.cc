@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "conformance/loader/tensor_proto.h"
+#include "engine/io/paths.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
@@ -262,12 +263,21 @@ StatusOr<ModelKind> ClassifyCaseDir(const std::filesystem::path& case_dir) {
 }
 
 StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
-                                                 const MatMulModel& model) {
+                                                 const MatMulModel& model,
+                                                 const std::filesystem::path& data_root) {
+  // A link is resolved and checked only when met (the listing's d_type says so for free).
+  const fs::path& root = data_root.empty() ? case_dir : data_root;
+  auto leads_outside = [&root](const fs::directory_entry& entry) {
+    std::error_code type_ec;
+    return entry.is_symlink(type_ec) ? io::RootDir(root).Check(entry.path(), "the data root")
+                                     : OkStatus();
+  };
   std::error_code ec;
   std::vector<std::pair<int, fs::path>> set_dirs;
   for (const auto& entry : fs::directory_iterator(case_dir, ec)) {
     std::error_code type_ec;
     if (!entry.is_directory(type_ec)) continue;
+    MM_RETURN_IF_ERROR(leads_outside(entry));
     if (auto index = DataSetIndex(entry.path().filename().string())) {
       set_dirs.emplace_back(*index, entry.path());
     }
@@ -287,6 +297,7 @@ StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& ca
       const std::string file = entry.path().filename().string();
       auto parsed = ParseTensorFileName(file);
       if (!parsed) continue;
+      MM_RETURN_IF_ERROR(leads_outside(entry));
       auto& bucket = parsed->first == "input" ? inputs : outputs;
       const int limit = parsed->first == "input" ? num_inputs : 1;
       if (parsed->second >= limit) {

@@ -82,8 +82,11 @@ struct DataSetFiles {
 // Lists every test_data_set_N folder of `case_dir` (numeric order) for `model` without reading any
 // tensor: each must hold exactly input_0.pb .. input_{n-1}.pb for the model's n inputs and
 // output_0.pb for its one output, and there must be at least one. Errors name the folder or file.
+// A data set folder or tensor file that is a symbolic link must lead inside `data_root` (the tree
+// the case was found in; the case folder when empty), else INVALID_ARGUMENT naming the link.
 StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
-                                                 const MatMulModel& model);
+                                                 const MatMulModel& model,
+                                                 const std::filesystem::path& data_root = {});
 
 // Reads the tensors of one data set, each matching its declared dtype and shape (symbolic dims
 // match anything). Errors name the file.

@@ -1,13 +1,10 @@
 #include "conformance/loader/tensor_proto.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <bit>
 #include <cerrno>
 #include <cstring>
 
+#include "engine/io/input_file.h"
 #include "onnx/onnx_pb.h"
 
 namespace mm::conformance {
@@ -128,41 +125,9 @@ Status FillFromTyped(const onnx::TensorProto& proto, Tensor& tensor) {
 
 StatusOr<std::string> ReadProtoFile(const std::filesystem::path& path) {
   // One open and one fstat per file: a scan of Debian's data root reads ~930 models.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == ENOENT || error == ENOTDIR) return NotFoundError(Quoted(path) + ": no such file");
-    return DataLossError(Quoted(path) + ": cannot open: " + std::strerror(error));
-  }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    return DataLossError(Quoted(path) + ": cannot read its size: " + std::strerror(errno));
-  }
-  if (!S_ISREG(info.st_mode)) return InvalidArgumentError(Quoted(path) + ": not a regular file");
-  const auto size = static_cast<std::uintmax_t>(info.st_size);
-  if (size == 0) return InvalidArgumentError(Quoted(path) + ": file is empty");
-  if (size > kMaxProtoFileBytes) {
-    return ResourceExhaustedError(Quoted(path) + ": file has " + std::to_string(size) +
-                                  " bytes, more than the " + std::to_string(kMaxProtoFileBytes) +
-                                  "-byte limit");
-  }
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      return DataLossError(Quoted(path) + ": read " + std::to_string(done) + " of " +
-                           std::to_string(size) + " bytes" +
-                           (got < 0 ? std::string(": ") + std::strerror(errno) : ""));
-    }
-    done += static_cast<std::size_t>(got);
-  }
-  return bytes;
+  MM_ASSIGN_OR_RETURN(io::InputFile file, io::OpenInputFile(path, io::kOnnxFile));
+  if (file.size() == 0) return InvalidArgumentError(Quoted(path) + ": file is empty");
+  return file.ReadAll();
 }
 
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::uintmax_t file_bytes) {

@@ -19,11 +19,9 @@ class ModelProto;
 
 namespace mm::conformance {
 
-// Files larger than this are refused before being read (protobuf itself stops at 2 GiB).
-inline constexpr std::uintmax_t kMaxProtoFileBytes = std::uintmax_t{1} << 30;
-
-// Reads a whole file of at most kMaxProtoFileBytes. Errors name the file: missing, not a regular
-// file, empty, too large, unreadable.
+// Reads a whole file by io::ReadInputFile's rules (io::kOnnxFile: a regular file of at most
+// 1 GiB, a FIFO or device refused at once). Errors name the file: missing, not a regular file
+// (saying what it is), empty, too large, unreadable.
 StatusOr<std::string> ReadProtoFile(const std::filesystem::path& path);
 
 // Converts a parsed TensorProto to a Tensor. `file_bytes` is the size of the file it came from: a

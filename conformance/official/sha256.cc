@@ -1,10 +1,14 @@
 #include "conformance/official/sha256.h"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <array>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <memory>
+
+#include "engine/io/input_file.h"
 
 namespace mm::conformance {
 namespace {
@@ -34,21 +38,28 @@ std::string Sha256Hex(std::string_view bytes) {
 }
 
 StatusOr<std::string> Sha256HexOfFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path.string() + ": cannot open");
+  MM_ASSIGN_OR_RETURN(io::InputFile file, io::OpenInputFile(path, io::kOnnxFile));
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
     return InternalError("OpenSSL: cannot start a SHA-256 digest");
   }
   std::array<char, 1 << 16> buffer;
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    if (in.gcount() > 0 &&
-        EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(in.gcount())) != 1) {
+  std::uint64_t total = 0;
+  while (true) {
+    const ssize_t got = ::read(file.fd(), buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return DataLossError(file.name() + ": read error: " + std::strerror(errno));
+    if (got == 0) break;
+    // A file that grows while it is read is still bounded.
+    total += static_cast<std::uint64_t>(got);
+    if (total > file.max_bytes()) {
+      return ResourceExhaustedError(file.name() + ": larger than the " +
+                                    std::to_string(file.max_bytes()) + "-byte limit for this file");
+    }
+    if (EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(got)) != 1) {
       return InternalError("OpenSSL: SHA-256 update failed");
     }
   }
-  if (in.bad()) return DataLossError(path.string() + ": read error");
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
   if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1) {

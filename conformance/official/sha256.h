@@ -13,7 +13,8 @@ namespace mm::conformance {
 // The SHA-256 of `bytes`, 64 lowercase hex digits.
 std::string Sha256Hex(std::string_view bytes);
 
-// The SHA-256 of a file's contents; errors name the file.
+// The SHA-256 of a file's contents, read by io::OpenInputFile's rules (io::kOnnxFile: a regular
+// file of at most 1 GiB; a FIFO or device refused at once); errors name the file.
 StatusOr<std::string> Sha256HexOfFile(const std::filesystem::path& path);
 
 }  // namespace mm::conformance

@@ -1,8 +1,10 @@
 #include "conformance/report/merge.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
+#include <cstring>
+#include <memory>
 #include <set>
 
 #include "conformance/outputs_backend.h"
@@ -10,11 +12,16 @@
 #include "conformance/result_json.h"
 #include "conformance/tools/cli.h"
 #include "conformance/verdict.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
 
 namespace mm::conformance {
 namespace {
 
 using nlohmann::json;
+
+// One result of a report is a few hundred bytes; a longer one is not a result mm wrote.
+constexpr std::size_t kMaxResultBytes = 16 << 20;
 
 // Runs `body`, turning nlohmann's exceptions into INVALID_ARGUMENT with `what` as context.
 template <class F>
@@ -230,23 +237,46 @@ StatusOr<Report> ReportFromParsed(const json& j) {
   return report;
 }
 
-StatusOr<Report> ReportFromJson(std::string_view text) {
-  return ReportFromParsed(json::parse(text, nullptr, /*allow_exceptions=*/false));
+StatusOr<Report> ReportFromJson(std::string_view text, std::string_view name) {
+  MM_ASSIGN_OR_RETURN(const json j, io::ParseJson(text, name));
+  auto report = ReportFromParsed(j);
+  if (!report.ok()) return report.status().WithContext(name);
+  return report;
 }
 
+namespace {
+
+// Thrown by ReadReportHeader's parser callback at a nesting too deep, and caught there.
+struct TooDeep {};
+
+using StdioFile = std::unique_ptr<std::FILE, decltype(&std::fclose)>;
+
+StatusOr<StdioFile> OpenReport(const std::string& path) {
+  MM_ASSIGN_OR_RETURN(io::InputFile file, io::OpenInputFile(path, io::kConformanceReportFile));
+  const std::string name = file.name();
+  StdioFile stream(file.ReleaseToStdio(), &std::fclose);
+  if (stream == nullptr) return DataLossError(name + ": cannot open: " + std::strerror(errno));
+  return stream;
+}
+
+}  // namespace
+
 StatusOr<Report> ReadReportHeader(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("'" + path + "': cannot be read");
+  MM_ASSIGN_OR_RETURN(StdioFile file, OpenReport(path));
   // Each result is dropped as soon as it is parsed: the header alone stays.
   std::string key;
   const json::parser_callback_t drop_results = [&key](int depth, json::parse_event_t event,
                                                       json& parsed) {
+    if (depth > io::kMaxJsonDepth) throw TooDeep();
     if (event == json::parse_event_t::key && depth == 1) key = parsed.get<std::string>();
     return !(event == json::parse_event_t::object_end && depth == 2 && key == "results");
   };
   json j;
   try {
-    j = json::parse(in, drop_results, /*allow_exceptions=*/true);
+    j = json::parse(file.get(), drop_results, /*allow_exceptions=*/true);
+  } catch (const TooDeep&) {
+    return InvalidArgumentError("'" + path + "': not a JSON report: nested deeper than " +
+                                std::to_string(io::kMaxJsonDepth) + " levels");
   } catch (const json::exception& e) {
     return InvalidArgumentError("'" + path + "': not a JSON report: " + e.what());
   }
@@ -263,8 +293,8 @@ int ResultReader::Get() { return getc_unlocked(file_); }
 
 Status ResultReader::Open(const std::string& path) {
   path_ = path;
-  file_ = std::fopen(path.c_str(), "rb");
-  if (file_ == nullptr) return NotFoundError("'" + path + "': cannot be read");
+  MM_ASSIGN_OR_RETURN(StdioFile file, OpenReport(path));
+  file_ = file.release();
   // Finds the key "results" of the top-level object, skipping strings and nested values.
   int depth = 0;
   std::string last_string;
@@ -274,7 +304,8 @@ Status ResultReader::Open(const std::string& path) {
       last_string.clear();
       for (c = Get(); c != EOF && c != '"'; c = Get()) {
         if (c == '\\') c = Get();
-        last_string += static_cast<char>(c);
+        // Only a key as short as "results" matters: a long string is not kept.
+        if (last_string.size() <= 8) last_string += static_cast<char>(c);
       }
       after_key = depth == 1;
       continue;
@@ -304,12 +335,18 @@ StatusOr<std::optional<Result>> ResultReader::Next() {
   if (c != '{') return InvalidArgumentError(where + ": not an object");
   std::string text(1, '{');
   int depth = 1;
+  const auto too_long = [&] {
+    return InvalidArgumentError(where + ": longer than " + std::to_string(kMaxResultBytes) +
+                                " bytes");
+  };
   while (depth > 0) {
     c = Get();
     if (c == EOF) return InvalidArgumentError(where + ": the file ends inside it");
     text += static_cast<char>(c);
+    if (text.size() > kMaxResultBytes) return too_long();
     if (c == '"') {
       for (c = Get(); c != EOF && c != '"'; c = Get()) {
+        if (text.size() > kMaxResultBytes) return too_long();
         text += static_cast<char>(c);
         if (c == '\\') {
           c = Get();
@@ -320,13 +357,15 @@ StatusOr<std::optional<Result>> ResultReader::Next() {
       if (c == EOF) return InvalidArgumentError(where + ": the file ends inside it");
       text += '"';
     } else if (c == '{' || c == '[') {
-      ++depth;
+      if (++depth > io::kMaxJsonDepth) {
+        return InvalidArgumentError(where + ": nested deeper than " +
+                                    std::to_string(io::kMaxJsonDepth) + " levels");
+      }
     } else if (c == '}' || c == ']') {
       --depth;
     }
   }
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  MM_ASSIGN_OR_RETURN(const json parsed, io::ParseJson(text, where));
   auto result = ResultFromJson(parsed);
   if (!result.ok()) return result.status().WithContext(where);
   ++index_;

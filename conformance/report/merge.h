@@ -17,12 +17,15 @@
 
 namespace mm::conformance {
 
-// Parses a JSON report (ToJson's output) back into a Report; INVALID_ARGUMENT naming the key (and
-// the result's position) when something is missing or malformed. Never throws.
-StatusOr<Report> ReportFromJson(std::string_view text);
+// Parses a JSON report (ToJson's output) back into a Report; INVALID_ARGUMENT naming `name`, the
+// key (and the result's position) when something is missing or malformed, the byte offset of
+// invalid JSON, or nesting deeper than io::kMaxJsonDepth. Never throws.
+StatusOr<Report> ReportFromJson(std::string_view text, std::string_view name = "JSON report");
 
 // Reads the JSON report at `path` without its results (report.results stays empty), whatever
-// their number: memory does not grow with them. Errors name the file and the key.
+// their number: memory does not grow with them. The file is opened by io::OpenInputFile's rules
+// (io::kConformanceReportFile: a FIFO, device or directory is refused at once). Errors name the
+// file and the key.
 StatusOr<Report> ReadReportHeader(const std::string& path);
 
 // Reads the results of a JSON report one at a time, in file order, without holding the report in
@@ -33,10 +36,12 @@ class ResultReader {
   ~ResultReader();
   ResultReader(const ResultReader&) = delete;
   ResultReader& operator=(const ResultReader&) = delete;
-  // Opens `path` and finds its top-level "results" array; the error names the file.
+  // Opens `path` (as ReadReportHeader does) and finds its top-level "results" array; the error
+  // names the file.
   Status Open(const std::string& path);
   // The next result, or nullopt after the last. INVALID_ARGUMENT naming the file and the
-  // result's position when it is malformed or the file ends early.
+  // result's position when it is malformed, longer than 16 MiB, nested deeper than
+  // io::kMaxJsonDepth, or the file ends early.
   StatusOr<std::optional<Result>> Next();
 
  private:

@@ -4,7 +4,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -486,7 +488,86 @@ TEST(CliExpectationsTest, FileFromTheOptionOrTheEnvironment) {
   EXPECT_EQ(RunConformanceCli(args, registry, nullptr, o, e, file.c_str()), kExitPassed);
   CliRun missing = Cli({"--expectations", (out.path() / "nope.json").string()}, registry);
   EXPECT_EQ(missing.code, kExitUsage);
-  EXPECT_THAT(missing.err, HasSubstr("nope.json: cannot read the file"));
+  EXPECT_THAT(missing.err, HasSubstr("nope.json': no such file"));
+}
+
+// Every file the command line names is read by one rule: a FIFO, a device or a directory is a
+// usage error naming the option and the file, at once (a FIFO used to block the run for ever and
+// /dev/zero to read until memory ran out); so is a file nested too deep to be a real one.
+TEST(CliFilesTest, AFileThatIsNotARegularFileIsAUsageErrorAtOnce) {
+  TempDir root, dir;
+  testing::WriteFloatCase(root.path(), "test_a", {2, 3}, {3, 4});
+  const fs::path fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path deep = dir.path() / "deep.json";
+  std::ofstream(deep) << std::string(100000, '[') << std::string(100000, ']');
+  const std::vector<std::string> run = {"--data-dir", root.path().string(), "--no-builtin",
+                                        "--backend", "reference"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  struct Row {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Row> rows = {
+      {with({"--expectations", fifo.string()}),
+       "--expectations '" + fifo.string() + "': a FIFO (named pipe), not a regular file"},
+      {with({"--expectations", "/dev/zero"}),
+       "--expectations '/dev/zero': a character device, not a regular file"},
+      {with({"--expectations", dir.path().string()}), "': a directory, not a regular file"},
+      {with({"--expectations", deep.string()}), "JSON nested deeper than 64 levels at byte 64"},
+      {with({"--resume", fifo.string()}),
+       "--resume JSON report '" + fifo.string() + "': a FIFO (named pipe), not a regular file"},
+      {with({"--resume", "/dev/zero"}), "a character device, not a regular file"},
+      {with({"--resume", deep.string()}), "nested deeper than 64 levels"},
+      {{"merge", fifo.string()}, "a FIFO (named pipe), not a regular file"},
+      {{"merge", dir.path().string()}, "is actually a directory"},
+      {{"merge", deep.string()}, "nested deeper than 64 levels"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(::testing::PrintToString(row.args));
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = Cli(row.args);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_THAT(r.err, HasSubstr(row.says));
+  }
+}
+
+// An ONNX file that is a FIFO (a model or an input) is the case's ERROR at once, not a hang.
+TEST(CliFilesTest, AFifoInADataRootIsAnErrorOfItsCaseAtOnce) {
+  TempDir root;
+  const fs::path input = testing::WriteFloatCase(root.path(), "test_a", {2, 3}, {3, 4}) /
+                         "test_data_set_0" / "input_0.pb";
+  fs::remove(input);
+  ASSERT_EQ(::mkfifo(input.c_str(), 0600), 0);
+  const CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend",
+                        "reference", "--no-isolate"});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_THAT(r.out, HasSubstr(input.string() + "': a FIFO (named pipe), not a regular file"));
+}
+
+// A data root is never left through a link: a case folder or a data set linked to a folder
+// elsewhere is an ERROR naming the link, never a case read from there.
+TEST(CliFilesTest, LinksLeadingOutOfADataRootAreErrors) {
+  TempDir root, elsewhere;
+  const fs::path real = testing::WriteFloatCase(elsewhere.path(), "test_far", {2, 3}, {3, 4});
+  fs::create_directory_symlink(real, root.path() / "test_far");
+  const fs::path near = testing::WriteFloatCase(root.path(), "test_near", {2, 3}, {3, 4});
+  fs::rename(near / "test_data_set_0", elsewhere.path() / "set");
+  fs::create_directory_symlink(elsewhere.path() / "set", near / "test_data_set_0");
+  const CliRun r =
+      Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_THAT(r.out, HasSubstr("'" + (root.path() / "test_far").string() +
+                               "' leads outside the data root"));
+  EXPECT_THAT(r.out, HasSubstr("'" + (near / "test_data_set_0").string() +
+                               "' leads outside the data root"));
+  EXPECT_THAT(r.out,
+              HasSubstr("2 results (2 case x backend): 0 PASS, 0 FAIL, 0 UNSUPPORTED, 2 ERROR"));
 }
 
 // --resume takes nothing that claims a verdict on trust: a result is taken only when its verdict

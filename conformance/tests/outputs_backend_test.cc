@@ -7,7 +7,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -287,15 +289,30 @@ TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
   }
 }
 
-// A tree assembled from links (a case folder pointing at another runtime's folder) is read through
-// them: its outputs are judged, not reported as extra files.
-TEST_F(OutputsTreeTest, LinkedCaseFoldersAreReadNotExtra) {
+// Links are followed only inside the tree: a case folder linked to a folder elsewhere is an ERROR
+// per data set naming the link, and nothing under it is walked (a link to a system directory once
+// gave tens of thousands of "extra output" results); a link of no case is one extra file.
+TEST_F(OutputsTreeTest, LinksLeadingOutsideTheTreeAreErrorsAndAreNeverWalked) {
   TempDir elsewhere;
   fs::rename(outputs_.path() / "test_rt_dot", elsewhere.path() / "dot");
+  testing::WriteBytes(elsewhere.path() / "dot" / "stray" / "x.pb", "x");
   fs::create_directory_symlink(elsewhere.path() / "dot", outputs_.path() / "test_rt_dot");
+  fs::create_directory_symlink("/usr", outputs_.path() / "test_rt_usr");
   const CliRun run = Run();
-  EXPECT_EQ(run.code, kExitPassed) << run.out;
-  EXPECT_EQ(run.report.at("results").size(), 2u);
+  EXPECT_EQ(run.code, kExitFailed);
+  // In catalog order, the name the catalog does not have last.
+  const nlohmann::json& results = run.report.at("results");
+  ASSERT_EQ(results.size(), 3u) << run.report.dump(1);
+  EXPECT_EQ(results[0].at("case"), "test_rt_dot");
+  EXPECT_EQ(results[0].at("verdict"), "ERROR");
+  EXPECT_THAT(results[0].at("message").get<std::string>(),
+              HasSubstr("leads outside the outputs tree '" + outputs_.path().string() +
+                        "' through a symbolic link"));
+  EXPECT_EQ(results[1].at("case"), "test_rt_matrix");
+  EXPECT_EQ(results[1].at("verdict"), "PASS");
+  EXPECT_EQ(results[2].at("case"), "test_rt_usr");
+  EXPECT_THAT(results[2].at("message").get<std::string>(),
+              HasSubstr("extra output file '" + (outputs_.path() / "test_rt_usr").string() + "'"));
 }
 
 TEST_F(OutputsTreeTest, ShardsMergeIntoTheUnshardedReportExtrasIncluded) {
@@ -375,6 +392,11 @@ TEST(OutputsCliTest, BadTreesAndDeclarationsAreUsageErrors) {
       {{"--outputs", "rt=" + dir.path().string(), "--outputs-arithmetic", "rt=int32"},
        "not a float dtype"},
       {{"--outputs-arithmetic", "rt=float32"}, "no --outputs rt=DIR"},
+      // A name is printed on console lines: a newline in it would forge one.
+      {{"--outputs", "rt\nPASS=" + dir.path().string()},
+       "--outputs NAME 'rt?PASS' has a character outside [A-Za-z0-9_-]"},
+      {{"--outputs", std::string(65, 'r') + "=" + dir.path().string()},
+       "is longer than 64 characters"},
   };
   for (const auto& [args, says] : cases) {
     const CliRun run = Judge(args, dir.path());
@@ -387,6 +409,32 @@ TEST(OutputsCliTest, BadTreesAndDeclarationsAreUsageErrors) {
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_THAT(bad.err, HasSubstr("mm_outputs.json"));
   EXPECT_THAT(bad.err, HasSubstr("'maybe'"));
+  testing::WriteBytes(dir.path() / "mm_outputs.json", R"({"runtime": 7})");
+  EXPECT_THAT(Judge({"--outputs", "rt=" + dir.path().string()}, dir.path()).err,
+              HasSubstr("mm_outputs.json': runtime: expected a string, found a number"));
+}
+
+// The manifest is read by the rule for every file: a FIFO or device is refused at once (it used to
+// block, or read until memory ran out), and so is a link leading out of the tree.
+TEST(OutputsCliTest, AManifestThatIsNotARegularFileIsRefusedAtOnce) {
+  TempDir dir;
+  const fs::path manifest = dir.path() / "mm_outputs.json";
+  ASSERT_EQ(::mkfifo(manifest.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun fifo = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(fifo.code, kExitUsage);
+  EXPECT_THAT(fifo.err, HasSubstr("outputs manifest '" + manifest.string() +
+                                  "': a FIFO (named pipe), not a regular file"));
+  fs::remove(manifest);
+  fs::create_symlink("/dev/zero", manifest);
+  const CliRun zero = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  EXPECT_EQ(zero.code, kExitUsage);
+  EXPECT_THAT(zero.err, HasSubstr("leads outside the outputs tree"));
+  fs::remove(manifest);
+  testing::WriteBytes(manifest, std::string(100, '[') + std::string(100, ']'));
+  EXPECT_THAT(Judge({"--outputs", "rt=" + dir.path().string()}, dir.path()).err,
+              HasSubstr("JSON nested deeper than 64 levels at byte 64"));
 }
 
 TEST(OutputsArithmeticTest, OneTypeWidensTheNarrowerOnesAndItemsOverride) {

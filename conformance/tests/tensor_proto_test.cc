@@ -129,7 +129,7 @@ TEST(TensorProtoTest, ErrorsNameTheFile) {
   TempDir dir;
   auto missing = LoadTensorFile(dir.path() / "absent.pb");
   ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(missing.status().message(), HasSubstr("absent.pb: no such file"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("absent.pb': no such file"));
 }
 
 TEST(TensorProtoTest, ForeignMessageWithUnknownFieldsIsRefused) {
