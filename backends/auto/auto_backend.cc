@@ -7,12 +7,15 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
+#include "engine/io/names.h"
 #include "engine/machine.h"
 
 namespace mm {
@@ -194,54 +197,90 @@ nlohmann::json AutoTable::ToJson() const {
           {"cells", cells_json}};
 }
 
+namespace {
+
+using TableField = io::JsonField<nlohmann::json>;
+
+StatusOr<Dims> DimsOf(const TableField& field) {
+  MM_ASSIGN_OR_RETURN(std::vector<TableField> elements, field.Elements());
+  Dims dims;
+  for (const TableField& e : elements) {
+    MM_ASSIGN_OR_RETURN(std::int64_t dim, e.Int(0));
+    dims.push_back(dim);
+  }
+  return dims;
+}
+
+StatusOr<AutoIdentity> IdentityOf(const TableField& m) {
+  AutoIdentity id;
+  MM_ASSIGN_OR_RETURN(id.cpu_model, m.StringAt("cpu_model"));
+  MM_ASSIGN_OR_RETURN(id.cpu_features, m.StringAt("cpu_features"));
+  MM_ASSIGN_OR_RETURN(const std::int64_t cpus,
+                      m.IntAt("logical_cpus", 0, std::numeric_limits<int>::max()));
+  id.logical_cpus = static_cast<int>(cpus);
+  MM_ASSIGN_OR_RETURN(id.onednn_max_cpu_isa, m.StringAt("onednn_max_cpu_isa"));
+  MM_ASSIGN_OR_RETURN(id.mm_version, m.StringAt("mm_version"));
+  MM_ASSIGN_OR_RETURN(const TableField backends, m.Member("backends"));
+  MM_ASSIGN_OR_RETURN(const auto members, backends.Members());
+  for (const auto& [name, description] : members) {
+    MM_ASSIGN_OR_RETURN(id.backends[name], description.String());
+  }
+  return id;
+}
+
+StatusOr<AutoCell> CellOf(const TableField& c) {
+  AutoCell cell;
+  MM_ASSIGN_OR_RETURN(const std::string dtype_name, c.StringAt("dtype"));
+  auto dtype = DTypeFromName(dtype_name);
+  if (!dtype.ok()) return c.Error(dtype.status().message());
+  cell.dtype = *dtype;
+  MM_ASSIGN_OR_RETURN(const std::int64_t threads,
+                      c.IntAt("threads", 1, std::numeric_limits<int>::max()));
+  cell.threads = static_cast<int>(threads);
+  MM_ASSIGN_OR_RETURN(const TableField a, c.Member("a"));
+  MM_ASSIGN_OR_RETURN(cell.a_dims, DimsOf(a));
+  MM_ASSIGN_OR_RETURN(const TableField b, c.Member("b"));
+  MM_ASSIGN_OR_RETURN(cell.b_dims, DimsOf(b));
+  MM_ASSIGN_OR_RETURN(const TableField ranking, c.Member("ranking"));
+  MM_ASSIGN_OR_RETURN(cell.ranking, ranking.Strings());
+  MM_ASSIGN_OR_RETURN(const std::optional<TableField> seconds, c.OptionalMember("seconds"));
+  if (seconds) {
+    MM_ASSIGN_OR_RETURN(const std::vector<TableField> times, seconds->Elements());
+    for (const TableField& t : times) {
+      MM_ASSIGN_OR_RETURN(const double v, t.Number());
+      cell.seconds.push_back(v);
+    }
+  }
+  return cell;
+}
+
+}  // namespace
+
 StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
                                    const AutoIdentity& expected) {
   const std::string where(source);
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError(where + ": not valid JSON");
+  MM_ASSIGN_OR_RETURN(const nlohmann::json j, io::ParseJson(text, where));
   auto bad = [&](const std::string& what) { return InvalidArgumentError(where + ": " + what); };
-  if (!j.is_object() || j.value("format", "") != "mm-auto-table 1") {
+  const TableField root(j, where);
+  if (!j.is_object() || !j.contains("format") || j["format"] != "mm-auto-table 1") {
     return bad("not an auto calibration table (\"format\": \"mm-auto-table 1\" missing)");
   }
-  if (!j.contains("machine") || !j["machine"].is_object() || !j.contains("cells") ||
-      !j["cells"].is_array()) {
-    return bad("\"machine\" (object) and \"cells\" (array) are required");
-  }
   AutoTable table;
-  try {
-    const nlohmann::json& m = j["machine"];
-    table.identity.cpu_model = m.at("cpu_model").get<std::string>();
-    table.identity.cpu_features = m.at("cpu_features").get<std::string>();
-    table.identity.logical_cpus = m.at("logical_cpus").get<int>();
-    table.identity.onednn_max_cpu_isa = m.at("onednn_max_cpu_isa").get<std::string>();
-    table.identity.mm_version = m.at("mm_version").get<std::string>();
-    table.identity.backends = m.at("backends").get<std::map<std::string, std::string>>();
-    table.created = j.value("created", "");
-  } catch (const nlohmann::json::exception& e) {
-    return bad(std::string("\"machine\" is malformed: ") + e.what());
+  MM_ASSIGN_OR_RETURN(const TableField machine, root.Member("machine"));
+  MM_ASSIGN_OR_RETURN(table.identity, IdentityOf(machine));
+  MM_ASSIGN_OR_RETURN(const std::optional<TableField> created, root.OptionalMember("created"));
+  if (created) {
+    MM_ASSIGN_OR_RETURN(table.created, created->String());
   }
+  MM_ASSIGN_OR_RETURN(const TableField cells_field, root.Member("cells"));
+  MM_ASSIGN_OR_RETURN(const std::vector<TableField> cells, cells_field.Elements());
   const std::string difference = table.identity.DifferenceFrom(expected);
   if (!difference.empty()) {
     return FailedPreconditionError(where + " was calibrated elsewhere: " + difference);
   }
-  const nlohmann::json& cells = j["cells"];
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const std::string cell_where = "cell " + std::to_string(i);
-    AutoCell cell;
-    try {
-      const nlohmann::json& c = cells[i];
-      auto dtype = DTypeFromName(c.at("dtype").get<std::string>());
-      if (!dtype.ok()) return bad(cell_where + ": " + dtype.status().message());
-      cell.dtype = *dtype;
-      cell.threads = c.at("threads").get<int>();
-      cell.a_dims = c.at("a").get<Dims>();
-      cell.b_dims = c.at("b").get<Dims>();
-      cell.ranking = c.at("ranking").get<std::vector<std::string>>();
-      if (c.contains("seconds")) cell.seconds = c["seconds"].get<std::vector<double>>();
-    } catch (const nlohmann::json::exception& e) {
-      return bad(cell_where + " is malformed: " + e.what());
-    }
-    if (cell.threads < 1) return bad(cell_where + ": threads must be at least 1");
+    MM_ASSIGN_OR_RETURN(AutoCell cell, CellOf(cells[i]));
     if (!PlanMatMul({cell.dtype, cell.a_dims, cell.b_dims}).ok()) {
       return bad(cell_where + ": " + DimsText(cell.a_dims) + " x " + DimsText(cell.b_dims) +
                  " is not a MatMul");
@@ -249,7 +288,8 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
     if (cell.ranking.empty()) return bad(cell_where + ": empty ranking");
     for (const std::string& name : cell.ranking) {
       if (!expected.backends.count(name)) {
-        return bad(cell_where + ": ranks " + name + ", which is not a candidate backend");
+        return bad(cell_where + ": ranks " + io::Printable(name) +
+                   ", which is not a candidate backend");
       }
     }
     if (!cell.seconds.empty() && cell.seconds.size() != cell.ranking.size()) {
@@ -367,23 +407,21 @@ StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& ca
         "built-in defaults (no table location: MM_AUTO_TABLE, XDG_CACHE_HOME "
         "and HOME are unset)";
   } else {
-    std::ifstream in(options.table_path, std::ios::binary);
-    if (!in) {
+    auto text = io::ReadInputFile(options.table_path, io::kCalibrationTableFile);
+    auto table = text.ok()
+                     ? ParseAutoTable(*text, options.table_path, CurrentAutoIdentity(candidates))
+                     : StatusOr<AutoTable>(text.status());
+    if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
       backend->table_note_ = "built-in defaults (no calibration table at " + options.table_path +
                              "; make one with mm-bench --mm_calibrate=" + options.table_path + ")";
+    } else if (!table.ok()) {
+      backend->table_note_ =
+          "built-in defaults (calibration table refused: " + table.status().message() + ")";
     } else {
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto table = ParseAutoTable(text.str(), options.table_path, CurrentAutoIdentity(candidates));
-      if (!table.ok()) {
-        backend->table_note_ =
-            "built-in defaults (calibration table refused: " + table.status().message() + ")";
-      } else {
-        backend->table_note_ = "calibration table " + options.table_path + " (" +
-                               std::to_string(table->cells.size()) + " cells, created " +
-                               table->created + ")";
-        backend->table_ = std::move(table).value();
-      }
+      backend->table_note_ = "calibration table " + options.table_path + " (" +
+                             std::to_string(table->cells.size()) + " cells, created " +
+                             table->created + ")";
+      backend->table_ = std::move(table).value();
     }
   }
   return std::unique_ptr<Backend>(std::move(backend));

@@ -7,8 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -186,6 +188,29 @@ std::string UnknownBackendRanked() {
   j["cells"][0]["ranking"][0] = "mkl";
   return j.dump();
 }
+// A number where a string belongs used to throw nlohmann's type_error out of mm-conformance,
+// mm-fuzz and mm-bench.
+std::string NumberForAString() {
+  auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  j["cells"][0]["ranking"][1] = 7;
+  return j.dump();
+}
+std::string MachineFieldMistyped() {
+  auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  j["machine"]["cpu_model"] = 7;
+  return j.dump();
+}
+std::string FormatMistyped() {
+  auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  j["format"] = 1;
+  return j.dump();
+}
+std::string NegativeDim() {
+  auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  j["cells"][0]["a"][0] = -64;
+  return j.dump();
+}
+std::string DeeplyNested() { return std::string(100000, '[') + std::string(100000, ']'); }
 std::string BadShape() {
   auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
   j["cells"][0]["b"] = {65, 64};
@@ -202,6 +227,14 @@ TEST(AutoBackendTest, ATableFromElsewhereOrMalformedIsRefusedSayingWhy) {
       {"an empty ranking", EmptyRanking, "empty ranking"},
       {"a backend auto does not have", UnknownBackendRanked, "mkl"},
       {"a cell that is not a MatMul", BadShape, "is not a MatMul"},
+      {"a number for a backend name", NumberForAString,
+       "cells[0].ranking[1]: expected a string, found a number"},
+      {"a number for the CPU model", MachineFieldMistyped,
+       "machine.cpu_model: expected a string, found a number"},
+      {"a number for the format", FormatMistyped, "not an auto calibration table"},
+      {"a negative dim", NegativeDim,
+       "cells[0].a[0]: expected an integer in [0, 9223372036854775807], found -64"},
+      {"nesting 100000 deep", DeeplyNested, "JSON nested deeper than 64 levels at byte 64"},
   };
   TempDir dir;
   for (const Refused& r : kRefused) {
@@ -214,6 +247,29 @@ TEST(AutoBackendTest, ATableFromElsewhereOrMalformedIsRefusedSayingWhy) {
     EXPECT_THAT(backend->RunsOn(), HasSubstr("built-in defaults (calibration table refused"));
     EXPECT_THAT(backend->RunsOn(), HasSubstr(r.message));
     EXPECT_EQ(backend->Choose(kFloat64Cube, 1)->source, "built-in defaults");
+  }
+}
+
+// The table is read by the rule for every file: a FIFO, a device or a directory is refused at
+// once (a FIFO used to block auto's creation for ever, /dev/zero to read until memory ran out).
+TEST(AutoBackendTest, ATableThatIsNotARegularFileIsRefusedAtOnce) {
+  TempDir dir;
+  const std::string fifo = (dir.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+           {fifo, "a FIFO (named pipe), not a regular file"},
+           {"/dev/zero", "a character device, not a regular file"},
+           {dir.path().string(), "a directory, not a regular file"}}) {
+    SCOPED_TRACE(path);
+    AutoOptions options;
+    options.table_path = path;
+    const auto start = std::chrono::steady_clock::now();
+    auto backend = MakeAuto(options);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_FALSE(backend->UsesTable());
+    EXPECT_THAT(backend->RunsOn(),
+                HasSubstr("built-in defaults (calibration table refused: calibration table '" +
+                          path + "': " + what));
   }
 }
 

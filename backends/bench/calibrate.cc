@@ -26,6 +26,8 @@
 #include "backends/auto/auto_backend.h"
 #include "backends/backend_list.h"
 #include "conformance/report/output_file.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
 
 extern char** environ;
 
@@ -452,21 +454,24 @@ int Calibrate(const std::string& path, ShapeSet set) {
     const std::string part = path + ".part" + std::to_string(threads);
     const std::optional<int> status = RunPart(self, threads, part, set);
     if (g_signal != 0) return interrupted();
-    std::ifstream in(part);
-    if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || !in) {
+    auto text = io::ReadInputFile(part, io::kCalibrationTableFile);
+    if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || !text.ok()) {
       std::cerr << "mm-bench: calibration at " << threads << " thread(s) failed ("
-                << (status.has_value() ? Ending(*status) : "not started") << ")\n";
+                << (status.has_value() ? Ending(*status) : "not started")
+                << (text.ok() ? "" : "; " + text.status().message()) << ")\n";
       remove_parts();
       return 1;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    in.close();
     remove_parts();
     // The part is parsed as a table of this identity, so a cell the parser would refuse is found
     // here rather than when auto loads the file.
+    auto cells = io::ParseJson(*text, io::InputName(part, io::kCalibrationTableFile));
+    if (!cells.ok()) {
+      std::cerr << "mm-bench: " << cells.status().message() << "\n";
+      return 1;
+    }
     nlohmann::json wrapped = table.ToJson();
-    wrapped["cells"] = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    wrapped["cells"] = std::move(cells).value();
     auto parsed = ParseAutoTable(wrapped.dump(), part, table.identity);
     if (!parsed.ok()) {
       std::cerr << "mm-bench: " << parsed.status().message() << "\n";
