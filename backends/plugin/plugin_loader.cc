@@ -21,6 +21,7 @@
 #include <set>
 
 #include "engine/backend.h"
+#include "engine/io/names.h"
 #include "engine/matmul_plan.h"
 #include "engine/process/process.h"
 #include "mm/mm_backend_plugin.h"
@@ -30,7 +31,6 @@ namespace {
 
 // Size of every text buffer handed to a plugin (the header promises at least 256).
 constexpr std::size_t kTextCapacity = 1024;
-constexpr std::size_t kMaxNameLength = 64;
 
 // Text from a plugin as mm can print and store it: valid UTF-8 sequences kept (strictly: no
 // overlong forms, surrogates or code points above U+10FFFF, as JSON writers demand), control
@@ -583,24 +583,7 @@ Status Probe(Library& library) {
              : OkStatus();
 }
 
-Status CheckName(const std::string& name) {
-  if (name.empty()) return InvalidArgumentError("the backend name is empty");
-  if (name.size() > kMaxNameLength) {
-    return InvalidArgumentError("the backend name '" + name.substr(0, kMaxNameLength) +
-                                "...' is longer than 64 characters");
-  }
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
-    if (!ok) {
-      std::string shown;
-      for (char s : name) shown += (s >= 0x20 && s < 0x7f) ? s : '?';
-      return InvalidArgumentError("the backend name '" + shown +
-                                  "' has a character outside [A-Za-z0-9_-]");
-    }
-  }
-  return OkStatus();
-}
+Status CheckName(const std::string& name) { return io::CheckName(name, "the backend name"); }
 
 // ---- Loading in a child process: what it sends back ---------------------------------------------
 // The child sends records: a tag byte and a netstring ("5:hello"). kEnteringArithmetic comes

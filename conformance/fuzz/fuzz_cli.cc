@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include "conformance/auto_expectations.h"
 #include "conformance/fuzz/fair.h"
 #include "conformance/fuzz/fuzz_merge.h"
+#include "conformance/fuzz/fuzz_report_reader.h"
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/loader/node_test_writer.h"
 #include "conformance/report/output_file.h"
@@ -81,6 +83,25 @@ struct CliOptions {
 
 std::string Join(const std::vector<std::string>& items) { return cli::Joined(items); }
 
+// A validator for an integer option of type T (>= 0): decimal digits only, no sign, within T's
+// range; the value is rewritten in canonical decimal so CLI11's conversion reads the same number.
+template <class T>
+CLI::Validator DecimalInteger() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        T x = 0;
+        const char* end = v.data() + v.size();
+        const auto [ptr, ec] = std::from_chars(v.data(), end, x);
+        if (v.empty() || v[0] == '-' || ec != std::errc() || ptr != end || x < 0) {
+          return "'" + v + "' is not an integer from 0 to " +
+                 std::to_string(std::numeric_limits<T>::max());
+        }
+        v = std::to_string(x);
+        return "";
+      },
+      "");
+}
+
 // The per-problem records a report keeps (FuzzOptions::max_error_records); a shard keeps all of
 // them, so that merged percentiles come from every record.
 const std::int64_t kErrorRecordLimit = FuzzOptions{}.max_error_records;
@@ -102,24 +123,22 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
         return d.ok() ? "" : d.status().message();
       },
       "");
-  const auto positive = CLI::Validator(
-      [](std::string& v) -> std::string {
-        std::int64_t x = 0;
-        std::istringstream in(v);
-        if (!(in >> x) || !in.eof() || x < 0) return "'" + v + "' is not an integer >= 0";
-        return "";
-      },
-      "");
+  // Decimal digits only, in range, rewritten in canonical form: CLI11 converts with strtoull's
+  // base 0, which reads "010" as 8, wraps "-1" and saturates what overflows, so two different
+  // seeds would name one campaign.
+  const auto positive = DecimalInteger<std::int64_t>();
+  const auto seed_check = DecimalInteger<std::uint64_t>();
 
   auto add_problem_options = [&](CLI::App& a) {
     a.option_defaults()->group("Problems");
     a.add_option("--seed", o.fuzz.seed,
                  "random seed; the same seed gives the same problems on "
                  "any machine (default 1)")
-        ->option_text("S");
+        ->option_text("S")
+        ->transform(seed_check);
     a.add_option("--first", o.fuzz.first, "index of the first problem (default 0)")
         ->option_text("I")
-        ->check(positive);
+        ->transform(positive);
     a.add_option_function<std::vector<std::string>>(
          "--dtype",
          [&o](const std::vector<std::string>& names) {
@@ -132,7 +151,7 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
     a.add_option("--max-elements", o.fuzz.generator.max_elements,
                  "largest element count of A, B and Y (default 16384)")
         ->option_text("N")
-        ->check(positive);
+        ->transform(positive);
   };
 
   add_problem_options(*app);
@@ -140,7 +159,7 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                   "number of problems (default 1000; with --time, at "
                   "most this many)")
       ->option_text("N")
-      ->check(positive);
+      ->transform(positive);
   app->add_option("--time", o.fuzz.seconds, "time budget in seconds, shrinking included")
       ->option_text("SECONDS")
       ->check(cli::FiniteNonNegative());
@@ -205,7 +224,7 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
   app->add_option("--max-findings", o.fuzz.max_findings,
                   "shrink and report at most N failures; later ones are counted (default 20)")
       ->option_text("N")
-      ->check(positive);
+      ->transform(positive);
   app->add_option("--export-dir", o.fuzz.export_dir,
                   "write each minimal failing problem there as an ONNX node test")
       ->option_text("DIR")
@@ -250,7 +269,7 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                      "are");
   generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
       ->option_text("N")
-      ->check(positive);
+      ->transform(positive);
   generate->add_flag("--keep-unfair", o.keep_unfair,
                      "also write problems a correct implementation may fail under ONNX's "
                      "tolerance (overflow, order-dependent NaN/inf, a K-aware bound beyond it): "
@@ -642,17 +661,12 @@ int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
 int Merge(const CliOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<ShardReport> shards;
   for (const std::string& path : o.merge_inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      err << "mm-fuzz merge: cannot read '" << path << "'\n";
+    auto shard = ReadFuzzReport(path);
+    if (!shard.ok()) {
+      err << "mm-fuzz merge: " << shard.status().message() << "\n";
       return kExitUsage;
     }
-    ordered_json j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-      err << "mm-fuzz merge: " << path << ": not JSON\n";
-      return kExitUsage;
-    }
-    shards.push_back({path, std::move(j)});
+    shards.push_back(std::move(shard).value());
   }
   auto merged = MergeFuzzReports(shards);
   if (!merged.ok()) {
@@ -712,6 +726,14 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   if (o.version) {
     out << "mm-fuzz " << MM_VERSION << "\n";
     return kExitClean;
+  }
+  // The last problem's index, first + cases - 1, must be an index too: a replay line names it.
+  const std::int64_t cases = generate->parsed() ? o.generate_cases : o.fuzz.cases;
+  if (cases > 0 && o.fuzz.first > std::numeric_limits<std::int64_t>::max() - (cases - 1)) {
+    err << "mm-fuzz: --first " << o.fuzz.first << " with --cases " << cases
+        << ": the last problem's index would be past " << std::numeric_limits<std::int64_t>::max()
+        << "\nTry 'mm-fuzz --help'.\n";
+    return kExitUsage;
   }
   if (generate->parsed()) return Generate(o, out, err);
   if (export_builtin->parsed()) return ExportBuiltin(o, out, err);

@@ -92,6 +92,42 @@ TEST(FuzzCliTest, HelpAndUsageErrors) {
   }
 }
 
+// A seed or index names a campaign and a replay line: one that would wrap, saturate or be read in
+// another base (strtoull read "-1" as 2^64 - 1 and "010" as 8) is a usage error, never another
+// number.
+TEST(FuzzCliTest, SeedsAndIndicesOutOfRangeAreUsageErrorsNeverWrapped) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--seed", "-1"},
+                                             {"--seed", "18446744073709551616"},
+                                             {"--seed", "0x10"},
+                                             {"--seed", "+5"},
+                                             {"--seed", "1e3"},
+                                             {"--first", "-1"},
+                                             {"--first", "9223372036854775808"},
+                                             {"--cases", "99999999999999999999"},
+                                             {"--max-elements", "-1"},
+                                             {"generate", "--out", "x", "--first", "-2"}}) {
+    const CliRun r = Fuzz(args);
+    EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
+    EXPECT_THAT(r.err, HasSubstr("is not an integer from 0 to")) << ::testing::PrintToString(args);
+  }
+  const CliRun past = Fuzz({"--first", "9223372036854775807", "--cases", "2"});
+  EXPECT_EQ(past.code, kExitUsage);
+  EXPECT_THAT(past.err, HasSubstr("--first 9223372036854775807 with --cases 2: the last "
+                                  "problem's index would be past 9223372036854775807"));
+  // A leading zero is decimal, as everywhere else in mm; the largest seed is a seed.
+  TempDir dir;
+  const fs::path json = dir.path() / "r.json";
+  for (const auto& [given, seed] : std::vector<std::pair<std::string, std::uint64_t>>{
+           {"010", 10}, {"18446744073709551615", 18446744073709551615u}}) {
+    const CliRun r = Fuzz({"--seed", given, "--cases", "1", "--dtype", "int32", "--backend",
+                           "reference", "--quiet", "--json", json.string()});
+    ASSERT_EQ(r.code, kExitClean) << r.err;
+    std::ifstream in(json);
+    EXPECT_EQ(nlohmann::json::parse(in).at("options").at("seed").get<std::uint64_t>(), seed);
+  }
+}
+
 TEST(FuzzCliTest, CleanRunExitsZeroAndWritesStatistics) {
   TempDir dir;
   const fs::path json = dir.path() / "fuzz.json";

@@ -5,14 +5,18 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzz_cli.h"
+#include "conformance/fuzz/fuzz_report_reader.h"
 #include "conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
@@ -141,7 +145,7 @@ TEST_F(FuzzMergeTest, RefusesMissingRepeatedAndForeignShards) {
            {{"s1.json", "s2.json", "s2.json", "s3.json"}, "shard 2/3 is given twice"},
            {{"s1.json", "s2.json", "other.json"}, "not from the same campaign"},
            {{"s1.json", "unsharded.json"}, "not a shard's report"},
-           {{"s1.json", "absent.json"}, "cannot read"}}) {
+           {{"s1.json", "absent.json"}, "absent.json': no such file"}}) {
     std::vector<std::string> merge = {"merge"};
     for (const auto& name : r.reports) merge.push_back(Path(name));
     std::string out, err;
@@ -228,6 +232,74 @@ TEST_F(FuzzMergeTrustTest, AProblemIndexOutsideTheShardIsRefused) {
   std::string err;
   EXPECT_EQ(Merge(&err), kExitUsage);
   EXPECT_THAT(err, HasSubstr("\"problems\" names problem 1, which is not one of shard 1/2's"));
+}
+
+// A merge input is read by the rule for every file and checked field by field before the merge
+// uses it: a FIFO, a directory, a deeply nested file, a negative limit, a record of a backend the
+// report does not have or a shard index past its count is a usage error naming the file and the
+// field (these used to block, or end mm-fuzz with SIGABRT or SIGSEGV).
+TEST_F(FuzzMergeTest, HostileInputsAreUsageErrorsNamingTheFieldAtOnce) {
+  const std::vector<std::string> campaign = {
+      "--seed", "4", "--cases", "12", "--quiet", "--dtype", "float32", "--backend", "reference"};
+  for (int i = 1; i <= 2; ++i) {
+    std::vector<std::string> args = campaign;
+    args.insert(args.end(), {"--shard", std::to_string(i) + "/2", "--json",
+                             Path("s" + std::to_string(i) + ".json")});
+    ASSERT_EQ(Fuzz(args, BuiltinBackends()), kExitClean);
+  }
+  const ordered_json good = Read(Path("s1.json"));
+  ASSERT_FALSE(good.at("problems").empty());
+  auto edited = [&](const std::string& name, const std::function<void(ordered_json&)>& edit) {
+    ordered_json j = good;
+    edit(j);
+    std::ofstream(Path(name)) << j.dump();
+    return name;
+  };
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  std::ofstream(Path("deep.json")) << std::string(100000, '{') << std::string(100000, '}');
+  struct Hostile {
+    std::string file;
+    std::string message;
+  };
+  const std::vector<Hostile> rows = {
+      {"fifo", "mm-fuzz report '" + Path("fifo") + "': a FIFO (named pipe), not a regular file"},
+      {".", "': a directory, not a regular file"},
+      {"deep.json", "deep.json: JSON nested deeper than 64 levels at byte 64"},
+      {edited("limit.json", [](ordered_json& j) { j["problems_limit"] = -1; }),
+       "limit.json: problems_limit: expected an integer in [0, 9223372036854775807], found -1"},
+      {edited("backend.json", [](ordered_json& j) { j["problems"][0]["backend"] = "nonesuch"; }),
+       "backend.json: problems[0].backend: 'nonesuch' is not one of the report's backends"},
+      {edited("dtype.json", [](ordered_json& j) { j["problems"][0]["dtype"] = "int8"; }),
+       "dtype.json: problems[0].dtype: 'int8' is not a dtype"},
+      {edited("version.json", [](ordered_json& j) { j["version"] = 7; }),
+       "version.json: version: expected a string, found a number"},
+      {edited("shard.json", [](ordered_json& j) { j["shard"]["index"] = 3; }),
+       "shard.json: shard.index: expected an integer in [1, 2], found 3"},
+      {edited("count.json", [](ordered_json& j) { j["stats"]["failures"] = "none"; }),
+       "count.json: stats.failures: expected an integer in [0, 9223372036854775807], found a "
+       "string"},
+  };
+  for (const Hostile& h : rows) {
+    SCOPED_TRACE(h.file);
+    std::string err;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(Fuzz({"merge", Path(h.file), Path("s2.json")}, BuiltinBackends(), nullptr, &err),
+              kExitUsage);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_THAT(err, HasSubstr(h.message));
+  }
+  // The two good shards still merge.
+  EXPECT_EQ(Fuzz({"merge", Path("s1.json"), Path("s2.json")}, BuiltinBackends()), kExitClean);
+}
+
+// The text-level parser, on its own (the libFuzzer target's entry).
+TEST(ParseFuzzReportTest, RefusesWhatIsNotAnMmFuzzReportWithoutThrowing) {
+  EXPECT_EQ(ParseFuzzReport("", "r").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(ParseFuzzReport("[]", "r").status().message(), HasSubstr("r: not an mm-fuzz report"));
+  EXPECT_THAT(ParseFuzzReport(R"({"tool": "mm-fuzz", "version": "1"})", "r").status().message(),
+              HasSubstr("r: options: missing"));
+  EXPECT_THAT(ParseFuzzReport(R"({"tool": 3})", "r").status().message(),
+              HasSubstr("not an mm-fuzz report"));
 }
 
 }  // namespace
