@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "conformance/outputs_backend.h"
@@ -23,14 +25,219 @@ using nlohmann::json;
 // One result of a report is a few hundred bytes; a longer one is not a result mm wrote.
 constexpr std::size_t kMaxResultBytes = 16 << 20;
 
-// Runs `body`, turning nlohmann's exceptions into INVALID_ARGUMENT with `what` as context.
+using Field = io::JsonField<json>;
+
+// Member `key` of `parent` as a string, or `fallback` when absent (an older report).
+StatusOr<std::string> OptionalString(const Field& parent, std::string_view key,
+                                     std::string fallback = {}) {
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> f, parent.OptionalMember(key));
+  if (!f) return fallback;
+  return f->String();
+}
+
+StatusOr<int> IntAt(const Field& parent, std::string_view key) {
+  MM_ASSIGN_OR_RETURN(const std::int64_t v, parent.IntAt(key, std::numeric_limits<int>::min(),
+                                                         std::numeric_limits<int>::max()));
+  return static_cast<int>(v);
+}
+
+StatusOr<double> DoubleAt(const Field& parent, std::string_view key) {
+  MM_ASSIGN_OR_RETURN(const Field f, parent.Member(key));
+  auto v = DoubleFromJson(f.json());
+  if (!v.ok()) return f.Error(v.status().message());
+  return v;
+}
+
+// Each element of array `key`, read by `read`.
 template <class F>
-Status Guarded(const std::string& what, F&& body) {
-  try {
-    return body();
-  } catch (const json::exception& e) {
-    return InvalidArgumentError(what + ": " + e.what());
+Status EachOf(const Field& parent, std::string_view key, F&& read) {
+  MM_ASSIGN_OR_RETURN(const Field list, parent.Member(key));
+  MM_ASSIGN_OR_RETURN(const std::vector<Field> elements, list.Elements());
+  for (const Field& e : elements) MM_RETURN_IF_ERROR(read(e));
+  return OkStatus();
+}
+
+Status ReadHeader(const Field& r, Report& report) {
+  MM_ASSIGN_OR_RETURN(report.version, r.StringAt("version"));
+  MM_ASSIGN_OR_RETURN(const Field tolerance, r.Member("tolerance"));
+  MM_ASSIGN_OR_RETURN(report.tolerance.rtol, DoubleAt(tolerance, "rtol"));
+  MM_ASSIGN_OR_RETURN(report.tolerance.atol, DoubleAt(tolerance, "atol"));
+  // Reports from before the rule was recorded were judged by ONNX's tolerance.
+  MM_ASSIGN_OR_RETURN(const std::string rule, OptionalString(tolerance, "rule", "onnx"));
+  if (rule != "onnx" && rule != "bound") {
+    return tolerance.Error("rule '" + rule + "' is neither 'onnx' nor 'bound'");
   }
+  report.rule = rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
+  MM_ASSIGN_OR_RETURN(report.strict, r.BoolAt("strict"));
+  MM_ASSIGN_OR_RETURN(report.require_official, r.BoolAt("require_official"));
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> shard, r.OptionalMember("shard"));
+  if (shard) {
+    MM_ASSIGN_OR_RETURN(report.shard.index, IntAt(*shard, "index"));
+    MM_ASSIGN_OR_RETURN(report.shard.count, IntAt(*shard, "count"));
+  }
+  MM_ASSIGN_OR_RETURN(const Field backends, r.Member("backends"));
+  MM_ASSIGN_OR_RETURN(report.backends, backends.Strings());
+  // What the first shard's machine and backends were: shards of a CI matrix may run on
+  // different machines, and the merged report says what its first shard saw.
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> runs_on, r.OptionalMember("runs_on"));
+  if (runs_on) {
+    for (const std::string& name : report.backends) {
+      MM_ASSIGN_OR_RETURN(std::string text, OptionalString(*runs_on, name));
+      report.backend_info.push_back({name, {}, std::move(text)});
+    }
+  }
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> unavailable,
+                      r.OptionalMember("unavailable_backends"));
+  if (unavailable) {
+    MM_ASSIGN_OR_RETURN(const auto members, unavailable->Members());
+    for (const auto& [name, why] : members) {
+      MM_ASSIGN_OR_RETURN(std::string text, why.String());
+      report.unavailable_backends.emplace_back(name, std::move(text));
+    }
+  }
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> machine, r.OptionalMember("machine"));
+  if (machine) {
+    MachineInfo& m = report.machine;
+    MM_ASSIGN_OR_RETURN(m.cpu_model, OptionalString(*machine, "cpu_model"));
+    MM_ASSIGN_OR_RETURN(const std::optional<Field> cpus, machine->OptionalMember("logical_cpus"));
+    if (cpus) {
+      MM_ASSIGN_OR_RETURN(const std::int64_t n, cpus->Int(0, std::numeric_limits<int>::max()));
+      m.logical_cpus = static_cast<int>(n);
+    }
+    MM_ASSIGN_OR_RETURN(m.cpu_features, OptionalString(*machine, "cpu_features"));
+    MM_ASSIGN_OR_RETURN(m.omp_num_threads, OptionalString(*machine, "omp_num_threads"));
+    MM_ASSIGN_OR_RETURN(m.onednn_max_cpu_isa, OptionalString(*machine, "onednn_max_cpu_isa"));
+    MM_ASSIGN_OR_RETURN(m.os, OptionalString(*machine, "os"));
+    MM_ASSIGN_OR_RETURN(m.compiler, OptionalString(*machine, "compiler"));
+    MM_ASSIGN_OR_RETURN(report.loader_versions, OptionalString(*machine, "loader"));
+  }
+  MM_RETURN_IF_ERROR(EachOf(r, "data_roots", [&](const Field& root) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string path, root.StringAt("path"));
+    MM_ASSIGN_OR_RETURN(std::string origin, root.StringAt("origin"));
+    report.roots.push_back({path, std::move(origin)});
+    return OkStatus();
+  }));
+  MM_ASSIGN_OR_RETURN(report.exit_code, IntAt(r, "exit_code"));
+  return OkStatus();
+}
+
+Status ReadOfficial(const Field& r, Report& report) {
+  MM_ASSIGN_OR_RETURN(const Field official, r.Member("official"));
+  MM_RETURN_IF_ERROR(EachOf(official, "found", [&](const Field& found) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string name, found.StringAt("case"));
+    MM_ASSIGN_OR_RETURN(std::string dir, found.StringAt("dir"));
+    report.official.cases.push_back({name, OfficialStatus::State::kIntact, dir, {}});
+    return OkStatus();
+  }));
+  MM_RETURN_IF_ERROR(EachOf(official, "missing", [&](const Field& missing) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string name, missing.String());
+    report.official.cases.push_back({name, OfficialStatus::State::kMissing, {}, {}});
+    return OkStatus();
+  }));
+  MM_RETURN_IF_ERROR(EachOf(official, "altered", [&](const Field& altered) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string name, altered.StringAt("case"));
+    MM_ASSIGN_OR_RETURN(std::string dir, altered.StringAt("dir"));
+    MM_ASSIGN_OR_RETURN(const Field problems, altered.Member("problems"));
+    MM_ASSIGN_OR_RETURN(std::vector<std::string> list, problems.Strings());
+    report.official.cases.push_back({name, OfficialStatus::State::kAltered, dir, list});
+    return OkStatus();
+  }));
+  std::sort(report.official.cases.begin(), report.official.cases.end(),
+            [](const OfficialStatus& a, const OfficialStatus& b) { return a.name < b.name; });
+  return OkStatus();
+}
+
+Status ReadRunState(const Field& r, Report& report) {
+  MM_RETURN_IF_ERROR(EachOf(r, "skipped", [&](const Field& s) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string name, s.StringAt("case"));
+    MM_ASSIGN_OR_RETURN(std::string dir, s.StringAt("dir"));
+    MM_ASSIGN_OR_RETURN(std::string reason, s.StringAt("reason"));
+    report.skipped.push_back({name, dir, reason});
+    return OkStatus();
+  }));
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> e, r.OptionalMember("expectations"));
+  if (e) {
+    Expectations expectations;
+    MM_ASSIGN_OR_RETURN(expectations.source, e->StringAt("file"));
+    MM_RETURN_IF_ERROR(EachOf(*e, "entries", [&](const Field& entry) -> Status {
+      Expectation x;
+      MM_ASSIGN_OR_RETURN(x.case_pattern, entry.StringAt("case"));
+      MM_ASSIGN_OR_RETURN(x.backend_pattern, entry.StringAt("backend"));
+      MM_ASSIGN_OR_RETURN(const std::string kind, entry.StringAt("expect"));
+      x.kind = kind == "SKIP" ? Expectation::Kind::kSkip : Expectation::Kind::kXFail;
+      MM_ASSIGN_OR_RETURN(x.reason, entry.StringAt("reason"));
+      MM_ASSIGN_OR_RETURN(x.link, entry.StringAt("link"));
+      MM_ASSIGN_OR_RETURN(x.matched, entry.IntAt("matched"));
+      expectations.entries.push_back(std::move(x));
+      return OkStatus();
+    }));
+    report.expectations = std::move(expectations);
+  }
+  const auto selection_of = [](const Field& sel, Selection& out) -> Status {
+    MM_ASSIGN_OR_RETURN(out.cases, sel.IntAt("cases"));
+    MM_ASSIGN_OR_RETURN(out.results, sel.IntAt("results"));
+    MM_ASSIGN_OR_RETURN(out.fingerprint, sel.StringAt("fingerprint"));
+    return OkStatus();
+  };
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> sel, r.OptionalMember("selection"));
+  if (sel) {
+    MM_RETURN_IF_ERROR(selection_of(*sel, report.selection));
+    MM_ASSIGN_OR_RETURN(const std::optional<Field> run, sel->OptionalMember("run"));
+    if (run) MM_RETURN_IF_ERROR(selection_of(*run, report.run_selection));
+  }
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> resumed, r.OptionalMember("resumed"));
+  if (resumed) {
+    Resumption resumption;
+    MM_ASSIGN_OR_RETURN(const Field files, resumed->Member("files"));
+    MM_ASSIGN_OR_RETURN(resumption.files, files.Strings());
+    MM_ASSIGN_OR_RETURN(resumption.taken, resumed->IntAt("taken"));
+    MM_ASSIGN_OR_RETURN(resumption.rerun, resumed->IntAt("rerun_inconsistent"));
+    report.resumed = std::move(resumption);
+  }
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> i, r.OptionalMember("interrupted"));
+  if (i) {
+    Interruption interruption;
+    MM_ASSIGN_OR_RETURN(interruption.signal, IntAt(*i, "signal_number"));
+    MM_ASSIGN_OR_RETURN(interruption.results, i->IntAt("results"));
+    MM_ASSIGN_OR_RETURN(interruption.expected, i->IntAt("of"));
+    MM_ASSIGN_OR_RETURN(const Field not_run, i->Member("cases_not_run"));
+    MM_ASSIGN_OR_RETURN(interruption.not_run, not_run.Strings());
+    MM_ASSIGN_OR_RETURN(const Field incomplete, i->Member("cases_incomplete"));
+    MM_ASSIGN_OR_RETURN(interruption.incomplete, incomplete.Strings());
+    report.interrupted = std::move(interruption);
+  }
+  return EachOf(r, "shadowed", [&](const Field& s) -> Status {
+    MM_ASSIGN_OR_RETURN(std::string name, s.StringAt("case"));
+    MM_ASSIGN_OR_RETURN(std::string dir, s.StringAt("dir"));
+    MM_ASSIGN_OR_RETURN(std::string winner, s.StringAt("winner"));
+    report.shadowed.push_back({name, dir, winner});
+    return OkStatus();
+  });
+}
+
+// The report in `j`, every field typed; errors name `name`, the field and what was expected.
+StatusOr<Report> ReportFromParsed(const json& j, std::string_view name) {
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgumentError(std::string(name) +
+                                ": not a JSON report (unparsable or not an object)");
+  }
+  if (!j.contains("tool") || j["tool"] != "mm-conformance") {
+    return InvalidArgumentError(std::string(name) +
+                                ": not an mm-conformance report (\"tool\" is not mm-conformance)");
+  }
+  const Field r(j, std::string(name));
+  Report report;
+  MM_RETURN_IF_ERROR(ReadHeader(r, report));
+  MM_ASSIGN_OR_RETURN(const Field results, r.Member("results"));
+  MM_ASSIGN_OR_RETURN(const std::vector<Field> list, results.Elements());
+  for (const Field& e : list) {
+    auto result = ResultFromJson(e.json());
+    if (!result.ok()) return result.status().WithContext(e.Where());
+    report.results.push_back(std::move(result).value());
+  }
+  MM_RETURN_IF_ERROR(ReadOfficial(r, report));
+  MM_RETURN_IF_ERROR(ReadRunState(r, report));
+  return report;
 }
 
 // "shard.json (shard 2/3)", or "report 2 (shard 2/3)" without names.
@@ -105,143 +312,9 @@ Status CheckSelections(const std::vector<Report>& shards, const std::vector<std:
 
 }  // namespace
 
-StatusOr<Report> ReportFromParsed(const json& j) {
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError("not a JSON report (unparsable or not an object)");
-  }
-  Report report;
-  Status status = Guarded("report", [&]() -> Status {
-    if (j.value("tool", "") != "mm-conformance") {
-      return InvalidArgumentError("not an mm-conformance report (\"tool\" is not mm-conformance)");
-    }
-    report.version = j.at("version").get<std::string>();
-    MM_ASSIGN_OR_RETURN(report.tolerance.rtol, DoubleFromJson(j.at("tolerance").at("rtol")));
-    MM_ASSIGN_OR_RETURN(report.tolerance.atol, DoubleFromJson(j.at("tolerance").at("atol")));
-    // Reports from before the rule was recorded were judged by ONNX's tolerance.
-    const std::string rule = j.at("tolerance").value("rule", "onnx");
-    if (rule != "onnx" && rule != "bound") {
-      return InvalidArgumentError("key \"tolerance\".\"rule\": '" + rule +
-                                  "' is neither 'onnx' nor 'bound'");
-    }
-    report.rule = rule == "bound" ? ToleranceRule::kBound : ToleranceRule::kOnnx;
-    report.strict = j.at("strict").get<bool>();
-    report.require_official = j.at("require_official").get<bool>();
-    if (j.contains("shard")) {
-      report.shard = {j.at("shard").at("index").get<int>(), j.at("shard").at("count").get<int>()};
-    }
-    report.backends = j.at("backends").get<std::vector<std::string>>();
-    // What the first shard's machine and backends were: shards of a CI matrix may run on
-    // different machines, and the merged report says what its first shard saw.
-    if (j.contains("runs_on")) {
-      for (const std::string& name : report.backends) {
-        report.backend_info.push_back({name, {}, j.at("runs_on").value(name, std::string())});
-      }
-    }
-    if (j.contains("unavailable_backends")) {
-      for (const auto& [name, why] : j.at("unavailable_backends").items()) {
-        report.unavailable_backends.emplace_back(name, why.get<std::string>());
-      }
-    }
-    if (j.contains("machine")) {
-      const json& m = j.at("machine");
-      report.machine.cpu_model = m.value("cpu_model", "");
-      report.machine.logical_cpus = m.value("logical_cpus", 0);
-      report.machine.cpu_features = m.value("cpu_features", "");
-      report.machine.omp_num_threads = m.value("omp_num_threads", "");
-      report.machine.onednn_max_cpu_isa = m.value("onednn_max_cpu_isa", "");
-      report.machine.os = m.value("os", "");
-      report.machine.compiler = m.value("compiler", "");
-      report.loader_versions = m.value("loader", "");
-    }
-    for (const json& root : j.at("data_roots")) {
-      report.roots.push_back(
-          {root.at("path").get<std::string>(), root.at("origin").get<std::string>()});
-    }
-    report.exit_code = j.at("exit_code").get<int>();
-    const json& results = j.at("results");
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      auto result = ResultFromJson(results[i]);
-      if (!result.ok()) return result.status().WithContext("results[" + std::to_string(i) + "]");
-      report.results.push_back(std::move(result).value());
-    }
-    const json& official = j.at("official");
-    for (const json& found : official.at("found")) {
-      report.official.cases.push_back({found.at("case").get<std::string>(),
-                                       OfficialStatus::State::kIntact,
-                                       found.at("dir").get<std::string>(),
-                                       {}});
-    }
-    for (const json& missing : official.at("missing")) {
-      report.official.cases.push_back(
-          {missing.get<std::string>(), OfficialStatus::State::kMissing, {}, {}});
-    }
-    for (const json& altered : official.at("altered")) {
-      report.official.cases.push_back({altered.at("case").get<std::string>(),
-                                       OfficialStatus::State::kAltered,
-                                       altered.at("dir").get<std::string>(),
-                                       altered.at("problems").get<std::vector<std::string>>()});
-    }
-    std::sort(report.official.cases.begin(), report.official.cases.end(),
-              [](const OfficialStatus& a, const OfficialStatus& b) { return a.name < b.name; });
-    for (const json& s : j.at("skipped")) {
-      report.skipped.push_back({s.at("case").get<std::string>(), s.at("dir").get<std::string>(),
-                                s.at("reason").get<std::string>()});
-    }
-    if (j.contains("expectations")) {
-      const json& e = j.at("expectations");
-      Expectations expectations;
-      expectations.source = e.at("file").get<std::string>();
-      for (const json& entry : e.at("entries")) {
-        Expectation x;
-        x.case_pattern = entry.at("case").get<std::string>();
-        x.backend_pattern = entry.at("backend").get<std::string>();
-        x.kind = entry.at("expect").get<std::string>() == "SKIP" ? Expectation::Kind::kSkip
-                                                                 : Expectation::Kind::kXFail;
-        x.reason = entry.at("reason").get<std::string>();
-        x.link = entry.at("link").get<std::string>();
-        x.matched = entry.at("matched").get<std::int64_t>();
-        expectations.entries.push_back(std::move(x));
-      }
-      report.expectations = std::move(expectations);
-    }
-    if (j.contains("selection")) {
-      const auto selection_of = [](const json& sel) {
-        return Selection{sel.at("cases").get<std::int64_t>(), sel.at("results").get<std::int64_t>(),
-                         sel.at("fingerprint").get<std::string>()};
-      };
-      report.selection = selection_of(j.at("selection"));
-      if (j.at("selection").contains("run")) {
-        report.run_selection = selection_of(j.at("selection").at("run"));
-      }
-    }
-    if (j.contains("resumed")) {
-      const json& r = j.at("resumed");
-      report.resumed = Resumption{r.at("files").get<std::vector<std::string>>(),
-                                  r.at("taken").get<std::int64_t>(),
-                                  r.at("rerun_inconsistent").get<std::int64_t>()};
-    }
-    if (j.contains("interrupted")) {
-      const json& i = j.at("interrupted");
-      report.interrupted = Interruption{
-          i.at("signal_number").get<int>(), i.at("results").get<std::int64_t>(),
-          i.at("of").get<std::int64_t>(), i.at("cases_not_run").get<std::vector<std::string>>(),
-          i.at("cases_incomplete").get<std::vector<std::string>>()};
-    }
-    for (const json& s : j.at("shadowed")) {
-      report.shadowed.push_back({s.at("case").get<std::string>(), s.at("dir").get<std::string>(),
-                                 s.at("winner").get<std::string>()});
-    }
-    return OkStatus();
-  });
-  if (!status.ok()) return status;
-  return report;
-}
-
 StatusOr<Report> ReportFromJson(std::string_view text, std::string_view name) {
   MM_ASSIGN_OR_RETURN(const json j, io::ParseJson(text, name));
-  auto report = ReportFromParsed(j);
-  if (!report.ok()) return report.status().WithContext(name);
-  return report;
+  return ReportFromParsed(j, name);
 }
 
 namespace {
@@ -280,9 +353,7 @@ StatusOr<Report> ReadReportHeader(const std::string& path) {
   } catch (const json::exception& e) {
     return InvalidArgumentError("'" + path + "': not a JSON report: " + e.what());
   }
-  auto report = ReportFromParsed(j);
-  if (!report.ok()) return report.status().WithContext("'" + path + "'");
-  return report;
+  return ReportFromParsed(j, "'" + path + "'");
 }
 
 ResultReader::~ResultReader() {

@@ -380,6 +380,30 @@ TEST(ReportFromJsonTest, RefusesWhatIsNotAReportAndNamesTheBadKey) {
   EXPECT_THAT(read.status().message(), HasSubstr("unknown verdict 'MAYBE'"));
 }
 
+// Every field is typed: a report edited by hand or by an attacker is an error naming the field
+// and what was expected, never an exception, and nesting too deep is refused before parsing.
+TEST(ReportFromJsonTest, AFieldOfTheWrongTypeIsNamedWithWhatWasExpected) {
+  Report report;
+  report.results.push_back({});
+  nlohmann::json j = nlohmann::json::parse(ToJson(report));
+  j["strict"] = "yes";
+  EXPECT_EQ(ReportFromJson(j.dump(), "shard.json").status().message(),
+            "shard.json: strict: expected a boolean, found a string");
+  j = nlohmann::json::parse(ToJson(report));
+  j["official"]["missing"] = {1};
+  EXPECT_EQ(ReportFromJson(j.dump(), "r").status().message(),
+            "r: official.missing[0]: expected a string, found a number");
+  j = nlohmann::json::parse(ToJson(report));
+  j["exit_code"] = 1e300;
+  EXPECT_THAT(ReportFromJson(j.dump(), "r").status().message(),
+              HasSubstr("r: exit_code: expected an integer in ["));
+  EXPECT_EQ(
+      ReportFromJson(std::string(100000, '[') + std::string(100000, ']'), "r").status().message(),
+      "r: JSON nested deeper than 64 levels at byte 64");
+  // What the report wrote reads back.
+  EXPECT_TRUE(ReportFromJson(ToJson(report), "r").ok());
+}
+
 TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
   Result r;
   r.case_name = "test_x";
