@@ -1,0 +1,113 @@
+// The seeds of the parsers' libFuzzer targets (parser_fuzzer.cc), made with mm's own writers:
+// reports written by mm-conformance (whole and as shard 1/2) and mm-fuzz run in this process on
+// the reference backend, a calibration table from AutoTable::ToJson, and an expectations file
+// and an outputs manifest of every kind of entry. Further expectations files given on the command
+// line (the ones the project ships) are copied in.
+// Usage: mm-parser-fuzz-seeds DIR [EXPECTATIONS_FILE...]   (writes DIR/<kind>/...)
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/auto/auto_backend.h"
+#include "backends/reference/reference_backend.h"
+#include "conformance/fuzz/fuzz_cli.h"
+#include "conformance/libfuzzer/parser_fuzz.h"
+#include "conformance/tools/cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace mm;
+
+bool WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+BackendRegistry ReferenceOnly() {
+  BackendRegistry registry;
+  const Status registered =
+      registry.Register("reference", "mm reference", []() -> StatusOr<std::unique_ptr<Backend>> {
+        return std::unique_ptr<Backend>(std::make_unique<ReferenceBackend>());
+      });
+  if (!registered.ok()) std::abort();
+  return registry;
+}
+
+std::string CalibrationTable() {
+  AutoTable table;
+  table.identity = parser_fuzz::FuzzAutoIdentity();
+  table.created = "2026-01-01T00:00:00Z";
+  table.cells.push_back(
+      {DType::kFloat, 1, {64, 64}, {64, 64}, {"eigen", "reference"}, {2e-5, 4e-4}});
+  table.cells.push_back({DType::kInt32, 2, {8, 3, 5}, {5}, {"reference"}, {}});
+  table.cells.push_back({DType::kBFloat16, 2, {2, 1, 4, 8}, {3, 8, 2}, {"eigen"}, {}});
+  return table.ToJson().dump(1);
+}
+
+constexpr char kExpectations[] = R"({"expectations": [
+  {"case": "test_matmul_2d", "backend": "eigen", "expect": "XFAIL", "reason": "seed", "link": "docs"},
+  {"case": "fuzz/double/*+specials", "backend": "bl*", "expect": "SKIP", "reason": "seed",
+   "link": "https://example.org/issue/1"}
+]})";
+
+constexpr char kOutputsManifest[] = R"({"runtime": "seed runtime 1.0", "records": [
+  {"case": "test_matmul_2d", "data_set": "test_data_set_0", "status": "error",
+   "message": "session.run failed: out of memory"},
+  {"case": "test_matmul_bf16", "data_set": "test_data_set_1", "status": "unsupported",
+   "message": "no bfloat16 MatMul kernel"}
+]})";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: mm-parser-fuzz-seeds DIR [EXPECTATIONS_FILE...]\n";
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  for (std::string_view kind : parser_fuzz::kKinds) fs::create_directories(dir / kind);
+  bool ok = WriteText(dir / "expectations" / "seed.json", kExpectations) &&
+            WriteText(dir / "outputs_manifest" / "seed.json", kOutputsManifest) &&
+            WriteText(dir / "calibration_table" / "seed.json", CalibrationTable());
+  for (int i = 2; i < argc; ++i) {
+    std::error_code ec;
+    fs::copy_file(argv[i], dir / "expectations" / ("shipped_" + std::to_string(i) + ".json"),
+                  fs::copy_options::overwrite_existing, ec);
+    ok &= !ec;
+  }
+  const BackendRegistry registry = ReferenceOnly();
+  for (const std::string shard : {"1/1", "1/2"}) {
+    const std::string name = shard == "1/1" ? "whole.json" : "shard_1_of_2.json";
+    std::ostringstream out, err;
+    const std::vector<std::string> conformance = {"--backend",
+                                                  "reference",
+                                                  "--no-isolate",
+                                                  "--shard",
+                                                  shard,
+                                                  "--json",
+                                                  (dir / "conformance_report" / name).string()};
+    if (conformance::RunConformanceCli(conformance, registry, "", out, err) != 0) {
+      std::cerr << "mm-parser-fuzz-seeds: mm-conformance " << shard << ": " << err.str();
+      ok = false;
+    }
+  }
+  // A shard's fuzz report alone is refused by the merge (its other shards are missing): whole only.
+  std::ostringstream out, err;
+  const std::vector<std::string> fuzz = {
+      "--backend", "reference", "--cases", "24",
+      "--seed",    "1",         "--json",  (dir / "fuzz_report" / "whole.json").string()};
+  if (fuzz::RunFuzzCli(fuzz, registry, out, err) != 0) {
+    std::cerr << "mm-parser-fuzz-seeds: mm-fuzz: " << err.str();
+    ok = false;
+  }
+  std::cout << "mm-parser-fuzz-seeds: seeds of " << parser_fuzz::kKinds.size() << " parsers in "
+            << dir.string() << "\n";
+  return ok ? 0 : 1;
+}

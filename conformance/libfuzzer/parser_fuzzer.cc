@@ -1,0 +1,121 @@
+// libFuzzer targets over the files mm reads besides ONNX ones (the loader has its own target,
+// conformance/loader/libfuzzer/): one executable per kind of file (parser_fuzz.h), the kind chosen
+// when it is compiled (MM_PARSER_FUZZ_KIND, its index in kKinds). Each input is the file's whole
+// text, given to the function that reads such a file: any crash, sanitizer report, leak or timeout
+// is a finding. With MM_PARSER_FUZZ_SEEDS_MUST_PARSE=1 an input that is refused aborts too, so a
+// run over the seeds (ctest's parser_fuzz.seeds) proves they reach past the first check.
+// Build and run: scripts/fuzz-parsers.sh [SECONDS] (CMake preset loader-fuzz).
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "backends/auto/auto_backend.h"
+#include "conformance/expectations.h"
+#include "conformance/fuzz/fuzz_merge.h"
+#include "conformance/fuzz/fuzz_report_reader.h"
+#include "conformance/libfuzzer/parser_fuzz.h"
+#include "conformance/outputs_backend.h"
+#include "conformance/report/merge.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace mm;
+
+constexpr std::string_view kKind = parser_fuzz::kKinds[MM_PARSER_FUZZ_KIND];
+
+void Check(const Status& status) {
+  static const bool must_parse = [] {
+    const char* value = std::getenv("MM_PARSER_FUZZ_SEEDS_MUST_PARSE");
+    return value != nullptr && std::string_view(value) == "1";
+  }();
+  if (must_parse && !status.ok()) {
+    std::fprintf(stderr, "%s: a seed was refused: %s\n", std::string(kKind).c_str(),
+                 status.ToString().c_str());
+    std::abort();
+  }
+}
+
+// One scratch file per fuzzing process, for the readers that take a path.
+const fs::path& ScratchFile() {
+  static const fs::path path = [] {
+    std::string pattern = (fs::temp_directory_path() / "mm-parser-fuzz-XXXXXX").string();
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) std::abort();
+    close(fd);
+    std::atexit([] { std::remove(ScratchFile().c_str()); });
+    return fs::path(pattern);
+  }();
+  return path;
+}
+
+void WriteScratch(std::string_view text) {
+  std::FILE* file = std::fopen(ScratchFile().c_str(), "wb");
+  if (file == nullptr) std::abort();
+  if (!text.empty() && std::fwrite(text.data(), 1, text.size(), file) != text.size()) std::abort();
+  std::fclose(file);
+}
+
+void FuzzExpectations(std::string_view text) {
+  auto parsed = conformance::ParseExpectations(text, "fuzz");
+  Check(parsed.status());
+  if (!parsed.ok()) return;
+  for (const conformance::Expectation& e : parsed->entries) {
+    (void)parsed->Find(e.case_pattern, e.backend_pattern);
+  }
+}
+
+void FuzzOutputsManifest(std::string_view text) {
+  Check(conformance::ParseOutputsManifest(text, "fuzz").status());
+}
+
+void FuzzCalibrationTable(std::string_view text) {
+  Check(ParseAutoTable(text, "fuzz", parser_fuzz::FuzzAutoIdentity()).status());
+}
+
+// Both ways a report is read back: whole (ReportFromJson), and as --resume and merge read it,
+// its header and then its results one at a time from the file.
+void FuzzConformanceReport(std::string_view text) {
+  (void)conformance::ReportFromJson(text);
+  WriteScratch(text);
+  auto header = conformance::ReadReportHeader(ScratchFile().string());
+  Check(header.status());
+  if (!header.ok()) return;
+  conformance::ResultReader reader;
+  Status opened = reader.Open(ScratchFile().string());
+  Check(opened);
+  if (!opened.ok()) return;
+  while (true) {
+    auto next = reader.Next();
+    Check(next.status());
+    if (!next.ok() || !next->has_value()) return;
+  }
+}
+
+// As mm-fuzz merge reads a report: checked field by field, then merged (alone, as shard 1/1).
+void FuzzFuzzReport(std::string_view text) {
+  auto report = fuzz::ParseFuzzReport(text, "fuzz");
+  Check(report.status());
+  if (!report.ok()) return;
+  std::vector<fuzz::ShardReport> shards;
+  shards.push_back(std::move(report).value());
+  Check(fuzz::MergeFuzzReports(shards).status());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if constexpr (kKind == "expectations") FuzzExpectations(text);
+  if constexpr (kKind == "outputs_manifest") FuzzOutputsManifest(text);
+  if constexpr (kKind == "calibration_table") FuzzCalibrationTable(text);
+  if constexpr (kKind == "conformance_report") FuzzConformanceReport(text);
+  if constexpr (kKind == "fuzz_report") FuzzFuzzReport(text);
+  return 0;
+}
