@@ -29,8 +29,8 @@ for dir in "$seeds"/*/; do
   if "$out/bin/mm_${kind}_fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
        "$@" "$corpus" "$dir" > "$log" 2>&1; then
-    runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
     echo "parser-fuzz: $kind: ${runs:-?} inputs in ${seconds} s (${rate:-?} per second), no finding"
   else
     tail -n 40 "$log" >&2

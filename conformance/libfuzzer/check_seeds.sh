@@ -11,5 +11,5 @@ rm -rf "$seeds"
 "$bin/mm-parser-fuzz-seeds" "$seeds" "$@"
 for dir in "$seeds"/*/; do
   kind=$(basename "$dir")
-  MM_PARSER_FUZZ_SEEDS_MUST_PARSE=1 "$bin/mm_${kind}_fuzzer" -runs=0 "$dir"
+  MM_PARSER_FUZZ_SEEDS_MUST_PARSE=1 "$bin/mm_${kind}_fuzzer" -runs=0 -artifact_prefix="$seeds/" "$dir"
 done

@@ -1,8 +1,9 @@
 // The seeds of the parsers' libFuzzer targets (parser_fuzzer.cc), made with mm's own writers:
-// reports written by mm-conformance (whole and as shard 1/2) and mm-fuzz run in this process on
-// the reference backend, a calibration table from AutoTable::ToJson, and an expectations file
-// and an outputs manifest of every kind of entry. Further expectations files given on the command
-// line (the ones the project ships) are copied in.
+// reports written by mm-conformance (whole and as shard 1/2) and mm-fuzz (as shard 1/1) run in
+// this process on the reference backend, a calibration table from AutoTable::ToJson, and an
+// expectations file and an outputs manifest of every kind of entry. Further expectations files
+// given on the command line (the ones the project ships) are copied in.
+//
 // Usage: mm-parser-fuzz-seeds DIR [EXPECTATIONS_FILE...]   (writes DIR/<kind>/...)
 #include <cstdio>
 #include <filesystem>
@@ -98,11 +99,14 @@ int main(int argc, char** argv) {
       ok = false;
     }
   }
-  // A shard's fuzz report alone is refused by the merge (its other shards are missing): whole only.
+  // mm-fuzz merge takes shards' reports only, and one shard alone only when it is 1/1.
   std::ostringstream out, err;
   const std::vector<std::string> fuzz = {
-      "--backend", "reference", "--cases", "24",
-      "--seed",    "1",         "--json",  (dir / "fuzz_report" / "whole.json").string()};
+      "--backend", "reference",
+      "--cases",   "24",
+      "--seed",    "1",
+      "--shard",   "1/1",
+      "--json",    (dir / "fuzz_report" / "shard_1_of_1.json").string()};
   if (fuzz::RunFuzzCli(fuzz, registry, out, err) != 0) {
     std::cerr << "mm-parser-fuzz-seeds: mm-fuzz: " << err.str();
     ok = false;
