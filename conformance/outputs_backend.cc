@@ -16,6 +16,12 @@ namespace mm::conformance {
 namespace fs = std::filesystem;
 namespace {
 
+// Said of an output or record of a case the run does not have: a tree written for more cases than
+// the run's data holds is judged in part by narrowing the run, as a case left out is not looked at.
+constexpr std::string_view kNarrowTheRun =
+    "; to judge only part of a tree, narrow the run with --case NAME or --filter REGEX: the "
+    "outputs of cases it leaves out are not looked at";
+
 // The data set folder of a built-in case (its one data set, as mm-fuzz export-builtin writes it).
 constexpr std::string_view kBuiltinDataSetDir = "test_data_set_0";
 
@@ -163,7 +169,10 @@ StatusOr<std::optional<Tensor>> OutputsBackend::Recorded(const Result& about,
   }
   implementation = "output written by " + tree_->spec.name + ": " + file.string();
   MM_RETURN_IF_ERROR(io::RootDir(tree_->spec.dir).Check(file, "the outputs tree"));
-  MM_ASSIGN_OR_RETURN(NamedTensor y, LoadTensorFile(file));
+  // Whatever the file's own name for it, it is the runtime's Y that is broken.
+  auto loaded = LoadTensorFile(file, "Y");
+  if (!loaded.ok()) return loaded.status().WithContext("the runtime's output is wrong");
+  NamedTensor y = std::move(loaded).value();
   if (y.tensor.dtype() != plan.desc.dtype) {
     return InvalidArgumentError(Quoted(file) + ": dtype " +
                                 std::string(DTypeName(y.tensor.dtype())) +
@@ -269,7 +278,8 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     const auto found = cases.find(name);
     if (found == cases.end()) {
       if (selected && !selected(name)) continue;
-      add_files(entry.path(), name, "", "no case named '" + name + "' is in the corpus");
+      add_files(entry.path(), name, "",
+                "no case named '" + name + "' is in the corpus" + std::string(kNarrowTheRun));
       continue;
     }
     const CaseEntry& c = *found->second;
@@ -299,7 +309,8 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
     }
     extras.push_back({key.first, key.second,
                       "extra record in " + manifest + " for case '" + key.first + "', data set '" +
-                          key.second + "': it belongs to no case and data set of this run"});
+                          key.second + "': it belongs to no case and data set of this run" +
+                          (found == cases.end() ? std::string(kNarrowTheRun) : "")});
   }
 
   // Names the catalog does not have go after its last case, in name order.

@@ -69,19 +69,6 @@ std::int64_t FieldSize(const onnx::TensorProto& proto, Field field) {
   return proto.uint64_data_size();
 }
 
-// Fewest bytes one element can take in a file, for the "claims more than the file holds" check:
-// fixed-width fields take their width, varints at least one byte.
-std::uint64_t MinFileBytesPerElement(Field field) {
-  switch (field) {
-    case Field::kFloat:
-      return 4;
-    case Field::kDouble:
-      return 8;
-    default:
-      return 1;
-  }
-}
-
 template <class T>
 Status FillFromTyped(const onnx::TensorProto& proto, Tensor& tensor) {
   T* out = tensor.Data<T>();
@@ -130,7 +117,19 @@ StatusOr<std::string> ReadProtoFile(const std::filesystem::path& path) {
   return file.ReadAll();
 }
 
-StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::uintmax_t file_bytes) {
+std::string ValueCountMismatch(std::string_view tensor, std::uint64_t bytes,
+                               std::size_t element_bytes, const Dims& dims) {
+  std::int64_t count = 1;
+  for (std::int64_t d : dims) count *= d;
+  const std::uint64_t rest = bytes % element_bytes;
+  const std::uint64_t values = bytes / element_bytes;
+  return std::string(tensor) + " has " + std::to_string(values) +
+         (values == 1 ? " value" : " values") +
+         (rest ? " and " + std::to_string(rest) + " byte" + (rest == 1 ? "" : "s") : "") +
+         " for shape " + DimsToString(dims) + " (" + std::to_string(count) + ")";
+}
+
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
     return UnimplementedError(
         "tensor uses external data (data_location = EXTERNAL); mm-conformance refuses external "
@@ -183,27 +182,19 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::uintmax_t 
                                 std::to_string(count) + " elements but neither raw_data nor " +
                                 FieldName(field) + " is set");
   }
-  // Checked before allocating: a forged header must not make us reserve gigabytes.
-  const std::uint64_t min_bytes =
-      static_cast<std::uint64_t>(count) * (has_raw ? elem : MinFileBytesPerElement(field));
-  if (min_bytes > file_bytes) {
-    return InvalidArgumentError("dims " + DimsToString(dims) + " claim " + std::to_string(count) +
-                                " " + std::string(DTypeName(dtype)) + " elements (at least " +
-                                std::to_string(min_bytes) + " bytes) but the file has only " +
-                                std::to_string(file_bytes) + " bytes");
+  // Checked before allocating (the values are in the file, so a forged header cannot make us
+  // reserve more than the file holds), and in one wording whichever field holds the values.
+  const std::string tensor_name = !name.empty()           ? std::string(name)
+                                  : !proto.name().empty() ? proto.name()
+                                                          : "the tensor";
+  if (has_raw && proto.raw_data().size() != static_cast<std::uint64_t>(count) * elem) {
+    return InvalidArgumentError(
+        ValueCountMismatch(tensor_name, proto.raw_data().size(), elem, dims) + " in raw_data");
   }
-  if (has_raw) {
-    const std::uint64_t want = static_cast<std::uint64_t>(count) * elem;
-    if (proto.raw_data().size() != want) {
-      return InvalidArgumentError("raw_data has " + std::to_string(proto.raw_data().size()) +
-                                  " bytes but dims " + DimsToString(dims) + " of " +
-                                  std::string(DTypeName(dtype)) + " need " + std::to_string(want) +
-                                  " bytes");
-    }
-  } else if (typed != count) {
-    return InvalidArgumentError(std::string(FieldName(field)) + " has " + std::to_string(typed) +
-                                " values but dims " + DimsToString(dims) + " need " +
-                                std::to_string(count));
+  if (!has_raw && typed != count) {
+    return InvalidArgumentError(
+        ValueCountMismatch(tensor_name, static_cast<std::uint64_t>(typed) * elem, elem, dims) +
+        " in " + FieldName(field));
   }
 
   MM_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, std::move(dims)));
@@ -217,7 +208,7 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::uintmax_t 
   return tensor;
 }
 
-StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path) {
+StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::string_view name) {
   MM_ASSIGN_OR_RETURN(const std::string bytes, ReadProtoFile(path));
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
@@ -228,7 +219,7 @@ StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path) {
     return InvalidArgumentError(Quoted(path) +
                                 ": holds fields onnx.TensorProto does not define (not a tensor?)");
   }
-  auto tensor = TensorFromProto(proto, bytes.size());
+  auto tensor = TensorFromProto(proto, name);
   if (!tensor.ok()) return tensor.status().WithContext(Quoted(path));
   return NamedTensor{proto.name(), std::move(tensor).value()};
 }

@@ -76,14 +76,19 @@ std::vector<BadCase> MakeBadCases() {
   // --- Tensor contents.
   rows.push_back(TensorRow(
       "raw_data shorter than the dims need",
-      [](onnx::TensorProto& p) { p.mutable_raw_data()->resize(20); }, "raw_data has 20 bytes"));
+      [](onnx::TensorProto& p) { p.mutable_raw_data()->resize(20); },
+      "has 5 values for shape [2,3] (6) in raw_data"));
+  rows.push_back(TensorRow(
+      "raw_data holding a partial value",
+      [](onnx::TensorProto& p) { p.mutable_raw_data()->resize(22); },
+      "has 5 values and 2 bytes for shape [2,3] (6) in raw_data"));
   rows.push_back(TensorRow(
       "typed field with the wrong count",
       [](onnx::TensorProto& p) {
         p.clear_raw_data();
         for (int i = 0; i < 5; ++i) p.add_float_data(1.0f);
       },
-      "float_data has 5 values but dims [2,3] need 6"));
+      "has 5 values for shape [2,3] (6) in float_data"));
   rows.push_back(TensorRow(
       "raw_data and a typed field together",
       [](onnx::TensorProto& p) {
@@ -109,13 +114,13 @@ std::vector<BadCase> MakeBadCases() {
       },
       "too large"));
   rows.push_back(TensorRow(
-      "dims claiming more data than the file holds (checked before allocating)",
+      "dims claiming more values than the file holds (checked before allocating)",
       [](onnx::TensorProto& p) {
         p.clear_raw_data();
         p.set_dims(0, std::int64_t{1} << 28);
         p.add_float_data(1.0f);
       },
-      "but the file has only"));
+      "has 1 value for shape [268435456,3] (805306368) in float_data"));
   rows.push_back(TensorRow(
       "UNDEFINED dtype",
       [](onnx::TensorProto& p) { p.set_data_type(onnx::TensorProto::UNDEFINED); },

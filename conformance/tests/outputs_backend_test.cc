@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
               p.mutable_raw_data()->resize(p.raw_data().size() - 4);
               testing::WriteMessage(f, p);
             },
-            ""},
+            "the runtime's output is wrong"},
         BrokenOutput{
             "the transposed shape, same element count",
             [](OutputsTreeTest&, const fs::path& f) {
@@ -222,6 +222,31 @@ INSTANTIATE_TEST_SUITE_P(
                          "message": "out of memory"}]})");
                      },
                      "also records"}));
+
+// A runtime's Y whose data disagrees with its shape is one message blaming the runtime's output,
+// in the same words whichever field of the file holds the values and whatever the file calls Y.
+TEST(OutputsJudgementTest, AYWhoseDataDisagreesWithItsShapeIsBlamedOnTheRuntimeInOneWording) {
+  TempDir corpus, outputs, work;
+  testing::WriteFloatCase(corpus.path(), "test_rt_4d", {3, 2, 3, 4}, {3, 2, 4, 2});
+  const fs::path file = outputs.path() / "test_rt_4d" / "test_data_set_0" / "output_0.pb";
+  const std::string says = "the runtime's output is wrong: " + file.string() +
+                           ": Y has 18 values for shape [3,2,3,2] (36) in ";
+  onnx::TensorProto raw = testing::RawTensorProto(testing::FloatTensor({3, 2, 3, 2}), "out");
+  raw.mutable_raw_data()->resize(18 * sizeof(float));
+  onnx::TensorProto typed = raw;
+  typed.clear_raw_data();
+  for (int i = 0; i < 18; ++i) typed.add_float_data(1.0f);
+  for (const auto& [proto, field] : {std::pair(raw, "raw_data"), std::pair(typed, "float_data")}) {
+    testing::WriteMessage(file, proto);
+    const CliRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                              "rt=" + outputs.path().string(), "--backend", "rt"},
+                             work.path());
+    EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;
+    const auto result = ResultsOf(run, "rt").at({"test_rt_4d", "test_data_set_0"});
+    EXPECT_EQ(result.at("verdict"), "ERROR") << field;
+    EXPECT_THAT(result.at("message").get<std::string>(), ::testing::EndsWith(says + field));
+  }
+}
 
 TEST_F(OutputsTreeTest, TheRuntimesOwnErrorIsAnErrorAndItsRefusalUnsupported) {
   fs::remove(OutputPath("test_rt_matrix"));
@@ -279,7 +304,8 @@ TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
   for (const fs::path& f : {unknown_case, extra_set, extra_output, stray}) {
     EXPECT_THAT(all, HasSubstr("extra output file '" + f.string() + "'"));
   }
-  EXPECT_THAT(all, HasSubstr("no case named 'test_rt_gone'"));
+  EXPECT_THAT(all, HasSubstr("no case named 'test_rt_gone' is in the corpus; to judge only part "
+                             "of a tree, narrow the run with --case NAME or --filter REGEX"));
   EXPECT_THAT(all, HasSubstr("extra record in"));
   EXPECT_THAT(all, HasSubstr("test_data_set_7"));
   // A case left out by --filter is not looked at: its outputs are not extra.

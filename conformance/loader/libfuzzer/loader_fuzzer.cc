@@ -39,7 +39,7 @@ const fs::path& ScratchDir() {
 void FuzzTensor(std::string_view bytes) {
   onnx::TensorProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-  auto tensor = TensorFromProto(proto, bytes.size());
+  auto tensor = TensorFromProto(proto);
   // A tensor that loads must be exactly as big as it says.
   if (tensor.ok() && tensor->NumBytes() > 0 && tensor->raw_data() == nullptr) std::abort();
 }
