@@ -25,6 +25,9 @@ constexpr std::string_view kNarrowTheRun =
 // The data set folder of a built-in case (its one data set, as mm-fuzz export-builtin writes it).
 constexpr std::string_view kBuiltinDataSetDir = "test_data_set_0";
 
+// The suffix of an arithmetic item declaring flushed subnormals.
+constexpr std::string_view kFlushSuffix = "+flush";
+
 StatusOr<DType> FloatDType(std::string_view name, std::string_view item) {
   auto dtype = DTypeFromName(name);
   if (!dtype.ok() || !IsFloat(*dtype)) {
@@ -48,24 +51,27 @@ StatusOr<std::pair<std::string, std::string>> SplitNameValue(std::string_view te
   return std::pair<std::string, std::string>(text.substr(0, eq), text.substr(eq + 1));
 }
 
-Status ParseArithmeticSpec(std::string_view text, std::map<DType, DType>& accumulation) {
+Status ParseArithmeticSpec(std::string_view text, std::map<DType, Arithmetic>& arithmetic) {
   if (text.empty()) return InvalidArgumentError("empty arithmetic declaration");
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t end = std::min(text.find(',', begin), text.size());
-    const std::string_view item = text.substr(begin, end - begin);
+    std::string_view item = text.substr(begin, end - begin);
+    const std::string_view whole = item;
+    const bool flushes = item.ends_with(kFlushSuffix);
+    if (flushes) item.remove_suffix(kFlushSuffix.size());
     const auto colon = item.find(':');
     if (colon == std::string_view::npos) {
-      MM_ASSIGN_OR_RETURN(DType acc, FloatDType(item, item));
+      MM_ASSIGN_OR_RETURN(DType acc, FloatDType(item, whole));
       for (DType d : kAllDTypes) {
         if (!IsFloat(d)) continue;
         // Narrower (a larger unit roundoff) than the accumulation type: summed in it.
-        accumulation[d] = UnitRoundoff(d) > UnitRoundoff(acc) ? acc : d;
+        arithmetic[d] = {UnitRoundoff(d) > UnitRoundoff(acc) ? acc : d, flushes};
       }
     } else {
-      MM_ASSIGN_OR_RETURN(DType dtype, FloatDType(item.substr(0, colon), item));
-      MM_ASSIGN_OR_RETURN(DType acc, FloatDType(item.substr(colon + 1), item));
-      accumulation[dtype] = acc;
+      MM_ASSIGN_OR_RETURN(DType dtype, FloatDType(item.substr(0, colon), whole));
+      MM_ASSIGN_OR_RETURN(DType acc, FloatDType(item.substr(colon + 1), whole));
+      arithmetic[dtype] = {acc, flushes};
     }
     begin = end + 1;
   }
@@ -188,9 +194,9 @@ StatusOr<std::optional<Tensor>> OutputsBackend::Recorded(const Result& about,
 }
 
 Arithmetic OutputsBackend::DeclaredArithmetic(DType dtype) const {
-  if (!IsFloat(dtype)) return {dtype, false};
-  const auto it = tree_->spec.accumulation.find(dtype);
-  return {it == tree_->spec.accumulation.end() ? dtype : it->second, false};
+  const auto it = tree_->spec.arithmetic.find(dtype);
+  return IsFloat(dtype) && it != tree_->spec.arithmetic.end() ? it->second
+                                                              : Arithmetic::OwnType(dtype);
 }
 
 StatusOr<std::unique_ptr<MatMulPrimitive>> OutputsBackend::PrepareProduct(const MatMulPlan&) {

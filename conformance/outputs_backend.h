@@ -27,6 +27,7 @@
 
 #include "conformance/loader/catalog.h"
 #include "conformance/runner.h"
+#include "engine/arithmetic.h"
 #include "engine/dtype.h"
 #include "engine/registry.h"
 #include "engine/status.h"
@@ -43,21 +44,24 @@ inline constexpr std::string_view kOutputFile = "output_0.pb";
 struct OutputsSpec {
   std::string name;           // The backend name it is judged as.
   std::filesystem::path dir;  // The outputs root.
-  // Declared accumulation type per float dtype; a dtype absent accumulates in itself (the loosest
-  // bound that is still a correct implementation's).
-  std::map<DType, DType> accumulation;
+  // Declared arithmetic per float dtype; a dtype absent accumulates in itself and flushes nothing
+  // (the loosest bound that is still a correct implementation's).
+  std::map<DType, Arithmetic> arithmetic;
 };
 
 // Splits "NAME=VALUE" (both non-empty); the error quotes `text` and names `option`.
 StatusOr<std::pair<std::string, std::string>> SplitNameValue(std::string_view text,
                                                              std::string_view option);
 
-// Parses an arithmetic declaration into `accumulation`: comma-separated items, each "ACC" (every
+// Parses an arithmetic declaration into `arithmetic`: comma-separated items, each "ACC" (every
 // float dtype narrower than ACC accumulates in ACC, the others in themselves: "float32" is
 // float16 and bfloat16 in float32, float in float32, double in double) or "DTYPE:ACC" (that float
-// dtype in ACC). Later items override earlier ones. Dtype names as DTypeFromName takes them; only
-// float dtypes. INVALID_ARGUMENT quoting the bad item.
-Status ParseArithmeticSpec(std::string_view text, std::map<DType, DType>& accumulation);
+// dtype in ACC), either ending in "+flush" to declare what plugin ABI v2's flushes_subnormals does
+// for the dtypes of the item: subnormal inputs may be read as zero and subnormal partial sums
+// flushed to zero ("bfloat16:float32+flush", an AVX512-BF16 dot product). Later items override
+// earlier ones. Dtype names as DTypeFromName takes them; only float dtypes. INVALID_ARGUMENT
+// quoting the bad item.
+Status ParseArithmeticSpec(std::string_view text, std::map<DType, Arithmetic>& arithmetic);
 
 // The runtime's manifest; empty (no records) when the tree has none.
 struct OutputsManifest {

@@ -41,9 +41,16 @@ if(DEFINED ENV{MM_BACKEND_LIBS})
   set(mm_saved_libs "$ENV{MM_BACKEND_LIBS}")
   unset(ENV{MM_BACKEND_LIBS})
 endif()
-execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests ${MM_CONFORMANCE_BACKEND_LIB_ARGS}
+# The built-in backends' tests, then the plugins' (--backend-lib alone lists only its plugins).
+execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests
                 OUTPUT_VARIABLE mm_list ERROR_VARIABLE mm_error RESULT_VARIABLE mm_result
                 TIMEOUT 60)
+if(mm_result EQUAL 0 AND MM_CONFORMANCE_BACKEND_LIB_ARGS)
+  execute_process(COMMAND "${MM_CONFORMANCE_EXE}" --list-tests ${MM_CONFORMANCE_BACKEND_LIB_ARGS}
+                  OUTPUT_VARIABLE mm_plugin_list ERROR_VARIABLE mm_error
+                  RESULT_VARIABLE mm_result TIMEOUT 60)
+  string(APPEND mm_list "${mm_plugin_list}")
+endif()
 if(mm_saved_libs_defined)
   set(ENV{MM_BACKEND_LIBS} "${mm_saved_libs}")
 endif()

@@ -118,6 +118,22 @@ TEST_F(OutputsTreeTest, CorrectOutputsPassAndTheBackendSaysWhatItJudged) {
   EXPECT_THAT(run.out, HasSubstr("rt: outputs written by rt under " + outputs_.path().string()));
 }
 
+// --outputs without --backend judges the tree alone; built-in backends run when --backend names
+// them.
+TEST_F(OutputsTreeTest, WithoutBackendOnlyTheTreeIsJudged) {
+  const std::vector<std::string> args = {"--data-dir", corpus_.path().string(), "--no-builtin",
+                                         "--outputs", "rt=" + outputs_.path().string()};
+  const CliRun alone = Judge(args, work_.path());
+  EXPECT_EQ(alone.code, kExitPassed) << alone.out << alone.err;
+  EXPECT_EQ(alone.report.at("backends"), nlohmann::json({"rt"}));
+  EXPECT_EQ(alone.report.at("results").size(), 2u);
+  std::vector<std::string> asked = args;
+  asked.insert(asked.end(), {"--backend", "reference", "--backend", "rt"});
+  const CliRun both = Judge(asked, work_.path());
+  EXPECT_EQ(both.report.at("backends"), nlohmann::json({"reference", "rt"}));
+  EXPECT_EQ(both.report.at("results").size(), 4u);
+}
+
 TEST_F(OutputsTreeTest, AWrongValueFails) {
   Tensor y = ExpectedY(matrix_);
   y.Data<float>()[5] *= 1.01f;  // 1 %: far outside ONNX's rtol of 1e-3.
@@ -464,30 +480,81 @@ TEST(OutputsCliTest, AManifestThatIsNotARegularFileIsRefusedAtOnce) {
 }
 
 TEST(OutputsArithmeticTest, OneTypeWidensTheNarrowerOnesAndItemsOverride) {
-  std::map<DType, DType> acc;
-  ASSERT_TRUE(ParseArithmeticSpec("float32", acc).ok());
-  EXPECT_EQ(acc.at(DType::kFloat16), DType::kFloat);
-  EXPECT_EQ(acc.at(DType::kBFloat16), DType::kFloat);
-  EXPECT_EQ(acc.at(DType::kFloat), DType::kFloat);
-  EXPECT_EQ(acc.at(DType::kDouble), DType::kDouble);  // Never narrowed by a one-type declaration.
-  ASSERT_TRUE(ParseArithmeticSpec("float32,float16:float16", acc).ok());
-  EXPECT_EQ(acc.at(DType::kFloat16), DType::kFloat16);
-  EXPECT_FALSE(ParseArithmeticSpec("float32,", acc).ok());
-  EXPECT_FALSE(ParseArithmeticSpec("int64:float32", acc).ok());
+  std::map<DType, Arithmetic> declared;
+  ASSERT_TRUE(ParseArithmeticSpec("float32", declared).ok());
+  EXPECT_EQ(declared.at(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
+  EXPECT_EQ(declared.at(DType::kBFloat16), (Arithmetic{DType::kFloat, false}));
+  EXPECT_EQ(declared.at(DType::kFloat), (Arithmetic{DType::kFloat, false}));
+  // Never narrowed by a one-type declaration.
+  EXPECT_EQ(declared.at(DType::kDouble), (Arithmetic{DType::kDouble, false}));
+  ASSERT_TRUE(ParseArithmeticSpec("float32,float16:float16", declared).ok());
+  EXPECT_EQ(declared.at(DType::kFloat16).accumulation, DType::kFloat16);
+  EXPECT_FALSE(ParseArithmeticSpec("float32,", declared).ok());
+  EXPECT_FALSE(ParseArithmeticSpec("int64:float32", declared).ok());
+}
+
+// "+flush" declares what plugin ABI v2's flushes_subnormals does, for the dtypes of its item.
+TEST(OutputsArithmeticTest, FlushIsDeclaredPerItemAsPluginsDeclareIt) {
+  std::map<DType, Arithmetic> declared;
+  ASSERT_TRUE(ParseArithmeticSpec("float32,bfloat16:float32+flush", declared).ok());
+  EXPECT_EQ(declared.at(DType::kBFloat16), (Arithmetic{DType::kFloat, true}));
+  EXPECT_EQ(declared.at(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
+  ASSERT_TRUE(ParseArithmeticSpec("float32+flush", declared).ok());
+  for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat, DType::kDouble}) {
+    EXPECT_TRUE(declared.at(d).flushes_subnormals) << DTypeName(d);
+  }
+  for (const char* bad : {"+flush", "float32+flushes", "bfloat16:+flush", "float32+flush+flush"}) {
+    const Status status = ParseArithmeticSpec(bad, declared);
+    EXPECT_FALSE(status.ok()) << bad;
+    EXPECT_THAT(status.message(), HasSubstr(std::string("'") + bad + "'")) << bad;
+  }
 }
 
 // What the bound of each dtype is computed from: the declaration, else the dtype itself.
 TEST(OutputsArithmeticTest, TheDeclarationDecidesTheBound) {
   OutputsTree tree;
   tree.spec.name = "rt";
-  tree.spec.accumulation[DType::kFloat16] = DType::kFloat;
+  tree.spec.arithmetic[DType::kFloat16] = {DType::kFloat, true};
   OutputsBackend declared(std::make_shared<OutputsTree>(tree));
-  EXPECT_EQ(declared.DeclaredArithmetic(DType::kFloat16).accumulation, DType::kFloat);
-  EXPECT_EQ(declared.DeclaredArithmetic(DType::kDouble).accumulation, DType::kDouble);
+  EXPECT_EQ(declared.DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat, true}));
+  EXPECT_EQ(declared.DeclaredArithmetic(DType::kDouble), (Arithmetic{DType::kDouble, false}));
   OutputsBackend own(std::make_shared<OutputsTree>(OutputsTree{{"rt", {}, {}}, {}}));
   EXPECT_EQ(own.DeclaredArithmetic(DType::kFloat16).accumulation, DType::kFloat16);
   EXPECT_EQ(own.DeclaredArithmetic(DType::kBFloat16).accumulation, DType::kBFloat16);
   EXPECT_EQ(own.DeclaredArithmetic(DType::kInt32).accumulation, DType::kInt32);
+}
+
+// A runtime that reads subnormal inputs as zero (as AVX512-BF16's dot product does): 2^-130 x
+// 2^100 = 2^-30, written as 0. Within ONNX's atol, far outside the bound of a float32
+// accumulation that keeps subnormals, so it passes the bound rule only when the flush is declared.
+TEST(OutputsArithmeticTest, AFlushingRuntimePassesOnlyWhenItDeclaresTheFlush) {
+  TempDir corpus, outputs, work;
+  const Tensor a =
+      Tensor::FromValues<bfloat16>({1, 2}, std::vector{bfloat16(0x1p-130f), bfloat16(1.0f)})
+          .value();
+  const Tensor b =
+      Tensor::FromValues<bfloat16>({2, 1}, std::vector{bfloat16(0x1p100f), bfloat16(0.0f)}).value();
+  ASSERT_TRUE(WriteMatMulNodeTest(
+                  corpus.path() / "test_rt_flush", a, b,
+                  Tensor::FromValues<bfloat16>({1, 1}, std::vector{bfloat16(0x1p-30f)}).value())
+                  .ok());
+  testing::WriteMessage(
+      outputs.path() / "test_rt_flush" / "test_data_set_0" / "output_0.pb",
+      testing::RawTensorProto(
+          Tensor::FromValues<bfloat16>({1, 1}, std::vector{bfloat16(0.0f)}).value(), "y"));
+  auto verdict = [&](const std::string& declaration) {
+    const CliRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                              "rt=" + outputs.path().string(), "--outputs-arithmetic",
+                              "rt=" + declaration, "--backend", "rt", "--tolerance", "bound"},
+                             work.path());
+    const auto result = ResultsOf(run, "rt").at({"test_rt_flush", "test_data_set_0"});
+    return std::pair(run.code, result.at("verdict").get<std::string>());
+  };
+  EXPECT_EQ(verdict("float32"), std::pair(kExitFailed, std::string("IMPRECISE")));
+  EXPECT_EQ(verdict("bfloat16:float32+flush"), std::pair(kExitPassed, std::string("PASS")));
+  // The flush of another dtype does not cover this one.
+  EXPECT_EQ(verdict("float32,float16:float32+flush"),
+            std::pair(kExitFailed, std::string("IMPRECISE")));
 }
 
 }  // namespace

@@ -52,6 +52,26 @@ TEST_F(PluginCliTest, TheExamplePluginPassesEveryBuiltInCaseAsABackendLikeAnyOth
   EXPECT_THAT(r.out, HasSubstr("test_cc_matmul_bcast"));
 }
 
+// --backend-lib without --backend judges the plugin alone: the built-in backends run only when
+// --backend names them (the reference still computes the three-way comparison).
+TEST_F(PluginCliTest, ABackendLibWithoutBackendRunsOnlyThePlugin) {
+  CliRun alone = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--filter", "^test_cc_matmul_2d$"});
+  EXPECT_EQ(alone.code, kExitPassed) << alone.out << alone.err;
+  EXPECT_THAT(alone.out, HasSubstr("summary: 1 results (1 case x backend): 1 PASS"));
+  EXPECT_THAT(
+      Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--list-tests", "--filter", "^test_cc_matmul_2d$"})
+          .out,
+      ::testing::StrEq("test_cc_matmul_2d\texample\n"));
+  CliRun asked = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "reference", "--backend",
+                      "example", "--list-tests", "--filter", "^test_cc_matmul_2d$"});
+  EXPECT_EQ(asked.out, "test_cc_matmul_2d\treference\ntest_cc_matmul_2d\texample\n");
+  // MM_BACKEND_LIBS's plugins are the machine's backends: they run beside the built-in ones.
+  ASSERT_EQ(setenv("MM_BACKEND_LIBS", MM_EXAMPLE_PLUGIN, 1), 0);
+  CliRun from_env = Cli({"--list-tests", "--filter", "^test_cc_matmul_2d$"});
+  EXPECT_THAT(from_env.out, AllOf(HasSubstr("test_cc_matmul_2d\treference\n"),
+                                  HasSubstr("test_cc_matmul_2d\texample\n")));
+}
+
 TEST_F(PluginCliTest, BackendLibsFromTheEnvironmentAreLoadedToo) {
   ASSERT_EQ(setenv("MM_BACKEND_LIBS", MM_EXAMPLE_PLUGIN, 1), 0);
   CliRun r = Cli({"--list"});

@@ -36,6 +36,16 @@ namespace {
 
 using cli::Joined;
 
+// The names of `after` that `before` has not, in order.
+std::vector<std::string> NewNames(const std::vector<std::string>& before,
+                                  const std::vector<std::string>& after) {
+  std::vector<std::string> added;
+  for (const std::string& name : after) {
+    if (std::find(before.begin(), before.end(), name) == before.end()) added.push_back(name);
+  }
+  return added;
+}
+
 SelfCheckCommand g_self_check = nullptr;
 StartHook g_start_hook = nullptr;
 
@@ -451,12 +461,17 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   PluginLoadOptions plugin_options;
   plugin_options.isolate_probe = !options.no_isolate;
   plugin_options.probe_timeout_seconds = options.timeout_seconds;
-  const Status loaded = RegisterBackendLibraries(
-      registry, BackendLibrariesToLoad(options.backend_libs), plugin_options);
+  Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad({}), plugin_options);
+  const std::vector<std::string> before_flags = registry.Names();
+  if (loaded.ok()) {
+    loaded = RegisterBackendLibraries(registry, options.backend_libs, plugin_options);
+  }
   if (!loaded.ok()) {
     err << "mm-conformance: " << loaded.message() << "\n";
     return kExitUsage;
   }
+  // What --backend-lib and --outputs name is, without --backend, all that runs.
+  std::vector<std::string> named = NewNames(before_flags, registry.Names());
   // Outputs trees (--outputs), judged as backends of their given names.
   std::vector<OutputsTree> outputs_trees;
   {
@@ -475,13 +490,16 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
       if (split.ok()) {
         OutputsSpec spec{split->first, split->second, {}};
         if (auto it = arithmetic.find(spec.name); it != arithmetic.end()) {
-          status = ParseArithmeticSpec(it->second, spec.accumulation)
+          status = ParseArithmeticSpec(it->second, spec.arithmetic)
                        .WithContext("--outputs-arithmetic " + spec.name);
           arithmetic.erase(it);
         }
         auto tree = status.ok() ? LoadOutputsTree(std::move(spec)) : StatusOr<OutputsTree>(status);
         status = tree.ok() ? RegisterOutputsBackend(registry, *tree) : tree.status();
-        if (status.ok()) outputs_trees.push_back(std::move(tree).value());
+        if (status.ok()) {
+          named.push_back(tree->spec.name);
+          outputs_trees.push_back(std::move(tree).value());
+        }
       }
       if (!status.ok()) {
         err << "mm-conformance: " << status.message() << "\n";
@@ -495,7 +513,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     }
   }
   std::vector<std::string> backends = options.backends;
-  if (backends.empty()) backends = registry.Names();
+  if (backends.empty()) backends = named.empty() ? registry.Names() : named;
   for (const std::string& name : backends) {
     if (const std::string why = registry.UnavailableReason(name); !why.empty()) {
       err << "mm-conformance: backend '" << name << "' is not available on this machine: " << why

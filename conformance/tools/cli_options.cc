@@ -126,7 +126,8 @@ Examples:
   mm-conformance                                      # default data, every backend
   MM_ONNX_DATA=../shared/onnx-node-tests/node mm-conformance --require-official
   mm-conformance --backend reference --filter 'bcast|4d' --junit conformance.xml
-  mm-conformance --backend-lib ./libmy_matmul.so --backend my_matmul   # your MatMul, a plugin)";
+  mm-conformance --backend-lib ./libmy_matmul.so     # your MatMul, a plugin, alone
+  mm-conformance --outputs rt=out/ --outputs-arithmetic rt=float32 --backend rt --backend onednn)";
 
 // A repeatable option whose values are appended to `list`.
 CLI::Option* AddList(CLI::App& app, const std::string& name, std::vector<std::string>& list,
@@ -171,20 +172,28 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
   app->option_defaults()->group("Backends");
   AddList(*app, "--backend-lib", options.backend_libs, "PATH",
           "load the backend plugin at PATH (a shared object built against "
-          "mm/mm_backend_plugin.h; see docs/plugins.md); repeatable. MM_BACKEND_LIBS "
-          "(colon-separated paths) is loaded first. A plugin that cannot be loaded is a usage "
-          "error (2) naming the file and the problem.");
+          "mm/mm_backend_plugin.h; see docs/plugins.md); repeatable. Without --backend only "
+          "the plugins given here (and --outputs' backends) run; name built-in backends with "
+          "--backend to run them too. MM_BACKEND_LIBS (colon-separated paths) is loaded first "
+          "(its plugins run by default unless --backend-lib or --outputs is given). A plugin that "
+          "cannot be loaded is a usage error (2) naming the file and the problem.");
 
   AddList(*app, "--outputs", options.outputs, "NAME=DIR",
           "judge the outputs another runtime wrote under DIR (DIR/<case>/test_data_set_N/"
           "output_0.pb, and optionally DIR/mm_outputs.json recording what it failed or refused) "
-          "as backend NAME, like any backend; repeatable. A missing, extra, malformed or wrongly "
-          "typed or shaped output is an ERROR naming the file. See docs/conformance.md.");
-  AddList(*app, "--outputs-arithmetic", options.outputs_arithmetic, "NAME=ACC[,DTYPE:ACC]",
+          "as backend NAME, like any backend; repeatable. Without --backend only the trees given "
+          "here (and --backend-lib's plugins) are judged; name built-in backends with --backend "
+          "to run them too. A missing, extra, malformed or wrongly typed or shaped output is an "
+          "ERROR naming the file. See docs/conformance.md.");
+  AddList(*app, "--outputs-arithmetic", options.outputs_arithmetic,
+          "NAME=ACC[+flush][,DTYPE:ACC[+flush]]",
           "the arithmetic the runtime of --outputs NAME declares, for its error bound: ACC "
           "(e.g. float32: every float dtype narrower than ACC accumulates in ACC, the others in "
-          "themselves) and DTYPE:ACC items (float16:float32). Default: each dtype in itself, "
-          "the loosest bound a correct implementation meets.");
+          "themselves) and DTYPE:ACC items (float16:float32), later items overriding earlier "
+          "ones. '+flush' after an item declares, for its dtypes, what a plugin's "
+          "flushes_subnormals does: subnormal inputs may be read as zero and subnormal partial "
+          "sums flushed to zero (bfloat16:float32+flush, an AVX512-BF16 dot product). Default: "
+          "each dtype in itself, no flush, the loosest bound a correct implementation meets.");
 
   app->option_defaults()->group("Selecting");
   app->add_option_function<std::vector<std::string>>(
@@ -192,7 +201,9 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
          [&options](const std::vector<std::string>& names) {
            for (const std::string& name : names) cli::AppendOnce(options.backends, name);
          },
-         "run this backend (repeatable; default: all of " + cli::Joined(backend_names) + ")")
+         "run this backend (repeatable; default: all of " + cli::Joined(backend_names) +
+             " and MM_BACKEND_LIBS's plugins, or, when --backend-lib or --outputs is given, only "
+             "the backends those name)")
       ->option_text("NAME")
       ->check(cli::NonEmpty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

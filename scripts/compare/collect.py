@@ -172,7 +172,21 @@ def machine(bin_dir, threads, tool_args):
     }
 
 
-def conformance(bin_dir, work, tool_args):
+def backend_selection(args, backends):
+    """--backend for every backend and --outputs tree: with --backend-lib or --outputs and no
+    --backend, mm-conformance would judge only what those name."""
+    if any(a == "--backend" or a.startswith("--backend=") for a in args):
+        return []
+    names = [b["name"] for b in backends]
+    for i, arg in enumerate(args):
+        if arg == "--outputs" and i + 1 < len(args):
+            names.append(args[i + 1].split("=", 1)[0])
+        elif arg.startswith("--outputs="):
+            names.append(arg[len("--outputs=") :].split("=", 1)[0])
+    return [a for name in names for a in ("--backend", name)]
+
+
+def conformance(bin_dir, work, tool_args, backends):
     out = work / "conformance.json"
     command = [
         str(bin_dir / "mm-conformance"),
@@ -180,6 +194,7 @@ def conformance(bin_dir, work, tool_args):
         "--json",
         str(out),
         *tool_args["conformance"],
+        *backend_selection(tool_args["conformance"], backends),
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if not out.exists():
@@ -484,7 +499,9 @@ def main():
 
         start = time.monotonic()
         log("[conformance] mm-conformance over the default data roots")
-        report["conformance"] = conformance(args.bin, work, tool_args)
+        report["conformance"] = conformance(
+            args.bin, work, tool_args, report["machine"]["backends"]
+        )
         timings["conformance"] = time.monotonic() - start
 
         start = time.monotonic()
