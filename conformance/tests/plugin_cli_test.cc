@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/backend_list.h"
+#include "conformance/loader/node_test_writer.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
 
@@ -70,6 +71,38 @@ TEST_F(PluginCliTest, ABackendLibWithoutBackendRunsOnlyThePlugin) {
   CliRun from_env = Cli({"--list-tests", "--filter", "^test_cc_matmul_2d$"});
   EXPECT_THAT(from_env.out, AllOf(HasSubstr("test_cc_matmul_2d\treference\n"),
                                   HasSubstr("test_cc_matmul_2d\texample\n")));
+}
+
+// A plugin that sums bfloat16 in bfloat16: 1 + 128 x 2^-8 is 1.5 exactly, and each 1 + 2^-8 is a
+// tie its sums round back to 1. Declaring float32 accumulation, it is FAIL under both rules against
+// the exact expected Y, as through every other path; declaring nothing (bfloat16 accumulation, its
+// bound 129 x 2^-8 x 1.5 wide) the same answer is BOUND: ONNX's tolerance missed, the bound met.
+TEST_F(PluginCliTest, ABfloat16SumDeclaredAsFloat32FailsUnderBothRules) {
+  testing::TempDir corpus;
+  std::vector<bfloat16> a(129, bfloat16(1.0f)), b(129, bfloat16(0x1p-8f));
+  b[0] = bfloat16(1.0f);
+  ASSERT_TRUE(
+      WriteMatMulNodeTest(corpus.path() / "test_plugin_k129",
+                          Tensor::FromValues<bfloat16>({1, 129}, a).value(),
+                          Tensor::FromValues<bfloat16>({129, 1}, b).value(),
+                          Tensor::FromValues<bfloat16>({1, 1}, std::vector{bfloat16(1.5f)}).value())
+          .ok());
+  auto judged = [&](const char* plugin, const std::string& rule) {
+    const std::filesystem::path json = corpus.path() / "report.json";
+    CliRun r = Cli({"--backend-lib", plugin, "--data-dir", corpus.path().string(), "--no-builtin",
+                    "--tolerance", rule, "--json", json.string()});
+    std::ifstream in(json);
+    const nlohmann::json result = nlohmann::json::parse(in)["results"].at(0);
+    EXPECT_TRUE(result["data_suspect"].is_null()) << result.dump();
+    return std::pair(r.code, result["verdict"].get<std::string>());
+  };
+  for (const std::string rule : {"onnx", "bound"}) {
+    EXPECT_EQ(judged(MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32, rule),
+              std::pair(kExitFailed, std::string("FAIL")))
+        << rule;
+  }
+  EXPECT_EQ(judged(MM_HALF_SUM_PLUGIN_UNDECLARED, "bound"),
+            std::pair(kExitPassed, std::string("BOUND")));
 }
 
 TEST_F(PluginCliTest, BackendLibsFromTheEnvironmentAreLoadedToo) {

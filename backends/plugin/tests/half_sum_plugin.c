@@ -1,21 +1,24 @@
 /*
- * A float16-only plugin whose kernel sums in float16: every product and every partial sum is
- * rounded to float16 (a kernel that was meant to widen to float32 and did not). Its results are
- * within the error bound of float16 accumulation and far outside that of float32 accumulation.
+ * A float16 and bfloat16 plugin whose kernel sums in the dtype itself: every product and every
+ * partial sum is rounded to float16 or bfloat16 (a kernel that was meant to widen to float32 and
+ * did not). Its results are within the error bound of their own type's accumulation and far
+ * outside that of float32 accumulation.
  * Built twice (backends/plugin/CMakeLists.txt):
  *  - MM_HALF_SUM_UNDECLARED: ABI version 2 without arithmetic(), so judged by its own type,
  *    float16 accumulation: what every version-1 plugin gets. It passes: the slip goes unseen.
- *  - MM_HALF_SUM_DECLARES_FLOAT32: arithmetic() declares float32 accumulation (what it was meant
- *    to do). mm holds it to that bound and the slip is caught.
+ *  - MM_HALF_SUM_DECLARES_FLOAT32: arithmetic() declares float32 accumulation for both dtypes
+ *    (what it was meant to do). mm holds it to that bound and the slip is caught.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm/mm_backend_plugin.h"
 
 typedef struct handle {
+  int32_t dtype;
   int64_t m, n, k, batch;
   int32_t batch_rank;
   int64_t batch_dims[16], a_strides[16], b_strides[16];
@@ -34,16 +37,39 @@ static double half_to_double(uint16_t h) {
   return (h & 0x8000) ? -value : value;
 }
 
-/* x rounded to the nearest float16 value (ties to even), as a double; overflow gives infinity. */
-static double round_to_half(double x) {
+/* x rounded to the nearest value of a binary format with `precision` significand bits, smallest
+ * normal exponent `min_exponent` and largest finite value `largest` (ties to even), as a double;
+ * overflow gives infinity. */
+static double round_to(double x, int precision, int min_exponent, double largest) {
   int e;
   double quantum, r;
   if (!isfinite(x) || x == 0) return x;
   frexp(x, &e);
-  if (e - 1 < -14) e = -13;
-  quantum = ldexp(1.0, e - 11);
+  if (e - 1 < min_exponent) e = min_exponent + 1;
+  quantum = ldexp(1.0, e - precision);
   r = nearbyint(x / quantum) * quantum;
-  return fabs(r) > 65504.0 ? copysign(INFINITY, r) : r;
+  return fabs(r) > largest ? copysign(INFINITY, r) : r;
+}
+
+static double round_to_half(double x) { return round_to(x, 11, -14, 65504.0); }
+
+static double round_to_bfloat16(double x) { return round_to(x, 8, -126, 0x1.fep127); }
+
+static double bfloat16_to_double(uint16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/* Exact: every bfloat16 value is a float, whose upper half it is. */
+static uint16_t double_to_bfloat16(double x) {
+  float f;
+  uint32_t bits;
+  if (isnan(x)) return 0x7fc0;
+  f = (float)round_to_bfloat16(x);
+  memcpy(&bits, &f, sizeof(bits));
+  return (uint16_t)(bits >> 16);
 }
 
 static uint16_t double_to_half(double x) {
@@ -61,8 +87,10 @@ static uint16_t double_to_half(double x) {
 }
 
 static int32_t half_supports(const mm_matmul_problem* problem, char* text, size_t capacity) {
-  if (problem->dtype == MM_DTYPE_FLOAT16) return MM_SUPPORT_NATIVE;
-  snprintf(text, capacity, "float16 only");
+  if (problem->dtype == MM_DTYPE_FLOAT16 || problem->dtype == MM_DTYPE_BFLOAT16) {
+    return MM_SUPPORT_NATIVE;
+  }
+  snprintf(text, capacity, "float16 and bfloat16 only");
   return MM_SUPPORT_NO;
 }
 
@@ -79,6 +107,7 @@ static int32_t half_prepare(const mm_matmul_problem* problem, void** out, char* 
     snprintf(text, capacity, "out of memory");
     return MM_STATUS_RESOURCE_EXHAUSTED;
   }
+  h->dtype = problem->dtype;
   h->m = problem->m;
   h->n = problem->n;
   h->k = problem->k;
@@ -99,6 +128,10 @@ static int32_t half_execute(void* opaque, const mm_const_tensor* a, const mm_con
   const uint16_t* ad = (const uint16_t*)a->data;
   const uint16_t* bd = (const uint16_t*)b->data;
   uint16_t* yd = (uint16_t*)y->data;
+  const int bf16 = h->dtype == MM_DTYPE_BFLOAT16;
+  double (*to_double)(uint16_t) = bf16 ? bfloat16_to_double : half_to_double;
+  double (*round_to_type)(double) = bf16 ? round_to_bfloat16 : round_to_half;
+  uint16_t (*from_double)(double) = bf16 ? double_to_bfloat16 : double_to_half;
   int64_t entry, i, j, p;
   (void)text;
   (void)capacity;
@@ -113,13 +146,13 @@ static int32_t half_execute(void* opaque, const mm_const_tensor* a, const mm_con
     }
     for (i = 0; i < h->m; ++i) {
       for (j = 0; j < h->n; ++j) {
-        double sum = 0; /* Always a float16 value. */
+        double sum = 0; /* Always a value of the dtype. */
         for (p = 0; p < h->k; ++p) {
-          const double product = round_to_half(half_to_double(ad[a_offset + i * h->k + p]) *
-                                               half_to_double(bd[b_offset + p * h->n + j]));
-          sum = round_to_half(sum + product);
+          const double product = round_to_type(to_double(ad[a_offset + i * h->k + p]) *
+                                               to_double(bd[b_offset + p * h->n + j]));
+          sum = round_to_type(sum + product);
         }
-        yd[entry * h->m * h->n + i * h->n + j] = double_to_half(sum);
+        yd[entry * h->m * h->n + i * h->n + j] = from_double(sum);
       }
     }
   }
@@ -129,9 +162,10 @@ static int32_t half_execute(void* opaque, const mm_const_tensor* a, const mm_con
 static void half_release(void* opaque) { free(opaque); }
 
 #if defined(MM_HALF_SUM_DECLARES_FLOAT32)
-/* The promise: float16 inputs, float32 products and sums. */
+/* The promise: float16 and bfloat16 inputs, float32 products and sums. */
 static void half_arithmetic(int32_t dtype, mm_arithmetic* answer) {
-  if (dtype == MM_DTYPE_FLOAT16) answer->accumulation = MM_DTYPE_FLOAT;
+  if (dtype == MM_DTYPE_FLOAT16 || dtype == MM_DTYPE_BFLOAT16)
+    answer->accumulation = MM_DTYPE_FLOAT;
 }
 #define HALF_ARITHMETIC half_arithmetic
 #else
@@ -141,7 +175,7 @@ static void half_arithmetic(int32_t dtype, mm_arithmetic* answer) {
 static const mm_backend_plugin kTable = {
     MM_BACKEND_PLUGIN_ABI_VERSION,
     PLUGIN_NAME,
-    "float16 only, sums in float16 (a planted slip for tests)",
+    "float16 and bfloat16, sums in their own type (a planted slip for tests)",
     half_supports,
     half_prepare,
     half_execute,

@@ -198,7 +198,8 @@ TEST(PluginArithmeticTest, TheDeclarationIsKeptPerDtypeTheOthersKeepTheDefault) 
   ASSERT_TRUE(LoadInto(registry, {MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32}).ok());
   auto backend = registry.Create("half_sum_declares_float32").value();
   EXPECT_EQ(backend->DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
-  EXPECT_EQ(backend->DeclaredArithmetic(DType::kBFloat16), Arithmetic::OwnType(DType::kBFloat16));
+  EXPECT_EQ(backend->DeclaredArithmetic(DType::kBFloat16), (Arithmetic{DType::kFloat, false}));
+  EXPECT_EQ(backend->DeclaredArithmetic(DType::kFloat), Arithmetic::OwnType(DType::kFloat));
   EXPECT_EQ(backend->DeclaredArithmetic(DType::kInt64), Arithmetic::OwnType(DType::kInt64));
 }
 

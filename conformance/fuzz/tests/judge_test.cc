@@ -8,8 +8,10 @@
 #include <limits>
 
 #include "backends/backend_list.h"
+#include "backends/plugin/plugin_loader.h"
 #include "conformance/compare.h"
 #include "conformance/fuzz/fuzzer.h"
+#include "conformance/self_check/planted_backends.h"
 #include "engine/error_bound.h"
 
 namespace mm::conformance {
@@ -178,6 +180,30 @@ TEST(JudgeTest, Float16TruncationIsImprecise) {
   const Judgement j = Judge(got.view(), oracle.y.view(),
                             OracleBounds(oracle, Arithmetic{DType::kFloat, false}, 2), {});
   EXPECT_EQ(j.verdict, Verdict::kImprecise) << j.tolerance.Describe() << "; " << j.bound.Describe();
+}
+
+// The case through the fuzzer's judgement: [1,129] x [129,1] bfloat16, 1 + 128 x 2^-8 = 1.5
+// exactly, which a bfloat16 sum rounds to 1 (each 1 + 2^-8 is a tie lost to nearest-even). Summed
+// so by a backend that declares float32 accumulation (the self-check's planted kernel, and the
+// half-sum plugin), it is FAIL, as through node tests, outputs trees and plugins in mm-conformance.
+TEST(JudgeTest, ABfloat16SumDeclaredAsFloat32FailsAsOnEveryOtherPath) {
+  std::vector<bfloat16> av(129, bfloat16(1.0f)), bv(129, bfloat16(0x1p-8f));
+  bv[0] = bfloat16(1.0f);
+  const Tensor a = Tensor::FromValues<bfloat16>({1, 129}, av).value();
+  const Tensor b = Tensor::FromValues<bfloat16>({129, 1}, bv).value();
+  BackendRegistry plugins;
+  ASSERT_TRUE(RegisterBackendLibraries(plugins, {{MM_HALF_SUM_PLUGIN_DECLARES_FLOAT32}}).ok());
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(self_check::MakePlantedBackend(
+      self_check::PlantedBackendOf(self_check::Fault::kHalfAccumulation)));
+  backends.push_back(plugins.Create("half_sum_declares_float32").value());
+  for (auto& backend : backends) {
+    const Arithmetic declared = backend->DeclaredArithmetic(DType::kBFloat16);
+    ASSERT_EQ(declared, (Arithmetic{DType::kFloat, false})) << backend->name();
+    const fuzz::Outcome o = fuzz::RunOne(*backend, a, b, declared, {});
+    EXPECT_EQ(ToDouble(o.y.Data<bfloat16>()[0]), 1.0) << backend->name() << " sums in bfloat16";
+    EXPECT_EQ(o.verdict, fuzz::Verdict::kFail) << backend->name() << ": " << o.message;
+  }
 }
 
 // A backend that never writes Y's last element, where the oracle itself says NaN: the first poison
