@@ -74,6 +74,7 @@ struct CliOptions {
   // generate
   std::string out_dir;
   std::int64_t generate_cases = 100;
+  std::int64_t cases_per_dtype = 0;  // generate --cases-per-dtype N; 0: --cases decides.
   bool keep_unfair = false;
   bool overwrite = false;  // generate --overwrite: write into a directory that is not empty.
   bool sharded = false;    // --shard given (1/1 included): the report is a shard's.
@@ -267,9 +268,23 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                      "write into DIR even if it is not empty (a corpus written before, or any "
                      "other files): files of the same names are replaced, others are left as they "
                      "are");
-  generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
+  CLI::Option* generate_cases =
+      generate->add_option("--cases", o.generate_cases, "number of cases (default 100)")
+          ->option_text("N")
+          ->transform(positive);
+  generate
+      ->add_option("--cases-per-dtype", o.cases_per_dtype,
+                   "N cases of every dtype selected (all, or those of --dtype), instead of "
+                   "--cases' random mix; case I of a dtype is still problem I of the seed for "
+                   "that dtype (replayed with --first I --cases 1 --dtype DTYPE); not with --cases")
       ->option_text("N")
-      ->transform(positive);
+      ->transform(positive)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v == "0" ? "'0' cases of each dtype would write nothing; give N >= 1" : "";
+          },
+          ""))
+      ->excludes(generate_cases);
   generate->add_flag("--keep-unfair", o.keep_unfair,
                      "also write problems a correct implementation may fail under ONNX's "
                      "tolerance (overflow, order-dependent NaN/inf, a K-aware bound beyond it): "
@@ -488,25 +503,22 @@ std::string RefuseNonEmptyOut(const CliOptions& o) {
          "of the same names are replaced)";
 }
 
-int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
+// The cases of a corpus written so far, and the problems replaced as unfair.
+struct Written {
+  std::int64_t written = 0;
+  ordered_json cases = ordered_json::array(), replaced = ordered_json::array();
+};
+
+// Writes `count` cases of `generator`'s problems (fair ones unless --keep-unfair) from index
+// o.fuzz.first on into o.out_dir, adding them to `w`. Returns the exit code (kExitClean when all
+// were written), with the error said on `err`.
+int WriteCases(const CliOptions& o, const GeneratorOptions& generator, std::int64_t count,
+               Written& w, std::ostream& err) {
   namespace fs = std::filesystem;
-  if (const std::string refused = RefuseNonEmptyOut(o); !refused.empty()) {
-    err << "mm-fuzz generate: " << refused << "\n";
-    return kExitUsage;
-  }
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) {
-    err << "mm-fuzz generate: cannot create '" << o.out_dir << "': " << ec.message() << "\n";
-    return kExitUsage;
-  }
-  GeneratorOptions generator = o.fuzz.generator;
-  for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
   // Never loop forever on options that make fair problems rare.
   constexpr std::int64_t kMaxReplacedInARow = 10000;
-  ordered_json cases = ordered_json::array(), replaced = ordered_json::array();
   std::int64_t written = 0, in_a_row = 0;
-  for (std::int64_t index = o.fuzz.first; written < o.generate_cases; ++index) {
+  for (std::int64_t index = o.fuzz.first; written < count; ++index) {
     Problem p = GenerateProblem(o.fuzz.seed, index, generator);
     auto plan = PlanMatMul(p.desc());
     auto oracle = plan.ok() ? ExactMatMul(*plan, p.a.view(), p.b.view())
@@ -522,12 +534,12 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
       const std::string reason =
           UnfairReason(*plan, p.a.view(), p.b.view(), *oracle, y->view(), o.fuzz.tolerance);
       if (!reason.empty()) {
-        replaced.push_back({{"index", index},
-                            {"dtype", dtype},
-                            {"a_shape", p.a.dims()},
-                            {"b_shape", p.b.dims()},
-                            {"values", p.values},
-                            {"reason", reason}});
+        w.replaced.push_back({{"index", index},
+                              {"dtype", dtype},
+                              {"a_shape", p.a.dims()},
+                              {"b_shape", p.b.dims()},
+                              {"values", p.values},
+                              {"reason", reason}});
         if (++in_a_row >= kMaxReplacedInARow) {
           err << "mm-fuzz generate: " << kMaxReplacedInARow
               << " problems in a row are not fair (up to index " << index
@@ -546,15 +558,53 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
       err << "mm-fuzz generate: " << st.message() << "\n";
       return kExitUsage;
     }
-    cases.push_back({{"case", name},
-                     {"index", index},
-                     {"dtype", dtype},
-                     {"form", p.form},
-                     {"values", p.values},
-                     {"a_shape", p.a.dims()},
-                     {"b_shape", p.b.dims()}});
+    w.cases.push_back({{"case", name},
+                       {"index", index},
+                       {"dtype", dtype},
+                       {"form", p.form},
+                       {"values", p.values},
+                       {"a_shape", p.a.dims()},
+                       {"b_shape", p.b.dims()}});
     ++written;
+    ++w.written;
   }
+  return kExitClean;
+}
+
+int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  if (const std::string refused = RefuseNonEmptyOut(o); !refused.empty()) {
+    err << "mm-fuzz generate: " << refused << "\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) {
+    err << "mm-fuzz generate: cannot create '" << o.out_dir << "': " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  GeneratorOptions generator = o.fuzz.generator;
+  for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
+  Written w;
+  if (o.cases_per_dtype > 0) {
+    // One pass per dtype: its problems are the seed's for that dtype alone, so each dtype gets
+    // exactly N and every case still replays by its index.
+    std::vector<DType> dtypes = generator.dtypes;
+    if (dtypes.empty()) dtypes.assign(kAllDTypes.begin(), kAllDTypes.end());
+    for (DType dtype : dtypes) {
+      generator.dtypes = {dtype};
+      if (const int code = WriteCases(o, generator, o.cases_per_dtype, w, err);
+          code != kExitClean) {
+        return code;
+      }
+    }
+  } else if (const int code = WriteCases(o, generator, o.generate_cases, w, err);
+             code != kExitClean) {
+    return code;
+  }
+  const std::int64_t written = w.written;
+  const ordered_json& cases = w.cases;
+  const ordered_json& replaced = w.replaced;
   // No time, host or path: the same seed gives the same bytes everywhere.
   ordered_json manifest;
   manifest["tool"] = "mm-fuzz generate";
@@ -562,6 +612,7 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   manifest["seed"] = o.fuzz.seed;
   manifest["first"] = o.fuzz.first;
   manifest["cases"] = written;
+  if (o.cases_per_dtype > 0) manifest["cases_per_dtype"] = o.cases_per_dtype;
   manifest["dtypes"] = o.dtypes;
   manifest["max_elements"] = o.fuzz.generator.max_elements;
   manifest["fair_under"] = o.keep_unfair ? "none" : "onnx";
@@ -577,7 +628,9 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   readme << "# MatMul corpus generated by mm-fuzz\n\n"
          << written << " ONNX node tests (`test_mm_fuzz_s<seed>_<dtype>_<index>/`), seed "
          << o.fuzz.seed << ", problem indices from " << o.fuzz.first << ", written by `mm-fuzz "
-         << MM_VERSION << "`:\n\n```sh\nmm-fuzz generate --out DIR --cases " << o.generate_cases
+         << MM_VERSION << "`:\n\n```sh\nmm-fuzz generate --out DIR "
+         << (o.cases_per_dtype > 0 ? "--cases-per-dtype " + std::to_string(o.cases_per_dtype)
+                                   : "--cases " + std::to_string(o.generate_cases))
          << " --seed " << o.fuzz.seed;
   if (o.fuzz.first != 0) readme << " --first " << o.fuzz.first;
   for (const auto& d : o.dtypes) readme << " --dtype " << d;
@@ -610,8 +663,9 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  out << "mm-fuzz generate: wrote " << written << " cases (seed " << o.fuzz.seed << ", first "
-      << o.fuzz.first << ") to " << o.out_dir;
+  out << "mm-fuzz generate: wrote " << written << " cases ("
+      << (o.cases_per_dtype > 0 ? std::to_string(o.cases_per_dtype) + " per dtype, " : "")
+      << "seed " << o.fuzz.seed << ", first " << o.fuzz.first << ") to " << o.out_dir;
   if (o.keep_unfair) {
     out << ", unfair problems kept\n";
   } else {
@@ -728,7 +782,9 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
     return kExitClean;
   }
   // The last problem's index, first + cases - 1, must be an index too: a replay line names it.
-  const std::int64_t cases = generate->parsed() ? o.generate_cases : o.fuzz.cases;
+  const std::int64_t cases = !generate->parsed()     ? o.fuzz.cases
+                             : o.cases_per_dtype > 0 ? o.cases_per_dtype
+                                                     : o.generate_cases;
   if (cases > 0 && o.fuzz.first > std::numeric_limits<std::int64_t>::max() - (cases - 1)) {
     err << "mm-fuzz: --first " << o.fuzz.first << " with --cases " << cases
         << ": the last problem's index would be past " << std::numeric_limits<std::int64_t>::max()
