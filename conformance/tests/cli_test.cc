@@ -267,6 +267,25 @@ std::optional<fs::path> OfficialMatMul2d() {
   return std::nullopt;
 }
 
+// A run over a corpus of generated cases (as the gate's deviations run) gets no verdict on the
+// official corpus, on stdout or stderr: it holds none of it and did not ask for it. A run over the
+// official root gets the line.
+TEST(CliTest, OnlyARunOverTheOfficialRootGetsAnOfficialCorpusVerdict) {
+  TempDir generated;
+  testing::WriteFloatCase(generated.path(), "test_mm_fuzz_s1_float_0", {2, 3}, {3, 2});
+  testing::WriteFloatCase(generated.path(), "test_mm_fuzz_s1_float_4", {3}, {3, 5});
+  CliRun own = Cli({"--data-dir", generated.path().string(), "--backend", "reference"});
+  EXPECT_EQ(own.code, kExitPassed) << own.out << own.err;
+  EXPECT_THAT(own.out + own.err, Not(HasSubstr("official corpus")));
+  EXPECT_THAT(own.out + own.err, Not(HasSubstr("official")));
+  const std::optional<fs::path> official = OfficialMatMul2d();
+  if (!official) GTEST_SKIP() << "the official ONNX node tests are not on this machine";
+  CliRun with_official = Cli({"--data-dir", official->parent_path().string(), "--data-dir",
+                              generated.path().string(), "--backend", "reference", "--quiet"});
+  // Debian's copy may be of another ONNX version than the SHA-256 sums: intact or not, it is said.
+  EXPECT_THAT(with_official.out, ::testing::ContainsRegex("official corpus: [0-7] of 7 intact"));
+}
+
 // The harness's acceptance check: a copy of case `source` (written by `write_case` into the copy's
 // root) with one expected value changed by 1 % FAILs with exit 1 on every backend.
 void ExpectOnePercentChangeFails(const std::function<void(const fs::path& root)>& write_case) {
