@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -181,6 +182,8 @@ struct BrokenOutput {
   std::string says;                                             // Part of the message.
 };
 
+void PrintTo(const BrokenOutput& broken, std::ostream* os) { *os << broken.why; }
+
 class BrokenOutputTest : public OutputsTreeTest,
                          public ::testing::WithParamInterface<BrokenOutput> {};
 
@@ -237,7 +240,13 @@ INSTANTIATE_TEST_SUITE_P(
                          "data_set": "test_data_set_0", "status": "error",
                          "message": "out of memory"}]})");
                      },
-                     "also records"}));
+                     "also records"}),
+    // Test names from the description (the default, the object's bytes, changed run to run).
+    [](const ::testing::TestParamInfo<BrokenOutput>& info) {
+      std::string name;
+      for (char c : info.param.why) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
 
 // A runtime's Y whose data disagrees with its shape is one message blaming the runtime's output,
 // in the same words whichever field of the file holds the values and whatever the file calls Y.
