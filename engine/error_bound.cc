@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/oracle_internal.h"
+
 namespace mm {
 
 double UnitRoundoff(DType dtype) {
@@ -93,60 +95,92 @@ bool IsSubnormalIn(double x) {
   }
 }
 
+}  // namespace
+
+namespace oracle_internal {
+
 template <class T>
-void OracleLoop(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out) {
+ExactElement ExactDot(const T* a, const T* b, std::int64_t k, std::int64_t stride) {
+  double hi = 0, lo = 0, naive = 0, abs_sum = 0, subnormal_sum = 0;
+  bool special = false;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const double x = ToDouble(a[p]);
+    const double w = ToDouble(b[p * stride]);
+    naive += x * w;
+    if (!std::isfinite(x) || !std::isfinite(w)) {
+      special = true;
+      continue;
+    }
+    abs_sum += std::fabs(x) * std::fabs(w);
+    if (std::fpclassify(x) == FP_SUBNORMAL || std::fpclassify(w) == FP_SUBNORMAL ||
+        IsSubnormalIn<T>(x) || IsSubnormalIn<T>(w)) {
+      subnormal_sum += std::fabs(x) * std::fabs(w);
+    }
+    double prod, prod_err, sum_err;
+    TwoProduct(x, w, prod, prod_err);
+    TwoSum(hi, prod, hi, sum_err);
+    lo += sum_err + prod_err;
+  }
+  double exact = hi + lo;
+  // IEEE's answer where an input is NaN or infinite, or where a double product or sum overflows
+  // (the exact value is then beyond double and any bound is infinite anyway).
+  if (special || !std::isfinite(abs_sum) || !std::isfinite(exact)) exact = naive;
+  // S as computed in double may be low by up to gamma_K(2^-53) relative: round it up.
+  const double up = 1 + Gamma(k + 1, std::ldexp(1.0, -53));
+  return {exact, abs_sum * up, subnormal_sum * up, special};
+}
+
+template ExactElement ExactDot<float>(const float*, const float*, std::int64_t, std::int64_t);
+template ExactElement ExactDot<double>(const double*, const double*, std::int64_t, std::int64_t);
+template ExactElement ExactDot<float16>(const float16*, const float16*, std::int64_t, std::int64_t);
+template ExactElement ExactDot<bfloat16>(const bfloat16*, const bfloat16*, std::int64_t,
+                                         std::int64_t);
+
+}  // namespace oracle_internal
+
+namespace {
+
+// The integer oracle one element at a time, in the unsigned type of the same width: defined
+// wraparound, then reinterpreted.
+template <class T>
+void IntegerLoop(const MatMulPlan& plan, const T* a, const T* b, T* y) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   const std::int64_t m = plan.m, k = plan.k, n = plan.n;
-  T* y = out.y.Data<T>();
   for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
     const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
-    const T* a_mat = a + a_offset;
-    const T* b_mat = b + b_offset;
     for (std::int64_t i = 0; i < m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
-        const std::int64_t index = (batch * m + i) * n + j;
-        if constexpr (std::is_integral_v<T>) {
-          // Formed in the unsigned type of the same width: defined wraparound, then reinterpreted.
-          using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-          U sum = 0;
-          for (std::int64_t p = 0; p < k; ++p) {
-            sum += static_cast<U>(a_mat[i * k + p]) * static_cast<U>(b_mat[p * n + j]);
-          }
-          y[index] = static_cast<T>(sum);
-        } else {
-          double hi = 0, lo = 0, naive = 0, abs_sum = 0, subnormal_sum = 0;
-          bool special = false;
-          for (std::int64_t p = 0; p < k; ++p) {
-            const double x = ToDouble(a_mat[i * k + p]);
-            const double w = ToDouble(b_mat[p * n + j]);
-            naive += x * w;
-            if (!std::isfinite(x) || !std::isfinite(w)) {
-              special = true;
-              continue;
-            }
-            abs_sum += std::fabs(x) * std::fabs(w);
-            if (std::fpclassify(x) == FP_SUBNORMAL || std::fpclassify(w) == FP_SUBNORMAL ||
-                IsSubnormalIn<T>(x) || IsSubnormalIn<T>(w)) {
-              subnormal_sum += std::fabs(x) * std::fabs(w);
-            }
-            double prod, prod_err, sum_err;
-            TwoProduct(x, w, prod, prod_err);
-            TwoSum(hi, prod, hi, sum_err);
-            lo += sum_err + prod_err;
-          }
-          double exact = hi + lo;
-          // IEEE's answer where an input is NaN or infinite, or where a double product or sum
-          // overflows (the exact value is then beyond double and any bound is infinite anyway).
-          if (special || !std::isfinite(abs_sum) || !std::isfinite(exact)) exact = naive;
-          // S as computed in double may be low by up to gamma_K(2^-53) relative: round it up.
-          abs_sum *= 1 + Gamma(k + 1, std::ldexp(1.0, -53));
-          y[index] = RoundFromDouble<T>(exact);
-          out.exact[index] = exact;
-          out.abs_sum[index] = abs_sum;
-          out.subnormal_abs_sum[index] = subnormal_sum * (1 + Gamma(k + 1, std::ldexp(1.0, -53)));
-          out.special[index] = special ? 1 : 0;
+        U sum = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          sum += static_cast<U>(a[a_offset + i * k + p]) * static_cast<U>(b[b_offset + p * n + j]);
         }
+        y[(batch * m + i) * n + j] = static_cast<T>(sum);
       }
     }
+  }
+}
+
+template <class T>
+Status OracleLoop(const MatMulPlan& plan, const T* a, const T* b, const OracleOptions& options,
+                  OracleResult& out) {
+  using namespace oracle_internal;
+  if constexpr (std::is_integral_v<T>) {
+    if (!options.fast) {
+      IntegerLoop(plan, a, b, out.y.Data<T>());
+      return OkStatus();
+    }
+    return FastIntegerMatMul(plan, a, b, out.y.Data<T>());
+  } else if constexpr (std::is_same_v<T, double>) {
+    // No fast path for double inputs yet: every element is an exact one.
+    out.exact_fallbacks = plan.y_elements;
+    return ExactFloatMatMul(plan, a, b, out);
+  } else {
+    if (!options.fast || plan.k == 0) {
+      out.exact_fallbacks = plan.y_elements;
+      return ExactFloatMatMul(plan, a, b, out);
+    }
+    MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastFloatMatMul(plan, a, b, out));
+    return OkStatus();
   }
 }
 
@@ -166,7 +200,8 @@ double RoundTo(DType output, double value) {
 
 }  // namespace
 
-StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b) {
+StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
+                                   const OracleOptions& options) {
   if (a.dtype != plan.desc.dtype || b.dtype != plan.desc.dtype) {
     return InvalidArgumentError("ExactMatMul: A and B must be " +
                                 std::string(DTypeName(plan.desc.dtype)));
@@ -176,16 +211,19 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
   if (IsFloat(plan.desc.dtype)) {
     const auto size = static_cast<std::size_t>(plan.y_elements);
     out.exact.assign(size, 0.0);
+    out.exact_error.assign(size, 0.0);
     out.abs_sum.assign(size, 0.0);
     out.subnormal_abs_sum.assign(size, 0.0);
     out.special.assign(size, 0);
   }
   // An empty Y has nothing to compute (its batch or M may still be huge: no loop over them).
   if (plan.y_elements == 0) return out;
+  Status status;
   VisitDType(plan.desc.dtype, [&](auto tag) {
     using T = CppType<decltype(tag)::value>;
-    OracleLoop<T>(plan, a.Data<T>(), b.Data<T>(), out);
+    status = OracleLoop<T>(plan, a.Data<T>(), b.Data<T>(), options, out);
   });
+  MM_RETURN_IF_ERROR(status);
   return out;
 }
 
@@ -271,9 +309,13 @@ std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithme
                                        std::int64_t k) {
   std::vector<ElementBound> bounds(oracle.exact.size());
   for (std::size_t i = 0; i < bounds.size(); ++i) {
-    bounds[i] = {oracle.exact[i],
-                 AccumulationError(arithmetic, k, oracle.abs_sum[i], oracle.subnormal_abs_sum[i]),
-                 oracle.special[i] != 0, oracle.special[i] != 0 && arithmetic.flushes_subnormals};
+    // The oracle's own error widens the bound: every value within e of the exact one is then
+    // within e + exact_error of the oracle's.
+    const double error = oracle.exact_error.empty() ? 0.0 : oracle.exact_error[i];
+    bounds[i] = {
+        oracle.exact[i],
+        AccumulationError(arithmetic, k, oracle.abs_sum[i], oracle.subnormal_abs_sum[i]) + error,
+        oracle.special[i] != 0, oracle.special[i] != 0 && arithmetic.flushes_subnormals};
   }
   return bounds;
 }

@@ -2,12 +2,42 @@
 // the error bound a correct backend stays within. The harness (mm-conformance), the differential
 // fuzzer (mm-fuzz) and the backends' tests (MatMulTester) all judge by these.
 //
-// Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has). float16, bfloat16 and
-// float32 inputs: products are exact in double and the K products are summed with Ogita, Rump and
-// Oishi's Dot2 (TwoSum / TwoProduct with fma), as accurate as if summed in twice double's precision
-// and rounded once: |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. double inputs: the
-// same Dot2, whose TwoProduct makes every product error-free too. Elements with NaN or infinite
-// inputs get IEEE's answer (a NaN term, 0 * inf, or +inf with -inf give NaN; else the infinity).
+// Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has), through a uint64 GEMM
+// (Eigen's; 32-bit inputs widened to uint64, whose products and sums modulo 2^64 keep the low 32
+// bits exact). Elements with NaN or infinite inputs get IEEE's answer (a NaN term, 0 * inf, or
+// +inf with -inf give NaN; else the infinity).
+//
+// The exact path, per element: the products (exact in double for float16, bfloat16 and float
+// inputs; TwoProduct's error-free split for double) summed with Ogita, Rump and Oishi's Dot2
+// (TwoSum with fma), as accurate as if summed in twice double's precision and rounded once:
+// |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. Y is that value rounded (nearest even)
+// to the output type. double inputs take this path for every element.
+//
+// The fast path (float16, bfloat16 and float inputs): a certified filter in front of the exact
+// path.
+//  - Two double GEMMs (Eigen's, over tiles of A's rows and B's columns converted to double, one
+//    tile per OpenMP thread; the values of A and B are exact in double) give per element
+//    v = sum a_k b_k and s = sum |a_k| |b_k| as computed in double. Every product of two such
+//    inputs is exact in double and normal (the smallest, 2^-149 squared, is 2^-298), and a double
+//    sum whose result is subnormal is exact, so whatever the order, blocking or fma the GEMM uses
+//    (K - 1 roundings on any path), Higham's 3.1 gives |v - x| <= gamma_K * S and
+//    |s - S| <= gamma_K * S for the exact x and S, u = 2^-53. Hence S <= s / (1 - gamma_K) and
+//    |v - x| <= R(K, s) = gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), computed with every
+//    step rounded upward (oracle_internal.h: FastRadius). Flush-to-zero and denormals-are-zero are
+//    switched off on the threads for the duration (another library may have set them).
+//  - The element is decided when every real in [v - R(K + 1, s), v + R(K + 1, s)] (ends rounded
+//    outward) rounds to the same output value, of a decided sign: the real x, and also the exact
+//    path's double (off x by at most u S + gamma_K u^2 S <= R(K + 1, s) - R(K, s)), round to it, so
+//    Y is correctly rounded and equal bit for bit to the exact path's. A midpoint inside the
+//    interval leaves the element undecided (rounding is monotone: equal rounded ends mean no
+//    midpoint strictly inside; one at an end rounds to the same value as that end).
+//  - Every other element takes the exact path: undecided ones, those a NaN or infinite input
+//    reaches (special), and those whose interval reaches zero (the sign of a zero is the exact
+//    path's). Elements with s = 0 are +0 exactly. There is no overflow: |v| and s stay below
+//    2^128 * 2^128 * K in double. The count is OracleResult::exact_fallbacks.
+//  - For a decided element, exact is v, off x by at most exact_error = R(K, s) (0 on the exact
+//    path), and abs_sum is s rounded up like the exact path's S; OracleBounds adds exact_error to
+//    the radius, so the bound still holds every value a correct backend may return.
 //
 // Bound. A backend that forms the K products and sums them in its declared accumulation type (unit
 // roundoff u; any order, blocking, fma or not) and rounds once to the output type gives, for every
@@ -57,14 +87,25 @@ struct OracleResult {
   // Y rounded to the output dtype (nearest even); integers exact modulo 2^bits.
   Tensor y;
   // Float dtypes only (empty for integers), one entry per element of Y:
-  std::vector<double> exact;    // The dot product (error negligible, see above) or IEEE's NaN/inf.
+  std::vector<double> exact;        // The dot product (within exact_error of it) or IEEE's NaN/inf.
+  std::vector<double> exact_error;  // A bound on |exact - the dot product| (0: negligible, above).
   std::vector<double> abs_sum;  // S = sum |a_k| |b_k| over the finite terms; inf if it overflows.
   std::vector<double> subnormal_abs_sum;  // The part of S from terms with a subnormal input.
   std::vector<std::uint8_t> special;      // 1 where a NaN or infinite input reaches the element.
+  std::int64_t exact_fallbacks = 0;       // Float elements computed by the exact path.
 };
 
-// Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above.
-StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b);
+// How the oracle computes (the answer is the same either way).
+struct OracleOptions {
+  // The fast paths above; false: the exact path for every element (and the integer loop), for
+  // tests that compare the two.
+  bool fast = true;
+};
+
+// Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above, on the
+// OpenMP threads (omp_get_max_threads; one inside a parallel region).
+StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
+                                   const OracleOptions& options = {});
 
 // e = gamma_K(u_acc) * S + K * eta_acc, the accumulation error a backend summing in `accumulation`
 // may make; +inf when S reaches the largest finite `accumulation` value (overflow possible).

@@ -1,0 +1,378 @@
+// The oracle's fast paths (engine/oracle_internal.h; the argument is in engine/error_bound.h).
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "engine/oracle_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace mm::oracle_internal {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Like Eigen's own GEMM, at most one thread per 50000 multiply-adds.
+constexpr double kMinTaskWork = 50000;
+
+// Gradual underflow (no flush-to-zero, no denormals-are-zero) on this thread while it lives: the
+// bound assumes IEEE sums, and a library in the same process may have set either mode.
+class GradualUnderflow {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  GradualUnderflow() : csr_(_mm_getcsr()) { _mm_setcsr(csr_ & ~kFlushBits); }
+  ~GradualUnderflow() { _mm_setcsr(csr_); }
+
+ private:
+  static constexpr unsigned kFlushBits = 0x8040;  // FTZ | DAZ.
+  unsigned csr_;
+#endif
+};
+
+// Threads for `tasks` independent tasks of `work` multiply-adds in all.
+int Threads(std::int64_t tasks, double work) {
+  if (tasks < 2 || omp_in_parallel()) return 1;
+  const double threads = std::min({static_cast<double>(omp_get_max_threads()),
+                                   static_cast<double>(tasks), work / kMinTaskWork});
+  return std::max(1, static_cast<int>(threads));
+}
+
+// Runs task(0) .. task(count - 1) on `threads` threads; task(i, workspace) with one workspace per
+// thread. False when a task ran out of memory (no exception may leave an OpenMP region).
+template <class Workspace, class Task>
+bool Spread(std::int64_t count, int threads, const Task& task) {
+  std::atomic<bool> failed{false};
+#pragma omp parallel num_threads(threads)
+  {
+    GradualUnderflow gradual;
+    Workspace workspace;
+#pragma omp for schedule(dynamic)
+    for (std::int64_t i = 0; i < count; ++i) {
+      try {
+        task(i, workspace);
+      } catch (const std::bad_alloc&) {
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+  }
+  return !failed.load();
+}
+
+// a + b rounded downward / upward (TwoSum's exact error gives the direction).
+double SumDown(double a, double b) {
+  const double s = a + b;
+  const double z = s - a;
+  const double e = (a - (s - z)) + (b - z);
+  return e < 0 ? std::nextafter(s, -kInf) : s;
+}
+double SumUp(double a, double b) {
+  const double s = a + b;
+  const double z = s - a;
+  const double e = (a - (s - z)) + (b - z);
+  return e > 0 ? std::nextafter(s, kInf) : s;
+}
+
+template <class T>
+bool IsSubnormalIn(double x) {
+  const double min_normal =
+      std::is_same_v<T, float16> ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+  return x != 0 && std::fabs(x) < min_normal;
+}
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One thread's tile buffers, reused from tile to tile.
+struct FloatWorkspace {
+  Matrix a, a_abs, a_sub, b, b_abs, b_sub, v, s, sub;
+  std::vector<std::uint8_t> row_special, col_special;
+};
+
+// Rows (and columns) of a tile: the double copies of A's rows and B's columns stay a few MB.
+std::int64_t TileSize(std::int64_t k) {
+  return std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(k, 1), 32, 256);
+}
+
+// Converts rows [i0, i0 + rows) of `a` (m x k) or columns [j0, j0 + cols) of `b` (k x n) to
+// double: the values (non-finite ones as 0, flagged per row or column: those elements take the
+// exact path), their magnitudes and, when `subnormals` is set, the magnitudes of T's subnormals.
+template <class T>
+bool ConvertA(const T* a, std::int64_t k, std::int64_t i0, std::int64_t rows, FloatWorkspace& w) {
+  w.a.resize(rows, k);
+  w.a_abs.resize(rows, k);
+  w.row_special.assign(static_cast<std::size_t>(rows), 0);
+  bool subnormal = false;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t p = 0; p < k; ++p) {
+      double x = ToDouble(a[(i0 + i) * k + p]);
+      if (!std::isfinite(x)) {
+        w.row_special[static_cast<std::size_t>(i)] = 1;
+        x = 0;
+      }
+      subnormal |= IsSubnormalIn<T>(x);
+      w.a(i, p) = x;
+      w.a_abs(i, p) = std::fabs(x);
+    }
+  }
+  return subnormal;
+}
+
+template <class T>
+bool ConvertB(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
+              FloatWorkspace& w) {
+  w.b.resize(k, cols);
+  w.b_abs.resize(k, cols);
+  w.col_special.assign(static_cast<std::size_t>(cols), 0);
+  bool subnormal = false;
+  for (std::int64_t p = 0; p < k; ++p) {
+    for (std::int64_t j = 0; j < cols; ++j) {
+      double x = ToDouble(b[p * n + j0 + j]);
+      if (!std::isfinite(x)) {
+        w.col_special[static_cast<std::size_t>(j)] = 1;
+        x = 0;
+      }
+      subnormal |= IsSubnormalIn<T>(x);
+      w.b(p, j) = x;
+      w.b_abs(p, j) = std::fabs(x);
+    }
+  }
+  return subnormal;
+}
+
+// The magnitudes of T's subnormals only.
+template <class T>
+Matrix SubnormalPart(const Matrix& magnitudes) {
+  return magnitudes.unaryExpr([](double x) { return IsSubnormalIn<T>(x) ? x : 0.0; });
+}
+
+// The part of S from terms with a subnormal input: |A_sub| |B| + (|A| - |A_sub|) |B_sub|, so no
+// term counts twice.
+template <class T>
+void SubnormalSums(FloatWorkspace& w) {
+  w.a_sub = SubnormalPart<T>(w.a_abs);
+  w.b_sub = SubnormalPart<T>(w.b_abs);
+  w.sub.noalias() = w.a_sub * w.b_abs;
+  w.a_sub = w.a_abs - w.a_sub;
+  w.sub.noalias() += w.a_sub * w.b_sub;
+}
+
+// The tile's position: batch entry, first row and first column.
+struct Tile {
+  std::int64_t batch, i0, rows, j0, cols;
+};
+
+Tile TileAt(const MatMulPlan& plan, std::int64_t index, std::int64_t size) {
+  const std::int64_t row_tiles = (plan.m + size - 1) / size;
+  const std::int64_t col_tiles = (plan.n + size - 1) / size;
+  const std::int64_t per_batch = row_tiles * col_tiles;
+  const std::int64_t batch = index / per_batch, rest = index % per_batch;
+  const std::int64_t i0 = rest / col_tiles * size, j0 = rest % col_tiles * size;
+  return {batch, i0, std::min(size, plan.m - i0), j0, std::min(size, plan.n - j0)};
+}
+
+// Writes one element of the exact path at `index`.
+template <class T>
+void StoreExact(const ExactElement& e, std::size_t index, OracleResult& out) {
+  out.y.Data<T>()[index] = RoundFromDouble<T>(e.exact);
+  out.exact[index] = e.exact;
+  out.exact_error[index] = 0;
+  out.abs_sum[index] = e.abs_sum;
+  out.subnormal_abs_sum[index] = e.subnormal_abs_sum;
+  out.special[index] = e.special ? 1 : 0;
+}
+
+// Computes one tile; returns the number of its elements that took the exact path.
+template <class T>
+std::int64_t FloatTile(const MatMulPlan& plan, const T* a, const T* b, const Tile& t,
+                       FloatWorkspace& w, OracleResult& out) {
+  const std::int64_t k = plan.k, n = plan.n;
+  const auto [a_offset, b_offset] = plan.BatchOffsets(t.batch);
+  const T* a_mat = a + a_offset;
+  const T* b_mat = b + b_offset;
+  const bool a_sub = ConvertA(a_mat, k, t.i0, t.rows, w);
+  const bool b_sub = ConvertB(b_mat, k, n, t.j0, t.cols, w);
+  w.v.noalias() = w.a * w.b;
+  w.s.noalias() = w.a_abs * w.b_abs;
+  if (a_sub || b_sub) SubnormalSums<T>(w);
+  // S as computed may be low by gamma_K relative: rounded up as the exact path rounds it.
+  const double up = 1 + Gamma(k + 1, std::ldexp(1.0, -53));
+  const double sub_up = 1 + Gamma(2 * k + 1, std::ldexp(1.0, -53));
+  std::int64_t fallbacks = 0;
+  for (std::int64_t i = 0; i < t.rows; ++i) {
+    for (std::int64_t j = 0; j < t.cols; ++j) {
+      const auto index = static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + t.j0 + j);
+      const double v = w.v(i, j), s = w.s(i, j);
+      T y{};
+      // The decision covers the fast value's error and the exact path's own (FastRadius of K + 1,
+      // see error_bound.h), so a decided element is the exact path's, bit for bit.
+      if (!w.row_special[static_cast<std::size_t>(i)] &&
+          !w.col_special[static_cast<std::size_t>(j)] &&
+          (s == 0 || DecideRounding(v, FastRadius(k + 1, s), &y))) {
+        out.y.Data<T>()[index] = s == 0 ? T(0.0f) : y;
+        out.exact[index] = s == 0 ? 0.0 : v;
+        out.exact_error[index] = s == 0 ? 0.0 : FastRadius(k, s);
+        out.abs_sum[index] = s * up;
+        out.subnormal_abs_sum[index] = a_sub || b_sub ? w.sub(i, j) * sub_up : 0.0;
+        out.special[index] = 0;
+        continue;
+      }
+      ++fallbacks;
+      StoreExact<T>(ExactDot(a_mat + (t.i0 + i) * k, b_mat + t.j0 + j, k, n), index, out);
+    }
+  }
+  return fallbacks;
+}
+
+// Integer tile buffers (32-bit inputs widened to uint64).
+struct IntegerWorkspace {
+  using Matrix64 = Eigen::Matrix<std::uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Matrix64 a, b, y;
+};
+
+template <class T>
+void IntegerProduct(const T* a, const T* b, T* y, std::int64_t m, std::int64_t k, std::int64_t n,
+                    IntegerWorkspace& w) {
+  using Matrix64 = IntegerWorkspace::Matrix64;
+  using Map = Eigen::Map<const Matrix64>;
+  if constexpr (sizeof(T) == 8) {
+    // int64 and uint64 share their bits: the unsigned product wraps modulo 2^64 by definition.
+    Eigen::Map<Matrix64> y_mat(reinterpret_cast<std::uint64_t*>(y), m, n);
+    y_mat.noalias() = Map(reinterpret_cast<const std::uint64_t*>(a), m, k) *
+                      Map(reinterpret_cast<const std::uint64_t*>(b), k, n);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    w.a =
+        Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a, m, k)
+            .unaryExpr([](T x) { return static_cast<std::uint64_t>(x); });
+    w.b =
+        Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(b, k, n)
+            .unaryExpr([](T x) { return static_cast<std::uint64_t>(x); });
+    w.y.noalias() = w.a * w.b;
+    for (std::int64_t i = 0; i < m * n; ++i) {
+      y[i] = static_cast<T>(static_cast<U>(w.y.data()[i]));
+    }
+  }
+}
+
+}  // namespace
+
+double FastRadius(std::int64_t k, double s) {
+  const double kd = static_cast<double>(k);
+  const double two_ku = std::ldexp(2 * kd, -53);
+  if (!(two_ku < 1) || !std::isfinite(s)) return kInf;
+  if (s == 0) return 0;
+  // RU(K s), then times 2^-53 (exact unless it underflows: then rounded up too).
+  double t = kd * s;
+  if (std::fma(kd, s, -t) > 0) t = std::nextafter(t, kInf);
+  double scaled = std::ldexp(t, -53);
+  if (std::ldexp(scaled, 53) < t) scaled = std::nextafter(scaled, kInf);
+  // 1 - 2 K u is exact (a multiple of 2^-52 in (0, 1)); the quotient is rounded up.
+  const double d = 1 - two_ku;
+  double q = scaled / d;
+  if (std::fma(q, d, -scaled) < 0) q = std::nextafter(q, kInf);
+  return q;
+}
+
+template <class T>
+bool DecideRounding(double v, double r, T* y) {
+  if (!(r < kInf) || std::isnan(v)) return false;
+  const double lo = SumDown(v, -r), hi = SumUp(v, r);
+  if (!(lo > 0 || hi < 0)) return false;
+  const T y_lo = RoundFromDouble<T>(lo), y_hi = RoundFromDouble<T>(hi);
+  if (ToDouble(y_lo) != ToDouble(y_hi)) return false;
+  *y = y_lo;
+  return true;
+}
+
+template <class T>
+StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
+                                       OracleResult& out) {
+  const std::int64_t size = TileSize(plan.k);
+  const std::int64_t tiles =
+      plan.batch * ((plan.m + size - 1) / size) * ((plan.n + size - 1) / size);
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(plan.k);
+  std::atomic<std::int64_t> fallbacks{0};
+  const bool ok = Spread<FloatWorkspace>(
+      tiles, Threads(tiles, work), [&](std::int64_t index, FloatWorkspace& w) {
+        const std::int64_t count = FloatTile(plan, a, b, TileAt(plan, index, size), w, out);
+        fallbacks.fetch_add(count, std::memory_order_relaxed);
+      });
+  if (!ok) return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
+  return fallbacks.load();
+}
+
+template <class T>
+Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y) {
+  const std::int64_t m = plan.m, k = plan.k, n = plan.n;
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
+  const auto product = [&](std::int64_t batch, IntegerWorkspace& w) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+    IntegerProduct(a + a_offset, b + b_offset, y + batch * m * n, m, k, n, w);
+  };
+  // Many products: one per thread; few: Eigen's own parallel GEMM on each.
+  const int threads = Threads(plan.batch, work);
+  if (threads > 1) {
+    if (!Spread<IntegerWorkspace>(plan.batch, threads, product)) {
+      return ResourceExhaustedError("ExactMatMul: out of memory for the integer product");
+    }
+    return OkStatus();
+  }
+  try {
+    IntegerWorkspace w;
+    for (std::int64_t batch = 0; batch < plan.batch; ++batch) product(batch, w);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("ExactMatMul: out of memory for the integer product");
+  }
+  return OkStatus();
+}
+
+template <class T>
+Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out) {
+  const std::int64_t rows = plan.batch * plan.m, k = plan.k, n = plan.n;
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
+  struct NoWorkspace {};
+  Spread<NoWorkspace>(rows, Threads(rows, work), [&](std::int64_t row, NoWorkspace&) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(row / plan.m);
+    const T* a_row = a + a_offset + row % plan.m * k;
+    for (std::int64_t j = 0; j < n; ++j) {
+      StoreExact<T>(ExactDot(a_row, b + b_offset + j, k, n), static_cast<std::size_t>(row * n + j),
+                    out);
+    }
+  });
+  return OkStatus();
+}
+
+#define MM_FAST_ORACLE_FLOAT(T)                                                             \
+  template bool DecideRounding<T>(double, double, T*);                                      \
+  template StatusOr<std::int64_t> FastFloatMatMul<T>(const MatMulPlan&, const T*, const T*, \
+                                                     OracleResult&);
+MM_FAST_ORACLE_FLOAT(float)
+MM_FAST_ORACLE_FLOAT(float16)
+MM_FAST_ORACLE_FLOAT(bfloat16)
+#undef MM_FAST_ORACLE_FLOAT
+
+template Status ExactFloatMatMul<float>(const MatMulPlan&, const float*, const float*,
+                                        OracleResult&);
+template Status ExactFloatMatMul<double>(const MatMulPlan&, const double*, const double*,
+                                         OracleResult&);
+template Status ExactFloatMatMul<float16>(const MatMulPlan&, const float16*, const float16*,
+                                          OracleResult&);
+template Status ExactFloatMatMul<bfloat16>(const MatMulPlan&, const bfloat16*, const bfloat16*,
+                                           OracleResult&);
+template Status FastIntegerMatMul<std::int32_t>(const MatMulPlan&, const std::int32_t*,
+                                                const std::int32_t*, std::int32_t*);
+template Status FastIntegerMatMul<std::int64_t>(const MatMulPlan&, const std::int64_t*,
+                                                const std::int64_t*, std::int64_t*);
+template Status FastIntegerMatMul<std::uint32_t>(const MatMulPlan&, const std::uint32_t*,
+                                                 const std::uint32_t*, std::uint32_t*);
+template Status FastIntegerMatMul<std::uint64_t>(const MatMulPlan&, const std::uint64_t*,
+                                                 const std::uint64_t*, std::uint64_t*);
+
+}  // namespace mm::oracle_internal

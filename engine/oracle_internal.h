@@ -1,0 +1,60 @@
+// The pieces of the exact oracle (engine/error_bound.h) that its fast path is built from, exposed
+// for its tests and benchmark. Not an API: callers use ExactMatMul.
+#ifndef MM_ENGINE_ORACLE_INTERNAL_H_
+#define MM_ENGINE_ORACLE_INTERNAL_H_
+
+#include <cstdint>
+
+#include "engine/dtype.h"
+#include "engine/error_bound.h"
+#include "engine/matmul_plan.h"
+#include "engine/status.h"
+
+namespace mm::oracle_internal {
+
+// One element of the exact path: Dot2 of a[0], a[1], ..., a[k-1] and b[0], b[stride], ...,
+// b[(k-1) * stride], with the IEEE answer where a NaN or infinite input reaches it. abs_sum and
+// subnormal_abs_sum are already rounded up (header of error_bound.h).
+struct ExactElement {
+  double exact = 0;
+  double abs_sum = 0;
+  double subnormal_abs_sum = 0;
+  bool special = false;
+};
+template <class T>
+ExactElement ExactDot(const T* a, const T* b, std::int64_t k, std::int64_t stride);
+
+// A rigorous bound on |v - x| for x = sum_k a_k b_k with every product exact in double, v that sum
+// computed in double in any order with or without fma, and s the sum of |a_k| |b_k| computed the
+// same way: gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), u = 2^-53, rounded upward (each step
+// rounded to nearest and corrected by the sign of its exact residual). +inf when 2 K u >= 1 or s is
+// not finite.
+double FastRadius(std::int64_t k, double s);
+
+// True when every real number in [v - r, v + r] rounds (nearest even) to the same value of the
+// float type T, and that value's sign is decided (the interval does not reach zero); then *y is
+// that value. The ends are rounded outward (v - r downward, v + r upward), so the interval holds
+// every real within r of v. r must be >= 0.
+template <class T>
+bool DecideRounding(double v, double r, T* y);
+
+// The whole oracle for float, float16 and bfloat16 inputs through a double GEMM of A and B and of
+// |A| and |B| (tiles of A and B converted to double; Eigen's GEMM, one tile per OpenMP task), exact
+// summation only for the elements it does not decide. Fills `out` (sized by the caller); returns
+// the number of elements computed by exact summation.
+template <class T>
+StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
+                                       OracleResult& out);
+
+// Y = A x B modulo 2^bits through Eigen's uint64 GEMM (32-bit types widened to uint64 first: their
+// low 32 bits are exact). Uses the OpenMP threads.
+template <class T>
+Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y);
+
+// The exact path for every element, spread over the OpenMP threads by rows. Fills `out`.
+template <class T>
+Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out);
+
+}  // namespace mm::oracle_internal
+
+#endif  // MM_ENGINE_ORACLE_INTERNAL_H_

@@ -1,0 +1,272 @@
+// The oracle's fast path gives the exact path's answer bit for bit, takes the exact path where its
+// certificate does not decide, and its radius is a rigorous (and tight) bound.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "engine/error_bound.h"
+#include "engine/oracle_internal.h"
+
+namespace mm {
+namespace {
+
+using oracle_internal::DecideRounding;
+using oracle_internal::FastRadius;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// R * (1 - 2 K u) >= K s u, evaluated exactly (the products fit quad's 113 bits).
+bool CoversBound(double r, std::int64_t k, double s) {
+  const __float128 u = 1.0 / 9007199254740992.0;  // 2^-53
+  const __float128 d = 1 - 2 * static_cast<__float128>(k) * u;
+  return static_cast<__float128>(r) * d >= static_cast<__float128>(k) * s * u;
+}
+
+TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
+  // A radius too small by one ULP fails the first expectation. Where K s is exact, the radius is
+  // the bound rounded up once: one ULP less no longer covers it (the radius is tight).
+  for (const std::int64_t k : {1, 3, 4, 7, 1000, 4096, 12345}) {
+    for (const double s : {1.0, 0.75, 3.0, 1e-30, 5e20, 0.1}) {
+      const double r = FastRadius(k, s);
+      EXPECT_TRUE(CoversBound(r, k, s)) << k << " " << s;
+      const double ks = static_cast<double>(k) * s;
+      if (std::fma(static_cast<double>(k), s, -ks) == 0) {
+        EXPECT_FALSE(CoversBound(std::nextafter(r, 0.0), k, s)) << k << " " << s;
+      }
+    }
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1, 2);
+  for (int i = 0; i < 10000; ++i) {
+    const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 100000);
+    const double s = std::ldexp(mantissa(rng), static_cast<int>(rng() % 600) - 300);
+    EXPECT_TRUE(CoversBound(FastRadius(k, s), k, s)) << k << " " << s;
+  }
+  EXPECT_EQ(FastRadius(5, 0.0), 0.0);
+  EXPECT_EQ(FastRadius(std::int64_t{1} << 52, 1.0), kInf);
+  EXPECT_EQ(FastRadius(3, kInf), kInf);
+}
+
+TEST(DecideRoundingTest, AMidpointAtAnEndDecidesOnlyWhereBothEndsRoundAlike) {
+  const double m = 1 + std::ldexp(1.0, -24);  // Between 1 and 1 + 2^-23; ties go to 1 (even).
+  const double r = std::ldexp(1.0, -30);
+  float y = 0;
+  // [m, m + 2r]: m rounds to 1, the rest up.
+  EXPECT_FALSE(DecideRounding<float>(m + r, r, &y));
+  // [m - 2r, m]: all of it rounds to 1.
+  ASSERT_TRUE(DecideRounding<float>(m - r, r, &y));
+  EXPECT_EQ(y, 1.0f);
+  // Above 1 + 2^-23 the tie at 1 + 3 * 2^-24 goes up, to the even 1 + 2^-22.
+  const double up = 1 + 3 * std::ldexp(1.0, -24);
+  ASSERT_TRUE(DecideRounding<float>(up + r, r, &y));
+  EXPECT_EQ(y, static_cast<float>(1 + std::ldexp(1.0, -22)));
+  EXPECT_FALSE(DecideRounding<float>(up - r, r, &y));
+}
+
+TEST(DecideRoundingTest, EndsAreRoundedOutward) {
+  // v - r is just above the midpoint m when rounded to nearest, below it exactly.
+  const double m = 1 + std::ldexp(1.0, -24);
+  const double v = m + std::ldexp(1.0, -40);
+  const double r = std::ldexp(1.0, -40) + std::ldexp(1.0, -95);
+  float y = 0;
+  EXPECT_FALSE(DecideRounding<float>(v, r, &y));
+  EXPECT_TRUE(DecideRounding<float>(v, std::ldexp(1.0, -41), &y));
+}
+
+TEST(DecideRoundingTest, ZeroOverflowAndTheHalfTypes) {
+  float y = 0;
+  EXPECT_FALSE(DecideRounding<float>(std::ldexp(1.0, -200), std::ldexp(1.0, -199), &y));
+  ASSERT_TRUE(DecideRounding<float>(std::ldexp(1.0, -200), std::ldexp(1.0, -201), &y));
+  EXPECT_EQ(y, 0.0f);
+  EXPECT_FALSE(std::signbit(y));
+  ASSERT_TRUE(DecideRounding<float>(-std::ldexp(1.0, -200), std::ldexp(1.0, -201), &y));
+  EXPECT_TRUE(std::signbit(y));
+  ASSERT_TRUE(DecideRounding<float>(1e39, 1e30, &y));
+  EXPECT_EQ(y, std::numeric_limits<float>::infinity());
+  EXPECT_FALSE(DecideRounding<float>(1.0, kInf, &y));
+  float16 h;
+  const double hm = 1 + std::ldexp(1.0, -11);  // float16 tie between 1 and 1 + 2^-10.
+  EXPECT_FALSE(DecideRounding<float16>(hm + 1e-9, 1e-9, &h));
+  ASSERT_TRUE(DecideRounding<float16>(hm - 1e-9, 1e-9, &h));
+  EXPECT_EQ(static_cast<float>(h), 1.0f);
+  bfloat16 bf;
+  const double bm = 1 + std::ldexp(1.0, -8);
+  EXPECT_FALSE(DecideRounding<bfloat16>(bm + 1e-9, 1e-9, &bf));
+  ASSERT_TRUE(DecideRounding<bfloat16>(bm - 1e-9, 1e-9, &bf));
+  EXPECT_EQ(static_cast<float>(bf), 1.0f);
+}
+
+// Runs the oracle fast and exact; expects the same Y bit for bit, the same special flags, exact
+// values within the fast one's stated error, and S within rounding. Returns the fast run.
+OracleResult ExpectFastMatchesExact(const Tensor& a, const Tensor& b) {
+  const MatMulPlan plan = PlanMatMul({a.dtype(), a.dims(), b.dims()}).value();
+  OracleResult fast = ExactMatMul(plan, a.view(), b.view()).value();
+  const OracleResult slow = ExactMatMul(plan, a.view(), b.view(), {.fast = false}).value();
+  EXPECT_EQ(std::memcmp(fast.y.raw_data(), slow.y.raw_data(), slow.y.NumBytes()), 0)
+      << plan.desc.ToString();
+  EXPECT_EQ(fast.special, slow.special);
+  for (std::size_t i = 0; i < slow.exact.size(); ++i) {
+    if (slow.special[i]) {
+      EXPECT_TRUE(std::isnan(fast.exact[i]) ? std::isnan(slow.exact[i])
+                                            : fast.exact[i] == slow.exact[i]);
+      continue;
+    }
+    EXPECT_LE(std::fabs(fast.exact[i] - slow.exact[i]),
+              fast.exact_error[i] + 2 * std::ldexp(std::fabs(slow.exact[i]), -53) +
+                  std::numeric_limits<double>::denorm_min())
+        << i;
+    EXPECT_NEAR(fast.abs_sum[i], slow.abs_sum[i], 1e-12 * slow.abs_sum[i]) << i;
+    EXPECT_NEAR(fast.subnormal_abs_sum[i], slow.subnormal_abs_sum[i],
+                1e-12 * slow.subnormal_abs_sum[i])
+        << i;
+  }
+  return fast;
+}
+
+template <class T>
+Tensor Random(Dims dims, std::mt19937_64& rng, double scale = 1, double spread = 1) {
+  Tensor t = Tensor::Create(DTypeOf<T>(), dims).value();
+  std::uniform_real_distribution<double> value(-1, 1);
+  std::uniform_int_distribution<int> exponent(static_cast<int>(-spread), static_cast<int>(spread));
+  for (std::int64_t i = 0; i < t.NumElements(); ++i) {
+    const double x = std::ldexp(value(rng) * scale, exponent(rng));
+    if constexpr (std::is_integral_v<T>) {
+      t.Data<T>()[i] = static_cast<T>(rng());
+    } else {
+      t.Data<T>()[i] = RoundFromDouble<T>(x);
+    }
+  }
+  return t;
+}
+
+template <class T>
+class FastOracleTest : public testing::Test {};
+using FloatTypes = testing::Types<float, float16, bfloat16>;
+TYPED_TEST_SUITE(FastOracleTest, FloatTypes);
+
+TYPED_TEST(FastOracleTest, RandomProblemsMatchAndRarelyFallBack) {
+  std::mt19937_64 rng(1);
+  for (const auto& [a_dims, b_dims] : std::vector<std::pair<Dims, Dims>>{
+           {{300, 257}, {257, 301}},
+           {{2, 1, 37, 90}, {3, 90, 45}},
+           {{513}, {513, 7}},
+           {{5, 64}, {64}},
+       }) {
+    const OracleResult o = ExpectFastMatchesExact(Random<TypeParam>(a_dims, rng),
+                                                  Random<TypeParam>(b_dims, rng, 1, 8));
+    EXPECT_LT(o.exact_fallbacks, o.y.NumElements() / 50 + 1) << DimsToString(a_dims);
+  }
+}
+
+TYPED_TEST(FastOracleTest, TiesCancellationAndSpecialsTakeTheExactPath) {
+  // Row i of A: [c_i, h, big, -big, ...] and B's rows 0..3 all ones: Y = c_i + h exactly, a
+  // midpoint of the output type (h = half an ULP of c_i in [1, 2)), reached through cancellation.
+  const int p = std::is_same_v<TypeParam, float> ? 24 : std::is_same_v<TypeParam, float16> ? 11 : 8;
+  const double h = std::ldexp(1.0, -p);
+  std::mt19937_64 rng(2);
+  const std::int64_t m = 40, k = 6, n = 30;
+  Tensor a = Tensor::Create(DTypeOf<TypeParam>(), {m, k}).value();
+  Tensor b = Tensor::Create(DTypeOf<TypeParam>(), {k, n}).value();
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double c = 1 + std::ldexp(static_cast<double>(rng() % (1u << (p - 1))), 1 - p);
+    const double row[] = {c, h, 1024, -1024, 0, 0};
+    for (std::int64_t q = 0; q < k; ++q)
+      a.Data<TypeParam>()[i * k + q] = RoundFromDouble<TypeParam>(row[q]);
+  }
+  for (std::int64_t q = 0; q < k; ++q) {
+    for (std::int64_t j = 0; j < n; ++j)
+      b.Data<TypeParam>()[q * n + j] = RoundFromDouble<TypeParam>(q < 4 ? 1.0 : 0.0);
+  }
+  // Specials in a few places: inf, NaN, and inf - inf.
+  a.Data<TypeParam>()[3 * k + 4] = RoundFromDouble<TypeParam>(kInf);
+  a.Data<TypeParam>()[5 * k + 4] = RoundFromDouble<TypeParam>(std::nan(""));
+  a.Data<TypeParam>()[7 * k + 4] = RoundFromDouble<TypeParam>(kInf);
+  a.Data<TypeParam>()[7 * k + 5] = RoundFromDouble<TypeParam>(-kInf);
+  b.Data<TypeParam>()[4 * n + 2] = RoundFromDouble<TypeParam>(1.0);
+  b.Data<TypeParam>()[5 * n + 2] = RoundFromDouble<TypeParam>(1.0);
+  const OracleResult o = ExpectFastMatchesExact(a, b);
+  EXPECT_EQ(o.exact_fallbacks, m * n);
+  EXPECT_TRUE(std::isnan(o.exact[7 * n + 2]));
+  EXPECT_EQ(o.exact[3 * n + 2], kInf);
+}
+
+TYPED_TEST(FastOracleTest, SubnormalAndOverflowRangesMatch) {
+  std::mt19937_64 rng(3);
+  const double min_normal =
+      std::is_same_v<TypeParam, float16> ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+  const double max = std::is_same_v<TypeParam, float16> ? 65504.0 : 3.0e38;
+  // Products and results around the output's subnormals.
+  const OracleResult tiny =
+      ExpectFastMatchesExact(Random<TypeParam>({64, 100}, rng, min_normal * 4, 3),
+                             Random<TypeParam>({100, 64}, rng, 0.25, 2));
+  EXPECT_GT(tiny.subnormal_abs_sum[0], 0);
+  // Sums beyond the largest finite value: infinities and values just below.
+  const OracleResult big = ExpectFastMatchesExact(Random<TypeParam>({64, 100}, rng, max / 16, 1),
+                                                  Random<TypeParam>({100, 64}, rng, 4, 1));
+  std::int64_t infinite = 0;
+  for (std::int64_t i = 0; i < big.y.NumElements(); ++i) {
+    infinite += std::isinf(static_cast<float>(big.y.Data<TypeParam>()[i]));
+  }
+  EXPECT_GT(infinite, 0);
+  EXPECT_LT(infinite, big.y.NumElements());
+}
+
+TYPED_TEST(FastOracleTest, ExactCancellationToZeroFallsBack) {
+  // A's columns come in pairs x, -x against equal rows of B: every element is exactly 0.
+  std::mt19937_64 rng(4);
+  Tensor a = Random<TypeParam>({20, 64}, rng);
+  Tensor b = Random<TypeParam>({64, 20}, rng);
+  for (std::int64_t i = 0; i < 20; ++i) {
+    for (std::int64_t q = 0; q < 64; q += 2)
+      a.Data<TypeParam>()[i * 64 + q + 1] = -a.Data<TypeParam>()[i * 64 + q];
+  }
+  for (std::int64_t q = 0; q < 64; q += 2) {
+    for (std::int64_t j = 0; j < 20; ++j)
+      b.Data<TypeParam>()[(q + 1) * 20 + j] = b.Data<TypeParam>()[q * 20 + j];
+  }
+  const OracleResult o = ExpectFastMatchesExact(a, b);
+  EXPECT_EQ(o.exact_fallbacks, 400);
+  EXPECT_EQ(o.exact[0], 0.0);
+}
+
+TEST(FastOracleIntegerTest, MatchesTheElementLoopModuloTwoToTheBits) {
+  std::mt19937_64 rng(5);
+  const auto check = [&](auto tag) {
+    using T = decltype(tag);
+    const Tensor a = Random<T>({2, 33, 70}, rng), b = Random<T>({70, 41}, rng);
+    const MatMulPlan plan = PlanMatMul({a.dtype(), a.dims(), b.dims()}).value();
+    const OracleResult fast = ExactMatMul(plan, a.view(), b.view()).value();
+    const OracleResult slow = ExactMatMul(plan, a.view(), b.view(), {.fast = false}).value();
+    EXPECT_EQ(std::memcmp(fast.y.raw_data(), slow.y.raw_data(), slow.y.NumBytes()), 0)
+        << plan.desc.ToString();
+  };
+  check(std::int32_t{});
+  check(std::uint32_t{});
+  check(std::int64_t{});
+  check(std::uint64_t{});
+}
+
+TEST(FastOracleDoubleTest, DoubleInputsTakeTheExactPath) {
+  std::mt19937_64 rng(6);
+  const OracleResult o =
+      ExpectFastMatchesExact(Random<double>({10, 30}, rng), Random<double>({30, 12}, rng));
+  EXPECT_EQ(o.exact_fallbacks, 120);
+}
+
+TEST(FastOracleBoundsTest, TheOraclesOwnErrorWidensTheBound) {
+  OracleResult o;
+  o.exact = {1.0};
+  o.exact_error = {1e-10};
+  o.abs_sum = {1.0};
+  o.subnormal_abs_sum = {0.0};
+  o.special = {0};
+  const auto bounds = OracleBounds(o, Arithmetic{DType::kFloat, false}, 4);
+  EXPECT_EQ(bounds[0].radius, AccumulationError(DType::kFloat, 4, 1.0) + 1e-10);
+}
+
+}  // namespace
+}  // namespace mm
