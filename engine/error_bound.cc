@@ -99,8 +99,8 @@ bool IsSubnormalIn(double x) {
 
 namespace oracle_internal {
 
-template <class T>
-ExactElement ExactDot(const T* a, const T* b, std::int64_t k, std::int64_t stride) {
+template <class T, class V>
+ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t stride) {
   double hi = 0, lo = 0, naive = 0, abs_sum = 0, subnormal_sum = 0;
   bool special = false;
   for (std::int64_t p = 0; p < k; ++p) {
@@ -130,11 +130,16 @@ ExactElement ExactDot(const T* a, const T* b, std::int64_t k, std::int64_t strid
   return {exact, abs_sum * up, subnormal_sum * up, special};
 }
 
-template ExactElement ExactDot<float>(const float*, const float*, std::int64_t, std::int64_t);
-template ExactElement ExactDot<double>(const double*, const double*, std::int64_t, std::int64_t);
-template ExactElement ExactDot<float16>(const float16*, const float16*, std::int64_t, std::int64_t);
-template ExactElement ExactDot<bfloat16>(const bfloat16*, const bfloat16*, std::int64_t,
-                                         std::int64_t);
+#define MM_EXACT_DOT(T, V) \
+  template ExactElement ExactDot<T, V>(const V*, const V*, std::int64_t, std::int64_t);
+MM_EXACT_DOT(float, float)
+MM_EXACT_DOT(double, double)
+MM_EXACT_DOT(float16, float16)
+MM_EXACT_DOT(bfloat16, bfloat16)
+MM_EXACT_DOT(float, double)
+MM_EXACT_DOT(float16, double)
+MM_EXACT_DOT(bfloat16, double)
+#undef MM_EXACT_DOT
 
 }  // namespace oracle_internal
 
@@ -171,9 +176,9 @@ Status OracleLoop(const MatMulPlan& plan, const T* a, const T* b, const OracleOp
     }
     return FastIntegerMatMul(plan, a, b, out.y.Data<T>());
   } else if constexpr (std::is_same_v<T, double>) {
-    // No fast path for double inputs yet: every element is an exact one.
+    // No certified filter for double inputs yet: every element is an exact one.
     out.exact_fallbacks = plan.y_elements;
-    return ExactFloatMatMul(plan, a, b, out);
+    return options.fast ? ExactDoubleMatMul(plan, a, b, out) : ExactFloatMatMul(plan, a, b, out);
   } else {
     if (!options.fast || plan.k == 0) {
       out.exact_fallbacks = plan.y_elements;

@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -52,6 +53,9 @@ bool Spread(std::int64_t count, int threads, const Task& task) {
   std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(threads)
   {
+    // Eigen's GEMM inside would otherwise open a nested team (a team of one is not an active
+    // region) whose threads keep whatever flush-to-zero mode they have.
+    omp_set_num_threads(1);
     GradualUnderflow gradual;
     Workspace workspace;
 #pragma omp for schedule(dynamic)
@@ -66,32 +70,51 @@ bool Spread(std::int64_t count, int threads, const Task& task) {
   return !failed.load();
 }
 
+// The next double above / below x (x itself when infinite or NaN).
+inline double NextUp(double x) {
+  if (!(x < kInf)) return x;
+  if (x == 0) return std::numeric_limits<double>::denorm_min();
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  return std::bit_cast<double>(x > 0 ? bits + 1 : bits - 1);
+}
+inline double NextDown(double x) { return -NextUp(-x); }
+
 // a + b rounded downward / upward (TwoSum's exact error gives the direction).
 double SumDown(double a, double b) {
   const double s = a + b;
   const double z = s - a;
   const double e = (a - (s - z)) + (b - z);
-  return e < 0 ? std::nextafter(s, -kInf) : s;
+  return e < 0 ? NextDown(s) : s;
 }
 double SumUp(double a, double b) {
   const double s = a + b;
   const double z = s - a;
   const double e = (a - (s - z)) + (b - z);
-  return e > 0 ? std::nextafter(s, kInf) : s;
+  return e > 0 ? NextUp(s) : s;
+}
+
+// a * b rounded upward, for a, b >= 0: fma's residual gives the direction, except where it may
+// underflow (then one step up regardless).
+inline double MulUp(double a, double b) {
+  if (a == 0 || b == 0) return 0;
+  const double p = a * b;
+  return std::fma(a, b, -p) > 0 || p < 0x1p-960 ? NextUp(p) : p;
 }
 
 template <class T>
 bool IsSubnormalIn(double x) {
-  const double min_normal =
-      std::is_same_v<T, float16> ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
+  const double min_normal = std::is_same_v<T, float16> ? 0x1p-14 : 0x1p-126;
   return x != 0 && std::fabs(x) < min_normal;
 }
 
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
-// One thread's tile buffers, reused from tile to tile.
+// One thread's tile buffers, reused from tile to tile. A's rows and B's columns are contiguous, so
+// the exact path can run on them too.
 struct FloatWorkspace {
-  Matrix a, a_abs, a_sub, b, b_abs, b_sub, v, s, sub;
+  Matrix a, a_abs, a_sub, v, s, sub;
+  ColMatrix b, b_abs, b_sub;
   std::vector<std::uint8_t> row_special, col_special;
 };
 
@@ -103,6 +126,27 @@ std::int64_t TileSize(std::int64_t k) {
 // Converts rows [i0, i0 + rows) of `a` (m x k) or columns [j0, j0 + cols) of `b` (k x n) to
 // double: the values (non-finite ones as 0, flagged per row or column: those elements take the
 // exact path), their magnitudes and, when `subnormals` is set, the magnitudes of T's subnormals.
+// Widens count values of T at `from` (stride apart) into `to` and their magnitudes into `abs`,
+// non-finite ones as 0. Sets *special when one was non-finite and *subnormal when one is
+// subnormal in T. Branch-free, so that it vectorises.
+template <class T>
+void Widen(const T* from, std::int64_t stride, std::int64_t count, double* to, double* abs,
+           std::uint8_t* special, bool* subnormal) {
+  constexpr double kMinNormal = std::is_same_v<T, float16> ? 0x1p-14 : 0x1p-126;
+  int any_special = 0, any_subnormal = 0;
+  for (std::int64_t p = 0; p < count; ++p) {
+    const double x = ToDouble(from[p * stride]);
+    const double magnitude = std::fabs(x);
+    const int finite = magnitude <= std::numeric_limits<double>::max();
+    any_special |= 1 - finite;
+    any_subnormal |= static_cast<int>(magnitude < kMinNormal) & static_cast<int>(magnitude != 0);
+    to[p] = finite ? x : 0.0;
+    abs[p] = finite ? magnitude : 0.0;
+  }
+  *special |= static_cast<std::uint8_t>(any_special);
+  *subnormal |= any_subnormal != 0;
+}
+
 template <class T>
 bool ConvertA(const T* a, std::int64_t k, std::int64_t i0, std::int64_t rows, FloatWorkspace& w) {
   w.a.resize(rows, k);
@@ -110,20 +154,13 @@ bool ConvertA(const T* a, std::int64_t k, std::int64_t i0, std::int64_t rows, Fl
   w.row_special.assign(static_cast<std::size_t>(rows), 0);
   bool subnormal = false;
   for (std::int64_t i = 0; i < rows; ++i) {
-    for (std::int64_t p = 0; p < k; ++p) {
-      double x = ToDouble(a[(i0 + i) * k + p]);
-      if (!std::isfinite(x)) {
-        w.row_special[static_cast<std::size_t>(i)] = 1;
-        x = 0;
-      }
-      subnormal |= IsSubnormalIn<T>(x);
-      w.a(i, p) = x;
-      w.a_abs(i, p) = std::fabs(x);
-    }
+    Widen(a + (i0 + i) * k, 1, k, &w.a(i, 0), &w.a_abs(i, 0),
+          &w.row_special[static_cast<std::size_t>(i)], &subnormal);
   }
   return subnormal;
 }
 
+// B's columns are stored contiguous (column-major), a column at a time.
 template <class T>
 bool ConvertB(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
               FloatWorkspace& w) {
@@ -131,24 +168,16 @@ bool ConvertB(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::
   w.b_abs.resize(k, cols);
   w.col_special.assign(static_cast<std::size_t>(cols), 0);
   bool subnormal = false;
-  for (std::int64_t p = 0; p < k; ++p) {
-    for (std::int64_t j = 0; j < cols; ++j) {
-      double x = ToDouble(b[p * n + j0 + j]);
-      if (!std::isfinite(x)) {
-        w.col_special[static_cast<std::size_t>(j)] = 1;
-        x = 0;
-      }
-      subnormal |= IsSubnormalIn<T>(x);
-      w.b(p, j) = x;
-      w.b_abs(p, j) = std::fabs(x);
-    }
+  for (std::int64_t j = 0; j < cols; ++j) {
+    Widen(b + j0 + j, n, k, &w.b(0, j), &w.b_abs(0, j), &w.col_special[static_cast<std::size_t>(j)],
+          &subnormal);
   }
   return subnormal;
 }
 
 // The magnitudes of T's subnormals only.
-template <class T>
-Matrix SubnormalPart(const Matrix& magnitudes) {
+template <class T, class M>
+M SubnormalPart(const M& magnitudes) {
   return magnitudes.unaryExpr([](double x) { return IsSubnormalIn<T>(x) ? x : 0.0; });
 }
 
@@ -158,6 +187,7 @@ template <class T>
 void SubnormalSums(FloatWorkspace& w) {
   w.a_sub = SubnormalPart<T>(w.a_abs);
   w.b_sub = SubnormalPart<T>(w.b_abs);
+
   w.sub.noalias() = w.a_sub * w.b_abs;
   w.a_sub = w.a_abs - w.a_sub;
   w.sub.noalias() += w.a_sub * w.b_sub;
@@ -175,6 +205,18 @@ Tile TileAt(const MatMulPlan& plan, std::int64_t index, std::int64_t size) {
   const std::int64_t batch = index / per_batch, rest = index % per_batch;
   const std::int64_t i0 = rest / col_tiles * size, j0 = rest % col_tiles * size;
   return {batch, i0, std::min(size, plan.m - i0), j0, std::min(size, plan.n - j0)};
+}
+
+// DecideRounding, inlined into the tiles.
+template <class T>
+inline bool Decide(double v, double r, T* y) {
+  if (!(r < kInf) || std::isnan(v)) return false;
+  const double lo = SumDown(v, -r), hi = SumUp(v, r);
+  if (!(lo > 0 || hi < 0)) return false;
+  const T y_lo = RoundFromDouble<T>(lo), y_hi = RoundFromDouble<T>(hi);
+  if (ToDouble(y_lo) != ToDouble(y_hi)) return false;
+  *y = y_lo;
+  return true;
 }
 
 // Writes one element of the exact path at `index`.
@@ -202,8 +244,9 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a, const T* b, const Til
   w.s.noalias() = w.a_abs * w.b_abs;
   if (a_sub || b_sub) SubnormalSums<T>(w);
   // S as computed may be low by gamma_K relative: rounded up as the exact path rounds it.
-  const double up = 1 + Gamma(k + 1, std::ldexp(1.0, -53));
-  const double sub_up = 1 + Gamma(2 * k + 1, std::ldexp(1.0, -53));
+  const double up = 1 + Gamma(k + 1, 0x1p-53);
+  const double sub_up = 1 + Gamma(2 * k + 1, 0x1p-53);
+  const double error_factor = RadiusFactor(k), decision_factor = RadiusFactor(k + 1);
   std::int64_t fallbacks = 0;
   for (std::int64_t i = 0; i < t.rows; ++i) {
     for (std::int64_t j = 0; j < t.cols; ++j) {
@@ -214,17 +257,22 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a, const T* b, const Til
       // see error_bound.h), so a decided element is the exact path's, bit for bit.
       if (!w.row_special[static_cast<std::size_t>(i)] &&
           !w.col_special[static_cast<std::size_t>(j)] &&
-          (s == 0 || DecideRounding(v, FastRadius(k + 1, s), &y))) {
+          (s == 0 || Decide(v, MulUp(decision_factor, s), &y))) {
         out.y.Data<T>()[index] = s == 0 ? T(0.0f) : y;
         out.exact[index] = s == 0 ? 0.0 : v;
-        out.exact_error[index] = s == 0 ? 0.0 : FastRadius(k, s);
+        out.exact_error[index] = MulUp(error_factor, s);
         out.abs_sum[index] = s * up;
         out.subnormal_abs_sum[index] = a_sub || b_sub ? w.sub(i, j) * sub_up : 0.0;
         out.special[index] = 0;
         continue;
       }
       ++fallbacks;
-      StoreExact<T>(ExactDot(a_mat + (t.i0 + i) * k, b_mat + t.j0 + j, k, n), index, out);
+      // Specials from the inputs themselves (the tile holds 0 for their non-finite values).
+      const bool special =
+          w.row_special[static_cast<std::size_t>(i)] || w.col_special[static_cast<std::size_t>(j)];
+      StoreExact<T>(special ? ExactDot<T>(a_mat + (t.i0 + i) * k, b_mat + t.j0 + j, k, n)
+                            : ExactDot<T, double>(&w.a(i, 0), &w.b(0, j), k, 1),
+                    index, out);
     }
   }
   return fallbacks;
@@ -261,34 +309,69 @@ void IntegerProduct(const T* a, const T* b, T* y, std::int64_t m, std::int64_t k
   }
 }
 
-}  // namespace
-
-double FastRadius(std::int64_t k, double s) {
-  const double kd = static_cast<double>(k);
-  const double two_ku = std::ldexp(2 * kd, -53);
-  if (!(two_ku < 1) || !std::isfinite(s)) return kInf;
-  if (s == 0) return 0;
-  // RU(K s), then times 2^-53 (exact unless it underflows: then rounded up too).
-  double t = kd * s;
-  if (std::fma(kd, s, -t) > 0) t = std::nextafter(t, kInf);
-  double scaled = std::ldexp(t, -53);
-  if (std::ldexp(scaled, 53) < t) scaled = std::nextafter(scaled, kInf);
-  // 1 - 2 K u is exact (a multiple of 2^-52 in (0, 1)); the quotient is rounded up.
-  const double d = 1 - two_ku;
-  double q = scaled / d;
-  if (std::fma(q, d, -scaled) < 0) q = std::nextafter(q, kInf);
-  return q;
+// Whether every value is finite and not subnormal.
+bool AllNormalOrZero(const double* x, std::int64_t count) {
+  bool ok = true;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double magnitude = std::fabs(x[i]);
+    ok &= magnitude == 0 || (magnitude >= std::numeric_limits<double>::min() &&
+                             magnitude <= std::numeric_limits<double>::max());
+  }
+  return ok;
 }
 
-template <class T>
-bool DecideRounding(double v, double r, T* y) {
-  if (!(r < kInf) || std::isnan(v)) return false;
-  const double lo = SumDown(v, -r), hi = SumUp(v, r);
-  if (!(lo > 0 || hi < 0)) return false;
-  const T y_lo = RoundFromDouble<T>(lo), y_hi = RoundFromDouble<T>(hi);
-  if (ToDouble(y_lo) != ToDouble(y_hi)) return false;
-  *y = y_lo;
-  return true;
+// Columns per pass of the row-wise exact path: its four running sums stay in the L1 cache.
+constexpr std::int64_t kRowChunk = 256;
+
+// Columns [j0, j0 + cols) of one row of the exact path for double inputs, columns in the inner
+// loop: per element the operations of ExactDot in the same order (TwoProduct, TwoSum, the naive
+// and absolute sums), so the same bits, for inputs with no NaN, infinity or subnormal.
+void ExactDoubleRowChunk(const double* a_row, const double* b, std::int64_t k, std::int64_t n,
+                         std::int64_t j0, std::int64_t cols, double* y, OracleResult& out,
+                         std::size_t out_index) {
+  double hi[kRowChunk] = {}, lo[kRowChunk] = {}, naive[kRowChunk] = {}, abs[kRowChunk] = {};
+  for (std::int64_t p = 0; p < k; ++p) {
+    const double x = a_row[p], x_abs = std::fabs(x);
+    const double* w = b + p * n + j0;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      naive[j] += x * w[j];
+      abs[j] += x_abs * std::fabs(w[j]);
+      const double prod = x * w[j];
+      const double prod_err = std::fma(x, w[j], -prod);
+      const double sum = hi[j] + prod;
+      const double z = sum - hi[j];
+      const double sum_err = (hi[j] - (sum - z)) + (prod - z);
+      hi[j] = sum;
+      lo[j] += sum_err + prod_err;
+    }
+  }
+  const double up = 1 + Gamma(k + 1, 0x1p-53);
+  for (std::int64_t j = 0; j < cols; ++j) {
+    double exact = hi[j] + lo[j];
+    if (!std::isfinite(abs[j]) || !std::isfinite(exact)) exact = naive[j];
+    const std::size_t index = out_index + static_cast<std::size_t>(j);
+    y[index] = exact;
+    out.exact[index] = exact;
+    out.abs_sum[index] = abs[j] * up;
+  }
+}
+
+}  // namespace
+
+double RadiusFactor(std::int64_t k) {
+  const double kd = static_cast<double>(k);
+  const double two_ku = 2 * kd * 0x1p-53;
+  if (!(two_ku < 1)) return kInf;
+  // K u is exact, and so is 1 - 2 K u (a multiple of 2^-52 in (0, 1)); the quotient is rounded up.
+  const double ku = kd * 0x1p-53, d = 1 - two_ku;
+  const double q = ku / d;
+  return std::fma(q, d, -ku) < 0 ? NextUp(q) : q;
+}
+
+double FastRadius(std::int64_t k, double s) {
+  if (!std::isfinite(s)) return kInf;
+  const double factor = RadiusFactor(k);
+  return factor == kInf ? kInf : MulUp(factor, s);
 }
 
 template <class T>
@@ -342,11 +425,36 @@ Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleRe
     const auto [a_offset, b_offset] = plan.BatchOffsets(row / plan.m);
     const T* a_row = a + a_offset + row % plan.m * k;
     for (std::int64_t j = 0; j < n; ++j) {
-      StoreExact<T>(ExactDot(a_row, b + b_offset + j, k, n), static_cast<std::size_t>(row * n + j),
-                    out);
+      StoreExact<T>(ExactDot<T>(a_row, b + b_offset + j, k, n),
+                    static_cast<std::size_t>(row * n + j), out);
     }
   });
   return OkStatus();
+}
+
+Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                         OracleResult& out) {
+  if (!AllNormalOrZero(a, plan.a_elements) || !AllNormalOrZero(b, plan.b_elements)) {
+    return ExactFloatMatMul(plan, a, b, out);
+  }
+  const std::int64_t m = plan.m, k = plan.k, n = plan.n;
+  const std::int64_t chunks = (n + kRowChunk - 1) / kRowChunk;
+  const std::int64_t tasks = plan.batch * m * chunks;
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
+  struct NoWorkspace {};
+  Spread<NoWorkspace>(tasks, Threads(tasks, work), [&](std::int64_t task, NoWorkspace&) {
+    const std::int64_t row = task / chunks, j0 = task % chunks * kRowChunk;
+    const auto [a_offset, b_offset] = plan.BatchOffsets(row / m);
+    ExactDoubleRowChunk(a + a_offset + row % m * k, b + b_offset, k, n, j0,
+                        std::min(kRowChunk, n - j0), out.y.Data<double>(), out,
+                        static_cast<std::size_t>(row * n + j0));
+  });
+  return OkStatus();
+}
+
+template <class T>
+bool DecideRounding(double v, double r, T* y) {
+  return Decide(v, r, y);
 }
 
 #define MM_FAST_ORACLE_FLOAT(T)                                                             \

@@ -21,15 +21,18 @@ struct ExactElement {
   double subnormal_abs_sum = 0;
   bool special = false;
 };
-template <class T>
-ExactElement ExactDot(const T* a, const T* b, std::int64_t k, std::int64_t stride);
+// V is T, or double holding T's values (the same result: the conversion is exact).
+template <class T, class V = T>
+ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t stride);
 
 // A rigorous bound on |v - x| for x = sum_k a_k b_k with every product exact in double, v that sum
 // computed in double in any order with or without fma, and s the sum of |a_k| |b_k| computed the
-// same way: gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), u = 2^-53, rounded upward (each step
-// rounded to nearest and corrected by the sign of its exact residual). +inf when 2 K u >= 1 or s is
-// not finite.
+// same way: gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), u = 2^-53, computed as
+// RU(RadiusFactor(K) * s) with RU the upward rounding (an fma residual decides it). +inf when
+// 2 K u >= 1 or s is not finite.
 double FastRadius(std::int64_t k, double s);
+// RU(K u / (1 - 2 K u)), +inf when 2 K u >= 1: FastRadius's factor, one per problem.
+double RadiusFactor(std::int64_t k);
 
 // True when every real number in [v - r, v + r] rounds (nearest even) to the same value of the
 // float type T, and that value's sign is decided (the interval does not reach zero); then *y is
@@ -54,6 +57,12 @@ Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y);
 // The exact path for every element, spread over the OpenMP threads by rows. Fills `out`.
 template <class T>
 Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out);
+
+// The exact path for double inputs, bit for bit ExactFloatMatMul's: a row at a time with the
+// columns in the inner loop (vectorised), spread over the OpenMP threads; problems with a NaN,
+// infinite or subnormal input take ExactFloatMatMul itself. Fills `out`.
+Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                         OracleResult& out);
 
 }  // namespace mm::oracle_internal
 

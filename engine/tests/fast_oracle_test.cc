@@ -27,14 +27,13 @@ bool CoversBound(double r, std::int64_t k, double s) {
 }
 
 TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
-  // A radius too small by one ULP fails the first expectation. Where K s is exact, the radius is
-  // the bound rounded up once: one ULP less no longer covers it (the radius is tight).
-  for (const std::int64_t k : {1, 3, 4, 7, 1000, 4096, 12345}) {
-    for (const double s : {1.0, 0.75, 3.0, 1e-30, 5e20, 0.1}) {
+  // A radius too small by one ULP fails the first expectation. Where s is a power of two the
+  // radius is the bound rounded up once: one ULP less no longer covers it (the radius is tight).
+  for (const std::int64_t k : {1, 3, 4, 7, 1000, 4096, 12345, 999999}) {
+    for (const double s : {1.0, 0.75, 3.0, 1e-30, 5e20, 0.1, 0x1p-300, 0x1p100}) {
       const double r = FastRadius(k, s);
       EXPECT_TRUE(CoversBound(r, k, s)) << k << " " << s;
-      const double ks = static_cast<double>(k) * s;
-      if (std::fma(static_cast<double>(k), s, -ks) == 0) {
+      if (std::ilogb(s) == std::log2(s)) {
         EXPECT_FALSE(CoversBound(std::nextafter(r, 0.0), k, s)) << k << " " << s;
       }
     }
