@@ -18,6 +18,9 @@
 //                         as JSON on stdout, run nothing.
 //   --mm_calibrate=FILE   measure auto's candidates at every shape of the set, at 1 thread and all
 //                         cores, and write auto's table of choices to FILE (see calibrate.h).
+//   --mm_oracle[=N,...]   print the exact oracle's throughput at N^3 (default 512 and 1024) beside
+//                         the fastest double and int64 GEMMs among the backends, at
+//                         OMP_NUM_THREADS threads (oracle_bench.h).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -26,6 +29,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +37,7 @@
 #include "backends/backend_list.h"
 #include "backends/bench/bench_shapes.h"
 #include "backends/bench/calibrate.h"
+#include "backends/bench/oracle_bench.h"
 #include "backends/plugin/plugin_loader.h"
 #include "conformance/auto_expectations.h"
 
@@ -202,8 +207,25 @@ void PrintHelp() {
          "                       1 thread and all cores, and write auto's table to FILE (default\n"
          "                       location: $XDG_CACHE_HOME/mm/auto.json; auto reads "
          "MM_AUTO_TABLE)\n"
+         "  --mm_oracle          print the exact oracle's throughput beside the fastest double "
+         "and\n"
+         "                       int64 GEMMs among the backends (at OMP_NUM_THREADS threads)\n"
          "Google Benchmark's options:\n";
   benchmark::PrintDefaultHelp();
+}
+
+// Parses "512,1024" into `sizes`; false unless every entry is a positive integer.
+bool ParseSizes(const std::string& text, std::vector<std::int64_t>& sizes) {
+  sizes.clear();
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    char* end = nullptr;
+    const long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value <= 0) return false;
+    sizes.push_back(value);
+  }
+  return !sizes.empty();
 }
 
 // Takes mm-bench's own flags out of the arguments (the rest are Google Benchmark's), loads the
@@ -215,6 +237,8 @@ int Main(int argc, char** argv) {
   setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", /*overwrite=*/0);
   ShapeSet set = ShapeSet::kFull;
   bool describe = false;
+  bool oracle = false;
+  std::vector<std::int64_t> oracle_sizes = {512, 1024};
   std::string calibrate;
   std::string calibrate_part;
   std::vector<std::string> libraries;
@@ -231,6 +255,13 @@ int Main(int argc, char** argv) {
       libraries.push_back(arg.substr(std::strlen("--backend-lib=")));
     } else if (arg == "--mm_describe") {
       describe = true;
+    } else if (arg == "--mm_oracle" || arg.starts_with("--mm_oracle=")) {
+      oracle = true;
+      if (arg.starts_with("--mm_oracle=") && !ParseSizes(arg.substr(12), oracle_sizes)) {
+        std::cerr << "mm-bench: --mm_oracle=N,N,... takes positive sizes, got '" << arg.substr(12)
+                  << "'\n";
+        return 2;
+      }
     } else if (arg.starts_with("--mm_calibrate=")) {
       calibrate = arg.substr(std::strlen("--mm_calibrate="));
       if (calibrate.empty()) {
@@ -251,7 +282,8 @@ int Main(int argc, char** argv) {
       }
     } else if (arg.starts_with("--mm_")) {
       std::cerr << "mm-bench: unknown flag " << arg
-                << " (known: --mm_set=quick|full, --mm_describe, --mm_calibrate=FILE)\n";
+                << " (known: --mm_set=quick|full, --mm_describe, --mm_calibrate=FILE, "
+                   "--mm_oracle)\n";
       return 2;
     } else {
       rest.push_back(argv[i]);
@@ -281,6 +313,7 @@ int Main(int argc, char** argv) {
     std::cout << Describe().dump(2) << "\n";
     return 0;
   }
+  if (oracle) return OracleBench(registry, oracle_sizes, std::cout);
   RegisterAll(set);
   int rest_argc = static_cast<int>(rest.size());
   rest.push_back(nullptr);

@@ -1,0 +1,119 @@
+#include "backends/bench/oracle_bench.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "engine/error_bound.h"
+#include "engine/machine.h"
+
+namespace mm::bench {
+namespace {
+
+// printf-style formatting into a std::string.
+template <class... Args>
+std::string Format(const char* format, Args... args) {
+  char line[256];
+  std::snprintf(line, sizeof line, format, args...);
+  return line;
+}
+
+// Seconds of the fastest of at least `min_runs` runs of `f`, run until about a second has passed.
+double BestSeconds(const std::function<bool()>& f, int min_runs = 2) {
+  double best = 1e300, total = 0;
+  for (int run = 0; run < min_runs || (total < 1.0 && run < 20); ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!f()) return 0;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::min(best, seconds);
+    total += seconds;
+  }
+  return best;
+}
+
+Tensor RandomSquare(DType dtype, std::int64_t n, std::mt19937_64& rng) {
+  Tensor t = Tensor::Create(dtype, {n, n}).value();
+  std::uniform_real_distribution<double> value(-1, 1);
+  VisitDType(dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    for (std::int64_t i = 0; i < n * n; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        t.Data<T>()[i] = static_cast<T>(static_cast<std::int64_t>(rng() % 2001) - 1000);
+      } else {
+        t.Data<T>()[i] = RoundFromDouble<T>(value(rng));
+      }
+    }
+  });
+  return t;
+}
+
+// The fastest backend's seconds for `plan` on a and b, and its name ("" when none computes it).
+std::pair<double, std::string> FastestBackend(const BackendRegistry& registry,
+                                              const MatMulPlan& plan, const Tensor& a,
+                                              const Tensor& b) {
+  std::pair<double, std::string> best = {0, ""};
+  for (const std::string& name : registry.Names()) {
+    auto backend = registry.Create(name);
+    if (!backend.ok() || (*backend)->Supports(plan.desc).level == Support::Level::kNo) continue;
+    auto primitive = (*backend)->Prepare(plan);
+    if (!primitive.ok()) continue;
+    Tensor y = Tensor::Create(plan.desc.dtype, plan.y_dims).value();
+    const double seconds = BestSeconds(
+        [&] { return (*primitive)->Execute(a.view(), b.view(), y.mutable_view()).ok(); }, 3);
+    if (seconds > 0 && (best.second.empty() || seconds < best.first)) best = {seconds, name};
+  }
+  return best;
+}
+
+}  // namespace
+
+int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>& sizes,
+                std::ostream& out) {
+  out << "machine: " << DescribeMachine().ToString() << "\n";
+  out << "threads: " << omp_get_max_threads() << " (OMP_NUM_THREADS)\n";
+  out << Format("%5s %9s %12s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s", "exact-path",
+                "fastest GEMM", "GEMM t/s", "ratio");
+  std::mt19937_64 rng(1);
+  for (const std::int64_t n : sizes) {
+    const double terms = static_cast<double>(n) * n * n;
+    std::pair<double, std::string> gemm;
+    for (const DType dtype :
+         {DType::kDouble, DType::kFloat, DType::kFloat16, DType::kBFloat16, DType::kInt64}) {
+      const Tensor a = RandomSquare(dtype, n, rng), b = RandomSquare(dtype, n, rng);
+      const MatMulPlan plan = PlanMatMul({dtype, a.dims(), b.dims()}).value();
+      // The reference GEMM: double's for the float dtypes, int64's for int64.
+      if (dtype == DType::kDouble || dtype == DType::kInt64) {
+        gemm = FastestBackend(registry, plan, a, b);
+      }
+      // double's exact path is far slower: above 1024^3 only its GEMM is measured.
+      if (dtype == DType::kDouble && n > 1024) continue;
+      std::int64_t fallbacks = 0;
+      const double seconds = BestSeconds([&] {
+        auto oracle = ExactMatMul(plan, a.view(), b.view());
+        if (!oracle.ok()) return false;
+        fallbacks = oracle->exact_fallbacks;
+        return true;
+      });
+      if (seconds == 0) {
+        out << "ExactMatMul failed for " << plan.desc.ToString() << "\n";
+        return 1;
+      }
+      const double rate = terms / seconds;
+      const double gemm_rate = gemm.first > 0 ? terms / gemm.first : 0;
+      out << Format("%5lld %9s %12.3e %10lld %14s %12.3e %7.3f\n", static_cast<long long>(n),
+                    std::string(DTypeName(dtype)).c_str(), rate, static_cast<long long>(fallbacks),
+                    gemm.second.empty() ? "none" : gemm.second.c_str(), gemm_rate,
+                    gemm_rate > 0 ? rate / gemm_rate : 0.0);
+      out.flush();
+    }
+  }
+  return 0;
+}
+
+}  // namespace mm::bench
