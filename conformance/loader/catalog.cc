@@ -4,6 +4,7 @@
 #include <optional>
 #include <system_error>
 
+#include "conformance/shape_classes/shape_classes.h"
 #include "engine/io/paths.h"
 #include "engine/testdata/onnx_matmul_examples.h"
 
@@ -231,6 +232,7 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
     const MatMulModel model = *entry.model;
     return LoadDataSet(entry.data_sets.files(index, entry.dir(), model), model);
   }
+  if (auto shape_case = FindShapeCase(entry.name)) return ShapeCaseDataSet(*shape_case, index);
   // The examples are a few hundred bytes of embedded text: parsing them again is cheaper than
   // keeping their tensors for the whole run.
   MM_ASSIGN_OR_RETURN(std::vector<ExampleCase> examples, BuiltinExamples());
@@ -370,6 +372,21 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
   if (options.builtin) {
     const auto source = std::make_shared<const std::string>(kBuiltinSource);
     index_seen();
+    // A built-in case, unless a data root has one of its name (that copy wins).
+    auto add_builtin = [&](const std::string& name, const MatMulModel& model,
+                           const std::vector<std::string>& data_sets) {
+      if (!selected(name)) return;
+      if (auto first = winner(name)) {
+        catalog.shadowed.push_back({name, fs::path(kBuiltinSource), *first});
+        return;
+      }
+      CaseEntry entry;
+      entry.name = name;
+      entry.shared_source = source;
+      entry.model = model;
+      for (const std::string& set : data_sets) entry.data_sets.push_back({set, {}, {}, {}});
+      catalog.cases.push_back(std::move(entry));
+    };
     auto examples = BuiltinExamples();
     if (!examples.ok()) {
       CaseEntry entry;
@@ -380,17 +397,16 @@ Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& opti
       return catalog;
     }
     for (ExampleCase& example : *examples) {
-      if (!selected(example.name)) continue;
-      if (auto first = winner(example.name)) {
-        catalog.shadowed.push_back({example.name, fs::path(kBuiltinSource), *first});
-        continue;
+      add_builtin(example.name, BuiltinModel(example), {std::string(kBuiltinDataSet)});
+    }
+    if (options.shape_classes) {
+      for (const ShapeCase& shape_case : ShapeCases()) {
+        std::vector<std::string> sets;
+        for (std::size_t i = 0; i < shape_case.shape_class->problems.size(); ++i) {
+          sets.push_back(ShapeDataSetName(i));
+        }
+        add_builtin(shape_case.name, ShapeCaseModel(shape_case), sets);
       }
-      CaseEntry entry;
-      entry.name = example.name;
-      entry.shared_source = source;
-      entry.model = BuiltinModel(example);
-      entry.data_sets.push_back({std::string(kBuiltinDataSet), {}, {}, {}});
-      catalog.cases.push_back(std::move(entry));
     }
   }
   return catalog;

@@ -1,4 +1,4 @@
-// Where cases come from: the data roots (in their order of precedence) and the built-in examples,
+// Where cases come from: the data roots (in their order of precedence) and the built-in cases
 // and the catalog discovered over them: MatMul cases, skipped models, shadowed names.
 #ifndef MM_CONFORMANCE_LOADER_CATALOG_H_
 #define MM_CONFORMANCE_LOADER_CATALOG_H_
@@ -163,7 +163,9 @@ struct Catalog {
 };
 
 struct DiscoverOptions {
-  bool builtin = true;  // Append the built-in examples after the data roots.
+  bool builtin = true;  // Append the built-in cases after the data roots.
+  // With `builtin`: the shape-class catalogue (conformance/shape_classes) after the examples.
+  bool shape_classes = true;
   // Names for which this returns false are ignored entirely (not loaded, not listed). Applied
   // before any file of the case is read, so a filtered run reads only what it runs.
   std::function<bool(const std::string&)> select;
