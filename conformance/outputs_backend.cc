@@ -22,8 +22,10 @@ constexpr std::string_view kNarrowTheRun =
     "; to judge only part of a tree, narrow the run with --case NAME or --filter REGEX: the "
     "outputs of cases it leaves out are not looked at";
 
-// The data set folder of a built-in case (its one data set, as mm-fuzz export-builtin writes it).
+// The data set folder of a built-in example (its one data set "example", as mm-fuzz export-builtin
+// writes it); the shape-class cases' data sets already have their folders' names.
 constexpr std::string_view kBuiltinDataSetDir = "test_data_set_0";
+constexpr std::string_view kBuiltinExampleDataSet = "example";
 
 // The suffix of an arithmetic item declaring flushed subnormals.
 constexpr std::string_view kFlushSuffix = "+flush";
@@ -133,7 +135,9 @@ StatusOr<OutputsTree> LoadOutputsTree(OutputsSpec spec) {
 }
 
 std::string OutputsDataSetDir(std::string_view source, std::string_view data_set) {
-  return std::string(source == kBuiltinSource ? kBuiltinDataSetDir : data_set);
+  return std::string(source == kBuiltinSource && data_set == kBuiltinExampleDataSet
+                         ? kBuiltinDataSetDir
+                         : data_set);
 }
 
 std::string OutputsBackend::RunsOn() const {
@@ -239,10 +243,8 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
   }
   auto data_set_dirs = [](const CaseEntry& entry) {
     std::set<std::string> dirs;
-    if (entry.builtin()) {
-      dirs.insert(std::string(kBuiltinDataSetDir));
-    } else {
-      for (std::size_t d = 0; d < entry.data_sets.size(); ++d) dirs.insert(entry.data_sets.name(d));
+    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
+      dirs.insert(OutputsDataSetDir(entry.source(), entry.data_sets.name(d)));
     }
     return dirs;
   };

@@ -94,7 +94,7 @@ StatusOr<OutputsManifest> ParseOutputsManifest(std::string_view text, std::strin
 StatusOr<OutputsTree> LoadOutputsTree(OutputsSpec spec);
 
 // The data set folder of an outputs tree that holds the output of data set `data_set` of a case
-// from `source`: the data set's own name; test_data_set_0 for a built-in case.
+// from `source`: the data set's own name; test_data_set_0 for a built-in example ("example").
 std::string OutputsDataSetDir(std::string_view source, std::string_view data_set);
 
 // The backend an outputs tree is judged as. Computes nothing: Prepare is UNIMPLEMENTED.

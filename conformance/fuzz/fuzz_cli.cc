@@ -23,6 +23,7 @@
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/loader/node_test_writer.h"
 #include "conformance/report/output_file.h"
+#include "conformance/shape_classes/shape_classes.h"
 #include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "engine/testdata/onnx_matmul_examples.h"
@@ -678,12 +679,15 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
 CLI::App* AddExportBuiltin(CLI::App& app, CliOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "export-builtin",
-      "write mm-conformance's built-in cases (the ONNX MatMul page's worked examples) as ONNX "
-      "node tests, for a runtime judged from its outputs (mm-conformance --outputs)");
+      "write mm-conformance's built-in cases (the ONNX MatMul page's worked examples and the "
+      "shape-class catalogue) as ONNX node tests, for a runtime judged from its outputs "
+      "(mm-conformance --outputs)");
   sub->formatter(app.get_formatter());
   sub->footer(
-      "Writes DIR/test_cc_matmul_*/ (model.onnx, test_data_set_0/input_0.pb, input_1.pb,\n"
-      "output_0.pb): the cases mm-conformance runs as built-ins, with the same names.");
+      "Writes DIR/test_cc_matmul_*/ and DIR/mm_shape_*/ (model.onnx, test_data_set_N/input_0.pb,\n"
+      "input_1.pb, output_0.pb): the cases mm-conformance runs as built-ins, with the same names.\n"
+      "A sequence case (mm_shape_seq_*) has several data sets and a model with symbolic dims:\n"
+      "run them in order through one session.");
   sub->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   sub->add_option("--out", o.out_dir, "directory to write the cases into")
@@ -691,6 +695,38 @@ CLI::App* AddExportBuiltin(CLI::App& app, CliOptions& o) {
       ->required()
       ->check(cli::NonEmpty());
   return sub;
+}
+
+// The node test of a shape-class case: its data sets in order; a sequence's model declares every
+// dim symbolic ("a_0", "b_1", "y_0"...), so a runtime runs all of them through one model.
+StatusOr<conformance::NodeTest> ShapeCaseNodeTest(const conformance::ShapeCase& shape_case) {
+  conformance::ModelProtoOptions options;
+  options.opset = conformance::OpsetFor(shape_case.dtype);
+  options.graph_name = shape_case.name;
+  options.producer_name = "mm-fuzz";
+  conformance::NodeTest test;
+  for (std::size_t d = 0; d < shape_case.shape_class->problems.size(); ++d) {
+    MM_ASSIGN_OR_RETURN(conformance::DataSet set, conformance::ShapeCaseDataSet(shape_case, d));
+    if (d == 0) {
+      test.model = conformance::MatMulModelProto(GetDTypeInfo(shape_case.dtype).onnx_enum,
+                                                 set.a.dims(), set.b.dims(), set.y.dims(), options);
+    }
+    test.data_sets.push_back(
+        {{conformance::TensorToProto(set.a, "a"), conformance::TensorToProto(set.b, "b")},
+         {conformance::TensorToProto(set.y, "y")}});
+  }
+  if (shape_case.shape_class->sequence()) {
+    onnx::GraphProto& graph = *test.model.mutable_graph();
+    for (auto* values : {graph.mutable_input(), graph.mutable_output()}) {
+      for (onnx::ValueInfoProto& value : *values) {
+        auto* dims = value.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
+        for (int i = 0; i < dims->size(); ++i) {
+          dims->at(i).set_dim_param(value.name() + "_" + std::to_string(i));
+        }
+      }
+    }
+  }
+  return test;
 }
 
 int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
@@ -708,7 +744,24 @@ int ExportBuiltin(const CliOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  out << "mm-fuzz export-builtin: wrote " << examples->size() << " cases to " << o.out_dir << "\n";
+  const std::vector<conformance::ShapeCase> shape_cases = conformance::ShapeCases();
+  for (const conformance::ShapeCase& shape_case : shape_cases) {
+    auto test = ShapeCaseNodeTest(shape_case);
+    if (!test.ok()) {
+      err << "mm-fuzz export-builtin: " << shape_case.name << ": " << test.status().message()
+          << "\n";
+      return kExitFailed;
+    }
+    const Status st =
+        conformance::WriteNodeTest(std::filesystem::path(o.out_dir) / shape_case.name, *test);
+    if (!st.ok()) {
+      err << "mm-fuzz export-builtin: " << st.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  out << "mm-fuzz export-builtin: wrote " << examples->size() + shape_cases.size() << " cases ("
+      << examples->size() << " examples of the ONNX MatMul page, " << shape_cases.size()
+      << " of the shape-class catalogue) to " << o.out_dir << "\n";
   return kExitClean;
 }
 

@@ -21,6 +21,7 @@
 #include "conformance/loader/node_test_writer.h"
 #include "conformance/loader/tensor_proto.h"
 #include "conformance/self_check/planted_backends.h"
+#include "conformance/shape_classes/shape_classes.h"
 #include "conformance/tools/cli.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -283,39 +284,82 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
   }
 }
 
-// export-builtin writes the built-in cases as node tests a runtime can run; their expected outputs,
-// given back as an outputs tree, are exactly what mm-conformance's built-in cases expect.
+// export-builtin writes the built-in cases (the 9 examples and the shape-class catalogue) as node
+// tests a runtime can run; their expected outputs, given back as an outputs tree, are exactly what
+// mm-conformance's built-in cases expect, data set by data set.
 TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
   TempDir dir, tree, empty;
   const CliRun r = Fuzz({"export-builtin", "--out", dir.path().string()});
   ASSERT_EQ(r.code, kExitClean) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("wrote 9 cases"));
-  std::int64_t count = 0;
+  const std::size_t shape_cases = conformance::ShapeCases().size();
+  std::size_t data_sets = 9;
+  for (const conformance::ShapeCase& c : conformance::ShapeCases()) {
+    data_sets += c.shape_class->problems.size();
+  }
+  EXPECT_THAT(r.out, HasSubstr("wrote " + std::to_string(9 + shape_cases) + " cases (9 examples"));
+  std::size_t count = 0, sets = 0;
   for (const auto& entry : fs::directory_iterator(dir.path())) {
     ++count;
     onnx::ModelProto model = conformance::LoadModelFile(entry.path() / "model.onnx").value();
     EXPECT_NO_THROW(onnx::checker::check_model(model)) << entry.path();
-    const fs::path y = fs::path("test_data_set_0") / "output_0.pb";
-    fs::create_directories(tree.path() / entry.path().filename() / "test_data_set_0");
-    fs::copy_file(entry.path() / y, tree.path() / entry.path().filename() / y);
+    for (const auto& set : fs::directory_iterator(entry.path())) {
+      if (!set.is_directory()) continue;
+      ++sets;
+      const fs::path y = set.path().filename() / "output_0.pb";
+      fs::create_directories(tree.path() / entry.path().filename() / set.path().filename());
+      fs::copy_file(entry.path() / y, tree.path() / entry.path().filename() / y);
+    }
   }
-  EXPECT_EQ(count, 9);
+  EXPECT_EQ(count, 9 + shape_cases);
+  EXPECT_EQ(sets, data_sets);
+  const std::string results = std::to_string(data_sets) + " results (" +
+                              std::to_string(9 + shape_cases) +
+                              " case x backend): " + std::to_string(data_sets) + " PASS";
   const CliRun exported =
       Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
                   BuiltinBackends());
-  EXPECT_THAT(exported.out, HasSubstr("9 results (9 case x backend): 9 PASS"));
+  EXPECT_THAT(exported.out, HasSubstr(results));
   // Judged against the built-ins themselves (no data root holds them): every output bit-identical.
   const CliRun builtin = Conformance({"--data-dir", empty.path().string(), "--outputs",
                                       "rt=" + tree.path().string(), "--backend", "rt"},
                                      BuiltinBackends());
-  EXPECT_THAT(builtin.out, HasSubstr("9 results (9 case x backend): 9 PASS"));
+  EXPECT_THAT(builtin.out, HasSubstr(results));
   std::size_t exact = 0;
   for (std::size_t at = 0;
        (at = builtin.out.find("max abs 0, max rel 0;", at)) != std::string::npos; ++at) {
     ++exact;
   }
-  EXPECT_EQ(exact, 9u) << builtin.out;
+  EXPECT_EQ(exact, 9 + shape_cases) << "one line per case";
   EXPECT_EQ(builtin.code, conformance::kExitPassed) << builtin.out;
+}
+
+// A sequence case is one model with symbolic dims and its data sets in order; a runtime that
+// answers its K = 0 problem with the previous problem's Y (a stale output buffer) fails there.
+TEST(FuzzCliTest, ExportBuiltinWritesASequenceAsOneSymbolicModelAndItsKZeroBugFails) {
+  TempDir dir, tree, empty;
+  ASSERT_EQ(Fuzz({"export-builtin", "--out", dir.path().string()}).code, kExitClean);
+  const std::string name = "mm_shape_seq_k0_after_nonempty_float";
+  const fs::path case_dir = dir.path() / name;
+  const onnx::ModelProto model = conformance::LoadModelFile(case_dir / "model.onnx").value();
+  for (const auto& value :
+       {model.graph().input(0), model.graph().input(1), model.graph().output(0)}) {
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+      EXPECT_FALSE(dim.dim_param().empty()) << value.name() << " has a fixed dim";
+    }
+  }
+  ASSERT_TRUE(fs::exists(case_dir / "test_data_set_1" / "output_0.pb"));
+  EXPECT_FALSE(fs::exists(case_dir / "test_data_set_2"));
+  // The stale answer: data set 0's Y (same [2,2] shape) where data set 1's zeros belong.
+  for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
+    fs::create_directories(tree.path() / name / set);
+    fs::copy_file(case_dir / "test_data_set_0" / "output_0.pb",
+                  tree.path() / name / set / "output_0.pb");
+  }
+  const CliRun run = Conformance({"--data-dir", empty.path().string(), "--case", name, "--outputs",
+                                  "rt=" + tree.path().string(), "--backend", "rt"},
+                                 BuiltinBackends());
+  EXPECT_THAT(run.out, HasSubstr("2 results (1 case x backend): 1 PASS, 1 FAIL")) << run.out;
+  EXPECT_EQ(run.code, conformance::kExitFailed) << run.out;
 }
 
 // Problem i of a seed does not depend on the other dtypes asked for, so a replay line with one
