@@ -68,23 +68,17 @@ if(NOT mm_result EQUAL 0)
   return()
 endif()
 
-string(REPLACE "\n" ";" mm_lines "${mm_list}")
-foreach(mm_line IN LISTS mm_lines)
-  if(mm_line STREQUAL "")
-    continue()
-  endif()
-  string(REPLACE "\t" ";" mm_fields "${mm_line}")
-  list(GET mm_fields 0 mm_case)
-  list(GET mm_fields 1 mm_backend)
-  set(mm_name "conformance.${mm_case}.${mm_backend}")
-  add_test("${mm_name}" "${MM_CONFORMANCE_EXE}" --case "${mm_case}" --backend "${mm_backend}"
+# One test <name> running mm-conformance with <selection...> on one backend; for onednn once more
+# per ISA of MM_ISA_VARIANTS (<name>.isa_<isa>, labels conformance and isa).
+function(mm_add_conformance_test mm_name mm_backend)
+  add_test("${mm_name}" "${MM_CONFORMANCE_EXE}" ${ARGN} --backend "${mm_backend}"
            --skip-exit-code 77 ${MM_CONFORMANCE_BACKEND_LIB_ARGS})
   set_tests_properties("${mm_name}" PROPERTIES LABELS conformance SKIP_RETURN_CODE 77
                        ENVIRONMENT_MODIFICATION "${mm_env_modification}")
   if(mm_backend STREQUAL "onednn")
     foreach(mm_isa IN LISTS MM_ISA_VARIANTS)
       string(TOLOWER "${mm_isa}" mm_suffix)
-      add_test("${mm_name}.isa_${mm_suffix}" "${MM_CONFORMANCE_EXE}" --case "${mm_case}"
+      add_test("${mm_name}.isa_${mm_suffix}" "${MM_CONFORMANCE_EXE}" ${ARGN}
                --backend "${mm_backend}" --skip-exit-code 77)
       set_tests_properties("${mm_name}.isa_${mm_suffix}" PROPERTIES
                            LABELS "conformance;isa" SKIP_RETURN_CODE 77
@@ -92,6 +86,30 @@ foreach(mm_line IN LISTS mm_lines)
                            "${mm_env_modification};ONEDNN_MAX_CPU_ISA=set:${mm_isa}")
     endforeach()
   endif()
+endfunction()
+
+# The shape-class catalogue (built-in cases mm_shape_*, a few hundred tiny ones) is one test per
+# backend, conformance.shape_classes.<backend>: a process per case and backend would cost minutes.
+string(REPLACE "\n" ";" mm_lines "${mm_list}")
+set(mm_shape_backends "")
+foreach(mm_line IN LISTS mm_lines)
+  if(mm_line STREQUAL "")
+    continue()
+  endif()
+  string(REPLACE "\t" ";" mm_fields "${mm_line}")
+  list(GET mm_fields 0 mm_case)
+  list(GET mm_fields 1 mm_backend)
+  if(mm_case MATCHES "^mm_shape_")
+    list(APPEND mm_shape_backends "${mm_backend}")
+    continue()
+  endif()
+  mm_add_conformance_test("conformance.${mm_case}.${mm_backend}" "${mm_backend}"
+                          --case "${mm_case}")
+endforeach()
+list(REMOVE_DUPLICATES mm_shape_backends)
+foreach(mm_backend IN LISTS mm_shape_backends)
+  mm_add_conformance_test("conformance.shape_classes.${mm_backend}" "${mm_backend}"
+                          --filter "^mm_shape_")
 endforeach()
 
 if(MM_CONFORMANCE_REQUIRE_OFFICIAL)
