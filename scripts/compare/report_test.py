@@ -19,7 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import browser_check  # noqa: E402
 import render  # noqa: E402  (the command line)
-from rendering import data, emit, plots  # noqa: E402
+from rendering import data, emit, plots, shape_matrix  # noqa: E402
 
 
 def tiny_png():
@@ -199,6 +199,68 @@ def synthetic_report(verdict="PASS"):
         },
         "timings_seconds": {"machine": 0.1, "conformance": 0.1, "accuracy": 0.1, "speed": 1.0},
     }
+
+
+def shape_result(backend, shape_class, dtype, verdict, data_set="test_data_set_0"):
+    return {
+        "case": f"mm_shape_{shape_class}_{dtype}",
+        "data_set": data_set,
+        "backend": backend,
+        "dtype": dtype,
+        "a_shape": "[2,1,2,3]",
+        "b_shape": "[1,3,3,2]",
+        "verdict": verdict,
+        "message": "m",
+    }
+
+
+class ShapeMatrixTest(unittest.TestCase):
+    """The shape-class matrix: rows backends, columns classes, cells counting dtypes by state."""
+
+    def report(self):
+        report = synthetic_report("PASS")
+        report["conformance"]["results"] += [
+            shape_result("alpha", "batch_broadcast_both", "float", "PASS"),
+            shape_result("alpha", "batch_broadcast_both", "int32", "PASS"),
+            shape_result("beta", "batch_broadcast_both", "float", "FAIL"),
+            shape_result("beta", "batch_broadcast_both", "int32", "UNSUPPORTED"),
+            shape_result("alpha", "seq_k0_after_nonempty", "float", "PASS"),
+            shape_result("alpha", "seq_k0_after_nonempty", "float", "ERROR", "test_data_set_1"),
+            shape_result("beta", "seq_k0_after_nonempty", "float", "XFAIL", "test_data_set_1"),
+        ]
+        return report
+
+    def test_the_class_comes_from_the_name_rule(self):
+        self.assertEqual(shape_matrix.shape_class_of("mm_shape_k0_1d_1d_uint64"), "k0_1d_1d")
+        self.assertIsNone(shape_matrix.shape_class_of("test_matmul_2d"))
+        self.assertIsNone(shape_matrix.shape_class_of("mm_shape_"))
+
+    def test_a_cell_counts_dtypes_by_their_worst_data_set(self):
+        caption, classes, rows = shape_matrix.shape_matrix(self.report()["conformance"]["results"])
+        self.assertEqual([c for c, _ in classes], ["batch_broadcast_both", "seq_k0_after_nonempty"])
+        self.assertEqual(classes[0][1], "[2,1,2,3] x [1,3,3,2]")
+        cells = {backend: [c and c["text"] for c in cs] for backend, cs in rows}
+        self.assertEqual(cells["alpha"], ["2 pass", "1 FAIL"])  # ERROR after a PASS: FAIL.
+        self.assertEqual(cells["beta"], ["1 FAIL, 1 refused", "1 xfail"])
+        self.assertEqual(rows[1][1][0]["title"], "FAIL: float; refused: int32")
+        self.assertIsNone(shape_matrix.shape_matrix(synthetic_report()["conformance"]["results"]))
+
+    def test_the_summary_shows_the_matrix_readable_without_colour(self):
+        html_text, markdown, _ = emit.render(self.report())
+        summary = html_text.split('<h2 id="machine">', 1)[0]
+        self.assertIn('id="shape-classes"', summary)
+        self.assertIn(
+            '<td class="s-FAIL" title="FAIL: float; refused: int32">1 FAIL<br>' "1 refused</td>",
+            summary,
+        )
+        self.assertIn('<td class="s-pass" title="pass: float, int32">2 pass</td>', summary)
+        self.assertIn("| beta | 1 FAIL, 1 refused | 1 xfail |", markdown.split("## Machine")[0])
+        # Not repeated case by case in the conformance table.
+        self.assertNotIn("mm_shape_", html_text.split('<h2 id="conformance">', 1)[1])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "page.html"
+            path.write_text(html_text)
+            self.assertEqual(browser_check.check(path), [])
 
 
 class RenderTest(unittest.TestCase):

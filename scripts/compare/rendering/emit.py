@@ -10,6 +10,8 @@ import re
 
 from .data import configure, derive, load_auto_table, scoreboard
 from .plots import plot_accuracy, plot_scaling, plot_sweep, plot_tiny
+from .shape_matrix import CSS as SHAPE_MATRIX_CSS
+from .shape_matrix import shape_matrix, shape_matrix_html, shape_matrix_md
 from .tables import (
     accuracy_table,
     auto_choice_table,
@@ -40,6 +42,7 @@ figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #555; }
 img.plot { max-width: 100%; border: 1px solid #ddd; }
 .note { font-size: 0.85em; color: #555; max-width: 60em; }
 """
+CSS += SHAPE_MATRIX_CSS
 
 
 def cell_html(cell):
@@ -143,13 +146,13 @@ def render(report, auto_table=None):
     summary = scoreboard_tables(derived)
     if not summary:
         summary = [("Scoreboard", ["backend"], [["no backend data in this report"]])]
-    sections.append(
-        (
-            "Summary",
-            [problems_html] + [table_html(t, f"summary-{i}") for i, t in enumerate(summary)],
-            [problems_md] + [table_md(t) for t in summary],
-        )
-    )
+    summary_html = [problems_html] + [table_html(t, f"summary-{i}") for i, t in enumerate(summary)]
+    summary_md = [problems_md] + [table_md(t) for t in summary]
+    matrix = shape_matrix(report.get("conformance", {}).get("results", []))
+    if matrix:
+        summary_html.append(shape_matrix_html(matrix))
+        summary_md.append(shape_matrix_md(matrix))
+    sections.append(("Summary", summary_html, summary_md))
 
     machine = machine_table(report)
     sections.append(("Machine", [table_html(machine, "machine")], [table_md(machine)]))

@@ -14,6 +14,7 @@ from .data import (
     shape_kind,
     shape_sort_key,
 )
+from .shape_matrix import shape_class_of
 
 
 def fmt_num(value, digits=3):
@@ -142,7 +143,8 @@ def conformance_tables(report):
     c = report.get("conformance", {})
     if "error" in c:
         return [("Conformance", ["error"], [[c["error"]]])]
-    results = c.get("results", [])
+    # The shape-class catalogue's cases are in the summary's matrix, one cell per class.
+    results = [r for r in c.get("results", []) if shape_class_of(r["case"]) is None]
     backends = list(dict.fromkeys(r["backend"] for r in results))
     cases = list(dict.fromkeys((r["case"], r.get("data_set", "")) for r in results))
     by_key = {(r["case"], r.get("data_set", ""), r["backend"]): r for r in results}
