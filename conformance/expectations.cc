@@ -10,18 +10,21 @@
 
 namespace mm::conformance {
 
-bool Expectation::Matches(std::string_view case_name, std::string_view backend) const {
+bool Expectation::Matches(std::string_view case_name, std::string_view backend,
+                          std::string_view data_set) const {
   return fnmatch(case_pattern.c_str(), std::string(case_name).c_str(), 0) == 0 &&
-         fnmatch(backend_pattern.c_str(), std::string(backend).c_str(), 0) == 0;
+         fnmatch(backend_pattern.c_str(), std::string(backend).c_str(), 0) == 0 &&
+         fnmatch(data_set_pattern.c_str(), std::string(data_set).c_str(), 0) == 0;
 }
 
 std::string_view ExpectationKindName(Expectation::Kind kind) {
   return kind == Expectation::Kind::kXFail ? "XFAIL" : "SKIP";
 }
 
-const Expectation* Expectations::Find(std::string_view case_name, std::string_view backend) const {
+const Expectation* Expectations::Find(std::string_view case_name, std::string_view backend,
+                                      std::string_view data_set) const {
   for (const Expectation& e : entries) {
-    if (e.Matches(case_name, backend)) return &e;
+    if (e.Matches(case_name, backend, data_set)) return &e;
   }
   return nullptr;
 }
@@ -47,11 +50,12 @@ StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view
     if (item.contains("case") && item.at("case").is_string()) {
       entry += " (case \"" + item.at("case").get<std::string>() + "\")";
     }
-    static const std::set<std::string> kKeys = {"case", "backend", "expect", "reason", "link"};
+    static const std::set<std::string> kKeys = {"case",   "backend", "data_set",
+                                                "expect", "reason",  "link"};
     for (const auto& [key, value] : item.items()) {
       if (!kKeys.count(key)) {
         return InvalidArgumentError(entry + ": unknown key \"" + key +
-                                    "\" (allowed: case, backend, expect, reason, link)");
+                                    "\" (allowed: case, backend, data_set, expect, reason, link)");
       }
     }
     auto text_of = [&](const char* key, std::string& field) -> Status {
@@ -70,6 +74,7 @@ StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view
     std::string kind;
     MM_RETURN_IF_ERROR(text_of("case", e.case_pattern));
     MM_RETURN_IF_ERROR(text_of("backend", e.backend_pattern));
+    if (item.contains("data_set")) MM_RETURN_IF_ERROR(text_of("data_set", e.data_set_pattern));
     MM_RETURN_IF_ERROR(text_of("expect", kind));
     MM_RETURN_IF_ERROR(text_of("reason", e.reason));
     MM_RETURN_IF_ERROR(text_of("link", e.link));

@@ -8,7 +8,8 @@
 //      "reason": "oneDNN 2.6 rounds bf16 twice", "link": "https://example.org/issue/12"},
 //     {"case": "test_big_*", "backend": "*", "expect": "SKIP", "reason": "...", "link": "..."}]}
 //
-// Patterns are shell globs (fnmatch: *, ?, [...]) over the whole case or backend name.
+// Patterns are shell globs (fnmatch: *, ?, [...]) over the whole case or backend name. An entry may
+// also name "data_set" (a glob too; default every data set of the case).
 #ifndef MM_CONFORMANCE_EXPECTATIONS_H_
 #define MM_CONFORMANCE_EXPECTATIONS_H_
 
@@ -27,13 +28,18 @@ struct Expectation {
   enum class Kind { kXFail, kSkip };
   std::string case_pattern;
   std::string backend_pattern;
+  // Optional ("data_set" in the file; default every data set): for a case whose data sets differ,
+  // a sequence where only a later problem fails.
+  std::string data_set_pattern = "*";
   Kind kind = Kind::kXFail;
   std::string reason;  // Never empty.
   std::string link;    // Never empty.
   // How many results it decided in this run (filled by the runner's callers; see CountMatches).
   std::int64_t matched = 0;
 
-  bool Matches(std::string_view case_name, std::string_view backend) const;
+  // `data_set` is empty where none is known (the fuzzer's problems): only "*" matches it.
+  bool Matches(std::string_view case_name, std::string_view backend,
+               std::string_view data_set = {}) const;
 };
 
 // "XFAIL" or "SKIP".
@@ -44,8 +50,9 @@ struct Expectations {
   std::string source;  // The file's path, for messages.
   std::vector<Expectation> entries;
 
-  // The first entry matching (case, backend), or nullptr.
-  const Expectation* Find(std::string_view case_name, std::string_view backend) const;
+  // The first entry matching (case, backend, data set), or nullptr.
+  const Expectation* Find(std::string_view case_name, std::string_view backend,
+                          std::string_view data_set = {}) const;
 };
 
 // Parses the JSON text of an expectations file (never throws). INVALID_ARGUMENT naming `source`

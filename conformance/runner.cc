@@ -179,7 +179,7 @@ void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& se
 
 void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Result& r) {
   if (expectations == nullptr) return;
-  const Expectation* e = expectations->Find(r.case_name, r.backend);
+  const Expectation* e = expectations->Find(r.case_name, r.backend, r.data_set);
   if (e == nullptr) return;
   r.expectation = e->reason + " (" + e->link + ")";
   if (e->kind == Expectation::Kind::kSkip) {
@@ -318,7 +318,8 @@ void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& i
       at.backend = b;
       // Declared not to be run (it may crash or hang): never touched.
       if (const Expectation* e =
-              options.expectations ? options.expectations->Find(r.case_name, r.backend) : nullptr;
+              options.expectations ? options.expectations->Find(r.case_name, r.backend, r.data_set)
+                                   : nullptr;
           e != nullptr && e->kind == Expectation::Kind::kSkip) {
         r.verdict = Verdict::kSkip;
         events.OnResult(std::move(r));

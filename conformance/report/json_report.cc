@@ -170,6 +170,7 @@ class JsonRenderer final : public ReportRenderer {
                            {"reason", JsonText(e.reason)},
                            {"link", JsonText(e.link)},
                            {"matched", e.matched}});
+        if (e.data_set_pattern != "*") entries.back()["data_set"] = JsonText(e.data_set_pattern);
       }
       j["expectations"] = {{"file", JsonText(report.expectations->source)},
                            {"entries", std::move(entries)}};

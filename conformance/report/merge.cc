@@ -163,6 +163,7 @@ Status ReadRunState(const Field& r, Report& report) {
       Expectation x;
       MM_ASSIGN_OR_RETURN(x.case_pattern, entry.StringAt("case"));
       MM_ASSIGN_OR_RETURN(x.backend_pattern, entry.StringAt("backend"));
+      MM_ASSIGN_OR_RETURN(x.data_set_pattern, OptionalString(entry, "data_set", "*"));
       MM_ASSIGN_OR_RETURN(const std::string kind, entry.StringAt("expect"));
       x.kind = kind == "SKIP" ? Expectation::Kind::kSkip : Expectation::Kind::kXFail;
       MM_ASSIGN_OR_RETURN(x.reason, entry.StringAt("reason"));
@@ -252,7 +253,8 @@ bool SameEntries(const Expectations& a, const Expectations& b) {
   for (std::size_t i = 0; i < a.entries.size(); ++i) {
     const Expectation &x = a.entries[i], &y = b.entries[i];
     if (x.case_pattern != y.case_pattern || x.backend_pattern != y.backend_pattern ||
-        x.kind != y.kind || x.reason != y.reason || x.link != y.link) {
+        x.data_set_pattern != y.data_set_pattern || x.kind != y.kind || x.reason != y.reason ||
+        x.link != y.link) {
       return false;
     }
   }

@@ -87,7 +87,7 @@ Summary Summarize(const std::vector<Result>& results) {
 
 void CountMatch(Expectations& expectations, const Result& r) {
   for (Expectation& e : expectations.entries) {
-    if (e.Matches(r.case_name, r.backend)) {
+    if (e.Matches(r.case_name, r.backend, r.data_set)) {
       ++e.matched;
       return;
     }

@@ -69,6 +69,24 @@ TEST(ParseExpectationsTest, PatternsAreGlobsOverTheWholeName) {
   EXPECT_EQ(e.Find("test_matmul_2d", "eigen"), nullptr);
 }
 
+// A sequence case whose later problem alone fails is declared for that data set: its first one,
+// which passes, must not be XPASS.
+TEST(ParseExpectationsTest, ADataSetPatternNarrowsAnEntryToThoseDataSets) {
+  Expectations e = Parse(R"({"expectations": [
+      {"case": "mm_shape_seq_*", "backend": "rt", "data_set": "test_data_set_[1-9]",
+       "expect": "XFAIL", "reason": "r", "link": "l"},
+      {"case": "test_a", "backend": "*", "expect": "XFAIL", "reason": "r", "link": "l"}]})");
+  EXPECT_EQ(e.Find("mm_shape_seq_k0", "rt", "test_data_set_0"), nullptr);
+  EXPECT_NE(e.Find("mm_shape_seq_k0", "rt", "test_data_set_1"), nullptr);
+  EXPECT_EQ(e.Find("mm_shape_seq_k0", "rt"), nullptr);  // No data set known: not this entry.
+  EXPECT_NE(e.Find("test_a", "rt", "test_data_set_7"), nullptr);  // Default: every data set.
+  EXPECT_NE(e.Find("test_a", "rt"), nullptr);
+  auto empty = ParseExpectations(R"({"expectations": [{"case": "a", "backend": "*",
+      "data_set": "", "expect": "XFAIL", "reason": "r", "link": "l"}]})",
+                                 "known.json");
+  EXPECT_THAT(empty.status().message(), HasSubstr("\"data_set\" must be a non-empty string"));
+}
+
 class ExpectationsRunTest : public ::testing::Test {
  protected:
   ExpectationsRunTest() {
