@@ -6,8 +6,9 @@
 #      (the ASan build's too: a second copy had filled a CI machine's disk); once, again only
 #      when the lock file changes;
 #   2. writes the corpus: the official cases (MM_ONNX_DATA, or ../shared as scripts/onnx-data.sh
-#      finds it), mm's built-in cases (mm-fuzz export-builtin) and a generated corpus
-#      (mm-fuzz generate --cases 200 --seed 1);
+#      finds it), mm's built-in cases (mm-fuzz export-builtin: the ONNX page's examples and the
+#      shape-class catalogue, whose sequences run in order through one session) and a generated
+#      corpus (mm-fuzz generate --cases 200 --seed 1);
 #   3. runs every case through ONNX Runtime's CPU provider (scripts/ort/run-node-tests.js) into an
 #      outputs tree, BUILD/ort/outputs;
 #   4. judges the tree with mm-conformance as backend "onnxruntime" (float32 accumulation declared,
@@ -90,4 +91,4 @@ set -e
 
 # 5. The verdicts it should give.
 /usr/bin/python3 scripts/ort/check_report.py "$work/report.json" --exit-code "$code" \
-  --generated "$work/generated"
+  --generated "$work/generated" --builtin "$work/builtin"

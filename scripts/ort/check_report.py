@@ -2,9 +2,12 @@
 """Checks mm-conformance's judgement of ONNX Runtime's outputs (scripts/ort-conformance.sh).
 
 Asserts, from the JSON report:
-  * exactly one result per (case, data set) of the corpus: the 7 official cases, the 9 built-in
-    ones, every data set of the generated corpus; nothing skipped, nothing extra;
-  * every official and built-in result PASSes;
+  * exactly one result per (case, data set) of the corpus: the 7 official cases, every data set
+    of the built-in ones as export-builtin wrote them (the 9 examples of the ONNX MatMul page and
+    the shape-class catalogue), every data set of the generated corpus; nothing skipped, nothing
+    extra;
+  * every official result and every built-in example PASSes; the shape-class catalogue's results
+    are held to the rules below like the generated ones (its ONNX Runtime deviations are XFAIL);
   * every bfloat16 result is UNSUPPORTED by ONNX Runtime's own word (it has no CPU bfloat16
     MatMul kernel), never silently dropped;
   * no FAIL, IMPRECISE, XPASS or undeclared ERROR: ONNX Runtime's known deviations are XFAIL by
@@ -30,9 +33,21 @@ OFFICIAL = [
     "test_matmul_4d_1d",
     "test_matmul_bcast",
 ]
-BUILTIN_COUNT = 9
+SHAPE_PREFIX = "mm_shape_"
 BACKEND = "onnxruntime"
 REFUSAL = "Could not find an implementation"
+
+
+def data_sets_of(root):
+    """Every (case, data set) folder of a folder of node tests."""
+    found = set()
+    for case in sorted(os.listdir(root)):
+        if not os.path.isdir(os.path.join(root, case)):
+            continue  # A corpus's README.md and manifest.json.
+        for data_set in os.listdir(os.path.join(root, case)):
+            if data_set.startswith("test_data_set_"):
+                found.add((case, data_set))
+    return found
 
 
 def main():
@@ -40,29 +55,33 @@ def main():
     parser.add_argument("report")
     parser.add_argument("--exit-code", type=int, required=True, help="mm-conformance's exit code")
     parser.add_argument("--generated", required=True, help="the generated corpus folder")
+    parser.add_argument("--builtin", required=True, help="the folder export-builtin wrote")
     args = parser.parse_args()
     with open(args.report) as f:
         report = json.load(f)
     results = [r for r in report["results"] if r["backend"] == BACKEND]
     problems = []
 
-    generated = set()
-    for case in sorted(os.listdir(args.generated)):
-        if not os.path.isdir(os.path.join(args.generated, case)):
-            continue  # The corpus's README.md and manifest.json.
-        for data_set in os.listdir(os.path.join(args.generated, case)):
-            if data_set.startswith("test_data_set_"):
-                generated.add((case, data_set))
+    generated = data_sets_of(args.generated)
+    exported = data_sets_of(args.builtin)
     seen = collections.Counter((r["case"], r["data_set"]) for r in results)
     for key, n in seen.items():
         if n != 1:
             problems.append(f"{key}: {n} results")
     official = [r for r in results if r["case"] in OFFICIAL]
     builtin = [r for r in results if r["source"] == "built-in"]
+    examples = [r for r in builtin if not r["case"].startswith(SHAPE_PREFIX)]
     if sorted(r["case"] for r in official) != OFFICIAL:
         problems.append(f"official results: {sorted(r['case'] for r in official)}")
-    if len(builtin) != BUILTIN_COUNT:
-        problems.append(f"{len(builtin)} built-in results, expected {BUILTIN_COUNT}")
+    # An example's one data set is "example" in mm, test_data_set_0 in the exported folder.
+    judged = {(r["case"], r["data_set"].replace("example", "test_data_set_0")) for r in builtin}
+    if judged != exported or len(builtin) != len(exported):
+        problems.append(
+            f"{len(builtin)} built-in results for the {len(exported)} data sets "
+            "export-builtin wrote"
+        )
+    if not any(r["case"].startswith(SHAPE_PREFIX) for r in builtin):
+        problems.append("no result of the shape-class catalogue")
     missing = generated - set(seen)
     if missing:
         problems.append(f"{len(missing)} generated data sets without a result, e.g. {min(missing)}")
@@ -78,7 +97,7 @@ def main():
             f"unexpected result {r['case']} {r['data_set']}: {r['verdict']} " f"{r['message']}"
         )
 
-    for r in official + builtin:
+    for r in official + examples:
         if r["verdict"] != "PASS":
             problems.append(f"{r['case']}: {r['verdict']}, expected PASS: {r['message']}")
     order_dependent = []
