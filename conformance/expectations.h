@@ -28,14 +28,14 @@ struct Expectation {
   enum class Kind { kXFail, kSkip };
   std::string case_pattern;
   std::string backend_pattern;
-  // Optional ("data_set" in the file; default every data set): for a case whose data sets differ,
-  // a sequence where only a later problem fails.
-  std::string data_set_pattern = "*";
   Kind kind = Kind::kXFail;
   std::string reason;  // Never empty.
   std::string link;    // Never empty.
   // How many results it decided in this run (filled by the runner's callers; see CountMatches).
   std::int64_t matched = 0;
+  // The data sets it applies to, a glob too ("data_set" in the file, optional; default every data
+  // set): for a case whose data sets differ, e.g. a sequence whose later problem alone fails.
+  std::string data_set_pattern = "*";
 
   // `data_set` is empty where none is known (the fuzzer's problems): only "*" matches it.
   bool Matches(std::string_view case_name, std::string_view backend,

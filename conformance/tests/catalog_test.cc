@@ -106,7 +106,8 @@ TEST(DiscoverTest, ARootMayBeOneCaseDirectory) {
 TEST(DiscoverTest, BuiltinsComeLastAndCanBeLeftOut) {
   TempDir root;
   WriteFloatCase(root.path(), "test_cc_matmul_2d", {1, 1}, {1, 1});  // Shadows a built-in.
-  const Catalog with = Discover({{root.path(), "--data-dir"}}, {});
+  const Catalog with = Discover({{root.path(), "--data-dir"}},
+                                {.builtin = true, .shape_classes = false, .select = {}});
   ASSERT_EQ(with.cases.size(), 9u);  // 1 from the root + 8 remaining built-ins.
   EXPECT_EQ(with.cases[0].source(), root.path().string());
   EXPECT_EQ(with.cases[1].source(), kBuiltinSource);
