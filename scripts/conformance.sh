@@ -4,7 +4,9 @@
 # verdict it deserves; a miss is named and makes the exit code 1 when the corpus passed), then the
 # conformance harness over its default data (MM_ONNX_DATA when set; else
 # ../shared/onnx-node-tests/node when the project's shared folder is beside the repository; else
-# Debian's libonnx-testdata and third_party/onnx-testdata/node; plus the built-in cases). Writes
+# Debian's libonnx-testdata and third_party/onnx-testdata/node; plus the built-in cases: the ONNX
+# page's examples and the shape-class catalogue, every numpy.matmul shape class in every dtype,
+# docs/conformance.md). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
 # required and incomplete). Then a short fixed-seed differential fuzz pass (mm-fuzz, at most
