@@ -44,7 +44,8 @@ class MergeTest : public ::testing::Test {
                               {i + 1, 3});
     }
     testing::WriteFloatCase(root_.path(), "test_trigger", testing::kTriggerADims, {7, 2});
-    catalog_ = Discover({{root_.path(), "--data-dir"}}, {.builtin = true, .select = {}});
+    catalog_ = Discover({{root_.path(), "--data-dir"}},
+                        {.builtin = true, .shape_classes = false, .select = {}});
   }
 
   // What the CLI does for one run: results, then the report written and read back as JSON.
