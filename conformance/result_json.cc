@@ -90,6 +90,41 @@ StatusOr<std::optional<Comparison>> OptionalComparison(const json& object, const
   return std::optional<Comparison>(std::move(c).value());
 }
 
+// The figures of CallResources by their JSON names, in order; spinning_threads (-1: not looked)
+// is null when not looked and comes last.
+constexpr std::pair<const char*, std::int64_t CallResources::*> kCallFigures[] = {
+    {"process", &CallResources::process},
+    {"call", &CallResources::call},
+    {"rss_bytes", &CallResources::rss_bytes},
+    {"rss_growth_bytes", &CallResources::rss_growth_bytes},
+    {"fds", &CallResources::fds},
+    {"fd_growth", &CallResources::fd_growth},
+    {"threads", &CallResources::threads},
+    {"thread_growth", &CallResources::thread_growth}};
+
+Ordered ResourcesToJson(const CallResources& r) {
+  Ordered out = Ordered::object();
+  for (const auto& [key, figure] : kCallFigures) out[key] = r.*figure;
+  out["spinning_threads"] = r.spinning_threads >= 0 ? Ordered(r.spinning_threads) : Ordered();
+  return out;
+}
+
+StatusOr<std::optional<CallResources>> ResourcesFromJson(const json& object) {
+  auto it = object.find("resources");
+  // Absent in reports of an older mm.
+  if (it == object.end() || it->is_null()) return std::optional<CallResources>();
+  if (!it->is_object()) return InvalidArgumentError("key \"resources\" must be an object");
+  CallResources r;
+  for (const auto& [key, figure] : kCallFigures) {
+    MM_RETURN_IF_ERROR(Get(*it, key, r.*figure).WithContext("key \"resources\""));
+  }
+  if (auto spinning = it->find("spinning_threads"); spinning != it->end() && !spinning->is_null()) {
+    MM_RETURN_IF_ERROR(
+        Get(*it, "spinning_threads", r.spinning_threads).WithContext("key \"resources\""));
+  }
+  return std::optional<CallResources>(r);
+}
+
 }  // namespace
 
 Ordered JsonDouble(double value) {
@@ -206,7 +241,8 @@ Ordered ResultToJson(const Result& r) {
           {"vs_bound", r.vs_bound ? BoundCheckToJson(*r.vs_bound) : Ordered()},
           {"vs_reference", r.vs_reference},
           {"vs_reference_detail",
-           r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()}};
+           r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()},
+          {"resources", r.resources ? ResourcesToJson(*r.resources) : Ordered()}};
 }
 
 ResultJsonWriter::ResultJsonWriter()
@@ -271,6 +307,8 @@ const std::string& ResultJsonWriter::Render(const Result& r, int indent) {
   String(r.vs_reference);
   Key("vs_reference_detail");
   r.vs_reference_comparison ? Compare(*r.vs_reference_comparison) : Null();
+  Key("resources");
+  r.resources ? Resources(*r.resources) : Null();
   Close('}');
   return text_;
 }
@@ -401,6 +439,17 @@ void ResultJsonWriter::Compare(const Comparison& c) {
   Close('}');
 }
 
+void ResultJsonWriter::Resources(const CallResources& r) {
+  Open('{');
+  for (const auto& [key, figure] : kCallFigures) {
+    Key(key);
+    Integer(r.*figure);
+  }
+  Key("spinning_threads");
+  r.spinning_threads >= 0 ? Integer(r.spinning_threads) : Null();
+  Close('}');
+}
+
 void ResultJsonWriter::Bound(const BoundCheck& b) {
   Open('{');
   Key("elements");
@@ -455,6 +504,7 @@ StatusOr<Result> ResultFromJson(const json& object) {
   }
   MM_RETURN_IF_ERROR(Get(object, "vs_reference", r.vs_reference));
   MM_ASSIGN_OR_RETURN(r.vs_reference_comparison, OptionalComparison(object, "vs_reference_detail"));
+  MM_ASSIGN_OR_RETURN(r.resources, ResourcesFromJson(object));
   return r;
 }
 

@@ -16,10 +16,12 @@ namespace mm::conformance {
 
 // {"case", "case_index", "source", "data_set", "backend", "dtype", "a_shape", "b_shape", "verdict",
 // "message", "support_note", "expectation", "implementation", "seconds", "max_abs_error",
-// "max_rel_error", "vs_expected", "vs_bound", "vs_reference", "vs_reference_detail"}, in that
-// order: the JSON report's results. Non-finite numbers are the strings "nan", "inf", "-inf".
-// Strings are copied as they are; dump with error_handler_t::replace to turn invalid UTF-8 into
-// U+FFFD.
+// "max_rel_error", "vs_expected", "vs_bound", "vs_reference", "vs_reference_detail",
+// "resources"}, in that order: the JSON report's results ("resources": {"process", "call",
+// "rss_bytes", "rss_growth_bytes", "fds", "fd_growth", "threads", "thread_growth",
+// "spinning_threads"} or null; spinning_threads null when not looked). Non-finite numbers are the
+// strings "nan", "inf", "-inf". Strings are copied as they are; dump with error_handler_t::replace
+// to turn invalid UTF-8 into U+FFFD.
 nlohmann::ordered_json ResultToJson(const Result& result);
 
 // ResultToJson(result) as text, written without building it (the JSON report's hot path): the
@@ -48,6 +50,7 @@ class ResultJsonWriter {
   void Worst(const WorstElement& worst, std::string_view centre, std::string_view radius);
   void Compare(const Comparison& comparison);
   void Bound(const BoundCheck& bound);
+  void Resources(const CallResources& resources);
 
   std::string text_;
   nlohmann::ordered_json string_, float_, integer_;  // Reused values the serializer writes.

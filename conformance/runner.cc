@@ -366,13 +366,23 @@ bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& regi
                              ResultSink& sink) {
   if (options.isolate) return RunIsolated(catalog, cases, registry, options, sink);
   struct Forward final : CaseEvents {
-    void OnStage(Stage, const Result&, const CaseProgress&) override {}
+    void OnStage(Stage stage, const Result&, const CaseProgress&) override {
+      in_backend = stage == Stage::kBackend;
+      if (in_backend) monitor.Before();
+    }
     void OnResult(Result result) override {
+      if (in_backend) {
+        result.resources = monitor.After(result.backend, result.verdict != Verdict::kUnsupported);
+      }
+      in_backend = false;
       ApplyExpectation(options->expectations, options->rule, result);
       sink->Add(std::move(result));
     }
     const RunOptions* options;
     ResultSink* sink;
+    // Measured in this process too: the figures are this process's, with whatever else it runs.
+    CallMonitor monitor;
+    bool in_backend = false;
   } forward;
   forward.options = &options;
   forward.sink = &sink;

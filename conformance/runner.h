@@ -15,6 +15,7 @@
 #include "conformance/compare.h"
 #include "conformance/expectations.h"
 #include "conformance/loader/catalog.h"
+#include "conformance/resources.h"
 #include "conformance/verdict.h"
 #include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
@@ -61,6 +62,9 @@ struct Result {
   // reference result.
   std::string vs_reference;
   std::optional<Comparison> vs_reference_comparison;
+  // What the backend's call left behind in the process that made it (conformance/resources.h);
+  // empty when the backend was not called (a SKIP, an invalid case, a worker that died first).
+  std::optional<CallResources> resources;
 };
 
 // A backend that computes nothing: it answers each (case, data set) with what another runtime

@@ -117,6 +117,7 @@ bool ForkedByTheBackend() {
     // which go out with it in one write: the parent wakes once for both. Nothing of a backend's
     // runs in between, so a crash still finds every finished result sent.
     std::string outbox;
+    CallMonitor monitor;  // What each backend call leaves behind in this worker.
     bool Flush() {
       // A copy of this worker, forked by a backend during a call, never answers: its answers
       // would be unrequested (the worker itself says what happened, ForkedByTheBackend).
@@ -129,6 +130,7 @@ bool ForkedByTheBackend() {
       stage = s;
       Answer(kStage, EncodeStage(s, at, about));
       if (!Flush()) _exit(0);
+      if (s == Stage::kBackend) monitor.Before();
     }
     void Answer(MessageType type, std::string_view bytes) {
       AppendAnswer(outbox, type, tag, bytes);
@@ -151,6 +153,10 @@ bool ForkedByTheBackend() {
     void OnResult(Result result) override {
       const bool ran = stage == Stage::kBackend;
       stage.reset();
+      // Before anything else of the worker's runs: the figures are the call's alone.
+      if (ran) {
+        result.resources = monitor.After(result.backend, result.verdict != Verdict::kUnsupported);
+      }
       if (ran && ForkedByTheBackend()) {
         result.message = "unrequested answer: backend " + result.backend +
                          " forked a process during the call, which could answer for this result "

@@ -173,6 +173,30 @@ void DecodeBound(WireReader& in, std::optional<BoundCheck>& b) {
 
 constexpr std::uint8_t kNoDType = 0xff;
 
+// The figures in their order in CallResources.
+constexpr std::int64_t CallResources::*kCallFigures[] = {&CallResources::process,
+                                                         &CallResources::call,
+                                                         &CallResources::rss_bytes,
+                                                         &CallResources::rss_growth_bytes,
+                                                         &CallResources::fds,
+                                                         &CallResources::fd_growth,
+                                                         &CallResources::threads,
+                                                         &CallResources::thread_growth,
+                                                         &CallResources::spinning_threads};
+
+void EncodeResources(const std::optional<CallResources>& resources, WireWriter& out) {
+  out.U8(resources.has_value());
+  if (!resources) return;
+  for (auto figure : kCallFigures) out.I64((*resources).*figure);
+}
+
+void DecodeResources(WireReader& in, std::optional<CallResources>& resources) {
+  resources.reset();
+  if (!Flag(in)) return;
+  CallResources& r = resources.emplace();
+  for (auto figure : kCallFigures) r.*figure = in.I64();
+}
+
 void EncodeProgress(const CaseProgress& at, WireWriter& out) {
   out.U64(at.data_set);
   out.U64(at.backend);
@@ -209,6 +233,7 @@ void EncodeResult(const Result& r, WireWriter& out) {
   EncodeBound(r.vs_bound, out);
   out.Str(r.vs_reference);
   EncodeComparison(r.vs_reference_comparison, out);
+  EncodeResources(r.resources, out);
 }
 
 bool DecodeResult(WireReader& in, Result& r) {
@@ -238,6 +263,7 @@ bool DecodeResult(WireReader& in, Result& r) {
   DecodeBound(in, r.vs_bound);
   r.vs_reference = in.Str();
   DecodeComparison(in, r.vs_reference_comparison);
+  DecodeResources(in, r.resources);
   return in.ok();
 }
 

@@ -24,12 +24,14 @@ namespace {
 using ::testing::HasSubstr;
 using testing::TempDir;
 
-// A result's JSON without its wall time, which differs from run to run.
+// A result's JSON without its wall time and what its call left behind, which differ from run to
+// run.
 std::vector<nlohmann::ordered_json> Comparable(const std::vector<Result>& results) {
   std::vector<nlohmann::ordered_json> out;
   for (const Result& r : results) {
     auto j = ResultToJson(r);
     j.erase("seconds");
+    j.erase("resources");
     out.push_back(std::move(j));
   }
   return out;
@@ -445,6 +447,15 @@ TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
   r.vs_bound = bound;
   r.vs_reference = "differs: ...";
   r.vs_reference_comparison = c;
+  r.resources = CallResources{.process = 12,
+                              .call = 6,
+                              .rss_bytes = 5LL << 32,
+                              .rss_growth_bytes = 64LL << 20,
+                              .fds = 10,
+                              .fd_growth = 1,
+                              .threads = 4,
+                              .thread_growth = -1,
+                              .spinning_threads = 2};
   // Invalid UTF-8 in a message becomes U+FFFD on the way out, as in every report.
   auto dump = [](const Result& result) {
     return ResultToJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -468,6 +479,21 @@ TEST(ResultJsonTest, EveryFieldReadsBackEqual) {
   const nlohmann::json json = nlohmann::json::parse(dump(r));
   EXPECT_EQ(json["vs_bound"]["worst"]["exact"], "0.25");
   EXPECT_EQ(json["vs_bound"]["worst"]["bound"], 3e-6);
+  ASSERT_TRUE(back->resources.has_value());
+  EXPECT_EQ(back->resources->rss_bytes, 5LL << 32);
+  EXPECT_EQ(back->resources->thread_growth, -1);
+  EXPECT_EQ(back->resources->spinning_threads, 2);
+  // Not looked: null, and back to -1; a report of an older mm has no "resources" at all.
+  r.resources->spinning_threads = -1;
+  EXPECT_TRUE(nlohmann::json::parse(dump(r))["resources"]["spinning_threads"].is_null());
+  EXPECT_EQ(ResultFromJson(nlohmann::json::parse(dump(r)))->resources->spinning_threads, -1);
+  nlohmann::json older = nlohmann::json::parse(dump(r));
+  older.erase("resources");
+  ASSERT_TRUE(ResultFromJson(older).ok());
+  EXPECT_FALSE(ResultFromJson(older)->resources.has_value());
+  older["resources"] = {{"process", 1}};
+  EXPECT_THAT(ResultFromJson(older).status().message(),
+              HasSubstr("key \"resources\": missing key \"call\""));
 }
 
 }  // namespace

@@ -178,6 +178,17 @@ TEST(JsonReportTest, AResultIsWrittenAsItsJsonDumps) {
   full.vs_reference_comparison->mismatch = "shape [2] vs [3]";
   full.message = "tab\there, quote \" backslash \\ newline\n control \x01 del \x7F bad \xC3(";
   full.source = "/data/\xFF\xFE";
+  full.resources = CallResources{.process = 77,
+                                 .call = 3,
+                                 .rss_bytes = 1LL << 40,
+                                 .rss_growth_bytes = -4096,
+                                 .fds = 9,
+                                 .fd_growth = 1,
+                                 .threads = 3,
+                                 .thread_growth = 0,
+                                 .spinning_threads = 0};
+  results.push_back(full);
+  full.resources->spinning_threads = -1;  // Not looked: null.
   results.push_back(full);
   Result bare;  // Nothing but the defaults: no dtype, no data set, no comparisons.
   results.push_back(bare);

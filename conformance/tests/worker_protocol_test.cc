@@ -61,6 +61,15 @@ Result EveryFieldSet() {
   c.differing = 2;
   c.worst.reset();
   r.vs_reference_comparison = c;
+  r.resources = CallResources{.process = 4242,
+                              .call = 17,
+                              .rss_bytes = 3LL << 33,  // Past 32 bits.
+                              .rss_growth_bytes = -(1LL << 20),
+                              .fds = 12,
+                              .fd_growth = -1,
+                              .threads = 9,
+                              .thread_growth = 2,
+                              .spinning_threads = 1};
   return r;
 }
 
@@ -101,6 +110,10 @@ TEST(WorkerProtocolTest, EveryFieldOfAResultReadsBackEqualBitForBit) {
   ASSERT_TRUE(back.vs_bound && back.vs_bound->worst);
   EXPECT_EQ(back.vs_bound->outside, 4);
   EXPECT_EQ(back.vs_bound->worst->index, (Dims{1, 2}));
+  ASSERT_TRUE(back.resources);
+  EXPECT_EQ(back.resources->rss_bytes, 3LL << 33);
+  EXPECT_EQ(back.resources->rss_growth_bytes, -(1LL << 20));
+  EXPECT_EQ(back.resources->spinning_threads, 1);
 }
 
 TEST(WorkerProtocolTest, AResultWithNothingOptionalReadsBackWithNothingOptional) {
@@ -116,6 +129,7 @@ TEST(WorkerProtocolTest, AResultWithNothingOptionalReadsBackWithNothingOptional)
   EXPECT_FALSE(back.vs_expected.has_value());
   EXPECT_FALSE(back.vs_bound.has_value());
   EXPECT_FALSE(back.vs_reference_comparison.has_value());
+  EXPECT_FALSE(back.resources.has_value());
 }
 
 TEST(WorkerProtocolTest, EveryTruncationOfAResultIsRefused) {
