@@ -177,6 +177,10 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
            "of their own type (\"suspect data\" lines above; the backends are judged against the "
            "exact product all the same)\n";
   }
+  // What the calls left behind: a line per backend past a threshold (conformance/resources.h).
+  for (const std::string& line : ResourceFindingLines(report.resources, report.strict)) {
+    out << PrintableText(line) << "\n";
+  }
   if (report.resumed) out << "resumed: " << PrintableText(ResumptionText(*report.resumed)) << "\n";
   out << "summary: " << sum.total() << " results (" << rows_ << " case x backend): " << sum.pass
       << " PASS, " << sum.fail << " FAIL, " << sum.unsupported << " UNSUPPORTED"

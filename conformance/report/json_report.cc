@@ -40,6 +40,35 @@ Json SelectionJson(const Selection& selection) {
           {"fingerprint", selection.fingerprint}};
 }
 
+// Per backend, what its calls left behind, and the thresholds its findings were judged by.
+Json ResourcesJson(const Report& report) {
+  Json backends = Json::object();
+  for (const BackendResources& f : report.resources) {
+    Json findings = Json::array();
+    for (const std::string& text : f.findings) findings.push_back(JsonText(text));
+    backends[ValidUtf8(f.backend)] = {{"calls", f.calls},
+                                      {"processes", f.processes},
+                                      {"calls_after_warm_up", f.calls_after_warm_up},
+                                      {"rss_growth_per_call_bytes", f.RssGrowthPerCall()},
+                                      {"fd_growth_per_call", f.FdGrowthPerCall()},
+                                      {"thread_growth_per_call", f.ThreadGrowthPerCall()},
+                                      {"peak_rss_bytes", f.peak_rss_bytes},
+                                      {"look_outs", f.look_outs},
+                                      {"spinning_look_outs", f.spinning_look_outs},
+                                      {"spinning_threads", f.spinning_threads},
+                                      {"findings", std::move(findings)}};
+  }
+  const Json thresholds = {{"rss_growth_per_call_bytes", kLeakBytesPerCall},
+                           {"min_calls_for_rss", kMinLeakCalls},
+                           {"min_left_open", kMinLeftOpen},
+                           {"calls_per_left_open", kCallsPerLeftOpen},
+                           {"look_out_delay_ms", kLookOutDelay.count()},
+                           {"spinning_cpu_share", kSpinningShare}};
+  return {{"thresholds", thresholds},
+          {"backends_with_findings", BackendsWithFindings(report.resources)},
+          {"backends", std::move(backends)}};
+}
+
 // Replaces the first `marker` in `text` by what `fill` writes, writing everything to `out`.
 template <class Fill>
 void Splice(std::ostream& out, const std::string& text, const std::string& marker, Fill fill) {
@@ -110,6 +139,7 @@ class JsonRenderer final : public ReportRenderer {
                     {"ERROR", sum.error},         {"BOUND", sum.bound},
                     {"IMPRECISE", sum.imprecise}, {"XFAIL", sum.xfail},
                     {"XPASS", sum.xpass},         {"SKIP", sum.skip}};
+    j["resources"] = ResourcesJson(report);
     j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
     j["exit_code"] = report.exit_code;
     if (report.interrupted) {

@@ -204,6 +204,41 @@ void AppendTestcase(std::string& out, const Result& r, std::string_view toleranc
   out += "    </testcase>\n";
 }
 
+// The suite "resources": a test case per backend with figures (what its calls left behind, as
+// properties); a backend with a finding is a failure under --strict, else the finding is in its
+// <system-out>.
+void AppendResourcesSuite(pugi::xml_node suites, const Report& report) {
+  const int findings = BackendsWithFindings(report.resources);
+  pugi::xml_node suite = suites.append_child("testsuite");
+  Attr(suite, "name", "resources");
+  Attr(suite, "tests", static_cast<long long>(report.resources.size()));
+  Attr(suite, "failures", report.strict ? findings : 0);
+  Attr(suite, "errors", 0);
+  Attr(suite, "skipped", 0);
+  for (const BackendResources& f : report.resources) {
+    pugi::xml_node testcase = suite.append_child("testcase");
+    Attr(testcase, "name", f.backend);
+    Attr(testcase, "classname", "conformance.resources");
+    pugi::xml_node properties = testcase.append_child("properties");
+    Property(properties, "calls_after_warm_up", std::to_string(f.calls_after_warm_up));
+    Property(properties, "processes", std::to_string(f.processes));
+    Property(properties, "rss_growth_per_call", ByteSize(f.RssGrowthPerCall()));
+    Property(properties, "fd_growth_per_call", FormatShort(f.FdGrowthPerCall()));
+    Property(properties, "thread_growth_per_call", FormatShort(f.ThreadGrowthPerCall()));
+    Property(properties, "spinning_threads", std::to_string(f.spinning_threads));
+    if (f.findings.empty()) continue;
+    std::string text;
+    for (const std::string& finding : f.findings) text += (text.empty() ? "" : "\n") + finding;
+    if (report.strict) {
+      Outcome(testcase, "failure", "RESOURCES", "resources (--strict): " + f.findings.front(),
+              text);
+    } else {
+      testcase.append_child("system-out").text() =
+          XmlSafeText("resources (a failure under --strict): " + text).c_str();
+    }
+  }
+}
+
 // The comment standing for suite `index`'s test cases until they are spliced in.
 std::string SuiteMarkerText(std::size_t index) {
   return "@@mm-conformance-suite-" + std::to_string(index) + "@@";
@@ -246,7 +281,8 @@ class JUnitRenderer final : public ReportRenderer {
     suite.spool.Write(text_);
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
-    const int strict_failures = report.strict ? sum.unsupported : 0;
+    const int resource_findings = BackendsWithFindings(report.resources);
+    const int strict_failures = report.strict ? sum.unsupported + resource_findings : 0;
     const bool official_failed = report.require_official && !report.official.complete();
     pugi::xml_document doc;
     pugi::xml_node decl = doc.append_child(pugi::node_declaration);
@@ -255,12 +291,14 @@ class JUnitRenderer final : public ReportRenderer {
     pugi::xml_node suites = doc.append_child("testsuites");
     const int interrupted = report.interrupted ? 1 : 0;
     Attr(suites, "name", "mm-conformance");
-    Attr(suites, "tests", sum.total() + 1 + interrupted);
+    Attr(suites, "tests",
+         sum.total() + static_cast<long long>(report.resources.size()) + 1 + interrupted);
     const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
     Attr(suites, "failures",
          sum.fail + sum.xpass + rule_failures + strict_failures + (official_failed ? 1 : 0));
     Attr(suites, "errors", sum.error + interrupted);
-    Attr(suites, "skipped", sum.unsupported - strict_failures + sum.xfail + sum.skip);
+    Attr(suites, "skipped",
+         sum.unsupported - (report.strict ? sum.unsupported : 0) + sum.xfail + sum.skip);
     for (std::size_t i = 0; i < backends_.size(); ++i) {
       const std::string& backend = backends_[i];
       const Suite& counts = *suites_[i];
@@ -282,6 +320,7 @@ class JUnitRenderer final : public ReportRenderer {
       }
       suite.append_child(pugi::node_comment).set_value(SuiteMarkerText(i).c_str());
     }
+    if (!report.resources.empty()) AppendResourcesSuite(suites, report);
     // The tripwire as a test of its own, so a CI dashboard shows a missing official case.
     std::string problems;
     for (const OfficialStatus& s : report.official.cases) {

@@ -41,6 +41,11 @@ class MarkdownRenderer final : public ReportRenderer {
         << " UNSUPPORTED, " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
         << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
         << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+    if (const int findings = BackendsWithFindings(report.resources)) {
+      out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")
+          << " past a threshold" << (report.strict ? " (failures under --strict)" : "")
+          << "; see Resources.**\n\n";
+    }
     if (report.resumed) {
       out << "Resumed: " << MarkdownEscape(ResumptionText(*report.resumed)) << ".\n\n";
     }
@@ -84,6 +89,8 @@ class MarkdownRenderer final : public ReportRenderer {
     for (std::size_t i = 0; i < report.backends.size(); ++i) out << "---|";
     out << "\n";
     matrix_.CopyTo(out);
+
+    WriteResources(report, out);
 
     out << "\n## Details\n\n| Case | Data set | Backend | Verdict | Max abs | Max rel | Message | "
            "vs "
@@ -146,6 +153,25 @@ class MarkdownRenderer final : public ReportRenderer {
     std::optional<DType> dtype;
     std::string desc;
   };
+  // The section on what the backends' calls left behind: a row per backend with figures.
+  static void WriteResources(const Report& report, std::ostream& out) {
+    if (report.resources.empty()) return;
+    out << "\n## Resources\n\nWhat each call left behind in the process that made it, per "
+           "call after each process's first (conformance/resources.h); a finding is a failure "
+           "under --strict.\n\n| Backend | Calls after warm-up | Processes | Memory growth per "
+           "call | Descriptors per call | Threads per call | Spinning threads | Finding "
+           "|\n|---|---|---|---|---|---|---|---|\n";
+    for (const BackendResources& f : report.resources) {
+      std::string findings;
+      for (const std::string& text : f.findings) findings += (findings.empty() ? "" : "; ") + text;
+      out << "| " << MarkdownEscape(f.backend) << " | " << f.calls_after_warm_up << " | "
+          << f.processes << " | " << ByteSize(f.RssGrowthPerCall()) << " | "
+          << FormatShort(f.FdGrowthPerCall()) << " | " << FormatShort(f.ThreadGrowthPerCall())
+          << " | " << f.spinning_threads << " (" << f.look_outs << " look-outs) | "
+          << (findings.empty() ? "-" : "**" + MarkdownEscape(findings) + "**") << " |\n";
+    }
+  }
+
   // The matrix row of the case whose results are pending.
   void FlushCase() {
     const Cell& first = pending_.front();

@@ -238,6 +238,8 @@ StatusOr<Report> ReportFromParsed(const json& j, std::string_view name) {
   }
   MM_RETURN_IF_ERROR(ReadOfficial(r, report));
   MM_RETURN_IF_ERROR(ReadRunState(r, report));
+  // Derived from the results, as the run did: the header's copy is for readers, not read back.
+  report.resources = TallyResources(report.results, report.backends);
   return report;
 }
 
@@ -445,12 +447,11 @@ StatusOr<std::optional<Result>> ResultReader::Next() {
   return std::optional<Result>(std::move(result).value());
 }
 
-int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code) {
-  return ExitCodeOfSummary(report, Summarize(report.results), any_case, skip_exit_code);
-}
+namespace {
 
-int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
-                      std::optional<int> skip_exit_code) {
+int ExitCode(const Report& report, const Summary& sum,
+             const std::vector<BackendResources>& resources, bool any_case,
+             std::optional<int> skip_exit_code) {
   if (report.require_official && !report.official.complete()) return kExitOfficial;
   if (!any_case) return kExitUsage;
   // Which verdicts fail a run is the verdict table's (conformance/verdict.h), plus --strict.
@@ -458,11 +459,25 @@ int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
   for (Verdict verdict : kAllVerdicts) {
     if (FailsUnder(verdict, report.rule)) failures += sum.Of(verdict);
   }
-  if (failures > 0 || (report.strict && sum.unsupported > 0)) return kExitFailed;
+  const bool strict_failures =
+      report.strict && (sum.unsupported > 0 || BackendsWithFindings(resources) > 0);
+  if (failures > 0 || strict_failures) return kExitFailed;
   if (skip_exit_code && sum.unsupported + sum.skip == sum.total() && sum.total() > 0) {
     return *skip_exit_code;
   }
   return kExitPassed;
+}
+
+}  // namespace
+
+int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code) {
+  return ExitCode(report, Summarize(report.results),
+                  TallyResources(report.results, report.backends), any_case, skip_exit_code);
+}
+
+int ExitCodeOfSummary(const Report& report, const Summary& sum, bool any_case,
+                      std::optional<int> skip_exit_code) {
+  return ExitCode(report, sum, report.resources, any_case, skip_exit_code);
 }
 
 StatusOr<Report> MergeShardHeaders(const std::vector<Report>& shards,
@@ -601,6 +616,7 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
                    [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
   // An entry matched nothing only if it matched nothing in every shard.
   if (merged.expectations) CountMatches(*merged.expectations, merged.results);
+  merged.resources = TallyResources(merged.results, merged.backends);
   merged.exit_code = ExitCodeOf(merged, !merged.results.empty());
   return merged;
 }

@@ -17,7 +17,8 @@
 
 namespace mm::conformance {
 
-// Parses a JSON report (ToJson's output) back into a Report; INVALID_ARGUMENT naming `name`, the
+// Parses a JSON report (ToJson's output) back into a Report (its resources tallied from its
+// results, as the run tallied them); INVALID_ARGUMENT naming `name`, the
 // key (and the result's position) when something is missing or malformed, the byte offset of
 // invalid JSON, or nesting deeper than io::kMaxJsonDepth. Never throws.
 StatusOr<Report> ReportFromJson(std::string_view text, std::string_view name = "JSON report");
@@ -52,14 +53,16 @@ class ResultReader {
   bool done_ = false;
 };
 
-// mm-conformance's exit code for a report with `summary` (ExitCodeOf's rules).
+// mm-conformance's exit code for a report with `summary` and the resource figures of
+// report.resources (ExitCodeOf's rules).
 int ExitCodeOfSummary(const Report& report, const Summary& summary, bool any_case,
                       std::optional<int> skip_exit_code = {});
 
 // mm-conformance's exit code for `report`: 3 when require_official and the official corpus is not
 // complete; 2 when `any_case` is false (no MatMul case found); 1 on any FAIL, ERROR or XPASS,
-// BOUND under report.rule onnx, IMPRECISE under report.rule bound, or UNSUPPORTED under strict;
-// `skip_exit_code` when every result is UNSUPPORTED; else 0.
+// BOUND under report.rule onnx, IMPRECISE under report.rule bound, or, under strict, UNSUPPORTED
+// or a resource finding (TallyResources of report.results); `skip_exit_code` when every result is
+// UNSUPPORTED; else 0.
 int ExitCodeOf(const Report& report, bool any_case, std::optional<int> skip_exit_code = {});
 
 // Checks the headers of the reports of shards 1/N .. N/N of one run and gives the merged report's

@@ -108,6 +108,27 @@ std::string DeclaredCounts(const Summary& sum) {
   return out;
 }
 
+std::vector<BackendResources> TallyResources(const std::vector<Result>& results,
+                                             const std::vector<std::string>& backends) {
+  ResourceTally tally;
+  for (const Result& r : results) {
+    if (r.resources) tally.Add(r.backend, *r.resources);
+  }
+  return tally.Finish(backends);
+}
+
+std::vector<std::string> ResourceFindingLines(const std::vector<BackendResources>& resources,
+                                              bool strict) {
+  std::vector<std::string> lines;
+  for (const BackendResources& f : resources) {
+    if (f.findings.empty()) continue;
+    std::string line = "resources: " + f.backend + ": ";
+    for (std::size_t i = 0; i < f.findings.size(); ++i) line += (i ? "; " : "") + f.findings[i];
+    lines.push_back(line + (strict ? " (fails under --strict)" : ""));
+  }
+  return lines;
+}
+
 std::string SignalName(int signal) { return process::SignalText(signal); }
 
 std::string FingerprintText(std::uint64_t fingerprint) {

@@ -86,6 +86,9 @@ struct Report {
   Selection run_selection;
   std::optional<Resumption> resumed;        // Set when results were taken from a previous report.
   std::optional<Interruption> interrupted;  // Set when a signal ended the run.
+  // What the backends' calls left behind, per backend with figures, in `backends` order, from
+  // every result of the report (TallyResources); a finding fails the run under strict.
+  std::vector<BackendResources> resources;
 };
 
 // Results per verdict.
@@ -107,6 +110,14 @@ void CountMatch(Expectations& expectations, const Result& result);
 Summary Summarize(const std::vector<Result>& results);
 // Adds one result of verdict `verdict` to `summary`.
 void Count(Summary& summary, Verdict verdict);
+
+// The resource figures of `results` (ResourceTally), for `backends` in that order.
+std::vector<BackendResources> TallyResources(const std::vector<Result>& results,
+                                             const std::vector<std::string>& backends);
+// "resources: BACKEND: finding; finding" lines, one per backend with a finding, each ending in
+// " (fails under --strict)" when `strict`, without a line end; what console and merge print.
+std::vector<std::string> ResourceFindingLines(const std::vector<BackendResources>& resources,
+                                              bool strict);
 
 // "A x B" of a result ("2x3 x 3x4"), "-" when it has no problem.
 std::string DescOf(const Result& r);

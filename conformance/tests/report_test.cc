@@ -14,7 +14,9 @@
 #include "conformance/report/json_report.h"
 #include "conformance/report/junit_report.h"
 #include "conformance/report/markdown_report.h"
+#include "conformance/report/merge.h"
 #include "conformance/result_json.h"
+#include "conformance/tools/cli.h"
 
 namespace mm::conformance {
 namespace {
@@ -375,6 +377,103 @@ TEST(ConsoleReportTest, TheOfficialCorpusIsJudgedOnlyWhereTheRunHasItOrRequiresI
   std::ostringstream altered;
   WriteConsole(report, altered);
   EXPECT_THAT(altered.str(), HasSubstr("official corpus: 0 of 1 intact, 1 ALTERED"));
+}
+
+// A passing run in which "other" leaked 64 MiB on each of its 10 calls (in 2 processes) and the
+// reference left nothing behind.
+Report LeakingReport(bool strict) {
+  Report report = SampleReport();
+  report.strict = strict;
+  const Result pass = report.results[0];
+  report.results.clear();
+  for (int i = 0; i < 10; ++i) {
+    for (const char* backend : {"reference", "other"}) {
+      Result r = pass;
+      r.case_name = "test_" + std::to_string(i);
+      r.backend = backend;
+      r.vs_reference = r.backend == "reference" ? "is reference" : "bit-identical";
+      const bool leaks = r.backend == "other";
+      r.resources = CallResources{.process = 100 + i / 5,
+                                  .call = i % 5 + 1,
+                                  .rss_bytes = (i % 5 + 1) * (leaks ? 64 : 0) * (1LL << 20),
+                                  .rss_growth_bytes = leaks ? 64LL << 20 : 0};
+      report.results.push_back(r);
+    }
+  }
+  report.resources = TallyResources(report.results, report.backends);
+  report.exit_code = ExitCodeOfSummary(report, Summarize(report.results), true);
+  return report;
+}
+
+TEST(ResourceReportTest, ALeakIsAFindingWithItsFigureInEveryReportAndFailsUnderStrict) {
+  const Report lenient = LeakingReport(false), strict = LeakingReport(true);
+  const std::string finding =
+      "resident memory grows by 64.0 MiB per call (mean of 8 calls after warm-up, in 2 "
+      "processes)";
+  EXPECT_EQ(lenient.exit_code, kExitPassed);
+  EXPECT_EQ(strict.exit_code, kExitFailed);
+  EXPECT_EQ(ExitCodeOf(strict, true), kExitFailed);  // Tallied from the results alone too.
+
+  std::ostringstream console;
+  WriteConsole(strict, console, /*quiet=*/true);
+  EXPECT_THAT(console.str(),
+              HasSubstr("resources: other: " + finding + " (fails under --strict)\n"));
+  EXPECT_THAT(console.str(), Not(HasSubstr("resources: reference")));
+
+  const nlohmann::json json = nlohmann::json::parse(ToJson(strict));
+  const nlohmann::json& other = json["resources"]["backends"]["other"];
+  EXPECT_EQ(other["rss_growth_per_call_bytes"], 64 << 20);
+  EXPECT_EQ(other["calls_after_warm_up"], 8);
+  EXPECT_EQ(other["processes"], 2);
+  EXPECT_EQ(other["findings"], nlohmann::json::array({finding}));
+  EXPECT_EQ(json["resources"]["backends"]["reference"]["findings"], nlohmann::json::array());
+  EXPECT_EQ(json["resources"]["backends_with_findings"], 1);
+  EXPECT_EQ(json["resources"]["thresholds"]["rss_growth_per_call_bytes"], 1 << 20);
+  EXPECT_EQ(json["results"][1]["resources"]["rss_growth_bytes"], 64 << 20);
+
+  for (const Report* report : {&lenient, &strict}) {
+    const pugi::xml_document doc = ParseXml(ToJUnitXml(*report));
+    const pugi::xml_node suites = doc.child("testsuites");
+    const pugi::xml_node suite = suites.find_child_by_attribute("testsuite", "name", "resources");
+    EXPECT_EQ(suite.attribute("tests").as_int(), 2);
+    const pugi::xml_node leaky = suite.find_child_by_attribute("testcase", "name", "other");
+    EXPECT_STREQ(leaky.child("properties")
+                     .find_child_by_attribute("property", "name", "rss_growth_per_call")
+                     .attribute("value")
+                     .value(),
+                 "64.0 MiB");
+    const pugi::xml_node clean = suite.find_child_by_attribute("testcase", "name", "reference");
+    EXPECT_FALSE(clean.child("failure"));
+    EXPECT_FALSE(clean.child("system-out"));
+    if (report->strict) {
+      EXPECT_STREQ(leaky.child("failure").attribute("type").value(), "RESOURCES");
+      EXPECT_EQ(std::string(leaky.child("failure").text().get()), finding);
+      EXPECT_EQ(suite.attribute("failures").as_int(), 1);
+      EXPECT_EQ(suites.attribute("failures").as_int(), 1);
+    } else {
+      EXPECT_FALSE(leaky.child("failure"));
+      EXPECT_THAT(leaky.child("system-out").text().get(), HasSubstr(finding));
+      EXPECT_EQ(suites.attribute("failures").as_int(), 0);
+    }
+    EXPECT_EQ(suites.attribute("tests").as_int(), 20 + 2 + 1);  // Results, resources, official.
+  }
+
+  const std::string md = ToMarkdown(strict);
+  EXPECT_THAT(md, HasSubstr("**Resources: 1 backend past a threshold (failures under --strict); "
+                            "see Resources.**"));
+  EXPECT_THAT(md, HasSubstr("\n## Resources\n"));
+  EXPECT_THAT(md, HasSubstr("| other | 8 | 2 | 64.0 MiB | 0 | 0 | 0 (0 look-outs) | **" +
+                            MarkdownEscape(finding) + "** |"));
+  EXPECT_THAT(md, HasSubstr("| reference | 8 | 2 | 0 B | 0 | 0 | 0 (0 look-outs) | - |"));
+}
+
+TEST(ResourceReportTest, ReportsWithoutFiguresHaveNoResourcesSection) {
+  const Report report = SampleReport();  // No result carries figures (an older mm's, say).
+  EXPECT_THAT(ToMarkdown(report), Not(HasSubstr("## Resources")));
+  const pugi::xml_document doc = ParseXml(ToJUnitXml(report));
+  EXPECT_FALSE(doc.child("testsuites").find_child_by_attribute("testsuite", "name", "resources"));
+  EXPECT_EQ(nlohmann::json::parse(ToJson(report))["resources"]["backends"],
+            nlohmann::json::object());
 }
 
 }  // namespace

@@ -404,6 +404,7 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     for (Expectation& e : report.expectations->entries) e.matched = 0;
   }
   Summary summary;
+  ResourceTally resources;
   while (true) {
     // Each case ran whole in one shard, in order: the smallest case index next (ties keep the
     // shards' order).
@@ -419,12 +420,14 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     heads[*next] = std::move(following).value();
     Count(summary, r.verdict);
     if (report.expectations) CountMatch(*report.expectations, r);
+    if (r.resources) resources.Add(r.backend, *r.resources);
     console.Add(r);
     files.Add(r);
   }
   for (const ShardResultCheck& check : checks) {
     if (Status complete = check.Finish(); !complete.ok()) return fail(complete);
   }
+  report.resources = resources.Finish(report.backends);
   report.exit_code = ExitCodeOfSummary(report, summary, summary.total() > 0);
   console.Finish(report, summary);
   if (Status written = files.Finish(report, summary); !written.ok()) return fail(written);
@@ -687,12 +690,14 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     void Add(Result r) override {
       Count(summary, r.verdict);
       if (expectations != nullptr) CountMatch(*expectations, r);
+      if (r.resources) resources.Add(r.backend, *r.resources);
       const auto c = static_cast<std::size_t>(r.case_index);
       if (c < given.size()) ++given[c];
       console->Add(r);
       files->Add(r);
     }
     Summary summary;
+    ResourceTally resources;
     Expectations* expectations = nullptr;
     std::vector<std::uint32_t> given;  // Results per case index.
     ConsoleWriter* console = nullptr;
@@ -747,6 +752,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
       report.interrupted = std::move(interruption);
     }
     // A second signal from here on ends the process at once (StopOnSignals).
+    report.resources = everything.resources.Finish(backends);
     report.exit_code = report.interrupted
                            ? 128 + report.interrupted->signal
                            : ExitCodeOfSummary(report, everything.summary, !catalog.cases.empty(),
