@@ -50,9 +50,14 @@ nlohmann::json ReadJson(const fs::path& path) {
   return nlohmann::json::parse(in);
 }
 
-// The results of a JSON report without their timings, which differ from run to run.
+// A JSON report without its results' timings and what their calls left behind (and the tally of
+// that), which differ from run to run.
 nlohmann::json Untimed(nlohmann::json report) {
-  for (nlohmann::json& r : report["results"]) r.erase("seconds");
+  for (nlohmann::json& r : report["results"]) {
+    r.erase("seconds");
+    r.erase("resources");
+  }
+  report.erase("resources");
   return report;
 }
 
@@ -435,6 +440,89 @@ TEST(MemoryLimitTest, ALeakingBackendIsStoppedAtTheLimitAndTheRunGoesOn) {
     }
   }
   EXPECT_GE(stopped, 1);
+}
+
+// The case: a plugin that leaks 64 MiB on every call, at --memory-limit 512 (its workers
+// recycled at 384 MiB, every 5 or 6 calls), passes every case. The leak is reported with its
+// growth per call in every report, and fails the run under --strict; the reference, run beside
+// it, has no finding. The mm-conformance process, as in the test above.
+TEST(MemoryLimitTest, ALeakThatRecyclingAbsorbsIsReportedWithItsGrowthAndFailsUnderStrict) {
+  unsetenv("MM_BACKEND_LIBS");
+  TempDir root, out;
+  for (int i = 0; i < 8; ++i) {
+    testing::WriteFloatCase(root.path(), "test_leak_" + std::to_string(i), {3, 4}, {4, 5});
+  }
+  const fs::path json = out.path() / "r.json", junit = out.path() / "r.xml",
+                 markdown = out.path() / "r.md";
+  // Those 8 and the 9 built-in cases, all float: 17 calls of the plugin.
+  std::vector<std::string> args = {MM_CONFORMANCE_BIN,
+                                   "--data-dir",
+                                   root.path().string(),
+                                   "--backend-lib",
+                                   MM_WRONG_PLUGIN_LEAK_64,
+                                   "--backend",
+                                   "wrong_leak_64",
+                                   "--backend",
+                                   "reference",
+                                   "--memory-limit",
+                                   "512",
+                                   "--jobs",
+                                   "2",
+                                   "--quiet",
+                                   "--json",
+                                   json.string(),
+                                   "--junit",
+                                   junit.string(),
+                                   "--markdown",
+                                   markdown.string()};
+  auto run = [&args](bool strict) {
+    std::vector<std::string> argv = args;
+    if (strict) argv.push_back("--strict");
+    auto [pid, fd] = Spawn(argv);
+    std::string text = ReadAll(fd);
+    close(fd);
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+    return std::pair<int, std::string>(WEXITSTATUS(status), text);
+  };
+  const auto [lenient_code, lenient_out] = run(false);
+  EXPECT_EQ(lenient_code, kExitPassed) << lenient_out;  // Reported, not failed, without --strict.
+  EXPECT_THAT(lenient_out, HasSubstr("resources: wrong_leak_64: resident memory grows by "));
+  const auto [code, console] = run(true);
+  EXPECT_EQ(code, kExitFailed) << console;
+  EXPECT_THAT(console, HasSubstr("34 PASS, 0 FAIL"));
+
+  const nlohmann::json report = ReadJson(json);
+  const nlohmann::json& leak = report["resources"]["backends"]["wrong_leak_64"];
+  const double per_call = leak["rss_growth_per_call_bytes"].get<double>();
+  EXPECT_GE(per_call, 48.0 * (1 << 20)) << leak.dump();
+  EXPECT_LE(per_call, 80.0 * (1 << 20)) << leak.dump();
+  EXPECT_EQ(leak["calls"], 17);
+  EXPECT_GE(leak["processes"], 3);  // Recycled: every worker's growth counts.
+  ASSERT_EQ(leak["findings"].size(), 1u) << leak.dump();
+  const std::string finding = leak["findings"][0].get<std::string>();
+  EXPECT_THAT(finding, HasSubstr("resident memory grows by "));
+  EXPECT_THAT(finding, HasSubstr(" MiB per call (mean of "));
+  EXPECT_THAT(console,
+              HasSubstr("resources: wrong_leak_64: " + finding + " (fails under --strict)\n"));
+  EXPECT_EQ(report["resources"]["backends"]["reference"]["findings"], nlohmann::json::array());
+  EXPECT_EQ(report["resources"]["backends_with_findings"], 1);
+
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_file(junit.c_str()));
+  const pugi::xml_node failure =
+      doc.select_node("//testsuite[@name='resources']/testcase[@name='wrong_leak_64']/failure")
+          .node();
+  EXPECT_STREQ(failure.attribute("type").value(), "RESOURCES");
+  EXPECT_EQ(std::string(failure.text().get()), finding);
+  EXPECT_FALSE(
+      doc.select_node("//testsuite[@name='resources']/testcase[@name='reference']/failure"));
+
+  std::ifstream md_file(markdown);
+  const std::string md((std::istreambuf_iterator<char>(md_file)), {});
+  EXPECT_THAT(md, HasSubstr("## Resources"));
+  EXPECT_THAT(md, HasSubstr("| wrong\\_leak\\_64 | "));
 }
 
 }  // namespace

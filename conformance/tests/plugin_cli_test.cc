@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <pugixml.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "backends/backend_list.h"
 #include "conformance/loader/node_test_writer.h"
+#include "conformance/report/escape.h"
 #include "conformance/tests/onnx_fixtures.h"
 #include "conformance/tools/cli.h"
 
@@ -255,6 +257,82 @@ TEST_F(PluginCliTest, AnExecuteThatForksAnswersOnceAsAnErrorAndLeavesNoProcessBe
   // The load probe's and one per case.
   EXPECT_GE(count, 3);
 }
+
+// A plugin whose calls leave something behind, and the finding it must get.
+struct ResourceFault {
+  const char* path;
+  const char* backend;
+  const char* finding;
+  bool isolate;
+};
+
+void PrintTo(const ResourceFault& fault, std::ostream* os) { *os << fault.backend; }
+
+class PluginResourceTest : public PluginCliTest,
+                           public ::testing::WithParamInterface<ResourceFault> {};
+
+// Over the 9 built-in cases in one process (one warm-up call), beside the reference: the finding
+// with its figure in the console, JSON, JUnit and Markdown reports, a failure under --strict; the
+// reference has none.
+TEST_P(PluginResourceTest, IsAFindingWithItsFigureInEveryReportAndFailsUnderStrict) {
+  const ResourceFault& fault = GetParam();
+  testing::TempDir dir;
+  const std::filesystem::path json = dir.path() / "r.json", junit = dir.path() / "r.xml",
+                              markdown = dir.path() / "r.md";
+  // The built-in cases alone: the data on this machine does not matter here.
+  std::vector<std::string> args = {
+      "--backend-lib", fault.path,   "--backend",      fault.backend, "--backend",
+      "reference",     "--filter",   "^test_cc_",      "--jobs",      "1",
+      "--strict",      "--quiet",    "--json",         json.string(), "--junit",
+      junit.string(),  "--markdown", markdown.string()};
+  if (!fault.isolate) args.push_back("--no-isolate");
+  const CliRun r = Cli(args);
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("18 PASS, 0 FAIL"));
+  EXPECT_THAT(r.out, HasSubstr(std::string("resources: ") + fault.backend + ": " + fault.finding +
+                               " (fails under --strict)\n"));
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["resources"]["backends"][fault.backend]["findings"],
+            nlohmann::json::array({fault.finding}));
+  EXPECT_EQ(report["resources"]["backends"]["reference"]["findings"], nlohmann::json::array());
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_file(junit.c_str()));
+  const pugi::xml_node suite =
+      doc.child("testsuites").find_child_by_attribute("testsuite", "name", "resources");
+  const pugi::xml_node failure =
+      suite.find_child_by_attribute("testcase", "name", fault.backend).child("failure");
+  EXPECT_STREQ(failure.attribute("type").value(), "RESOURCES");
+  EXPECT_EQ(std::string(failure.text().get()), fault.finding);
+  EXPECT_FALSE(suite.find_child_by_attribute("testcase", "name", "reference").child("failure"));
+  std::ifstream md_file(markdown);
+  const std::string md((std::istreambuf_iterator<char>(md_file)), {});
+  EXPECT_THAT(md, HasSubstr(MarkdownEscape(fault.finding)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, PluginResourceTest,
+    ::testing::Values(
+        ResourceFault{MM_WRONG_PLUGIN_FD_PER_CALL, "wrong_fd_per_call",
+                      "file descriptors left open: 1.00 per call (mean of 8 calls after "
+                      "warm-up, in 1 process)",
+                      true},
+        ResourceFault{MM_WRONG_PLUGIN_THREAD_PER_CALL, "wrong_thread_per_call",
+                      "threads left running: 1.00 per call (mean of 8 calls after warm-up, in 1 "
+                      "process)",
+                      true},
+        ResourceFault{MM_WRONG_PLUGIN_SPINNING_THREAD, "wrong_spinning_thread",
+                      "1 thread it started still ran (not asleep) 250 ms after a call returned "
+                      "(2 of 2 look-outs)",
+                      true},
+        // In the run's own process (--no-isolate) too.
+        ResourceFault{MM_WRONG_PLUGIN_FD_PER_CALL, "wrong_fd_per_call",
+                      "file descriptors left open: 1.00 per call (mean of 8 calls after "
+                      "warm-up, in 1 process)",
+                      false}),
+    [](const auto& info) {
+      return std::string(info.param.backend) + (info.param.isolate ? "" : "_in_process");
+    });
 
 TEST_F(PluginCliTest, TwoPluginsWithOneNameAreAUsageError) {
   CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_NONE, "--backend-lib", MM_WRONG_PLUGIN_TWIN});

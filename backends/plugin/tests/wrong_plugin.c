@@ -3,10 +3,13 @@
  * backends/plugin/CMakeLists.txt). Without a fault (MM_FAULT_NONE) it is a correct float-only
  * plugin named "wrong_none"; each fault breaks exactly one promise of mm/mm_backend_plugin.h.
  */
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mm/mm_backend_plugin.h"
@@ -146,8 +149,35 @@ static int32_t wrong_prepare(const mm_matmul_problem* problem, void** out, char*
   return MM_STATUS_OK;
 }
 
-#if defined(MM_FAULT_LEAK)
+#if defined(MM_FAULT_LEAK) || defined(MM_FAULT_LEAK_64)
 static char* volatile leaked = NULL;
+#endif
+
+#if defined(MM_FAULT_SPINNING_THREAD) || defined(MM_FAULT_THREAD_PER_CALL)
+/* SPINNING_THREAD: burns CPU without a pause, for at most 20 s (a stray copy cannot burn a core
+ * for ever). THREAD_PER_CALL: sleeps until the process ends. */
+static void* wrong_thread(void* unused) {
+  (void)unused;
+#if defined(MM_FAULT_SPINNING_THREAD)
+  {
+    struct timespec start, now;
+    volatile unsigned long spins = 0;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+      ++spins;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 20);
+  }
+#else
+  for (;;) pause();
+#endif
+  return NULL;
+}
+
+static void wrong_start_thread(void) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, wrong_thread, NULL) == 0) pthread_detach(thread);
+}
 #endif
 
 static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_const_tensor* b,
@@ -184,10 +214,26 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
     (void)fork();
   }
 #endif
-#if defined(MM_FAULT_LEAK)
+#if defined(MM_FAULT_SPINNING_THREAD)
   {
-    /* 128 MiB per call, touched (resident) and never freed. */
+    /* One thread, started by the first call, left spinning after every return. */
+    static int started = 0;
+    if (!started) wrong_start_thread();
+    started = 1;
+  }
+#elif defined(MM_FAULT_THREAD_PER_CALL)
+  wrong_start_thread(); /* A sleeping thread left behind by every call. */
+#elif defined(MM_FAULT_FD_PER_CALL)
+  (void)open("/dev/null", O_RDONLY); /* A descriptor left open by every call. */
+#endif
+#if defined(MM_FAULT_LEAK) || defined(MM_FAULT_LEAK_64)
+  {
+    /* 128 MiB (LEAK_64: 64 MiB) per call, touched (resident) and never freed. */
+#if defined(MM_FAULT_LEAK_64)
+    const size_t leak = (size_t)64 << 20;
+#else
     const size_t leak = (size_t)128 << 20;
+#endif
     char* lost = (char*)malloc(leak);
     if (lost != NULL) {
       memset(lost, 1, leak);
@@ -218,7 +264,7 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
 #if defined(MM_FAULT_WRITE_PAST_END)
   yd[count] = 1.0f; /* One float right after Y. */
 #elif defined(MM_FAULT_WRITE_BEFORE_START)
-  yd[-2] = 1.0f; /* Two floats before Y: 8 bytes. */
+  yd[-2] = 1.0f;        /* Two floats before Y: 8 bytes. */
 #elif defined(MM_FAULT_MODIFY_A)
   ((float*)a->data)[0] += 1.0f;
 #elif defined(MM_FAULT_MODIFY_B)
