@@ -384,6 +384,10 @@ class RenderTest(unittest.TestCase):
         report["speed"]["runs"][0]["benchmark_json"]["benchmarks"].append(
             bench_entry("matmul/beta/float/256x256x256/real_time", 1000000, 33.5)
         )
+        leak = "resident memory grows by 64.0 MiB per call (mean of 12 calls after warm-up)"
+        report["conformance"]["resources"] = {
+            "backends": {"alpha": {"findings": []}, "beta": {"findings": [leak]}}
+        }
         _, markdown, derived = emit.render(report)
         board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
         self.assertEqual(board[("alpha", "float")]["official"], {"PASS": 1})
@@ -403,6 +407,12 @@ class RenderTest(unittest.TestCase):
             "33.5 | – | 200 ns |",
             scoreboard,
         )
+        # What the calls left behind: the finding with its figure, or none.
+        self.assertIn(
+            "| 200 ns | FAIL under --strict: resident memory grows by 64.0 MiB per call: " + leak,
+            scoreboard,
+        )
+        self.assertRegex(scoreboard, r"\| alpha \|.*\| none \|")
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(data.DTYPE_ORDER))
 

@@ -475,5 +475,7 @@ def scoreboard(report, derived):
             }
             tiny = records.get((backend, dtype, TINY_SHAPE, 1))
             entry["tiny_seconds"] = tiny.get("rate_seconds") if tiny else None
+            # What its calls left behind (mm-conformance's "resources"): per backend, any dtype.
+            entry["resources"] = ((c.get("resources") or {}).get("backends") or {}).get(backend)
             entries.append(entry)
     return entries

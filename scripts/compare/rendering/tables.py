@@ -73,6 +73,19 @@ def fmt_counts(counts):
     return ", ".join(f"{counts[v]} {v}" for v in verdicts) or "–"
 
 
+def fmt_resources(figures):
+    """What a backend's calls left behind (mm-conformance's resource findings, which fail a run
+    under --strict): '–' without figures, 'none', or the findings, shortened, with their whole
+    texts as details."""
+    if not figures:
+        return "–"
+    findings = figures.get("findings") or []
+    if not findings:
+        return "none"
+    short = "; ".join(f.split(" (")[0] for f in findings)
+    return (f"FAIL under --strict: {short}", "; ".join(findings))
+
+
 def machine_table(report):
     m = report.get("machine", {})
     libs = m.get("libraries", {})
@@ -442,7 +455,7 @@ def scoreboard_tables(derived):
     for shape in SCORE_SHAPES:
         size = shape.split("x")[0]
         header += [f"{size}³ GFLOP/s, {t}t" for t in threads]
-    header.append(f"{TINY_SHAPE} per call, 1t")
+    header += [f"{TINY_SHAPE} per call, 1t", "left behind"]
     tables = []
     for dtype in DTYPE_ORDER:
         entries = [e for e in derived["scoreboard"] if e["dtype"] == dtype]
@@ -472,7 +485,7 @@ def scoreboard_tables(derived):
             row.append(fmt_num(e["worst_bound_fraction"]))
             for shape in SCORE_SHAPES:
                 row += [fmt_num(e["gflops"][shape].get(str(t))) for t in threads]
-            row.append(fmt_time(e["tiny_seconds"]))
+            row += [fmt_time(e["tiny_seconds"]), fmt_resources(e.get("resources"))]
             rows.append(row)
         tables.append(
             (
@@ -480,7 +493,8 @@ def scoreboard_tables(derived):
                 "built-in cases, the differential fuzzer's problems), IEEE specials (results "
                 "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
                 "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "
-                "time, more by wall time), time per call",
+                "time, more by wall time), time per call, what its calls left behind (memory, "
+                "descriptors or threads per call, threads left spinning)",
                 header,
                 rows,
             )
