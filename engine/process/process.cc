@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +151,94 @@ StatusOr<Ended> Child::Wait() {
   if (pid_ <= 0) return FailedPreconditionError("the child was already waited for");
   // Closed first: a child blocked writing to a full pipe then gets EPIPE instead of waiting.
   if (read_fd_ >= 0) close(std::exchange(read_fd_, -1));
+  return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false);
+}
+
+namespace {
+
+void CloseIfOpen(int& fd) {
+  if (fd >= 0) close(std::exchange(fd, -1));
+}
+
+// In the forked child of Program::Start, before exec: async-signal-safe calls only.
+[[noreturn]] void ExecProgram(char* const* argv, int io, int err, std::int64_t data_limit) {
+  if (dup2(io, 0) < 0 || dup2(io, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+  // Nothing of mm's (worker sockets, other programs' ends) leaks into the program.
+  close_range(3, ~0U, 0);
+  if (data_limit > 0) {
+    const rlimit limit{static_cast<rlim_t>(data_limit), static_cast<rlim_t>(data_limit)};
+    setrlimit(RLIMIT_DATA, &limit);
+  }
+  signal(SIGPIPE, SIG_DFL);
+  execvp(argv[0], argv);
+  const char* why = strerrordesc_np(errno);  // Unlike strerror, safe here.
+  const char* parts[] = {"mm: cannot execute '", argv[0], "': ", why, "\n"};
+  for (const char* part : parts) {
+    [[maybe_unused]] const ssize_t n = write(2, part, std::strlen(part));
+  }
+  _exit(127);
+}
+
+}  // namespace
+
+StatusOr<Program> Program::Start(const std::vector<std::string>& argv,
+                                 const ProgramOptions& options) {
+  if (argv.empty()) return InvalidArgumentError("no program to start (empty command)");
+  // Built before fork: the child must not allocate.
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  int io[2], err[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, io) != 0) {
+    return InternalError(std::string("cannot start '") + argv[0] +
+                         "': socketpair: " + std::strerror(errno));
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    const std::string why = std::strerror(errno);
+    close(io[0]);
+    close(io[1]);
+    return InternalError("cannot start '" + argv[0] + "': pipe: " + why);
+  }
+  ForkOptions fork_options = options.fork;
+  fork_options.close_in_child.clear();
+  const pid_t pid = Fork(fork_options);
+  if (pid == 0) ExecProgram(args.data(), io[1], err[1], options.data_limit_bytes);
+  const std::string why = pid < 0 ? std::strerror(errno) : "";
+  close(io[1]);
+  close(err[1]);
+  if (pid < 0) {
+    close(io[0]);
+    close(err[0]);
+    return InternalError("cannot start '" + argv[0] + "': fork: " + why);
+  }
+  fcntl(io[0], F_SETFL, fcntl(io[0], F_GETFL) | O_NONBLOCK);
+  fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
+  return Program(pid, io[0], err[0]);
+}
+
+Program::Program(Program&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      io_fd_(std::exchange(other.io_fd_, -1)),
+      stderr_fd_(std::exchange(other.stderr_fd_, -1)) {}
+
+Program::~Program() {
+  CloseFds();
+  if (pid_ > 0) {
+    KillGroup(pid_);
+    [[maybe_unused]] auto ended = Reap(pid_);
+  }
+}
+
+void Program::CloseFds() {
+  CloseIfOpen(io_fd_);
+  CloseIfOpen(stderr_fd_);
+}
+
+void Program::Kill() { KillGroup(pid_); }
+
+StatusOr<Ended> Program::Wait() {
+  if (pid_ <= 0) return FailedPreconditionError("the program was already waited for");
+  CloseFds();
   return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false);
 }
 

@@ -1,6 +1,7 @@
 // Child processes as mm starts them: forked, each in its own process group (so that whatever it
 // forks in turn is killed with it), ended when mm ends (PR_SET_PDEATHSIG), and described by one
-// vocabulary when they end ("crashed: SIGSEGV (signal 11)", "exited with status 7").
+// vocabulary when they end ("crashed: SIGSEGV (signal 11)", "exited with status 7"). A child runs
+// a function of mm's (Child) or another program with pipes to it (Program).
 #ifndef MM_ENGINE_PROCESS_PROCESS_H_
 #define MM_ENGINE_PROCESS_PROCESS_H_
 
@@ -98,6 +99,52 @@ class Child {
 
   pid_t pid_ = -1;  // -1 once reaped.
   int read_fd_ = -1;
+};
+
+// How Program::Start sets up the program.
+struct ProgramOptions {
+  // Own group, death with this process; close_in_child is ignored (every descriptor but the
+  // program's three standard ones is closed before it starts).
+  ForkOptions fork;
+  // RLIMIT_DATA of the program (its private writable memory), in bytes; 0 keeps this process's.
+  std::int64_t data_limit_bytes = 0;
+};
+
+// A program started with execvp(): its stdin and stdout are one end of a Unix stream socket (so
+// a write to a program that has gone is an error, EPIPE, never a SIGPIPE to this process), its
+// stderr a pipe; this side holds the other ends, non-blocking. Destroying a Program that was not
+// waited for kills its group and reaps it.
+class Program {
+ public:
+  // Starts `argv` (argv[0] looked up in PATH). INVALID_ARGUMENT for an empty argv; INTERNAL when
+  // socketpair, pipe or fork fails. A program that cannot be executed exits with status 127 after
+  // saying why on its stderr ("mm: cannot execute 'x': No such file or directory").
+  static StatusOr<Program> Start(const std::vector<std::string>& argv,
+                                 const ProgramOptions& options = {});
+  Program(Program&& other) noexcept;
+  Program& operator=(Program&&) = delete;
+  ~Program();
+
+  pid_t pid() const { return pid_; }
+  // This side of the program's stdin and stdout (write to one, read the other); -1 once waited.
+  int io_fd() const { return io_fd_; }
+  // The read end of the program's stderr; -1 once waited.
+  int stderr_fd() const { return stderr_fd_; }
+
+  // Kills the program's group (KillGroup); Wait() then reaps it.
+  void Kill();
+  // Closes this side's descriptors (the program reads the end of its stdin), waits for the program
+  // to end and reaps it; what remains of its group is killed. Only once: a second call is
+  // FAILED_PRECONDITION.
+  StatusOr<Ended> Wait();
+
+ private:
+  Program(pid_t pid, int io_fd, int stderr_fd) : pid_(pid), io_fd_(io_fd), stderr_fd_(stderr_fd) {}
+  void CloseFds();
+
+  pid_t pid_ = -1;  // -1 once reaped.
+  int io_fd_ = -1;
+  int stderr_fd_ = -1;
 };
 
 }  // namespace mm::process

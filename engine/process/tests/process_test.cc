@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +239,83 @@ TEST(DieWithParentTest, AParentThatIsNotTheOneExpectedIsOneAlreadyGone) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_EQ(DescribeWaitStatus(status), "exited with status 0");
+}
+
+// Reads `fd` (non-blocking) until `count` bytes, a line (with `line`) or its end arrive, for up
+// to 10 s.
+std::string ReadSome(int fd, std::size_t count, bool line = false) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (out.size() < count && !(line && out.ends_with('\n')) &&
+         std::chrono::steady_clock::now() < deadline) {
+    char chunk[256];
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n == 0) break;
+    if (n > 0) {
+      out.append(chunk, static_cast<std::size_t>(n));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return out;
+}
+
+TEST(ProgramTest, ItsStdinAndStdoutAreOneSocketAndItsStderrAPipe) {
+  auto program = Program::Start({"sh", "-c", "read line; echo \"got $line\"; echo oops >&2"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  WriteText(program->io_fd(), "hi\n");
+  EXPECT_EQ(ReadSome(program->io_fd(), 7), "got hi\n");
+  EXPECT_EQ(ReadSome(program->stderr_fd(), 5), "oops\n");
+  auto ended = program->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
+  EXPECT_EQ(program->Wait().status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(ProgramTest, AProgramThatCannotBeExecutedSaysWhyAndExits127) {
+  auto program = Program::Start({"/nonexistent/mm-driver"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_THAT(ReadSome(program->stderr_fd(), 1000),
+              HasSubstr("mm: cannot execute '/nonexistent/mm-driver': No such file or directory"));
+  auto ended = program->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 127");
+  EXPECT_EQ(Program::Start({}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ProgramTest, WritingToAProgramThatEndedIsAnErrorNotASignal) {
+  auto program = Program::Start({"true"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(ReadSome(program->io_fd(), 1), "");  // Its end.
+  ssize_t n = 0;
+  for (int i = 0; i < 100 && n >= 0; ++i) n = send(program->io_fd(), "x", 1, MSG_NOSIGNAL);
+  EXPECT_LT(n, 0);
+  EXPECT_EQ(errno, EPIPE);
+}
+
+TEST(ProgramTest, GetsTheDataLimitAndNoneOfThisProcesssDescriptors) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);  // Not close-on-exec: only the closing before exec keeps it out.
+  ProgramOptions options;
+  options.data_limit_bytes = std::int64_t{64} << 20;
+  auto program = Program::Start({"sh", "-c", "ulimit -d; ls /proc/self/fd | wc -l"}, options);
+  close(fds[0]);
+  close(fds[1]);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // 65536 KiB; and 0, 1, 2 plus the descriptor ls reads the directory through.
+  EXPECT_EQ(ReadSome(program->io_fd(), 1000), "65536\n4\n");
+}
+
+TEST(ProgramTest, KillEndsAHangingProgramAndItsGroup) {
+  auto program = Program::Start({"sh", "-c", "sleep 100 & echo $!; sleep 100"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  const pid_t grandchild = std::atoi(ReadSome(program->io_fd(), 100, /*line=*/true).c_str());
+  ASSERT_GT(grandchild, 0);
+  program->Kill();
+  auto ended = program->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "crashed: SIGKILL (signal 9)");
+  EXPECT_TRUE(GoneSoon(grandchild));
 }
 
 }  // namespace
