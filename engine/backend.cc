@@ -142,4 +142,13 @@ StatusOr<Tensor> MatMul(Backend& backend, TensorView a, TensorView b) {
   return y;
 }
 
+Status ConformanceGapError(std::string_view message) {
+  return UnimplementedError("conformance gap: " + std::string(message));
+}
+
+bool IsConformanceGap(const Status& status) {
+  return status.code() == StatusCode::kUnimplemented &&
+         status.message().find("conformance gap: ") != std::string::npos;
+}
+
 }  // namespace mm

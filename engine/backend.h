@@ -105,6 +105,14 @@ class Backend {
   virtual StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) = 0;
 };
 
+// A conformance gap: the backend refused a problem of a dtype it says it supports (a shape class
+// it cannot do, in its own words). Not UNSUPPORTED, which a backend declares through Supports()
+// and which passes a run: the error a call returns, UNIMPLEMENTED with a message starting
+// "conformance gap: ", that reports show as such.
+Status ConformanceGapError(std::string_view message);
+// True for a ConformanceGapError (also under added context).
+bool IsConformanceGap(const Status& status);
+
 // One-shot convenience: plans, prepares and executes Y = MatMul(a, b) on `backend`, returning a new
 // tensor. For repeated calls of the same shape, Prepare once and Execute instead.
 StatusOr<Tensor> MatMul(Backend& backend, TensorView a, TensorView b);

@@ -1,0 +1,69 @@
+// Backends that are driver programs: a MatMul of another runtime (numpy, PyTorch, ...) judged by
+// mm through the runtime protocol (runtime_protocol.h, docs/runtime-protocol.md). Each backend
+// instance starts its own driver (in an isolated run: each worker its own), says hello, and turns
+// every product into a request. A driver is treated like an isolated worker: a crash, a hang past
+// the timeout, memory past the limit, a malformed or truncated frame, a reply of the wrong shape
+// or dtype, or output nobody asked for is an error for that call, and the driver is started anew
+// for the next one.
+#ifndef MM_BACKENDS_CMD_CMD_BACKEND_H_
+#define MM_BACKENDS_CMD_CMD_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/cmd/runtime_protocol.h"
+#include "engine/backend.h"
+#include "engine/registry.h"
+#include "engine/status.h"
+
+namespace mm::runtime {
+
+// How long a driver may take and how much memory it may use. Process-wide: the tools set them
+// from --timeout and --memory-limit before any backend is created; a backend keeps the values it
+// was created with.
+struct DriverLimits {
+  double timeout_seconds = 60;          // A start (with its hello) or a call taking longer: killed.
+  std::int64_t memory_limit_bytes = 0;  // Resident memory past it: killed. 0: no limit.
+};
+void SetDriverLimits(const DriverLimits& limits);
+DriverLimits GetDriverLimits();
+
+// A driver: the backend's name and the command that starts it.
+struct DriverCommand {
+  std::string name;               // The backend's name in reports and --backend.
+  std::string command;            // As given: "python3 my_driver.py --fast".
+  std::vector<std::string> argv;  // `command` split into words (SplitCommand).
+};
+
+// Splits `command` into words as a POSIX shell does (blanks separate; '...' and "..." quote;
+// a backslash escapes the next character, inside double quotes only before $ ` " \ or a
+// newline), with no expansion of variables, globs or tildes. INVALID_ARGUMENT for an unclosed
+// quote or an empty command.
+StatusOr<std::vector<std::string>> SplitCommand(std::string_view command);
+
+// Parses a --backend-cmd value "NAME=COMMAND" (NAME as plugin names: 1 to 64 of [A-Za-z0-9_-]).
+// INVALID_ARGUMENT naming the option and what is wrong.
+StatusOr<DriverCommand> ParseBackendCmd(std::string_view text);
+
+// Starts the driver of `command` and says hello: the backend, or why it cannot run (the driver's
+// end, its stderr's last lines, or what was wrong with its hello).
+StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& command);
+
+// The command of a backend started from a driver ("python3 my_driver.py"); empty for any other
+// backend. What a replay line needs as `--backend-cmd NAME=COMMAND`.
+std::string DriverCommandOf(const Backend& backend);
+
+// Registers each "NAME=COMMAND" of `specs` (--backend-cmd values, in order): its driver is started
+// once here for its hello (the registry's description names its runtime and version), then one
+// is started per backend instance. Stops at the first failure: INVALID_ARGUMENT
+// "--backend-cmd NAME: ..." (a malformed value, a name already taken, a driver that fails to
+// start or says a malformed hello).
+Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs);
+
+}  // namespace mm::runtime
+
+#endif  // MM_BACKENDS_CMD_CMD_BACKEND_H_

@@ -1,0 +1,139 @@
+"""A runtime-protocol driver that misbehaves on request, for mm's tests (cmd_backend_test.cc).
+
+Written against docs/runtime-protocol.md with the standard library only (no SDK, no numpy), so it
+also checks that the document suffices. It computes float (float32) 2-D products in Python and
+refuses every other dtype at hello. `fault_driver.py FAULT` misbehaves as FAULT says on every
+request whose K is 7 (A's last dim) and answers the others correctly, so a test sees the fault
+and then a call that works on the driver mm started anew.
+"""
+
+import json
+import os
+import signal
+import struct
+import sys
+import time
+
+FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+DTYPES = ["double", "float16", "bfloat16", "int32", "int64", "uint32", "uint64"]
+
+
+def read_exact(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+
+
+def read_frame():
+    header_bytes, data_bytes = struct.unpack("<II", read_exact(8))
+    return json.loads(read_exact(header_bytes)), read_exact(data_bytes)
+
+
+def write_frame(header, data=b""):
+    text = json.dumps(header).encode()
+    os.write(1, struct.pack("<II", len(text), len(data)) + text + data)
+
+
+def hello(request):
+    declared = {"float": {"accumulation": "double"}}
+    for name in DTYPES:
+        declared[name] = {"refused": "this test driver computes float only"}
+    protocol = 2 if FAULT == "bad_hello" else request["protocol"]
+    if FAULT == "hello_crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    write_frame(
+        {
+            "type": "hello",
+            "protocol": protocol,
+            "runtime": "fault",
+            "version": "1",
+            "dtypes": declared,
+        }
+    )
+
+
+def product(request, data):
+    m, k = request["a"]
+    n = request["b"][1]
+    a = struct.unpack("<%df" % (m * k), data[: 4 * m * k])
+    b = struct.unpack("<%df" % (k * n), data[4 * m * k : 4 * (m * k + k * n)])
+    y = [sum(a[i * k + p] * b[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
+    return struct.pack("<%df" % len(y), *y)
+
+
+def misbehave(request, y):
+    rid = request["id"]
+    answer = {"type": "y", "id": rid, "dtype": "float", "shape": request["y"]}
+    if FAULT == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif FAULT == "exit":
+        sys.exit(3)
+    elif FAULT == "hang":
+        time.sleep(1000)
+    elif FAULT == "truncated":
+        text = json.dumps(answer).encode()
+        os.write(1, struct.pack("<II", len(text), len(y)) + text + y[: len(y) // 2])
+        sys.exit(0)
+    elif FAULT == "huge_header":
+        os.write(1, struct.pack("<II", 0x7FFFFFFF, 0))
+    elif FAULT == "wrong_shape":
+        write_frame(dict(answer, shape=[len(y) // 4]), y)
+    elif FAULT == "wrong_dtype":
+        write_frame(dict(answer, dtype="double"), y)
+    elif FAULT == "wrong_id":
+        write_frame(dict(answer, id=rid + 1), y)
+    elif FAULT == "refuse_shape":
+        write_frame({"type": "refused", "id": rid, "what": "shape", "why": "K = 7 is unlucky"})
+    elif FAULT == "error":
+        write_frame({"type": "error", "id": rid, "message": "out of luck: K = 7"})
+    elif FAULT == "print":
+        os.write(1, b"hello from the runtime\n")
+        write_frame(answer, y)
+    elif FAULT == "extra":
+        text = json.dumps(answer).encode()
+        frame = struct.pack("<II", len(text), len(y)) + text + y
+        os.write(1, frame + frame)
+    elif FAULT == "memory":
+        # Slowly enough for mm's sampling to see it pass the limit before RLIMIT_DATA stops it.
+        hogs = []
+        for _ in range(50):
+            hogs.append(bytearray(20 << 20))
+            for i in range(0, len(hogs[-1]), 4096):
+                hogs[-1][i] = 1
+            time.sleep(0.05)
+        time.sleep(1000)
+    elif FAULT == "stderr":
+        sys.stderr.write("x" * 200000 + "\n")
+        sys.stderr.flush()
+        write_frame(answer, y)
+    else:
+        write_frame(answer, y)
+
+
+def main():
+    request, _ = read_frame()
+    hello(request)
+    while True:
+        request, data = read_frame()
+        y = product(request, data)
+        if request["a"][-1] == 7:
+            if FAULT == "huge_data":
+                text = json.dumps(
+                    {"type": "y", "id": request["id"], "dtype": "float", "shape": request["y"]}
+                ).encode()
+                os.write(1, struct.pack("<II", len(text), 0xFFFFFFF0) + text)
+                continue
+            misbehave(request, y)
+        else:
+            sys.stderr.write("answered request %d\n" % request["id"])
+            write_frame(
+                {"type": "y", "id": request["id"], "dtype": "float", "shape": request["y"]}, y
+            )
+
+
+if __name__ == "__main__":
+    main()
