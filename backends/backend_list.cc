@@ -5,6 +5,7 @@
 
 #include "backends/auto/auto_backend.h"
 #include "backends/blas/blas_backend.h"
+#include "backends/cmd/cmd_backend.h"
 #include "backends/eigen/eigen_backend.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -61,6 +62,13 @@ BackendRegistry BuiltinBackends() {
       "mm-bench --mm_calibrate's table (MM_AUTO_TABLE, $XDG_CACHE_HOME/mm/auto.json) or "
       "built-in defaults; MM_AUTO_EXCLUDE and the tools' expectations leave backends out",
       [] { return AutoBackend::Create(AutoCandidateBackends(), AutoOptions::FromEnvironment()); });
+  // numpy, torch: other runtimes behind drivers (a process each), run when named; found at run
+  // time, or listed as unavailable with why. Not candidates of auto.
+  Status drivers = runtime::RegisterShippedDrivers(registry);
+  if (!drivers.ok()) {
+    std::cerr << "mm: invalid backend list: " << drivers << "\n";
+    std::abort();
+  }
   return registry;
 }
 

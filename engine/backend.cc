@@ -123,7 +123,7 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> Backend::Prepare(const MatMulPlan& pl
     return UnimplementedError(std::string(name()) + " cannot compute " + plan.desc.ToString() +
                               ": " + support.note);
   }
-  if (plan.y_elements == 0 || plan.k == 0) {
+  if ((plan.y_elements == 0 || plan.k == 0) && !JudgesDegenerateProducts()) {
     return std::unique_ptr<MatMulPrimitive>(std::make_unique<DegeneratePrimitive>(plan));
   }
   return PrepareProduct(plan);

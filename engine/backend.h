@@ -95,14 +95,19 @@ class Backend {
   // Prepares a reusable primitive for `plan` (from PlanMatMul). Returns UNIMPLEMENTED with the
   // Supports() reason when the backend does not support plan.desc. The degenerate products are
   // answered here, once, for every backend: K = 0 gives exact zeros (+0, every element an empty
-  // sum) and an empty Y nothing; neither reaches PrepareProduct, and neither costs memory or time
-  // that grows with a dimension of the (empty) operands.
+  // sum) and an empty Y nothing; neither reaches PrepareProduct (unless JudgesDegenerateProducts),
+  // and neither costs memory or time that grows with a dimension of the (empty) operands.
   StatusOr<std::unique_ptr<MatMulPrimitive>> Prepare(const MatMulPlan& plan);
 
  protected:
-  // Prepares a primitive for a plan whose Y is non-empty and whose K > 0, and that Supports()
-  // accepted. Expensive work (primitive creation, scratch buffers) belongs here.
+  // Prepares a primitive for a plan whose Y is non-empty and whose K > 0 (or any plan, when
+  // JudgesDegenerateProducts), and that Supports() accepted. Expensive work (primitive creation,
+  // scratch buffers) belongs here.
   virtual StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) = 0;
+  // True for a backend whose own answer to K = 0 and empty Y is what is judged (another runtime
+  // behind a driver, whose handling of them is part of its conformance): Prepare then hands those
+  // plans to PrepareProduct too instead of answering them itself.
+  virtual bool JudgesDegenerateProducts() const { return false; }
 };
 
 // A conformance gap: the backend refused a problem of a dtype it says it supports (a shape class

@@ -2,14 +2,14 @@
 
 namespace mm {
 
-Status BackendRegistry::Register(std::string name, std::string description,
-                                 BackendFactory factory) {
+Status BackendRegistry::Register(std::string name, std::string description, BackendFactory factory,
+                                 Selection selection) {
   if (name.empty()) return InvalidArgumentError("a backend needs a name");
   if (!factory) return InvalidArgumentError("backend '" + name + "' has no factory");
   if (Find(name) != nullptr) {
     return Status(StatusCode::kAlreadyExists, "backend '" + name + "' is registered twice");
   }
-  entries_.push_back({std::move(name), std::move(description), std::move(factory), {}});
+  entries_.push_back({std::move(name), std::move(description), std::move(factory), {}, selection});
   return OkStatus();
 }
 
@@ -22,7 +22,8 @@ Status BackendRegistry::RegisterUnavailable(std::string name, std::string descri
   if (Find(name) != nullptr) {
     return Status(StatusCode::kAlreadyExists, "backend '" + name + "' is registered twice");
   }
-  entries_.push_back({std::move(name), std::move(description), nullptr, std::move(why)});
+  entries_.push_back(
+      {std::move(name), std::move(description), nullptr, std::move(why), Selection::kByDefault});
   return OkStatus();
 }
 
@@ -31,6 +32,14 @@ std::vector<std::string> BackendRegistry::Names() const {
   names.reserve(entries_.size());
   for (const Entry& e : entries_) {
     if (e.unavailable.empty()) names.push_back(e.name);
+  }
+  return names;
+}
+
+std::vector<std::string> BackendRegistry::DefaultNames() const {
+  std::vector<std::string> names;
+  for (const Entry& e : entries_) {
+    if (e.unavailable.empty() && e.selection == Selection::kByDefault) names.push_back(e.name);
   }
   return names;
 }

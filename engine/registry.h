@@ -22,16 +22,24 @@ using BackendFactory = std::function<StatusOr<std::unique_ptr<Backend>>()>;
 // silently left out.
 class BackendRegistry {
  public:
+  // Whether a tool given no --backend runs a backend.
+  enum class Selection {
+    kByDefault,  // Among the default set (DefaultNames).
+    kOnRequest,  // Only when named (another runtime behind a driver: a process of its own).
+  };
   // Adds a backend; ALREADY_EXISTS if `name` is taken (available or not), INVALID_ARGUMENT if
   // empty.
-  Status Register(std::string name, std::string description, BackendFactory factory);
+  Status Register(std::string name, std::string description, BackendFactory factory,
+                  Selection selection = Selection::kByDefault);
   // Records a backend that is not available here, and why ("/usr/lib/.../libblas.so.3: cannot open
   // shared object file"); ALREADY_EXISTS if `name` is taken, INVALID_ARGUMENT if `name` or `why` is
   // empty. It is never created, and is not among Names().
   Status RegisterUnavailable(std::string name, std::string description, std::string why);
   // Names of the available backends in registration order (the explicit list's order: reference
-  // first). The default set of every tool.
+  // first).
   std::vector<std::string> Names() const;
+  // Names() less the backends registered kOnRequest: the default set of every tool.
+  std::vector<std::string> DefaultNames() const;
   // True for an available backend.
   bool Contains(std::string_view name) const;
   // Names of the unavailable backends, in registration order.
@@ -53,6 +61,7 @@ class BackendRegistry {
     std::string description;
     BackendFactory factory;   // Null for an unavailable backend.
     std::string unavailable;  // Why it is unavailable; empty for an available one.
+    Selection selection = Selection::kByDefault;
   };
   const Entry* Find(std::string_view name) const;
   std::vector<Entry> entries_;

@@ -120,7 +120,7 @@ void PrepareBackend(benchmark::State& state, const std::string& backend_name, DT
 
 void RegisterBackends(ShapeSet set) {
   const BackendRegistry& registry = *g_registry;
-  for (const std::string& name : registry.Names()) {
+  for (const std::string& name : registry.DefaultNames()) {
     auto backend = registry.Create(name);
     if (!backend.ok()) {
       std::cerr << "mm-bench: backend " << name << " unavailable: " << backend.status() << "\n";
@@ -161,7 +161,7 @@ nlohmann::json Describe() {
   out["omp_num_threads"] = omp_threads != nullptr ? omp_threads : "";
   nlohmann::json backends = nlohmann::json::array();
   const BackendRegistry& registry = *g_registry;
-  for (const std::string& name : registry.Names()) {
+  for (const std::string& name : registry.DefaultNames()) {
     nlohmann::json entry = {{"name", name}, {"description", registry.Description(name)}};
     auto backend = registry.Create(name);
     if (!backend.ok()) {

@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -341,6 +344,9 @@ class CommandBackend final : public Backend {
   const DriverState& state() const { return *state_; }
 
  protected:
+  // K = 0 and empty Y go to the driver: how the runtime answers them is part of its conformance.
+  bool JudgesDegenerateProducts() const override { return true; }
+
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
     const Support support = Supports(plan.desc);
     if (!support.supported()) {
@@ -429,7 +435,8 @@ StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& comm
 
 std::string DriverCommandOf(const Backend& backend) {
   const auto* command = dynamic_cast<const CommandBackend*>(&backend);
-  return command != nullptr ? command->state().command().command : std::string();
+  if (command == nullptr || command->state().command().shipped) return "";
+  return command->state().command().command;
 }
 
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs) {
@@ -448,6 +455,123 @@ Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::s
                                          [command]() -> StatusOr<std::unique_ptr<Backend>> {
                                            return StartCommandBackend(command);
                                          }));
+  }
+  return OkStatus();
+}
+
+namespace {
+
+struct ShippedDriver {
+  const char* name;     // The backend's name, and the Python module it needs.
+  const char* script;   // In the drivers' folder.
+  const char* package;  // The Debian package of the module.
+  const char* what;
+};
+
+constexpr ShippedDriver kShippedDrivers[] = {
+    {"numpy", "numpy_driver.py", "python3-numpy", "numpy.matmul into mm's Y buffer (out=)"},
+    {"torch", "torch_driver.py", "python3-torch",
+     "torch.matmul on the CPU into mm's Y buffer (out=), at mm's thread count"},
+};
+
+// Prints "MODULE VERSION" per module named, "-" for a version where it is not installed, without
+// importing it (importing torch takes a second).
+constexpr char kProbe[] =
+    "import importlib.util as u, importlib.metadata as m, sys\n"
+    "for n in sys.argv[1:]:\n"
+    "    try:\n"
+    "        v = m.version(n) if u.find_spec(n) else '-'\n"
+    "    except Exception:\n"
+    "        v = '?'\n"
+    "    print(n, v)\n";
+
+std::string PythonPath() {
+  const char* python = std::getenv("MM_PYTHON");
+  return python != nullptr && *python != '\0' ? python : "/usr/bin/python3";
+}
+
+std::filesystem::path DriversDir() {
+  if (const char* dir = std::getenv("MM_RUNTIMES_DIR"); dir != nullptr && *dir != '\0') return dir;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share/mm/runtimes/python";
+    if (std::filesystem::exists(installed / "mm_runtime.py", ec)) return installed;
+  }
+  return MM_RUNTIMES_SOURCE_DIR;
+}
+
+// Module -> version ("-": not installed) as `python` reports them, or why it could not say;
+// asked once per process and python.
+StatusOr<std::map<std::string, std::string>> ModuleVersions(const std::string& python) {
+  static std::mutex mutex;
+  static std::map<std::string, StatusOr<std::map<std::string, std::string>>> cache;
+  std::lock_guard lock(mutex);
+  if (auto it = cache.find(python); it != cache.end()) return it->second;
+  std::vector<std::string> argv = {python, "-c", kProbe};
+  for (const ShippedDriver& driver : kShippedDrivers) argv.push_back(driver.name);
+  StatusOr<std::map<std::string, std::string>> versions = std::map<std::string, std::string>();
+  auto program = process::Program::Start(argv);
+  if (!program.ok()) {
+    versions = program.status();
+  } else {
+    DriverProcess probe(*std::move(program), DriverLimits{10, 0});
+    probe.StartClock();
+    std::string out;
+    char c;
+    while (probe.Read(std::as_writable_bytes(std::span(&c, 1))).ok()) out += c;
+    std::size_t at = 0;
+    while (at < out.size()) {
+      const std::size_t end = std::min(out.find('\n', at), out.size());
+      const std::string line = out.substr(at, end - at);
+      if (const std::size_t space = line.find(' '); space != std::string::npos) {
+        (*versions)[line.substr(0, space)] = line.substr(space + 1);
+      }
+      at = end + 1;
+    }
+    if (versions->empty()) {
+      versions = FailedPreconditionError(python + " did not run" + probe.StderrTail());
+    }
+  }
+  return cache.emplace(python, versions).first->second;
+}
+
+}  // namespace
+
+Status RegisterShippedDrivers(BackendRegistry& registry) {
+  const std::string python = PythonPath();
+  const std::filesystem::path dir = DriversDir();
+  std::error_code ec;
+  const bool have_python = std::filesystem::exists(python, ec);
+  StatusOr<std::map<std::string, std::string>> versions =
+      have_python ? ModuleVersions(python) : NotFoundError(python + " not found (set MM_PYTHON)");
+  for (const ShippedDriver& shipped : kShippedDrivers) {
+    const std::filesystem::path script = dir / shipped.script;
+    std::string what = std::string(shipped.what) + " through the Python driver " + script.string() +
+                       " (runtime protocol; run when named: --backend " + shipped.name + ")";
+    std::string why;
+    if (!versions.ok()) {
+      why = versions.status().message();
+    } else if (auto it = versions->find(shipped.name); it == versions->end() || it->second == "-") {
+      why = std::string("the Python module ") + shipped.name + " is not installed for " + python +
+            " (Debian package " + shipped.package + "; scripts/setup.sh installs it)";
+    } else if (!std::filesystem::exists(script, ec)) {
+      why = "the driver " + script.string() + " is not there (set MM_RUNTIMES_DIR)";
+    } else {
+      what = shipped.name + std::string(" ") + it->second + ": " + what;
+    }
+    if (!why.empty()) {
+      MM_RETURN_IF_ERROR(registry.RegisterUnavailable(shipped.name, what, why));
+      continue;
+    }
+    DriverCommand command{shipped.name,
+                          python + " " + script.string(),
+                          {python, script.string()},
+                          /*shipped=*/true};
+    MM_RETURN_IF_ERROR(registry.Register(
+        shipped.name, what,
+        [command]() -> StatusOr<std::unique_ptr<Backend>> { return StartCommandBackend(command); },
+        BackendRegistry::Selection::kOnRequest));
   }
   return OkStatus();
 }

@@ -37,6 +37,7 @@ struct DriverCommand {
   std::string name;               // The backend's name in reports and --backend.
   std::string command;            // As given: "python3 my_driver.py --fast".
   std::vector<std::string> argv;  // `command` split into words (SplitCommand).
+  bool shipped = false;           // One of the drivers mm ships (found by its name alone).
 };
 
 // Splits `command` into words as a POSIX shell does (blanks separate; '...' and "..." quote;
@@ -53,8 +54,9 @@ StatusOr<DriverCommand> ParseBackendCmd(std::string_view text);
 // end, its stderr's last lines, or what was wrong with its hello).
 StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& command);
 
-// The command of a backend started from a driver ("python3 my_driver.py"); empty for any other
-// backend. What a replay line needs as `--backend-cmd NAME=COMMAND`.
+// The command of a backend started from a driver given by --backend-cmd ("python3 my_driver.py");
+// empty for any other backend (a shipped driver's included: its name finds it). What a replay
+// line needs as `--backend-cmd NAME=COMMAND`.
 std::string DriverCommandOf(const Backend& backend);
 
 // Registers each "NAME=COMMAND" of `specs` (--backend-cmd values, in order): its driver is started
@@ -63,6 +65,15 @@ std::string DriverCommandOf(const Backend& backend);
 // "--backend-cmd NAME: ..." (a malformed value, a name already taken, a driver that fails to
 // start or says a malformed hello).
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs);
+
+// The drivers mm ships (backends/runtimes/python: numpy, torch), each registered on request
+// (BackendRegistry::Selection::kOnRequest: run when named) as available (the description naming
+// its runtime's version) or unavailable with why (no python3, the module
+// not installed, the driver's file not found). Python is $MM_PYTHON or /usr/bin/python3 (Debian's,
+// whose modules python3-numpy and python3-torch install); the drivers' folder $MM_RUNTIMES_DIR,
+// else the installed one beside the tools (../share/mm/runtimes/python), else the source tree's.
+// The python3 is asked once per process which modules it has.
+Status RegisterShippedDrivers(BackendRegistry& registry);
 
 }  // namespace mm::runtime
 

@@ -97,7 +97,7 @@ const Form kForms[] = {
 // gtest prints parameters in test names (and ctest shows them): the why, not the bytes.
 void PrintTo(const Form& form, std::ostream* os) { *os << form.why; }
 
-std::vector<std::string> RegisteredBackends() { return BuiltinBackends().Names(); }
+std::vector<std::string> RegisteredBackends() { return BuiltinBackends().DefaultNames(); }
 
 std::unique_ptr<Backend> Create(const std::string& name) {
   auto backend = BuiltinBackends().Create(name);

@@ -815,7 +815,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   CliOptions o;
   CLI::App* generate = nullptr;
   CLI::App* merge = nullptr;
-  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.Names(), generate, merge);
+  std::unique_ptr<CLI::App> app = MakeApp(o, builtin.DefaultNames(), generate, merge);
   CLI::App* export_builtin = AddExportBuiltin(*app, o);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -376,7 +376,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
     }
   }
   const Clock::time_point start = Clock::now();
-  std::vector<std::string> names = options.backends.empty() ? registry.Names() : options.backends;
+  std::vector<std::string> names =
+      options.backends.empty() ? registry.DefaultNames() : options.backends;
   std::vector<std::unique_ptr<Backend>> backends;
   for (const std::string& name : names) {
     auto backend = registry.Create(name);

@@ -445,7 +445,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   StopOnSignals stop;
   CliOptions options;
   std::string help;
-  if (auto error = ParseConformanceArgs(args, builtin.Names(), options, help)) {
+  if (auto error = ParseConformanceArgs(args, builtin.DefaultNames(), options, help)) {
     if (error->empty()) {
       out << help;
       return kExitPassed;
@@ -516,7 +516,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
     }
   }
   std::vector<std::string> backends = options.backends;
-  if (backends.empty()) backends = named.empty() ? registry.Names() : named;
+  if (backends.empty()) backends = named.empty() ? registry.DefaultNames() : named;
   for (const std::string& name : backends) {
     if (const std::string why = registry.UnavailableReason(name); !why.empty()) {
       err << "mm-conformance: backend '" << name << "' is not available on this machine: " << why

@@ -54,6 +54,20 @@ TEST(BackendRegistryTest, RefusesDuplicatesAndNamesKnownBackendsOnMiss) {
   EXPECT_THAT(missing.status().message(), HasSubstr("no backend named 'cuda' (known: a)"));
 }
 
+// A backend registered on request is available and creatable by name, but a tool given no
+// --backend leaves it out (a runtime behind a driver costs a process and an interpreter).
+TEST(BackendRegistryTest, OnRequestBackendsAreNamedButNotInTheDefaultSet) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.Register("a", "", Fake("a")).ok());
+  ASSERT_TRUE(registry.Register("py", "", Fake("py"), BackendRegistry::Selection::kOnRequest).ok());
+  ASSERT_TRUE(registry.Register("b", "", Fake("b")).ok());
+  EXPECT_THAT(registry.Names(), ElementsAre("a", "py", "b"));
+  EXPECT_THAT(registry.DefaultNames(), ElementsAre("a", "b"));
+  EXPECT_TRUE(registry.Contains("py"));
+  EXPECT_TRUE(registry.CheckSelectable("py").ok());
+  EXPECT_TRUE(registry.Create("py").ok());
+}
+
 // A backend whose library is missing is listed with the reason, never silently left out, and is not
 // in the default set (Names) nor creatable: naming it is an error that says why.
 TEST(BackendRegistryTest, UnavailableBackendsAreListedWithTheirReasonAndNeverCreated) {

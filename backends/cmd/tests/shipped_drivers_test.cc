@@ -1,0 +1,117 @@
+// The drivers mm ships (numpy, torch): registered on request with their runtime's version, or
+// unavailable saying why; numpy judged like any backend, K = 0 and empty products included (the
+// runtime answers them, not the engine).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "backends/cmd/cmd_backend.h"
+#include "backends/testing/matmul_tester.h"
+#include "backends/testing/temp_dir.h"
+
+namespace mm::runtime {
+namespace {
+
+using ::mm::testing::MatMulTester;
+using ::testing::HasSubstr;
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+BackendRegistry Shipped() {
+  BackendRegistry registry;
+  EXPECT_TRUE(RegisterShippedDrivers(registry).ok());
+  return registry;
+}
+
+std::unique_ptr<Backend> Create(const std::string& name) {
+  BackendRegistry registry = Shipped();
+  if (!registry.Contains(name)) return nullptr;
+  auto backend = registry.Create(name);
+  EXPECT_TRUE(backend.ok()) << backend.status();
+  return backend.ok() ? *std::move(backend) : nullptr;
+}
+
+TEST(ShippedDriversTest, AreRunWhenNamedAndListedWithTheirVersionOrWhyNot) {
+  const BackendRegistry registry = Shipped();
+  for (const char* name : {"numpy", "torch"}) {
+    if (registry.Contains(name)) {
+      EXPECT_THAT(registry.Description(name), HasSubstr(std::string(name) + " "));
+      EXPECT_THAT(registry.Description(name), HasSubstr("--backend " + std::string(name)));
+    } else {
+      EXPECT_THAT(registry.UnavailableReason(name), HasSubstr("python3-" + std::string(name)));
+    }
+  }
+  EXPECT_TRUE(registry.DefaultNames().empty());
+}
+
+TEST(ShippedDriversTest, AMissingPythonOrDriverIsUnavailableWithTheReason) {
+  {
+    ScopedEnv python("MM_PYTHON", "/nonexistent/python3");
+    const BackendRegistry registry = Shipped();
+    EXPECT_THAT(registry.UnavailableReason("numpy"),
+                HasSubstr("/nonexistent/python3 not found (set MM_PYTHON)"));
+    EXPECT_EQ(registry.CheckSelectable("torch").code(), StatusCode::kFailedPrecondition);
+  }
+  mm::testing::TempDir empty;
+  ScopedEnv dir("MM_RUNTIMES_DIR", empty.path().string());
+  const BackendRegistry registry = Shipped();
+  if (registry.UnavailableReason("numpy").find("not installed") != std::string::npos) {
+    GTEST_SKIP() << "numpy is not installed";
+  }
+  EXPECT_THAT(registry.UnavailableReason("numpy"), HasSubstr("numpy_driver.py is not there"));
+}
+
+TEST(NumpyDriverTest, IsJudgedLikeAnyBackend) {
+  auto numpy = Create("numpy");
+  if (numpy == nullptr) GTEST_SKIP() << Shipped().UnavailableReason("numpy");
+  EXPECT_THAT(numpy->RunsOn(), HasSubstr("BLAS "));
+  EXPECT_EQ(DriverCommandOf(*numpy), "");  // Its name finds it: no --backend-cmd in a replay.
+  const Support bf16 = numpy->Supports({DType::kBFloat16, {2, 3}, {3, 4}});
+  EXPECT_FALSE(bf16.supported());
+  EXPECT_THAT(bf16.note, HasSubstr("has no bfloat16 dtype"));
+  EXPECT_EQ(numpy->DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
+  for (DType dtype : kAllDTypes) {
+    if (!numpy->Supports({dtype, {2, 3}, {3, 4}}).supported()) continue;
+    SCOPED_TRACE(DTypeName(dtype));
+    MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(dtype).iterations(2).Test(*numpy);
+    MatMulTester().a_dims({3, 1, 2, 5}).b_dims({4, 5, 1}).dtype(dtype).Test(*numpy);
+    MatMulTester().a_dims({7}).b_dims({7}).dtype(dtype).Test(*numpy);        // A 0-d Y.
+    MatMulTester().a_dims({2, 0}).b_dims({0, 3}).dtype(dtype).Test(*numpy);  // K = 0.
+    MatMulTester().a_dims({0, 4}).b_dims({4, 3}).dtype(dtype).Test(*numpy);  // An empty Y.
+  }
+}
+
+TEST(TorchDriverTest, IsJudgedLikeAnyBackendAtMmsThreadCount) {
+  auto torch = Create("torch");
+  if (torch == nullptr) GTEST_SKIP() << Shipped().UnavailableReason("torch");
+  EXPECT_THAT(torch->RunsOn(), HasSubstr("CPU, "));
+  EXPECT_THAT(torch->Supports({DType::kUInt32, {2}, {2}}).note, HasSubstr("has no uint32"));
+  for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(dtype).Test(*torch);
+    MatMulTester().a_dims({6}).b_dims({6, 2}).dtype(dtype).Test(*torch);
+  }
+}
+
+}  // namespace
+}  // namespace mm::runtime

@@ -1,0 +1,215 @@
+"""Tests of mm_runtime, the Python SDK of the runtime protocol, on its own (ctest
+runtime.python_sdk); through mm it is tested by backends/cmd/tests/shipped_drivers_test.cc."""
+
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import unittest
+
+import numpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mm_runtime  # noqa: E402
+
+
+def request(dtype, a, b, y, rid=1):
+    return {"type": "matmul", "id": rid, "dtype": dtype, "a": a, "b": b, "y": y}
+
+
+def data_of(*arrays):
+    return bytearray(b"".join(numpy.ascontiguousarray(x).tobytes() for x in arrays))
+
+
+def numpy_driver(**kwargs):
+    def matmul(a, b, out, dtype):
+        return numpy.matmul(a, b, out=out)
+
+    fields = dict(runtime="t", version="1", matmul=matmul, dtypes={"float": "double"})
+    fields.update(kwargs)
+    return mm_runtime.Driver(**fields)
+
+
+class HelloTest(unittest.TestCase):
+    def test_declares_every_dtype_supported_refused_or_undeclared(self):
+        threads = []
+        driver = numpy_driver(
+            dtypes={
+                "float": "float",
+                "bfloat16": mm_runtime.Arithmetic("float", True, "bf16 via f32"),
+            },
+            refused={"uint64": "no uint64"},
+            setup=threads.append,
+            runs_on=lambda n: "%d threads" % n,
+        )
+        hello = mm_runtime.hello(driver, {"type": "hello", "protocol": 1, "threads": 3})
+        self.assertEqual(threads, [3])
+        self.assertEqual(hello["protocol"], 1)
+        self.assertEqual(hello["runs_on"], "3 threads")
+        self.assertEqual(set(hello["dtypes"]), set(mm_runtime.NUMPY_DTYPES))
+        self.assertEqual(
+            hello["dtypes"]["float"], {"accumulation": "float", "flushes_subnormals": False}
+        )
+        self.assertEqual(
+            hello["dtypes"]["bfloat16"],
+            {"accumulation": "float", "flushes_subnormals": True, "conversion": "bf16 via f32"},
+        )
+        self.assertEqual(hello["dtypes"]["uint64"], {"refused": "no uint64"})
+        self.assertEqual(hello["dtypes"]["int32"], {"refused": "not declared by the driver"})
+
+
+class AnswerTest(unittest.TestCase):
+    def test_computes_into_out_and_sends_y_as_it_is(self):
+        a = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
+        b = numpy.arange(3, dtype=numpy.float32)
+        poison = numpy.full(2, numpy.nan, numpy.float32)
+        header, y = mm_runtime.answer(
+            numpy_driver(), request("float", [2, 3], [3], [2]), data_of(a, b, poison)
+        )
+        self.assertEqual(header["type"], "y")
+        self.assertEqual((header["dtype"], header["shape"]), ("float", [2]))
+        self.assertGreaterEqual(header["seconds"], 0)
+        self.assertEqual(y, numpy.matmul(a, b).tobytes())
+
+    def test_a_scalar_y_and_empty_operands(self):
+        a = numpy.array([1, 2, 3], numpy.int64)
+        header, y = mm_runtime.answer(
+            numpy_driver(dtypes={"int64": "int64"}),
+            request("int64", [3], [3], []),
+            data_of(a, a, numpy.zeros((), numpy.int64)),
+        )
+        self.assertEqual((header["dtype"], header["shape"]), ("int64", []))
+        self.assertEqual(y, numpy.int64(14).tobytes())
+        empty = numpy.zeros((2, 0), numpy.float32)
+        header, y = mm_runtime.answer(
+            numpy_driver(),
+            request("float", [2, 0], [0, 3], [2, 3]),
+            data_of(empty, empty.T, numpy.full((2, 3), numpy.nan, numpy.float32)),
+        )
+        self.assertEqual(header["shape"], [2, 3])
+        self.assertEqual(y, numpy.zeros((2, 3), numpy.float32).tobytes())
+
+    def test_bfloat16_is_its_bits_and_an_unwritten_element_keeps_the_poison(self):
+        seen = []
+
+        def lazy(a, b, out, dtype):
+            seen.append((a.dtype, dtype))
+            out[0] = 0x3F80  # 1.0; out[1] left as mm sent it.
+
+        bits = numpy.array([0x3F80, 0x4000], numpy.uint16)
+        poison = numpy.array([0xFFFF, 0xFFFF], numpy.uint16)
+        header, y = mm_runtime.answer(
+            numpy_driver(matmul=lazy),
+            request("bfloat16", [2, 1], [1], [2]),
+            data_of(bits, bits[:1], poison),
+        )
+        self.assertEqual(seen, [(numpy.dtype("uint16"), "bfloat16")])
+        self.assertEqual(header["dtype"], "bfloat16")
+        self.assertEqual(numpy.frombuffer(y, numpy.uint16).tolist(), [0x3F80, 0xFFFF])
+
+    def test_a_y_of_another_dtype_goes_back_as_such_for_mm_to_judge(self):
+        def widening(a, b, out, dtype):
+            return numpy.matmul(a.astype(numpy.float64), b.astype(numpy.float64))
+
+        ones = numpy.ones((1, 1), numpy.float32)
+        header, y = mm_runtime.answer(
+            numpy_driver(matmul=widening),
+            request("float", [1, 1], [1, 1], [1, 1]),
+            data_of(ones, ones, ones),
+        )
+        self.assertEqual(header["dtype"], "double")
+        self.assertEqual(len(y), 8)
+
+    def test_exceptions_are_refusals_by_the_drivers_rules_or_errors(self):
+        def picky(a, b, out, dtype):
+            if a.ndim < 2:
+                raise ValueError("rank < 2")
+            raise RuntimeError("boom")
+
+        driver = numpy_driver(matmul=picky, rules=[(ValueError, "shape")])
+        v = numpy.ones(2, numpy.float32)
+        header, data = mm_runtime.answer(
+            driver, request("float", [2], [2], []), data_of(v, v, v[:1])
+        )
+        self.assertEqual(
+            header, {"type": "refused", "id": 1, "what": "shape", "why": "ValueError: rank < 2"}
+        )
+        self.assertEqual(data, b"")
+        m = numpy.ones((1, 2), numpy.float32)
+        header, _ = mm_runtime.answer(
+            driver, request("float", [1, 2], [2, 1], [1, 1], rid=2), data_of(m, m.T, v[:1])
+        )
+        self.assertEqual(header, {"type": "error", "id": 2, "message": "RuntimeError: boom"})
+
+    def test_a_request_that_does_not_add_up_is_an_error(self):
+        header, _ = mm_runtime.answer(numpy_driver(), request("float", [2], [2], []), bytearray(4))
+        self.assertEqual(header["type"], "error")
+        self.assertIn("4 data bytes for 20", header["message"])
+        header, _ = mm_runtime.answer(numpy_driver(), request("complex", [1], [1], []), bytearray())
+        self.assertIn("unknown dtype", header["message"])
+
+
+def frame(header, data=b""):
+    text = json.dumps(header).encode()
+    return struct.pack("<II", len(text), len(data)) + text + bytes(data)
+
+
+def read_frame(sock):
+    def exact(n):
+        out = b""
+        while len(out) < n:
+            chunk = sock.recv(n - len(out))
+            if not chunk:
+                raise EOFError
+            out += chunk
+        return out
+
+    header_bytes, data_bytes = struct.unpack("<II", exact(8))
+    return json.loads(exact(header_bytes)), exact(data_bytes)
+
+
+class ServeTest(unittest.TestCase):
+    def test_hello_then_requests_until_stdin_ends(self):
+        mm_side, driver_side = socket.socketpair()
+        thread = threading.Thread(
+            target=mm_runtime.serve,
+            args=(numpy_driver(), driver_side.fileno(), driver_side.fileno()),
+        )
+        thread.start()
+        mm_side.sendall(frame({"type": "hello", "protocol": 1, "threads": 1}))
+        hello, _ = read_frame(mm_side)
+        self.assertEqual((hello["type"], hello["runtime"]), ("hello", "t"))
+        a = numpy.array([[2]], numpy.float32)
+        mm_side.sendall(frame(request("float", [1, 1], [1, 1], [1, 1], rid=9), data_of(a, a, a)))
+        header, y = read_frame(mm_side)
+        self.assertEqual((header["type"], header["id"]), ("y", 9))
+        self.assertEqual(numpy.frombuffer(y, numpy.float32).tolist(), [4.0])
+        mm_side.sendall(frame({"type": "goodbye", "id": 10}))
+        self.assertEqual(read_frame(mm_side)[0]["type"], "error")
+        mm_side.shutdown(socket.SHUT_WR)
+        thread.join(10)
+        self.assertFalse(thread.is_alive())
+
+    def test_what_the_runtime_prints_goes_to_stderr_not_into_the_protocol(self):
+        script = (
+            "import sys; sys.path.insert(0, %r); import numpy, mm_runtime\n"
+            "def noisy(a, b, out, dtype):\n"
+            "    print('chatter'); return numpy.matmul(a, b, out=out)\n"
+            "mm_runtime.serve(mm_runtime.Driver('t', '1', noisy, {'float': 'float'}))\n"
+        ) % os.path.dirname(os.path.abspath(__file__))
+        a = numpy.array([[3]], numpy.float32)
+        stdin = frame({"type": "hello", "protocol": 1, "threads": 1}) + frame(
+            request("float", [1, 1], [1, 1], [1, 1]), data_of(a, a, a)
+        )
+        done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn(b"chatter", done.stderr)
+        self.assertNotIn(b"chatter", done.stdout)
+        self.assertTrue(done.stdout.endswith(numpy.float32(9).tobytes()))
+
+
+if __name__ == "__main__":
+    unittest.main()
