@@ -75,15 +75,10 @@ void LimitOneDnnPrimitiveCache() {
   }
 }
 
-// Whether this worker has a child process: it starts none, so a backend forked it during a call
-// (zombies are reaped on the way).
-bool ForkedByTheBackend() {
-  bool any = false;
-  int status = 0;
-  pid_t got;
-  while ((got = waitpid(-1, &status, WNOHANG)) > 0) any = true;
-  return any || got == 0;
-}
+// Whether this worker has a child process other than a backend's driver program (a Program, which
+// a backend owns and keeps between calls): a backend forked it during a call (zombies are reaped
+// on the way).
+bool ForkedByTheBackend() { return process::HasChildrenBesidesPrograms(); }
 
 // The worker: runs the cases it is sent until the parent closes the socket. `catalog` is null in
 // a worker forked by a launcher: its tasks carry their cases.

@@ -71,7 +71,9 @@ class DriverProcess final : public ByteSource {
         continue;
       }
       if (n == 0) return Ended("ended before its answer was complete");
-      if (errno != EAGAIN && errno != EINTR) return Ended(std::strerror(errno));
+      if (errno != EAGAIN && errno != EINTR) {
+        return Ended("closed its stdout (" + std::string(std::strerror(errno)) + ")");
+      }
       MM_RETURN_IF_ERROR(Wait(POLLIN));
     }
     return OkStatus();
@@ -185,6 +187,12 @@ class DriverProcess final : public ByteSource {
   bool stderr_open_ = true;
 };
 
+// `status` with the end of the driver's stderr, unless it says it already.
+Status WithTail(const Status& status, const std::string& tail) {
+  if (status.message().find("; its stderr ends: ") != std::string::npos) return status;
+  return Status(status.code(), status.message() + tail);
+}
+
 // A backend's drivers, one process at a time: started on demand (first at creation, for the
 // hello), used by the backend's primitives, ended after any failure that leaves it in an unknown
 // state, started anew for the next call. Calls are one at a time (the lock).
@@ -250,7 +258,7 @@ class DriverState {
     if (!hello.ok()) {
       const std::string tail = started->StderrTail();
       started->KillAndDescribe();
-      return hello.status().WithContext(Who() + ": no valid hello" + tail);
+      return WithTail(hello.status(), tail).WithContext(Who() + ": no valid hello");
     }
     if (!hello_known_) hello_ = *std::move(hello);
     hello_known_ = true;
@@ -263,9 +271,7 @@ class DriverState {
     const std::string tail = process_->StderrTail();
     process_->KillAndDescribe();
     process_.reset();
-    const bool has_tail = status.message().find("; its stderr ends: ") != std::string::npos;
-    return Status(status.code(), status.message() + (has_tail ? "" : tail))
-        .WithContext(Who() + " (started anew for the next call)");
+    return WithTail(status, tail).WithContext(Who() + " (started anew for the next call)");
   }
 
   Status Answered(const Reply& reply, const MatMulPlan& plan) const {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <sstream>
 
+#include "backends/cmd/cmd_backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "conformance/auto_expectations.h"
 #include "conformance/fuzz/fair.h"
@@ -72,6 +73,7 @@ struct CliOptions {
   std::string json;
   std::string expectations;               // --expectations FILE, else MM_EXPECTATIONS.
   std::vector<std::string> backend_libs;  // Plugins to load (after MM_BACKEND_LIBS's).
+  std::vector<std::string> backend_cmds;  // Drivers, "NAME=COMMAND" (--backend-cmd).
   // generate
   std::string out_dir;
   std::int64_t generate_cases = 100;
@@ -197,6 +199,14 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
                   "MM_BACKEND_LIBS (colon-separated paths) is loaded first. A plugin that cannot "
                   "be loaded is a usage error (2) naming the file.")
       ->option_text("PATH")
+      ->check(cli::NonEmpty())
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--backend-cmd", o.backend_cmds,
+                  "start COMMAND, a driver speaking mm's runtime protocol (a MatMul of another "
+                  "runtime; see docs/runtime-protocol.md), as backend NAME; repeatable. A driver "
+                  "that cannot start or says no valid hello is a usage error (2).")
+      ->option_text("NAME=COMMAND")
       ->check(cli::NonEmpty())
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -850,7 +860,8 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
 
   // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
   BackendRegistry registry = builtin;
-  const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(o.backend_libs));
+  Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(o.backend_libs));
+  if (loaded.ok()) loaded = runtime::RegisterCommandBackends(registry, o.backend_cmds);
   if (!loaded.ok()) {
     err << "mm-fuzz: " << loaded.message() << "\n";
     return kExitUsage;

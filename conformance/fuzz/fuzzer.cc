@@ -13,6 +13,7 @@
 #include <map>
 #include <ostream>
 
+#include "backends/cmd/cmd_backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "conformance/fuzz/shrink.h"
 #include "conformance/loader/node_test_writer.h"
@@ -159,10 +160,13 @@ std::string WithAutoContext(const FuzzOptions& options, const Finding& f, std::s
 }
 
 std::string ReplayLine(const FuzzOptions& options, const Finding& f,
-                       const std::string& library_path) {
+                       const std::string& library_path, const std::string& driver_command) {
   std::string line = "mm-fuzz";
-  // A plugin backend exists in a fresh process only once its library is loaded again.
+  // A plugin backend exists in a fresh process only once its library is loaded again; a driver's
+  // once its command is given again.
   if (!library_path.empty()) line += " --backend-lib " + ShellWord(library_path);
+  if (!driver_command.empty())
+    line += " --backend-cmd " + ShellWord(f.backend + "=" + driver_command);
   line += " --seed " + std::to_string(f.seed) + " --first " + std::to_string(f.index) +
           " --cases 1 --dtype " + std::string(DTypeName(f.dtype)) + " --backend " +
           ShellWord(f.backend);
@@ -174,9 +178,13 @@ std::string ReplayLine(const FuzzOptions& options, const Finding& f,
 // The README.md of an exported minimal problem: what was found and the commands that run it
 // again, the node test itself and the original problem.
 std::string ExportReadme(const FuzzOptions& options, const Finding& f,
-                         const std::filesystem::path& dir, const std::string& library_path) {
+                         const std::filesystem::path& dir, const std::string& library_path,
+                         const std::string& driver_command) {
   std::string conformance = "mm-conformance";
   if (!library_path.empty()) conformance += " --backend-lib " + ShellWord(library_path);
+  if (!driver_command.empty()) {
+    conformance += " --backend-cmd " + ShellWord(f.backend + "=" + driver_command);
+  }
   conformance += " --data-dir " + ShellWord(std::filesystem::absolute(dir).string()) +
                  " --no-builtin --backend " + ShellWord(f.backend);
   // The rule and tolerance the finding was judged by (mm-conformance's default rule is onnx).
@@ -528,7 +536,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       f.values = problem.values;
       f.original = problem.desc();
       const std::string library_path = PluginLibraryPath(backend);
-      f.replay = ReplayLine(options, f, library_path);
+      const std::string driver_command = runtime::DriverCommandOf(backend);
+      f.replay = ReplayLine(options, f, library_path, driver_command);
       if (kind == "NONDETERMINISTIC") {
         f.minimal = f.original;
         f.a = Clone(problem.a);
@@ -562,8 +571,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
         const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
         Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
         if (written.ok()) {
-          written = conformance::WriteFileAtomically(dir / "README.md",
-                                                     ExportReadme(options, f, dir, library_path));
+          written = conformance::WriteFileAtomically(
+              dir / "README.md", ExportReadme(options, f, dir, library_path, driver_command));
         }
         f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
       }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/cmd/cmd_backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "conformance/auto_expectations.h"
 #include "conformance/loader/catalog.h"
@@ -469,6 +470,8 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   if (loaded.ok()) {
     loaded = RegisterBackendLibraries(registry, options.backend_libs, plugin_options);
   }
+  runtime::SetDriverLimits({options.timeout_seconds, 0});
+  if (loaded.ok()) loaded = runtime::RegisterCommandBackends(registry, options.backend_cmds);
   if (!loaded.ok()) {
     err << "mm-conformance: " << loaded.message() << "\n";
     return kExitUsage;
@@ -581,6 +584,8 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
                                  ? *options.memory_limit_mib * (std::int64_t{1} << 20)
                                  : DefaultMemoryLimitBytes(run.jobs);
   }
+  // Drivers (--backend-cmd, numpy, ...) are held to the run's limits, in the workers too.
+  runtime::SetDriverLimits({run.timeout_seconds, run.memory_limit_bytes});
   std::unique_ptr<WorkerLauncher> launcher;
   if (run.isolate && !listing) {
     auto started = WorkerLauncher::Start(registry, run);

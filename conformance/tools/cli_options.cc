@@ -178,6 +178,13 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
           "--backend to run them too. MM_BACKEND_LIBS (colon-separated paths) is loaded first "
           "(its plugins run by default unless --backend-lib or --outputs is given). A plugin that "
           "cannot be loaded is a usage error (2) naming the file and the problem.");
+  AddList(*app, "--backend-cmd", options.backend_cmds, "NAME=COMMAND",
+          "start COMMAND, a driver speaking mm's runtime protocol (a MatMul of another runtime, "
+          "e.g. a Python function through mm_runtime.py; see docs/runtime-protocol.md), as "
+          "backend NAME; repeatable. Like --backend-lib's, its backends run alone unless "
+          "--backend names others. Each worker starts its own driver; --timeout and "
+          "--memory-limit hold for it too. A driver that cannot start or says no valid hello is "
+          "a usage error (2).");
 
   AddList(*app, "--outputs", options.outputs, "NAME=DIR",
           "judge the outputs another runtime wrote under DIR (DIR/<case>/test_data_set_N/"

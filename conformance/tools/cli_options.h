@@ -18,6 +18,7 @@ namespace mm::conformance {
 // Everything the mm-conformance command line can say. Defaults are the behaviour without options.
 struct CliOptions {
   std::vector<std::string> backend_libs;  // Plugin paths, in order (after MM_BACKEND_LIBS's).
+  std::vector<std::string> backend_cmds;  // Drivers, "NAME=COMMAND" (--backend-cmd), in order.
   std::vector<std::string> data_dirs;
   std::vector<std::string> backends;  // In order, each name once.
   std::vector<std::string> cases;

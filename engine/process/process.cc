@@ -14,6 +14,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <utility>
 
 namespace mm::process {
@@ -156,6 +161,37 @@ StatusOr<Ended> Child::Wait() {
 
 namespace {
 
+// The pids of the Programs started and not yet reaped.
+std::mutex g_programs_mutex;
+std::set<pid_t>& Programs() {
+  static std::set<pid_t> programs;
+  return programs;
+}
+
+void Track(pid_t pid, bool running) {
+  std::lock_guard lock(g_programs_mutex);
+  if (running) {
+    Programs().insert(pid);
+  } else {
+    Programs().erase(pid);
+  }
+}
+
+// This process's children, from every thread's /proc children list; nullopt where the kernel
+// does not list them.
+std::optional<std::vector<pid_t>> Children() {
+  std::error_code ec;
+  std::vector<pid_t> children;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream list(task.path() / "children");
+    if (!list) return std::nullopt;
+    pid_t pid;
+    while (list >> pid) children.push_back(pid);
+  }
+  if (ec) return std::nullopt;
+  return children;
+}
+
 void CloseIfOpen(int& fd) {
   if (fd >= 0) close(std::exchange(fd, -1));
 }
@@ -180,6 +216,29 @@ void CloseIfOpen(int& fd) {
 }
 
 }  // namespace
+
+bool HasChildrenBesidesPrograms() {
+  const std::optional<std::vector<pid_t>> children = Children();
+  bool any = false;
+  int status = 0;
+  if (!children) {
+    // No list: only a process without Programs can tell, by waiting for any child.
+    {
+      std::lock_guard lock(g_programs_mutex);
+      if (!Programs().empty()) return false;
+    }
+    pid_t got;
+    while ((got = waitpid(-1, &status, WNOHANG)) > 0) any = true;
+    return any || got == 0;
+  }
+  std::lock_guard lock(g_programs_mutex);
+  for (const pid_t pid : *children) {
+    if (Programs().count(pid) > 0) continue;
+    any = true;
+    waitpid(pid, &status, WNOHANG);
+  }
+  return any;
+}
 
 StatusOr<Program> Program::Start(const std::vector<std::string>& argv,
                                  const ProgramOptions& options) {
@@ -211,6 +270,7 @@ StatusOr<Program> Program::Start(const std::vector<std::string>& argv,
     close(err[0]);
     return InternalError("cannot start '" + argv[0] + "': fork: " + why);
   }
+  Track(pid, true);
   fcntl(io[0], F_SETFL, fcntl(io[0], F_GETFL) | O_NONBLOCK);
   fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   return Program(pid, io[0], err[0]);
@@ -226,6 +286,7 @@ Program::~Program() {
   if (pid_ > 0) {
     KillGroup(pid_);
     [[maybe_unused]] auto ended = Reap(pid_);
+    Track(pid_, false);
   }
 }
 
@@ -239,7 +300,10 @@ void Program::Kill() { KillGroup(pid_); }
 StatusOr<Ended> Program::Wait() {
   if (pid_ <= 0) return FailedPreconditionError("the program was already waited for");
   CloseFds();
-  return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false);
+  const pid_t pid = std::exchange(pid_, -1);
+  auto ended = EndGroup(pid, /*kill_leader=*/false);
+  Track(pid, false);
+  return ended;
 }
 
 }  // namespace mm::process

@@ -110,6 +110,10 @@ struct ProgramOptions {
   std::int64_t data_limit_bytes = 0;
 };
 
+// Whether this process has a child that is not a running Program (one a backend forked during a
+// call, say); such children that ended are reaped on the way, Programs are never waited for here.
+bool HasChildrenBesidesPrograms();
+
 // A program started with execvp(): its stdin and stdout are one end of a Unix stream socket (so
 // a write to a program that has gone is an error, EPIPE, never a SIGPIPE to this process), its
 // stderr a pipe; this side holds the other ends, non-blocking. Destroying a Program that was not

@@ -318,5 +318,20 @@ TEST(ProgramTest, KillEndsAHangingProgramAndItsGroup) {
   EXPECT_TRUE(GoneSoon(grandchild));
 }
 
+TEST(ProgramTest, IsNotAChildForkedBehindTheToolsBack) {
+  EXPECT_FALSE(HasChildrenBesidesPrograms());
+  auto program = Program::Start({"sleep", "100"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_FALSE(HasChildrenBesidesPrograms());
+  const pid_t forked = Fork();
+  if (forked == 0) _exit(0);
+  siginfo_t info{};
+  waitid(P_PID, static_cast<id_t>(forked), &info, WEXITED | WNOWAIT);  // Ended, not reaped.
+  EXPECT_TRUE(HasChildrenBesidesPrograms());                           // And reaped on the way.
+  EXPECT_FALSE(HasChildrenBesidesPrograms());
+  program->Kill();
+  EXPECT_TRUE(program->Wait().ok());  // Never reaped by the check.
+}
+
 }  // namespace
 }  // namespace mm::process
