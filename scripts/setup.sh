@@ -25,8 +25,9 @@ packages=(
   # A runtime judged from its outputs (scripts/ort-conformance.sh): ONNX Runtime from the npm
   # registry, run by Node.js.
   nodejs
-  # The fair-corpus check against numpy as ONNX's runner judges (conformance/fuzz/tests).
-  python3-numpy python3-onnx
+  # The fair-corpus check against numpy as ONNX's runner judges (conformance/fuzz/tests); the
+  # runtimes mm ships drivers for (backends/runtimes/python: numpy, torch; the Python SDK).
+  python3-numpy python3-onnx python3-torch
   # Campaigns on Slurm (scripts/slurm/): its test brings up a single-node cluster.
   slurmctld slurmd slurm-client munge
   # The BLAS backends (openblas, blis, atlas, netlib): loaded at run time, each from its own

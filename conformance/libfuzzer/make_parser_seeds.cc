@@ -65,6 +65,35 @@ constexpr char kOutputsManifest[] = R"({"runtime": "seed runtime 1.0", "records"
    "message": "no bfloat16 MatMul kernel"}
 ]})";
 
+// A frame as a driver writes it (docs/runtime-protocol.md).
+std::string Frame(const std::string& header, const std::string& data = "") {
+  std::string out;
+  for (const std::size_t length : {header.size(), data.size()}) {
+    for (int shift = 0; shift < 32; shift += 8) out += static_cast<char>((length >> shift) & 0xFF);
+  }
+  return out + header + data;
+}
+
+// What drivers write: a hello, then answers to parser_fuzz::RuntimeFrameRequests in turn.
+std::vector<std::string> RuntimeFrames() {
+  const std::string hello =
+      Frame(R"({"type":"hello","protocol":1,"runtime":"seed","version":"1","runs_on":"here",)"
+            R"("dtypes":{"float":{"accumulation":"float"},"int64":{"accumulation":"int64"},)"
+            R"("bfloat16":{"accumulation":"float","flushes_subnormals":true,"conversion":"f32"},)"
+            R"("uint32":{"refused":"no"}}})");
+  const std::string y_float =
+      Frame(R"({"type":"y","id":1,"dtype":"float","shape":[2,4],"seconds":1e-6})",
+            std::string(32, '\x01'));
+  const std::string y_int64 =
+      Frame(R"({"type":"y","id":2,"dtype":"int64","shape":[]})", std::string(8, '\x02'));
+  const std::string y_bf16 =
+      Frame(R"({"type":"y","id":3,"dtype":"bfloat16","shape":[2,2]})", std::string(8, '\0'));
+  const std::string refused = Frame(R"({"type":"refused","id":4,"what":"shape","why":"rank < 2"})");
+  const std::string error = Frame(R"({"type":"error","id":2,"message":"boom"})");
+  return {hello, hello + y_float, hello + y_float + y_int64 + y_bf16 + refused,
+          hello + y_float + error};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +106,10 @@ int main(int argc, char** argv) {
   bool ok = WriteText(dir / "expectations" / "seed.json", kExpectations) &&
             WriteText(dir / "outputs_manifest" / "seed.json", kOutputsManifest) &&
             WriteText(dir / "calibration_table" / "seed.json", CalibrationTable());
+  const std::vector<std::string> frames = RuntimeFrames();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    ok &= WriteText(dir / "runtime_frames" / ("seed_" + std::to_string(i)), frames[i]);
+  }
   for (int i = 2; i < argc; ++i) {
     std::error_code ec;
     fs::copy_file(argv[i], dir / "expectations" / ("shipped_" + std::to_string(i) + ".json"),

@@ -6,20 +6,31 @@
 
 #include <array>
 #include <string_view>
+#include <vector>
 
 #include "backends/auto/auto_backend.h"
+#include "engine/matmul_plan.h"
 
 namespace mm::parser_fuzz {
 
 // Every kind of file a libFuzzer target exists for; a target's executable is
 // mm_<kind>_fuzzer and its seeds are in <seeds>/<kind>/.
-inline constexpr std::array<std::string_view, 5> kKinds = {
+inline constexpr std::array<std::string_view, 6> kKinds = {
     "expectations",        // --expectations (mm-conformance, mm-fuzz, auto's MM_EXPECTATIONS)
     "outputs_manifest",    // mm_outputs.json of an --outputs tree
     "calibration_table",   // auto's table (MM_AUTO_TABLE)
     "conformance_report",  // a JSON report read back by --resume and `mm-conformance merge`
     "fuzz_report",         // an mm-fuzz --json report read back by `mm-fuzz merge`
+    "runtime_frames",      // what a driver writes to its stdout (docs/runtime-protocol.md)
 };
+
+// The requests the runtime_frames target answers in turn, by id 1, 2, 3, 4, ... (cycling): a
+// driver's stdout is its hello and then one reply to each.
+inline std::vector<mm::MatMulDesc> RuntimeFrameRequests() {
+  return {{mm::DType::kFloat, {2, 3}, {3, 4}},
+          {mm::DType::kInt64, {3}, {3}},
+          {mm::DType::kBFloat16, {2, 0}, {0, 2}}};
+}
 
 // The identity of the seeds' calibration tables, and the one their target expects.
 inline AutoIdentity FuzzAutoIdentity() {

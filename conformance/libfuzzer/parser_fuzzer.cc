@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/auto/auto_backend.h"
+#include "backends/cmd/runtime_protocol.h"
 #include "conformance/expectations.h"
 #include "conformance/fuzz/fuzz_merge.h"
 #include "conformance/fuzz/fuzz_report_reader.h"
@@ -113,10 +114,48 @@ void FuzzFuzzReport(std::string_view text) {
   Check(fuzz::MergeFuzzReports(shards).status());
 }
 
+// A driver's stdout in memory.
+class Frames final : public runtime::ByteSource {
+ public:
+  explicit Frames(std::string_view bytes) : bytes_(bytes) {}
+  bool at_end() const { return bytes_.empty(); }
+  Status Read(std::span<std::byte> into) override {
+    if (into.size() > bytes_.size()) return InternalError("the driver ended");
+    std::memcpy(into.data(), bytes_.data(), into.size());
+    bytes_.remove_prefix(into.size());
+    return OkStatus();
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+// As the backend reads a driver: the hello, then a reply to each request of
+// RuntimeFrameRequests in turn, Y read into a buffer of exactly Y's bytes, until the bytes end.
+void FuzzRuntimeFrames(std::string_view text) {
+  static const std::vector<MatMulPlan> plans = [] {
+    std::vector<MatMulPlan> out;
+    for (const MatMulDesc& desc : parser_fuzz::RuntimeFrameRequests()) {
+      out.push_back(PlanMatMul(desc).value());
+    }
+    return out;
+  }();
+  Frames frames(text);
+  Check(runtime::ReadHello(frames).status());
+  for (std::uint64_t id = 1; !frames.at_end(); ++id) {
+    const MatMulPlan& plan = plans[(id - 1) % plans.size()];
+    std::vector<std::byte> y(static_cast<std::size_t>(plan.y_elements) *
+                             DTypeSize(plan.desc.dtype));
+    const Status read = runtime::ReadReply(frames, {id, plan.desc.dtype, plan.y_dims}, y).status();
+    Check(read);
+    if (!read.ok()) return;
+  }
+}
+
 // One per kind, in kKinds's order.
-constexpr void (*kFuzzers[])(std::string_view) = {FuzzExpectations, FuzzOutputsManifest,
+constexpr void (*kFuzzers[])(std::string_view) = {FuzzExpectations,     FuzzOutputsManifest,
                                                   FuzzCalibrationTable, FuzzConformanceReport,
-                                                  FuzzFuzzReport};
+                                                  FuzzFuzzReport,       FuzzRuntimeFrames};
 static_assert(std::size(kFuzzers) == parser_fuzz::kKinds.size());
 
 }  // namespace
