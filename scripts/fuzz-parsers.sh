@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Parser fuzzing: fuzzes each reader of the files mm reads besides ONNX ones (--expectations, an
 # outputs tree's mm_outputs.json, auto's calibration table, a JSON report read back by --resume or
-# `mm-conformance merge`, an mm-fuzz report read back by `mm-fuzz merge`) with its own libFuzzer
+# `mm-conformance merge`, an mm-fuzz report read back by `mm-fuzz merge`, the frames a runtime
+# driver writes to its stdout) with its own libFuzzer
 # target (conformance/libfuzzer/), built by the CMake preset "loader-fuzz" (clang 14,
 # -fsanitize=fuzzer,address,undefined) into build/loader-fuzz/. Makes the seeds with mm's own
 # writers (each must parse), then runs every target for SECONDS (default 20) with a fixed seed and
