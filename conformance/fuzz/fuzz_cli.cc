@@ -190,7 +190,9 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
          [&o](const std::vector<std::string>& names) {
            for (const auto& n : names) cli::AppendOnce(o.fuzz.backends, n);
          },
-         "run this backend (repeatable; default: all of " + Join(backends) + ")")
+         "run this backend (repeatable; default: all of " + Join(backends) +
+             " and MM_BACKEND_LIBS's plugins, or, when --backend-lib or --backend-cmd is given, "
+             "only the backends those name)")
       ->option_text("NAME")
       ->check(cli::NonEmpty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -858,14 +860,20 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   if (export_builtin->parsed()) return ExportBuiltin(o, out, err);
   if (merge->parsed()) return Merge(o, out, err);
 
-  // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib.
+  // The built-in backends plus the plugins of MM_BACKEND_LIBS and --backend-lib and the drivers of
+  // --backend-cmd.
   BackendRegistry registry = builtin;
-  Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(o.backend_libs));
+  Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad({}));
+  const std::vector<std::string> before_flags = registry.Names();
+  if (loaded.ok()) loaded = RegisterBackendLibraries(registry, o.backend_libs);
   if (loaded.ok()) loaded = runtime::RegisterCommandBackends(registry, o.backend_cmds);
   if (!loaded.ok()) {
     err << "mm-fuzz: " << loaded.message() << "\n";
     return kExitUsage;
   }
+  // As in mm-conformance: what --backend-lib and --backend-cmd name is, without --backend, all
+  // that runs (a plugin under test is not drowned in the built-ins' results).
+  if (o.fuzz.backends.empty()) o.fuzz.backends = cli::NewNames(before_flags, registry.Names());
 
   for (const std::string& name : o.fuzz.backends) {
     if (const std::string why = registry.UnavailableReason(name); !why.empty()) {

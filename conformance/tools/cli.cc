@@ -36,16 +36,7 @@ namespace mm::conformance {
 namespace {
 
 using cli::Joined;
-
-// The names of `after` that `before` has not, in order.
-std::vector<std::string> NewNames(const std::vector<std::string>& before,
-                                  const std::vector<std::string>& after) {
-  std::vector<std::string> added;
-  for (const std::string& name : after) {
-    if (std::find(before.begin(), before.end(), name) == before.end()) added.push_back(name);
-  }
-  return added;
-}
+using cli::NewNames;
 
 SelfCheckCommand g_self_check = nullptr;
 StartHook g_start_hook = nullptr;

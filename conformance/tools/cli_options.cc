@@ -80,6 +80,15 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+std::vector<std::string> NewNames(const std::vector<std::string>& before,
+                                  const std::vector<std::string>& after) {
+  std::vector<std::string> added;
+  for (const std::string& name : after) {
+    if (std::find(before.begin(), before.end(), name) == before.end()) added.push_back(name);
+  }
+  return added;
+}
+
 }  // namespace cli
 
 namespace {

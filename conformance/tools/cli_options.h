@@ -91,6 +91,9 @@ class HelpFormatter : public CLI::Formatter {
 void AppendOnce(std::vector<std::string>& list, const std::string& value);
 // Joins `items` with ", ".
 std::string Joined(const std::vector<std::string>& items);
+// The names of `after` that `before` has not, in order: the backends an option registered.
+std::vector<std::string> NewNames(const std::vector<std::string>& before,
+                                  const std::vector<std::string>& after);
 }  // namespace cli
 
 }  // namespace mm::conformance
