@@ -219,8 +219,8 @@ std::unique_ptr<CLI::App> MakeConformanceApp(CliOptions& options,
            for (const std::string& name : names) cli::AppendOnce(options.backends, name);
          },
          "run this backend (repeatable; default: all of " + cli::Joined(backend_names) +
-             " and MM_BACKEND_LIBS's plugins, or, when --backend-lib or --outputs is given, only "
-             "the backends those name)")
+             " and MM_BACKEND_LIBS's plugins, or, when --backend-lib, --backend-cmd or --outputs "
+             "is given, only the backends those name)")
       ->option_text("NAME")
       ->check(cli::NonEmpty())
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
