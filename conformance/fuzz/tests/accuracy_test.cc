@@ -256,6 +256,56 @@ TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
   EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
 }
 
+// The backends a run fuzzed: the keys of its JSON report's per-backend counts.
+std::vector<std::string> FuzzedBackends(const std::vector<std::string>& args, int& code) {
+  const fs::path json =
+      fs::temp_directory_path() / ("mm_fuzzed_backends_" + std::to_string(::getpid()) + ".json");
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"--seed", "2", "--cases", "20", "--json", json.string()});
+  std::ostringstream out, err;
+  code = RunFuzzCli(all, BuiltinBackends(), out, err);
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  fs::remove(json);
+  std::vector<std::string> names;
+  if (j.is_discarded()) return names;
+  for (const auto& [name, counts] : j["stats"]["backends"].items()) names.push_back(name);
+  EXPECT_THAT(j["options"]["backends"].get<std::vector<std::string>>(),
+              ::testing::UnorderedElementsAreArray(names))
+      << "the report's options name what ran";
+  return names;
+}
+
+// As mm-conformance judges a plugin alone: --backend-lib without --backend fuzzes only the
+// backend it names; a built-in runs beside it only when asked for.
+TEST(FuzzBackendLibTest, WithoutBackendOnlyThePluginIsFuzzed) {
+  int code = -1;
+  EXPECT_THAT(FuzzedBackends({"--backend-lib", MM_EXAMPLE_PLUGIN}, code),
+              ::testing::ElementsAre("example"));
+  EXPECT_EQ(code, kExitClean);
+  EXPECT_THAT(FuzzedBackends({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "reference"}, code),
+              ::testing::ElementsAre("reference"));
+  EXPECT_THAT(FuzzedBackends({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example",
+                              "--backend", "reference"},
+                             code),
+              ::testing::UnorderedElementsAre("example", "reference"));
+  EXPECT_EQ(code, kExitClean);
+}
+
+// Likewise --backend-cmd: the numpy driver given as any driver is (named np, numpy being the
+// shipped one's name) is all that runs.
+TEST(FuzzBackendCmdTest, WithoutBackendOnlyTheDriverIsFuzzed) {
+  if (const std::string why = BuiltinBackends().UnavailableReason("numpy"); !why.empty()) {
+    GTEST_SKIP() << "the numpy driver cannot run: " << why;
+  }
+  int code = -1;
+  EXPECT_THAT(
+      FuzzedBackends({"--backend-cmd", "np=/usr/bin/python3 " MM_NUMPY_DRIVER, "--dtype", "float"},
+                     code),
+      ::testing::ElementsAre("np"));
+  EXPECT_EQ(code, kExitClean);
+}
+
 // The point of a plugin's arithmetic declaration: a float16 kernel meant to accumulate in float32
 // that slipped into float16 accumulation. Judged by its own type (a plugin that declares nothing,
 // as every version-1 plugin) its errors are within float16 accumulation's bound: no failure. Once
