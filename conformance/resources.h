@@ -68,7 +68,8 @@ class CallMonitor {
 
   // Just before a backend is called.
   void Before();
-  // Just after the call of `backend` returned (`computed`: it did not decline the problem): the
+  // Just after the call of `backend` returned (`computed`: it computed the product, as
+  // BackendComputed says; other calls are measured but not counted toward the backend): the
   // call's figures; a look-out first when the call is one of IsLookOutCall's.
   CallResources After(const std::string& backend, bool computed);
 

@@ -372,7 +372,7 @@ bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& regi
     }
     void OnResult(Result result) override {
       if (in_backend) {
-        result.resources = monitor.After(result.backend, result.verdict != Verdict::kUnsupported);
+        result.resources = monitor.After(result.backend, BackendComputed(result));
       }
       in_backend = false;
       ApplyExpectation(options->expectations, options->rule, result);

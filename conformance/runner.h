@@ -67,6 +67,14 @@ struct Result {
   std::optional<CallResources> resources;
 };
 
+// Whether `result` comes from a call in which its backend computed the product: it did not decline
+// it (UNSUPPORTED), and the engine did not answer it above the backend (K = 0, an empty Y). Only
+// such calls count toward a backend's resource figures: a leak is not diluted by calls that never
+// reached it.
+inline bool BackendComputed(const Result& result) {
+  return result.verdict != Verdict::kUnsupported && !IsEngineAnswer(result.implementation);
+}
+
 // A backend that computes nothing: it answers each (case, data set) with what another runtime
 // recorded for it (an outputs tree, conformance/outputs_backend.h). ExecuteAndJudge asks it instead
 // of Supports / Prepare / Execute, and judges its answer under the arithmetic it declares

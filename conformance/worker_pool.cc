@@ -150,7 +150,7 @@ bool ForkedByTheBackend() { return process::HasChildrenBesidesPrograms(); }
       stage.reset();
       // Before anything else of the worker's runs: the figures are the call's alone.
       if (ran) {
-        result.resources = monitor.After(result.backend, result.verdict != Verdict::kUnsupported);
+        result.resources = monitor.After(result.backend, BackendComputed(result));
       }
       if (ran && ForkedByTheBackend()) {
         result.message = "unrequested answer: backend " + result.backend +

@@ -100,8 +100,8 @@ class DegeneratePrimitive final : public MatMulPrimitive {
   using MatMulPrimitive::MatMulPrimitive;
 
   std::string implementation() const override {
-    return plan().y_elements == 0 ? "engine: empty Y, nothing to compute"
-                                  : "engine: K = 0, Y is exact zeros";
+    return std::string(kEngineAnswer) +
+           (plan().y_elements == 0 ? "empty Y, nothing to compute" : "K = 0, Y is exact zeros");
   }
 
  protected:

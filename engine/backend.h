@@ -32,6 +32,15 @@ struct Support {
   std::string ToString() const;
 };
 
+// The start of implementation() when the engine answers a product itself (K = 0, an empty Y):
+// the backend was not called.
+inline constexpr std::string_view kEngineAnswer = "engine: ";
+
+// Whether `implementation` (MatMulPrimitive::implementation()) is the engine's own answer.
+inline bool IsEngineAnswer(std::string_view implementation) {
+  return implementation.substr(0, kEngineAnswer.size()) == kEngineAnswer;
+}
+
 // A MatMul prepared for one plan (dtype and shapes): created once, executed many times. Execute
 // checks that the views match the plan, then runs; implementations do the expensive work (primitive
 // creation, packing decisions) in Backend::PrepareProduct, so Run should only bind memory and
@@ -53,7 +62,7 @@ class MatMulPrimitive {
   // What actually computes this plan, as precisely as the backend knows it: the library's
   // implementation and instruction set ("oneDNN brg:avx512_core_bf16 (ISA avx512_core_bf16)"),
   // the SIMD set a library was compiled for, the conversion taken. Empty when the backend does
-  // not say. For K = 0 or an empty Y, the engine's own answer ("engine: ...").
+  // not say. For K = 0 or an empty Y, the engine's own answer (kEngineAnswer + "...").
   virtual std::string implementation() const { return {}; }
 
  protected:
