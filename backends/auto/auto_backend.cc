@@ -17,6 +17,7 @@
 #include "engine/io/json.h"
 #include "engine/io/names.h"
 #include "engine/machine.h"
+#include "mm/version.h"
 
 namespace mm {
 namespace {

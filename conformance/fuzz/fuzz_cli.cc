@@ -28,6 +28,7 @@
 #include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/version.h"
 
 namespace mm::fuzz {
 namespace {

@@ -31,6 +31,7 @@
 #include "conformance/stop_signals.h"
 #include "conformance/tools/cli_options.h"
 #include "conformance/worker_pool.h"
+#include "mm/version.h"
 
 namespace mm::conformance {
 namespace {
