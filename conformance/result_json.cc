@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "conformance/result_schema.h"
+
 namespace mm::conformance {
 namespace {
 
@@ -14,19 +16,19 @@ using Ordered = nlohmann::ordered_json;
 
 // Reads `key` of `object` into `out` with nlohmann's conversions; the error names the key.
 template <class T>
-Status Get(const json& object, const char* key, T& out) {
+Status Get(const json& object, const std::string& key, T& out) {
   auto it = object.find(key);
-  if (it == object.end()) return InvalidArgumentError(std::string("missing key \"") + key + "\"");
+  if (it == object.end()) return InvalidArgumentError("missing key \"" + key + "\"");
   try {
     out = it->template get<T>();
   } catch (const json::exception& e) {
-    return InvalidArgumentError(std::string("key \"") + key + "\": " + e.what());
+    return InvalidArgumentError("key \"" + key + "\": " + e.what());
   }
   return OkStatus();
 }
 
 // Like Get, where null (or absence) means "empty".
-Status GetOptionalString(const json& object, const char* key, std::string& out) {
+Status GetOptionalString(const json& object, const std::string& key, std::string& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     out.clear();
@@ -35,94 +37,13 @@ Status GetOptionalString(const json& object, const char* key, std::string& out) 
   return Get(object, key, out);
 }
 
-Status GetDouble(const json& object, const char* key, double& out) {
+Status GetDouble(const json& object, const std::string& key, double& out) {
   auto it = object.find(key);
-  if (it == object.end()) return InvalidArgumentError(std::string("missing key \"") + key + "\"");
+  if (it == object.end()) return InvalidArgumentError("missing key \"" + key + "\"");
   auto value = DoubleFromJson(*it);
-  if (!value.ok()) return value.status().WithContext(std::string("key \"") + key + "\"");
+  if (!value.ok()) return value.status().WithContext("key \"" + key + "\"");
   out = *value;
   return OkStatus();
-}
-
-// A WorstElement as JSON under the given names of its centre and radius ("expected"/"allowed" for
-// ONNX's tolerance, "exact"/"bound" for the error bound), and back.
-Ordered WorstToJson(const WorstElement& w, const char* centre, const char* radius) {
-  Ordered out = {{"index", w.index},
-                 {"flat_index", w.flat_index},
-                 {centre, w.expected},
-                 {"actual", w.actual},
-                 {std::string(centre) + "_value", JsonDouble(w.expected_value)},
-                 {"actual_value", JsonDouble(w.actual_value)},
-                 {"abs_error", JsonDouble(w.abs_error)},
-                 {"rel_error", JsonDouble(w.rel_error)},
-                 {radius, JsonDouble(w.allowed)}};
-  return out;
-}
-
-StatusOr<WorstElement> WorstFromJson(const json& w, const char* centre, const char* radius) {
-  if (!w.is_object()) return InvalidArgumentError("key \"worst\" must be an object");
-  WorstElement worst;
-  MM_RETURN_IF_ERROR(Get(w, "index", worst.index));
-  MM_RETURN_IF_ERROR(Get(w, "flat_index", worst.flat_index));
-  MM_RETURN_IF_ERROR(Get(w, centre, worst.expected));
-  MM_RETURN_IF_ERROR(Get(w, "actual", worst.actual));
-  MM_RETURN_IF_ERROR(GetDouble(w, "abs_error", worst.abs_error));
-  MM_RETURN_IF_ERROR(GetDouble(w, "rel_error", worst.rel_error));
-  MM_RETURN_IF_ERROR(GetDouble(w, radius, worst.allowed));
-  // The report's JSON has the exact decimal texts only; they read back to the same values.
-  auto value_of = [&](const std::string& key, const std::string& text, double& out) -> Status {
-    if (w.contains(key)) return GetDouble(w, key.c_str(), out);
-    auto parsed = DoubleFromJson(json(text));
-    out = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
-    return OkStatus();
-  };
-  MM_RETURN_IF_ERROR(
-      value_of(std::string(centre) + "_value", worst.expected, worst.expected_value));
-  MM_RETURN_IF_ERROR(value_of("actual_value", worst.actual, worst.actual_value));
-  return worst;
-}
-
-StatusOr<std::optional<Comparison>> OptionalComparison(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::optional<Comparison>();
-  auto c = ComparisonFromJson(*it);
-  if (!c.ok()) return c.status().WithContext(std::string("key \"") + key + "\"");
-  return std::optional<Comparison>(std::move(c).value());
-}
-
-// The figures of CallResources by their JSON names, in order; spinning_threads (-1: not looked)
-// is null when not looked and comes last.
-constexpr std::pair<const char*, std::int64_t CallResources::*> kCallFigures[] = {
-    {"process", &CallResources::process},
-    {"call", &CallResources::call},
-    {"rss_bytes", &CallResources::rss_bytes},
-    {"rss_growth_bytes", &CallResources::rss_growth_bytes},
-    {"fds", &CallResources::fds},
-    {"fd_growth", &CallResources::fd_growth},
-    {"threads", &CallResources::threads},
-    {"thread_growth", &CallResources::thread_growth}};
-
-Ordered ResourcesToJson(const CallResources& r) {
-  Ordered out = Ordered::object();
-  for (const auto& [key, figure] : kCallFigures) out[key] = r.*figure;
-  out["spinning_threads"] = r.spinning_threads >= 0 ? Ordered(r.spinning_threads) : Ordered();
-  return out;
-}
-
-StatusOr<std::optional<CallResources>> ResourcesFromJson(const json& object) {
-  auto it = object.find("resources");
-  // Absent in reports of an older mm.
-  if (it == object.end() || it->is_null()) return std::optional<CallResources>();
-  if (!it->is_object()) return InvalidArgumentError("key \"resources\" must be an object");
-  CallResources r;
-  for (const auto& [key, figure] : kCallFigures) {
-    MM_RETURN_IF_ERROR(Get(*it, key, r.*figure).WithContext("key \"resources\""));
-  }
-  if (auto spinning = it->find("spinning_threads"); spinning != it->end() && !spinning->is_null()) {
-    MM_RETURN_IF_ERROR(
-        Get(*it, "spinning_threads", r.spinning_threads).WithContext("key \"resources\""));
-  }
-  return std::optional<CallResources>(r);
 }
 
 }  // namespace
@@ -168,83 +89,66 @@ StatusOr<Dims> ParseDims(std::string_view text) {
   return dims;
 }
 
-Ordered ComparisonToJson(const Comparison& c) {
-  Ordered out = {{"match", c.match},
-                 {"elements", c.elements},
-                 {"differing", c.differing},
-                 {"bitwise_equal", c.bitwise_equal},
-                 {"max_abs_error", JsonDouble(c.max_abs_error)},
-                 {"max_rel_error", JsonDouble(c.max_rel_error)}};
-  if (!c.mismatch.empty()) out["mismatch"] = c.mismatch;
-  if (c.worst) out["worst"] = WorstToJson(*c.worst, "expected", "allowed");
-  return out;
-}
+namespace {
 
-StatusOr<Comparison> ComparisonFromJson(const json& object) {
-  if (!object.is_object()) return InvalidArgumentError("a comparison must be an object");
-  Comparison c;
-  MM_RETURN_IF_ERROR(Get(object, "match", c.match));
-  MM_RETURN_IF_ERROR(Get(object, "elements", c.elements));
-  MM_RETURN_IF_ERROR(Get(object, "differing", c.differing));
-  MM_RETURN_IF_ERROR(Get(object, "bitwise_equal", c.bitwise_equal));
-  MM_RETURN_IF_ERROR(GetDouble(object, "max_abs_error", c.max_abs_error));
-  MM_RETURN_IF_ERROR(GetDouble(object, "max_rel_error", c.max_rel_error));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "mismatch", c.mismatch));
-  if (auto it = object.find("worst"); it != object.end() && !it->is_null()) {
-    auto worst = WorstFromJson(*it, "expected", "allowed");
-    if (!worst.ok()) return worst.status().WithContext("key \"worst\"");
-    c.worst = std::move(worst).value();
+// Builds the ordered JSON of a record from its schema (result_schema.h).
+class JsonBuilder {
+ public:
+  explicit JsonBuilder(Ordered& out) : out_(out) {}
+
+  void Text(const std::string& key, const std::string& s) { out_[key] = s; }
+  void NullableText(const std::string& key, const std::string& s) {
+    out_[key] = s.empty() ? Ordered() : Ordered(s);
   }
-  return c;
-}
-
-Ordered BoundCheckToJson(const BoundCheck& b) {
-  Ordered out = {{"elements", b.elements}, {"outside", b.outside}, {"unbounded", b.unbounded}};
-  if (b.worst) out["worst"] = WorstToJson(*b.worst, "exact", "bound");
-  return out;
-}
-
-StatusOr<BoundCheck> BoundCheckFromJson(const json& object) {
-  if (!object.is_object()) return InvalidArgumentError("a bound check must be an object");
-  BoundCheck b;
-  MM_RETURN_IF_ERROR(Get(object, "elements", b.elements));
-  MM_RETURN_IF_ERROR(Get(object, "outside", b.outside));
-  MM_RETURN_IF_ERROR(Get(object, "unbounded", b.unbounded));
-  if (auto it = object.find("worst"); it != object.end() && !it->is_null()) {
-    auto worst = WorstFromJson(*it, "exact", "bound");
-    if (!worst.ok()) return worst.status().WithContext("key \"worst\"");
-    b.worst = std::move(worst).value();
+  void OmittedText(const std::string& key, const std::string& s) {
+    if (!s.empty()) out_[key] = s;
   }
-  return b;
-}
+  void Integer(const std::string& key, std::int64_t i, schema::Presence) { out_[key] = i; }
+  void NullableInteger(const std::string& key, std::int64_t i) {
+    out_[key] = i >= 0 ? Ordered(i) : Ordered();
+  }
+  void Real(const std::string& key, double d) { out_[key] = JsonDouble(d); }
+  void RealOfText(const std::string& key, double d, const std::string&) { Real(key, d); }
+  void Boolean(const std::string& key, bool b) { out_[key] = b; }
+  void Index(const std::string& key, const Dims& dims) { out_[key] = dims; }
+  void TypeName(const std::string& key, const std::optional<DType>& dtype) {
+    out_[key] = dtype ? Ordered(DTypeName(*dtype)) : Ordered();
+  }
+  void Shape(const std::string& key, const Dims& dims, const std::optional<DType>& dtype) {
+    out_[key] = dtype ? Ordered(DimsToString(dims)) : Ordered();
+  }
+  void VerdictName(const std::string& key, Verdict verdict) {
+    out_[key] = conformance::VerdictName(verdict);
+  }
+  void Derived(const std::string& key, std::optional<double> value) {
+    out_[key] = value ? JsonDouble(*value) : Ordered();
+  }
+  template <class T>
+  void Object(const std::string& key, const std::optional<T>& object) {
+    out_[key] = Ordered();
+    if (!object) return;
+    JsonBuilder nested(out_[key] = Ordered::object());
+    schema::VisitFields(*object, nested);
+  }
+  void Worst(const std::string& key, const std::optional<WorstElement>& worst, const char* centre,
+             const char* radius) {
+    if (!worst) return;
+    JsonBuilder nested(out_[key] = Ordered::object());
+    schema::VisitFields(*worst, nested, centre, radius);
+  }
+
+ private:
+  Ordered& out_;
+};
+
+}  // namespace
 
 Ordered ResultToJson(const Result& r) {
-  const bool errors = r.vs_expected && r.vs_expected->mismatch.empty();
-  return {{"case", r.case_name},
-          {"case_index", r.case_index},
-          {"source", r.source},
-          {"data_set", r.data_set.empty() ? Ordered() : Ordered(r.data_set)},
-          {"backend", r.backend},
-          {"dtype", r.dtype ? Ordered(DTypeName(*r.dtype)) : Ordered()},
-          {"a_shape", r.dtype ? Ordered(DimsToString(r.a_dims)) : Ordered()},
-          {"b_shape", r.dtype ? Ordered(DimsToString(r.b_dims)) : Ordered()},
-          {"verdict", VerdictName(r.verdict)},
-          {"message", r.message},
-          {"support_note", r.support_note.empty() ? Ordered() : Ordered(r.support_note)},
-          {"expectation", r.expectation.empty() ? Ordered() : Ordered(r.expectation)},
-          {"implementation", r.implementation.empty() ? Ordered() : Ordered(r.implementation)},
-          {"data_suspect", r.data_suspect.empty() ? Ordered() : Ordered(r.data_suspect)},
-          {"seconds", JsonDouble(r.seconds)},
-          {"max_abs_error", errors ? JsonDouble(r.vs_expected->max_abs_error) : Ordered()},
-          {"max_rel_error", errors ? JsonDouble(r.vs_expected->max_rel_error) : Ordered()},
-          {"vs_expected", r.vs_expected ? ComparisonToJson(*r.vs_expected) : Ordered()},
-          {"vs_bound", r.vs_bound ? BoundCheckToJson(*r.vs_bound) : Ordered()},
-          {"vs_reference", r.vs_reference},
-          {"vs_reference_detail",
-           r.vs_reference_comparison ? ComparisonToJson(*r.vs_reference_comparison) : Ordered()},
-          {"resources", r.resources ? ResourcesToJson(*r.resources) : Ordered()}};
+  Ordered out = Ordered::object();
+  JsonBuilder builder(out);
+  schema::VisitFields(r, builder);
+  return out;
 }
-
 ResultJsonWriter::ResultJsonWriter()
     : string_(std::string()),
       float_(0.0),
@@ -252,67 +156,90 @@ ResultJsonWriter::ResultJsonWriter()
       serializer_(nlohmann::detail::output_adapter<char>(text_), ' ',
                   nlohmann::ordered_json::error_handler_t::replace) {}
 
+// Writes a record's fields from its schema (result_schema.h) with the writer's primitives.
+class ResultJsonWriter::Fields {
+ public:
+  explicit Fields(ResultJsonWriter& w) : w_(w) {}
+
+  void Text(std::string_view key, const std::string& s) {
+    w_.Key(key);
+    w_.String(s);
+  }
+  void NullableText(std::string_view key, const std::string& s) {
+    w_.Key(key);
+    s.empty() ? w_.Null() : w_.String(s);
+  }
+  void OmittedText(std::string_view key, const std::string& s) {
+    if (!s.empty()) Text(key, s);
+  }
+  void Integer(std::string_view key, std::int64_t i, schema::Presence) {
+    w_.Key(key);
+    w_.Integer(i);
+  }
+  void NullableInteger(std::string_view key, std::int64_t i) {
+    w_.Key(key);
+    i >= 0 ? w_.Integer(i) : w_.Null();
+  }
+  void Real(std::string_view key, double d) {
+    w_.Key(key);
+    w_.Double(d);
+  }
+  void RealOfText(std::string_view key, double d, const std::string&) { Real(key, d); }
+  void Boolean(std::string_view key, bool b) {
+    w_.Key(key);
+    w_.Bool(b);
+  }
+  void Index(std::string_view key, const mm::Dims& dims) {
+    w_.Key(key);
+    w_.Dims(dims);
+  }
+  void TypeName(std::string_view key, const std::optional<DType>& dtype) {
+    w_.Key(key);
+    dtype ? w_.String(DTypeName(*dtype)) : w_.Null();
+  }
+  void Shape(std::string_view key, const mm::Dims& dims, const std::optional<DType>& dtype) {
+    w_.Key(key);
+    dtype ? w_.String(DimsToString(dims)) : w_.Null();
+  }
+  void VerdictName(std::string_view key, Verdict verdict) {
+    w_.Key(key);
+    w_.String(conformance::VerdictName(verdict));
+  }
+  void Derived(std::string_view key, std::optional<double> value) {
+    w_.Key(key);
+    value ? w_.Double(*value) : w_.Null();
+  }
+  template <class T>
+  void Object(std::string_view key, const std::optional<T>& object) {
+    w_.Key(key);
+    if (!object) return w_.Null();
+    w_.Open('{');
+    schema::VisitFields(*object, *this);
+    w_.Close('}');
+  }
+  void Worst(std::string_view key, const std::optional<WorstElement>& worst, const char* centre,
+             const char* radius) {
+    if (!worst) return;
+    w_.Key(key);
+    w_.Open('{');
+    schema::VisitFields(*worst, *this, centre, radius);
+    w_.Close('}');
+  }
+
+ private:
+  ResultJsonWriter& w_;
+};
+
 const std::string& ResultJsonWriter::Render(const Result& r, int indent) {
   text_.clear();
   first_.clear();
   indent_ = indent;
-  const bool errors = r.vs_expected && r.vs_expected->mismatch.empty();
-  auto optional_string = [this](const std::string& text) {
-    if (text.empty()) {
-      Null();
-    } else {
-      String(text);
-    }
-  };
+  Fields fields(*this);
   Open('{');
-  Key("case");
-  String(r.case_name);
-  Key("case_index");
-  Integer(r.case_index);
-  Key("source");
-  String(r.source);
-  Key("data_set");
-  optional_string(r.data_set);
-  Key("backend");
-  String(r.backend);
-  Key("dtype");
-  r.dtype ? String(DTypeName(*r.dtype)) : Null();
-  Key("a_shape");
-  r.dtype ? String(DimsToString(r.a_dims)) : Null();
-  Key("b_shape");
-  r.dtype ? String(DimsToString(r.b_dims)) : Null();
-  Key("verdict");
-  String(VerdictName(r.verdict));
-  Key("message");
-  String(r.message);
-  Key("support_note");
-  optional_string(r.support_note);
-  Key("expectation");
-  optional_string(r.expectation);
-  Key("implementation");
-  optional_string(r.implementation);
-  Key("data_suspect");
-  optional_string(r.data_suspect);
-  Key("seconds");
-  Double(r.seconds);
-  Key("max_abs_error");
-  errors ? Double(r.vs_expected->max_abs_error) : Null();
-  Key("max_rel_error");
-  errors ? Double(r.vs_expected->max_rel_error) : Null();
-  Key("vs_expected");
-  r.vs_expected ? Compare(*r.vs_expected) : Null();
-  Key("vs_bound");
-  r.vs_bound ? Bound(*r.vs_bound) : Null();
-  Key("vs_reference");
-  String(r.vs_reference);
-  Key("vs_reference_detail");
-  r.vs_reference_comparison ? Compare(*r.vs_reference_comparison) : Null();
-  Key("resources");
-  r.resources ? Resources(*r.resources) : Null();
+  schema::VisitFields(r, fields);
   Close('}');
   return text_;
 }
-
 void ResultJsonWriter::Open(char bracket) {
   text_ += bracket;
   first_.push_back(true);
@@ -390,121 +317,131 @@ void ResultJsonWriter::Dims(const mm::Dims& dims) {
   Close(']');
 }
 
-void ResultJsonWriter::Worst(const WorstElement& w, std::string_view centre,
-                             std::string_view radius) {
-  Open('{');
-  Key("index");
-  Dims(w.index);
-  Key("flat_index");
-  Integer(w.flat_index);
-  Key(centre);
-  String(w.expected);
-  Key("actual");
-  String(w.actual);
-  Key(std::string(centre) + "_value");
-  Double(w.expected_value);
-  Key("actual_value");
-  Double(w.actual_value);
-  Key("abs_error");
-  Double(w.abs_error);
-  Key("rel_error");
-  Double(w.rel_error);
-  Key(radius);
-  Double(w.allowed);
-  Close('}');
+namespace {
+
+// Reads a record's fields from JSON by its schema (result_schema.h); the first error stops it and
+// names the key.
+class JsonReader {
+ public:
+  explicit JsonReader(const json& object) : object_(object) {}
+  const Status& status() const { return status_; }
+
+  void Text(const std::string& key, std::string& s) {
+    Do([&] { return Get(object_, key, s); });
+  }
+  void NullableText(const std::string& key, std::string& s) {
+    Do([&] { return GetOptionalString(object_, key, s); });
+  }
+  void OmittedText(const std::string& key, std::string& s) { NullableText(key, s); }
+  void Integer(const std::string& key, std::int64_t& i, schema::Presence presence) {
+    if (presence == schema::Presence::kOptional && !object_.contains(key)) return;
+    Do([&] { return Get(object_, key, i); });
+  }
+  void NullableInteger(const std::string& key, std::int64_t& i) {
+    i = -1;
+    if (auto it = object_.find(key); it != object_.end() && !it->is_null()) {
+      Do([&] { return Get(object_, key, i); });
+    }
+  }
+  void Real(const std::string& key, double& d) {
+    Do([&] { return GetDouble(object_, key, d); });
+  }
+  void RealOfText(const std::string& key, double& d, const std::string& text);
+  void Boolean(const std::string& key, bool& b) {
+    Do([&] { return Get(object_, key, b); });
+  }
+  void Index(const std::string& key, Dims& dims) {
+    Do([&] { return Get(object_, key, dims); });
+  }
+  void TypeName(const std::string& key, std::optional<DType>& dtype);
+  void Shape(const std::string& key, Dims& dims, const std::optional<DType>& dtype);
+  void VerdictName(const std::string& key, Verdict& verdict);
+  void Derived(const std::string&, std::optional<double>) {}
+  template <class T>
+  void Object(const std::string& key, std::optional<T>& object) {
+    object.reset();
+    const json* nested = Nested(key);
+    if (nested != nullptr)
+      Read(key, *nested, [&](JsonReader& in) { schema::VisitFields(object.emplace(), in); });
+  }
+  void Worst(const std::string& key, std::optional<WorstElement>& worst, const char* centre,
+             const char* radius) {
+    worst.reset();
+    const json* nested = Nested(key);
+    if (nested != nullptr)
+      Read(key, *nested,
+           [&](JsonReader& in) { schema::VisitFields(worst.emplace(), in, centre, radius); });
+  }
+
+ private:
+  template <class F>
+  void Do(F read) {
+    if (status_.ok()) status_ = read();
+  }
+  // The object under `key`; null (and no error) when absent or null, or when reading failed.
+  const json* Nested(const std::string& key) {
+    auto it = object_.find(key);
+    if (!status_.ok() || it == object_.end() || it->is_null()) return nullptr;
+    if (it->is_object()) return &*it;
+    status_ = InvalidArgumentError("key \"" + key + "\" must be an object");
+    return nullptr;
+  }
+  template <class F>
+  void Read(const std::string& key, const json& nested, F visit) {
+    JsonReader in(nested);
+    visit(in);
+    if (!in.status().ok()) status_ = in.status().WithContext("key \"" + key + "\"");
+  }
+
+  const json& object_;
+  Status status_;
+};
+
+// The report's JSON has the exact decimal texts; an older one lacks their values, which read back
+// from the texts.
+void JsonReader::RealOfText(const std::string& key, double& d, const std::string& text) {
+  if (object_.contains(key)) return Real(key, d);
+  auto parsed = DoubleFromJson(json(text));
+  d = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
 }
 
-void ResultJsonWriter::Compare(const Comparison& c) {
-  Open('{');
-  Key("match");
-  Bool(c.match);
-  Key("elements");
-  Integer(c.elements);
-  Key("differing");
-  Integer(c.differing);
-  Key("bitwise_equal");
-  Bool(c.bitwise_equal);
-  Key("max_abs_error");
-  Double(c.max_abs_error);
-  Key("max_rel_error");
-  Double(c.max_rel_error);
-  if (!c.mismatch.empty()) {
-    Key("mismatch");
-    String(c.mismatch);
-  }
-  if (c.worst) {
-    Key("worst");
-    Worst(*c.worst, "expected", "allowed");
-  }
-  Close('}');
+void JsonReader::TypeName(const std::string& key, std::optional<DType>& dtype) {
+  std::string text;
+  NullableText(key, text);
+  dtype.reset();
+  if (!status_.ok() || text.empty()) return;
+  auto parsed = DTypeFromName(text);
+  if (!parsed.ok()) status_ = parsed.status().WithContext("key \"" + key + "\"");
+  if (parsed.ok()) dtype = *parsed;
 }
 
-void ResultJsonWriter::Resources(const CallResources& r) {
-  Open('{');
-  for (const auto& [key, figure] : kCallFigures) {
-    Key(key);
-    Integer(r.*figure);
-  }
-  Key("spinning_threads");
-  r.spinning_threads >= 0 ? Integer(r.spinning_threads) : Null();
-  Close('}');
+void JsonReader::Shape(const std::string& key, Dims& dims, const std::optional<DType>& dtype) {
+  if (!dtype) return;
+  std::string text;
+  Text(key, text);
+  if (!status_.ok()) return;
+  auto parsed = ParseDims(text);
+  if (!parsed.ok()) status_ = parsed.status().WithContext("key \"" + key + "\"");
+  if (parsed.ok()) dims = std::move(parsed).value();
 }
 
-void ResultJsonWriter::Bound(const BoundCheck& b) {
-  Open('{');
-  Key("elements");
-  Integer(b.elements);
-  Key("outside");
-  Integer(b.outside);
-  Key("unbounded");
-  Integer(b.unbounded);
-  if (b.worst) {
-    Key("worst");
-    Worst(*b.worst, "exact", "bound");
-  }
-  Close('}');
+void JsonReader::VerdictName(const std::string& key, Verdict& verdict) {
+  std::string text;
+  Text(key, text);
+  if (!status_.ok()) return;
+  auto parsed = VerdictFromName(text);
+  if (!parsed.ok()) status_ = parsed.status().WithContext("key \"" + key + "\"");
+  if (parsed.ok()) verdict = *parsed;
 }
+
+}  // namespace
 
 StatusOr<Result> ResultFromJson(const json& object) {
   if (!object.is_object()) return InvalidArgumentError("a result must be an object");
   Result r;
-  MM_RETURN_IF_ERROR(Get(object, "case", r.case_name));
-  if (object.contains("case_index")) MM_RETURN_IF_ERROR(Get(object, "case_index", r.case_index));
-  MM_RETURN_IF_ERROR(Get(object, "source", r.source));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "data_set", r.data_set));
-  MM_RETURN_IF_ERROR(Get(object, "backend", r.backend));
-  std::string text;
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "dtype", text));
-  if (!text.empty()) {
-    auto dtype = DTypeFromName(text);
-    if (!dtype.ok()) return dtype.status().WithContext("key \"dtype\"");
-    r.dtype = *dtype;
-    for (auto [key, dims] : {std::pair{"a_shape", &r.a_dims}, {"b_shape", &r.b_dims}}) {
-      MM_RETURN_IF_ERROR(Get(object, key, text));
-      auto parsed = ParseDims(text);
-      if (!parsed.ok()) return parsed.status().WithContext(std::string("key \"") + key + "\"");
-      *dims = std::move(parsed).value();
-    }
-  }
-  MM_RETURN_IF_ERROR(Get(object, "verdict", text));
-  auto verdict = VerdictFromName(text);
-  if (!verdict.ok()) return verdict.status().WithContext("key \"verdict\"");
-  r.verdict = *verdict;
-  MM_RETURN_IF_ERROR(Get(object, "message", r.message));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "support_note", r.support_note));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "expectation", r.expectation));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "implementation", r.implementation));
-  MM_RETURN_IF_ERROR(GetOptionalString(object, "data_suspect", r.data_suspect));
-  MM_RETURN_IF_ERROR(GetDouble(object, "seconds", r.seconds));
-  MM_ASSIGN_OR_RETURN(r.vs_expected, OptionalComparison(object, "vs_expected"));
-  if (auto it = object.find("vs_bound"); it != object.end() && !it->is_null()) {
-    auto bound = BoundCheckFromJson(*it);
-    if (!bound.ok()) return bound.status().WithContext("key \"vs_bound\"");
-    r.vs_bound = std::move(bound).value();
-  }
-  MM_RETURN_IF_ERROR(Get(object, "vs_reference", r.vs_reference));
-  MM_ASSIGN_OR_RETURN(r.vs_reference_comparison, OptionalComparison(object, "vs_reference_detail"));
-  MM_ASSIGN_OR_RETURN(r.resources, ResourcesFromJson(object));
+  JsonReader reader(object);
+  schema::VisitFields(r, reader);
+  if (!reader.status().ok()) return reader.status();
   return r;
 }
 

@@ -14,14 +14,10 @@
 
 namespace mm::conformance {
 
-// {"case", "case_index", "source", "data_set", "backend", "dtype", "a_shape", "b_shape", "verdict",
-// "message", "support_note", "expectation", "implementation", "seconds", "max_abs_error",
-// "max_rel_error", "vs_expected", "vs_bound", "vs_reference", "vs_reference_detail",
-// "resources"}, in that order: the JSON report's results ("resources": {"process", "call",
-// "rss_bytes", "rss_growth_bytes", "fds", "fd_growth", "threads", "thread_growth",
-// "spinning_threads"} or null; spinning_threads null when not looked). Non-finite numbers are the
-// strings "nan", "inf", "-inf". Strings are copied as they are; dump with error_handler_t::replace
-// to turn invalid UTF-8 into U+FFFD.
+// The JSON report's form of a result: its fields as conformance/result_schema.h lists them, in
+// that order (nested comparisons, bound checks and resources as objects, null when absent).
+// Non-finite numbers are the strings "nan", "inf", "-inf". Strings are copied as they are; dump
+// with error_handler_t::replace to turn invalid UTF-8 into U+FFFD.
 nlohmann::ordered_json ResultToJson(const Result& result);
 
 // ResultToJson(result) as text, written without building it (the JSON report's hot path): the
@@ -47,10 +43,7 @@ class ResultJsonWriter {
   void Bool(bool value);
   void Null();
   void Dims(const mm::Dims& dims);
-  void Worst(const WorstElement& worst, std::string_view centre, std::string_view radius);
-  void Compare(const Comparison& comparison);
-  void Bound(const BoundCheck& bound);
-  void Resources(const CallResources& resources);
+  class Fields;  // The visitor of result_schema.h that calls the primitives above.
 
   std::string text_;
   nlohmann::ordered_json string_, float_, integer_;  // Reused values the serializer writes.
@@ -62,16 +55,6 @@ class ResultJsonWriter {
 // The inverse of ResultToJson: every field it writes reads back equal. INVALID_ARGUMENT naming the
 // key when something is missing or of the wrong type; never throws.
 StatusOr<Result> ResultFromJson(const nlohmann::json& json);
-
-// A Comparison as JSON ({"match", "elements", "differing", "bitwise_equal", "max_abs_error",
-// "max_rel_error", "mismatch"?, "worst"?}) and back.
-nlohmann::ordered_json ComparisonToJson(const Comparison& comparison);
-StatusOr<Comparison> ComparisonFromJson(const nlohmann::json& json);
-
-// A BoundCheck as JSON ({"elements", "outside", "unbounded", "worst"?} with the worst element's
-// "exact" and "bound") and back.
-nlohmann::ordered_json BoundCheckToJson(const BoundCheck& bound);
-StatusOr<BoundCheck> BoundCheckFromJson(const nlohmann::json& json);
 
 // A double as JSON: a number, or "nan", "inf", "-inf"; and back (also from those strings).
 nlohmann::ordered_json JsonDouble(double value);

@@ -8,6 +8,8 @@
 #include <limits>
 #include <memory>
 
+#include "conformance/result_schema.h"
+
 namespace mm::conformance {
 
 void WireWriter::U64(std::uint64_t value) {
@@ -89,20 +91,6 @@ Dims WireReader::DimsOf() {
 
 namespace {
 
-void EncodeWorst(const std::optional<WorstElement>& worst, WireWriter& out) {
-  out.U8(worst.has_value());
-  if (!worst) return;
-  out.I64(worst->flat_index);
-  out.DimsOf(worst->index);
-  out.Str(worst->expected);
-  out.Str(worst->actual);
-  out.F64(worst->expected_value);
-  out.F64(worst->actual_value);
-  out.F64(worst->abs_error);
-  out.F64(worst->rel_error);
-  out.F64(worst->allowed);
-}
-
 // A flag byte that must be 0 or 1.
 bool Flag(WireReader& in) {
   const std::uint8_t flag = in.U8();
@@ -110,92 +98,87 @@ bool Flag(WireReader& in) {
   return flag == 1;
 }
 
-void DecodeWorst(WireReader& in, std::optional<WorstElement>& worst) {
-  worst.reset();
-  if (!Flag(in)) return;
-  WorstElement& w = worst.emplace();
-  w.flat_index = in.I64();
-  w.index = in.DimsOf();
-  w.expected = in.Str();
-  w.actual = in.Str();
-  w.expected_value = in.F64();
-  w.actual_value = in.F64();
-  w.abs_error = in.F64();
-  w.rel_error = in.F64();
-  w.allowed = in.F64();
-}
-
-void EncodeComparison(const std::optional<Comparison>& c, WireWriter& out) {
-  out.U8(c.has_value());
-  if (!c) return;
-  out.U8(c->match);
-  out.Str(c->mismatch);
-  out.I64(c->elements);
-  out.I64(c->differing);
-  out.U8(c->bitwise_equal);
-  out.F64(c->max_abs_error);
-  out.F64(c->max_rel_error);
-  EncodeWorst(c->worst, out);
-}
-
-void DecodeComparison(WireReader& in, std::optional<Comparison>& c) {
-  c.reset();
-  if (!Flag(in)) return;
-  Comparison& x = c.emplace();
-  x.match = Flag(in);
-  x.mismatch = in.Str();
-  x.elements = in.I64();
-  x.differing = in.I64();
-  x.bitwise_equal = Flag(in);
-  x.max_abs_error = in.F64();
-  x.max_rel_error = in.F64();
-  DecodeWorst(in, x.worst);
-}
-
-void EncodeBound(const std::optional<BoundCheck>& b, WireWriter& out) {
-  out.U8(b.has_value());
-  if (!b) return;
-  out.I64(b->elements);
-  out.I64(b->outside);
-  out.I64(b->unbounded);
-  EncodeWorst(b->worst, out);
-}
-
-void DecodeBound(WireReader& in, std::optional<BoundCheck>& b) {
-  b.reset();
-  if (!Flag(in)) return;
-  BoundCheck& x = b.emplace();
-  x.elements = in.I64();
-  x.outside = in.I64();
-  x.unbounded = in.I64();
-  DecodeWorst(in, x.worst);
-}
-
 constexpr std::uint8_t kNoDType = 0xff;
 
-// The figures in their order in CallResources.
-constexpr std::int64_t CallResources::*kCallFigures[] = {&CallResources::process,
-                                                         &CallResources::call,
-                                                         &CallResources::rss_bytes,
-                                                         &CallResources::rss_growth_bytes,
-                                                         &CallResources::fds,
-                                                         &CallResources::fd_growth,
-                                                         &CallResources::threads,
-                                                         &CallResources::thread_growth,
-                                                         &CallResources::spinning_threads};
+// Writes a record's fields by its schema (result_schema.h), in the schema's order.
+class WireEncoder {
+ public:
+  explicit WireEncoder(WireWriter& out) : out_(out) {}
 
-void EncodeResources(const std::optional<CallResources>& resources, WireWriter& out) {
-  out.U8(resources.has_value());
-  if (!resources) return;
-  for (auto figure : kCallFigures) out.I64((*resources).*figure);
-}
+  void Text(std::string_view, const std::string& s) { out_.Str(s); }
+  void NullableText(std::string_view, const std::string& s) { out_.Str(s); }
+  void OmittedText(std::string_view, const std::string& s) { out_.Str(s); }
+  void Integer(std::string_view, std::int64_t i, schema::Presence) { out_.I64(i); }
+  void NullableInteger(std::string_view, std::int64_t i) { out_.I64(i); }
+  void Real(std::string_view, double d) { out_.F64(d); }
+  void RealOfText(std::string_view, double d, const std::string&) { out_.F64(d); }
+  void Boolean(std::string_view, bool b) { out_.U8(b); }
+  void Index(std::string_view, const Dims& dims) { out_.DimsOf(dims); }
+  void TypeName(std::string_view, const std::optional<DType>& dtype) {
+    out_.U8(dtype ? static_cast<std::uint8_t>(*dtype) : kNoDType);
+  }
+  void Shape(std::string_view, const Dims& dims, const std::optional<DType>&) { out_.DimsOf(dims); }
+  void VerdictName(std::string_view, Verdict verdict) {
+    out_.U8(static_cast<std::uint8_t>(verdict));
+  }
+  void Derived(std::string_view, std::optional<double>) {}
+  template <class T>
+  void Object(std::string_view, const std::optional<T>& object) {
+    out_.U8(object.has_value());
+    if (object) schema::VisitFields(*object, *this);
+  }
+  void Worst(std::string_view, const std::optional<WorstElement>& worst, const char* centre,
+             const char* radius) {
+    out_.U8(worst.has_value());
+    if (worst) schema::VisitFields(*worst, *this, centre, radius);
+  }
 
-void DecodeResources(WireReader& in, std::optional<CallResources>& resources) {
-  resources.reset();
-  if (!Flag(in)) return;
-  CallResources& r = resources.emplace();
-  for (auto figure : kCallFigures) r.*figure = in.I64();
-}
+ private:
+  WireWriter& out_;
+};
+
+// Reads what WireEncoder wrote; a garbled byte fails the reader.
+class WireDecoder {
+ public:
+  explicit WireDecoder(WireReader& in) : in_(in) {}
+
+  void Text(std::string_view, std::string& s) { s = in_.Str(); }
+  void NullableText(std::string_view, std::string& s) { s = in_.Str(); }
+  void OmittedText(std::string_view, std::string& s) { s = in_.Str(); }
+  void Integer(std::string_view, std::int64_t& i, schema::Presence) { i = in_.I64(); }
+  void NullableInteger(std::string_view, std::int64_t& i) { i = in_.I64(); }
+  void Real(std::string_view, double& d) { d = in_.F64(); }
+  void RealOfText(std::string_view, double& d, const std::string&) { d = in_.F64(); }
+  void Boolean(std::string_view, bool& b) { b = Flag(in_); }
+  void Index(std::string_view, Dims& dims) { dims = in_.DimsOf(); }
+  void TypeName(std::string_view, std::optional<DType>& dtype) {
+    const std::uint8_t code = in_.U8();
+    dtype.reset();
+    if (code == kNoDType) return;
+    if (code >= kAllDTypes.size()) return in_.Fail();
+    dtype = static_cast<DType>(code);
+  }
+  void Shape(std::string_view, Dims& dims, const std::optional<DType>&) { dims = in_.DimsOf(); }
+  void VerdictName(std::string_view, Verdict& verdict) {
+    const std::uint8_t code = in_.U8();
+    if (code >= kAllVerdicts.size()) return in_.Fail();
+    verdict = static_cast<Verdict>(code);
+  }
+  void Derived(std::string_view, std::optional<double>) {}
+  template <class T>
+  void Object(std::string_view, std::optional<T>& object) {
+    object.reset();
+    if (Flag(in_)) schema::VisitFields(object.emplace(), *this);
+  }
+  void Worst(std::string_view, std::optional<WorstElement>& worst, const char* centre,
+             const char* radius) {
+    worst.reset();
+    if (Flag(in_)) schema::VisitFields(worst.emplace(), *this, centre, radius);
+  }
+
+ private:
+  WireReader& in_;
+};
 
 void EncodeProgress(const CaseProgress& at, WireWriter& out) {
   out.U64(at.data_set);
@@ -214,56 +197,13 @@ CaseProgress DecodeProgress(WireReader& in) {
 }  // namespace
 
 void EncodeResult(const Result& r, WireWriter& out) {
-  out.Str(r.case_name);
-  out.I64(r.case_index);
-  out.Str(r.source);
-  out.Str(r.data_set);
-  out.Str(r.backend);
-  out.U8(r.dtype ? static_cast<std::uint8_t>(*r.dtype) : kNoDType);
-  out.DimsOf(r.a_dims);
-  out.DimsOf(r.b_dims);
-  out.U8(static_cast<std::uint8_t>(r.verdict));
-  out.Str(r.message);
-  out.Str(r.support_note);
-  out.Str(r.implementation);
-  out.Str(r.expectation);
-  out.Str(r.data_suspect);
-  out.F64(r.seconds);
-  EncodeComparison(r.vs_expected, out);
-  EncodeBound(r.vs_bound, out);
-  out.Str(r.vs_reference);
-  EncodeComparison(r.vs_reference_comparison, out);
-  EncodeResources(r.resources, out);
+  WireEncoder encoder(out);
+  schema::VisitFields(r, encoder);
 }
 
 bool DecodeResult(WireReader& in, Result& r) {
-  r.case_name = in.Str();
-  r.case_index = in.I64();
-  r.source = in.Str();
-  r.data_set = in.Str();
-  r.backend = in.Str();
-  const std::uint8_t dtype = in.U8();
-  r.dtype.reset();
-  if (dtype != kNoDType) {
-    if (dtype >= kAllDTypes.size()) in.Fail();
-    r.dtype = static_cast<DType>(dtype);
-  }
-  r.a_dims = in.DimsOf();
-  r.b_dims = in.DimsOf();
-  const std::uint8_t verdict = in.U8();
-  if (verdict >= kAllVerdicts.size()) in.Fail();
-  r.verdict = static_cast<Verdict>(verdict);
-  r.message = in.Str();
-  r.support_note = in.Str();
-  r.implementation = in.Str();
-  r.expectation = in.Str();
-  r.data_suspect = in.Str();
-  r.seconds = in.F64();
-  DecodeComparison(in, r.vs_expected);
-  DecodeBound(in, r.vs_bound);
-  r.vs_reference = in.Str();
-  DecodeComparison(in, r.vs_reference_comparison);
-  DecodeResources(in, r.resources);
+  WireDecoder decoder(in);
+  schema::VisitFields(r, decoder);
   return in.ok();
 }
 

@@ -66,7 +66,7 @@ class WireReader {
   bool ok_ = true;
 };
 
-// Every field of `result`, in the order of runner.h's Result.
+// Every field of `result`, in the order of conformance/result_schema.h.
 void EncodeResult(const Result& result, WireWriter& out);
 // The inverse of EncodeResult: every field reads back equal (NaNs as NaN with their bits).
 // False when the bytes are truncated or a value is out of range (a verdict or dtype that does not
