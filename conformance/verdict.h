@@ -35,6 +35,8 @@
 #define MM_CONFORMANCE_VERDICT_H_
 
 #include <array>
+#include <cstddef>
+#include <numeric>
 #include <string_view>
 
 #include "engine/status.h"
@@ -57,6 +59,17 @@ enum class Verdict {
 inline constexpr std::array<Verdict, 9> kAllVerdicts = {
     Verdict::kPass,      Verdict::kFail,  Verdict::kUnsupported, Verdict::kError, Verdict::kBound,
     Verdict::kImprecise, Verdict::kXFail, Verdict::kXPass,       Verdict::kSkip};
+
+// A count per verdict, indexed by Verdict.
+template <class T>
+struct VerdictCounts {
+  std::array<T, kAllVerdicts.size()> counts{};
+
+  T& operator[](Verdict verdict) { return counts[static_cast<std::size_t>(verdict)]; }
+  T operator[](Verdict verdict) const { return counts[static_cast<std::size_t>(verdict)]; }
+  // The results of every verdict.
+  T total() const { return std::accumulate(counts.begin(), counts.end(), T{0}); }
+};
 
 // "PASS", "FAIL", "UNSUPPORTED", "ERROR", "BOUND", "IMPRECISE", "XFAIL", "XPASS", "SKIP".
 std::string_view VerdictName(Verdict verdict);

@@ -387,11 +387,11 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
     ordered_json counts = ordered_json::object();
     for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kBound, Verdict::kImprecise,
                       Verdict::kUnsupported, Verdict::kError}) {
-      counts[std::string(VerdictName(v))] = b.Count(v);
+      counts[std::string(VerdictName(v))] = b.verdicts[v];
     }
     counts["NONDETERMINISTIC"] = b.nondeterministic;
-    counts["XFAIL"] = b.xfail;
-    counts["SKIP"] = b.skip;
+    counts["XFAIL"] = b.verdicts[Verdict::kXFail];
+    counts["SKIP"] = b.verdicts[Verdict::kSkip];
     stats["backends"][b.name] = counts;
   }
   // The same verdicts per backend and dtype: {backend: {dtype: {verdict: count}}}.
@@ -948,10 +948,11 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
       out << "  " << std::left << std::setw(10) << b.name;
       for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kBound, Verdict::kImprecise,
                         Verdict::kUnsupported, Verdict::kError}) {
-        out << " " << VerdictName(v) << " " << b.Count(v);
+        out << " " << VerdictName(v) << " " << b.verdicts[v];
       }
       if (o.fuzz.check_threads) out << " NONDETERMINISTIC " << b.nondeterministic;
-      if (o.fuzz.expectations != nullptr) out << " XFAIL " << b.xfail << " SKIP " << b.skip;
+      if (o.fuzz.expectations != nullptr)
+        out << " XFAIL " << b.verdicts[Verdict::kXFail] << " SKIP " << b.verdicts[Verdict::kSkip];
       out << "\n";
     }
     out << "  problems by dtype:";

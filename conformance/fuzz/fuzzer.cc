@@ -25,32 +25,6 @@ namespace mm::fuzz {
 using conformance::Judge;
 using conformance::Judgement;
 
-std::int64_t BackendStats::Count(Verdict verdict) const {
-  switch (verdict) {
-    case Verdict::kPass:
-      return pass;
-    case Verdict::kFail:
-      return fail;
-    case Verdict::kBound:
-      return bound;
-    case Verdict::kImprecise:
-      return imprecise;
-    case Verdict::kUnsupported:
-      return unsupported;
-    case Verdict::kError:
-      return error;
-    case Verdict::kXFail:
-      return xfail;
-    case Verdict::kSkip:
-      return skip;
-    // A fuzz run cannot tell a fixed library from a problem that did not trigger it: an XFAIL
-    // entry not seen is reported per entry (FuzzReport::expectations), not per result.
-    case Verdict::kXPass:
-      break;
-  }
-  return 0;
-}
-
 int FuzzReport::ExitCode(const FuzzOptions& options) const {
   if (!error.empty()) return 1;
   if (stats.failures > 0) return 1;
@@ -444,7 +418,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       if (expected != nullptr) {
         const int entry = xfail_index[expected - options.expectations->entries.data()];
         if (entry < 0) {
-          ++stats.skip;
+          ++stats.verdicts[Verdict::kSkip];
           continue;
         }
         expected_outcome = &report.expectations[entry];
@@ -455,31 +429,8 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
           RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
       ++report.stats.results;
       ++stats.by_dtype[dtype][outcome.verdict];
-      switch (outcome.verdict) {
-        case Verdict::kPass:
-          ++stats.pass;
-          break;
-        case Verdict::kFail:
-          ++stats.fail;
-          break;
-        case Verdict::kBound:
-          ++stats.bound;
-          break;
-        case Verdict::kImprecise:
-          ++stats.imprecise;
-          break;
-        case Verdict::kUnsupported:
-          ++stats.unsupported;
-          break;
-        case Verdict::kError:
-          ++stats.error;
-          break;
-        // RunPrepared gives none of an expectations file's verdicts.
-        case Verdict::kXFail:
-        case Verdict::kXPass:
-        case Verdict::kSkip:
-          break;
-      }
+      // RunPrepared gives none of an expectations file's verdicts (XFAIL, XPASS, SKIP).
+      ++stats.verdicts[outcome.verdict];
       const bool xfailed =
           expected_outcome != nullptr &&
           conformance::ApplyXFail(outcome.verdict, options.rule) == Verdict::kXFail;
@@ -510,7 +461,7 @@ FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, 
       if (xfailed) {
         // Declared: shown and exported like any failure, not counted as one.
         ++expected_outcome->failures;
-        ++stats.xfail;
+        ++stats.verdicts[Verdict::kXFail];
         kind = "XFAIL";
       } else if (conformance::FailsUnder(outcome.verdict, options.rule)) {
         ++report.stats.failures;

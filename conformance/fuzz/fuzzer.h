@@ -101,14 +101,14 @@ struct Finding {
 
 struct BackendStats {
   std::string name;
-  std::int64_t pass = 0, fail = 0, bound = 0, imprecise = 0, unsupported = 0, error = 0;
+  // Results per verdict: PASS, FAIL, BOUND, IMPRECISE, UNSUPPORTED, ERROR as judged; XFAIL: of the
+  // failing results, those an expectations entry declares (also counted under their verdict);
+  // SKIP: the problems a SKIP entry kept from this backend (counted under no other verdict). A fuzz
+  // run gives no XPASS per result (FuzzReport::expectations reports entries not seen).
+  conformance::VerdictCounts<std::int64_t> verdicts;
   std::int64_t nondeterministic = 0;
   // The same verdicts per dtype of the problems (only verdicts that occurred are present).
   std::map<DType, std::map<Verdict, std::int64_t>> by_dtype;
-  // Of the failing results counted above, those an expectations entry declares (XFAIL); and the
-  // problems a SKIP entry kept from this backend (counted under no verdict).
-  std::int64_t xfail = 0, skip = 0;
-  std::int64_t Count(Verdict verdict) const;
 };
 
 // An XFAIL entry of the expectations and what this run saw of it.

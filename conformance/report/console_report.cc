@@ -182,10 +182,12 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
     out << PrintableText(line) << "\n";
   }
   if (report.resumed) out << "resumed: " << PrintableText(ResumptionText(*report.resumed)) << "\n";
-  out << "summary: " << sum.total() << " results (" << rows_ << " case x backend): " << sum.pass
-      << " PASS, " << sum.fail << " FAIL, " << sum.unsupported << " UNSUPPORTED"
-      << (report.strict && sum.unsupported ? " (failures under --strict)" : "") << ", " << sum.error
-      << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise << " IMPRECISE ("
+  out << "summary: " << sum.total() << " results (" << rows_
+      << " case x backend): " << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail]
+      << " FAIL, " << sum[Verdict::kUnsupported] << " UNSUPPORTED"
+      << (report.strict && sum[Verdict::kUnsupported] ? " (failures under --strict)" : "") << ", "
+      << sum[Verdict::kError] << " ERROR, " << sum[Verdict::kBound] << " BOUND, "
+      << sum[Verdict::kImprecise] << " IMPRECISE ("
       << (report.rule == ToleranceRule::kOnnx ? "BOUND" : "IMPRECISE")
       << " fails under --tolerance " << (report.rule == ToleranceRule::kOnnx ? "onnx" : "bound")
       << ")" << DeclaredCounts(sum) << "; exit " << report.exit_code << "\n";

@@ -134,11 +134,16 @@ class JsonRenderer final : public ReportRenderer {
       j["data_roots"].push_back(
           {{"path", JsonText(root.path.string())}, {"origin", JsonText(root.origin)}});
     }
-    j["summary"] = {{"total", sum.total()},       {"PASS", sum.pass},
-                    {"FAIL", sum.fail},           {"UNSUPPORTED", sum.unsupported},
-                    {"ERROR", sum.error},         {"BOUND", sum.bound},
-                    {"IMPRECISE", sum.imprecise}, {"XFAIL", sum.xfail},
-                    {"XPASS", sum.xpass},         {"SKIP", sum.skip}};
+    j["summary"] = {{"total", sum.total()},
+                    {"PASS", sum[Verdict::kPass]},
+                    {"FAIL", sum[Verdict::kFail]},
+                    {"UNSUPPORTED", sum[Verdict::kUnsupported]},
+                    {"ERROR", sum[Verdict::kError]},
+                    {"BOUND", sum[Verdict::kBound]},
+                    {"IMPRECISE", sum[Verdict::kImprecise]},
+                    {"XFAIL", sum[Verdict::kXFail]},
+                    {"XPASS", sum[Verdict::kXPass]},
+                    {"SKIP", sum[Verdict::kSkip]}};
     j["resources"] = ResourcesJson(report);
     j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
     j["exit_code"] = report.exit_code;

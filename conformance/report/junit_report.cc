@@ -282,7 +282,7 @@ class JUnitRenderer final : public ReportRenderer {
   }
   void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
     const int resource_findings = BackendsWithFindings(report.resources);
-    const int strict_failures = report.strict ? sum.unsupported + resource_findings : 0;
+    const int strict_failures = report.strict ? sum[Verdict::kUnsupported] + resource_findings : 0;
     const bool official_failed = report.require_official && !report.official.complete();
     pugi::xml_document doc;
     pugi::xml_node decl = doc.append_child(pugi::node_declaration);
@@ -293,12 +293,15 @@ class JUnitRenderer final : public ReportRenderer {
     Attr(suites, "name", "mm-conformance");
     Attr(suites, "tests",
          sum.total() + static_cast<long long>(report.resources.size()) + 1 + interrupted);
-    const int rule_failures = report.rule == ToleranceRule::kOnnx ? sum.bound : sum.imprecise;
+    const int rule_failures =
+        report.rule == ToleranceRule::kOnnx ? sum[Verdict::kBound] : sum[Verdict::kImprecise];
     Attr(suites, "failures",
-         sum.fail + sum.xpass + rule_failures + strict_failures + (official_failed ? 1 : 0));
-    Attr(suites, "errors", sum.error + interrupted);
+         sum[Verdict::kFail] + sum[Verdict::kXPass] + rule_failures + strict_failures +
+             (official_failed ? 1 : 0));
+    Attr(suites, "errors", sum[Verdict::kError] + interrupted);
     Attr(suites, "skipped",
-         sum.unsupported - (report.strict ? sum.unsupported : 0) + sum.xfail + sum.skip);
+         sum[Verdict::kUnsupported] - (report.strict ? sum[Verdict::kUnsupported] : 0) +
+             sum[Verdict::kXFail] + sum[Verdict::kSkip]);
     for (std::size_t i = 0; i < backends_.size(); ++i) {
       const std::string& backend = backends_[i];
       const Suite& counts = *suites_[i];

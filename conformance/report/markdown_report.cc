@@ -37,9 +37,10 @@ class MarkdownRenderer final : public ReportRenderer {
         << "mm-conformance " << MarkdownEscape(report.version) << "; tolerance: pass iff |actual - "
         << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
         << "); integers exact.\n\n"
-        << "**" << sum.pass << " PASS, " << sum.fail << " FAIL, " << sum.unsupported
-        << " UNSUPPORTED, " << sum.error << " ERROR, " << sum.bound << " BOUND, " << sum.imprecise
-        << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
+        << "**" << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail] << " FAIL, "
+        << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR, "
+        << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise] << " IMPRECISE"
+        << DeclaredCounts(sum) << "** of " << sum.total()
         << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
     if (const int findings = BackendsWithFindings(report.resources)) {
       out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")

@@ -457,12 +457,13 @@ int ExitCode(const Report& report, const Summary& sum,
   // Which verdicts fail a run is the verdict table's (conformance/verdict.h), plus --strict.
   int failures = 0;
   for (Verdict verdict : kAllVerdicts) {
-    if (FailsUnder(verdict, report.rule)) failures += sum.Of(verdict);
+    if (FailsUnder(verdict, report.rule)) failures += sum[verdict];
   }
   const bool strict_failures =
-      report.strict && (sum.unsupported > 0 || BackendsWithFindings(resources) > 0);
+      report.strict && (sum[Verdict::kUnsupported] > 0 || BackendsWithFindings(resources) > 0);
   if (failures > 0 || strict_failures) return kExitFailed;
-  if (skip_exit_code && sum.unsupported + sum.skip == sum.total() && sum.total() > 0) {
+  if (skip_exit_code && sum[Verdict::kUnsupported] + sum[Verdict::kSkip] == sum.total() &&
+      sum.total() > 0) {
     return *skip_exit_code;
   }
   return kExitPassed;

@@ -23,61 +23,7 @@ std::vector<std::pair<std::string, std::string>> RunsOn(const Report& report) {
   return lines;
 }
 
-int Summary::Of(Verdict verdict) const {
-  switch (verdict) {
-    case Verdict::kPass:
-      return pass;
-    case Verdict::kFail:
-      return fail;
-    case Verdict::kUnsupported:
-      return unsupported;
-    case Verdict::kError:
-      return error;
-    case Verdict::kBound:
-      return bound;
-    case Verdict::kImprecise:
-      return imprecise;
-    case Verdict::kXFail:
-      return xfail;
-    case Verdict::kXPass:
-      return xpass;
-    case Verdict::kSkip:
-      return skip;
-  }
-  return 0;
-}
-
-void Count(Summary& s, Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kPass:
-      ++s.pass;
-      break;
-    case Verdict::kFail:
-      ++s.fail;
-      break;
-    case Verdict::kUnsupported:
-      ++s.unsupported;
-      break;
-    case Verdict::kError:
-      ++s.error;
-      break;
-    case Verdict::kXFail:
-      ++s.xfail;
-      break;
-    case Verdict::kXPass:
-      ++s.xpass;
-      break;
-    case Verdict::kSkip:
-      ++s.skip;
-      break;
-    case Verdict::kBound:
-      ++s.bound;
-      break;
-    case Verdict::kImprecise:
-      ++s.imprecise;
-      break;
-  }
-}
+void Count(Summary& s, Verdict verdict) { ++s[verdict]; }
 
 Summary Summarize(const std::vector<Result>& results) {
   Summary s;
@@ -101,8 +47,9 @@ void CountMatches(Expectations& expectations, const std::vector<Result>& results
 
 std::string DeclaredCounts(const Summary& sum) {
   std::string out;
-  for (auto [count, name] :
-       {std::pair{sum.xfail, "XFAIL"}, {sum.xpass, "XPASS"}, {sum.skip, "SKIP"}}) {
+  for (auto [count, name] : {std::pair{sum[Verdict::kXFail], "XFAIL"},
+                             {sum[Verdict::kXPass], "XPASS"},
+                             {sum[Verdict::kSkip], "SKIP"}}) {
     if (count) out += ", " + std::to_string(count) + " " + name;
   }
   return out;

@@ -92,15 +92,7 @@ struct Report {
 };
 
 // Results per verdict.
-struct Summary {
-  int pass = 0, fail = 0, unsupported = 0, error = 0, bound = 0, imprecise = 0;
-  int xfail = 0, xpass = 0, skip = 0;
-  int total() const {
-    return pass + fail + unsupported + error + bound + imprecise + xfail + xpass + skip;
-  }
-  // How many results have `verdict`.
-  int Of(Verdict verdict) const;
-};
+struct Summary : VerdictCounts<int> {};
 
 // Sets each entry's `matched` to the number of `results` it decided (the first matching entry
 // decides a result).

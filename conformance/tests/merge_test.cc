@@ -87,10 +87,9 @@ TEST_F(MergeTest, MergedShardsEqualTheUnshardedRun) {
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_EQ(Comparable(merged->results), Comparable(whole.results));
   const Summary a = Summarize(merged->results), b = Summarize(whole.results);
-  EXPECT_EQ(std::tie(a.pass, a.fail, a.unsupported, a.error),
-            std::tie(b.pass, b.fail, b.unsupported, b.error));
-  EXPECT_EQ(a.fail, 22);  // "nudge" fails everywhere...
-  EXPECT_EQ(a.error, 1);  // ...and "segfault" crashes once.
+  EXPECT_EQ(a.counts, b.counts);
+  EXPECT_EQ(a[Verdict::kFail], 22);  // "nudge" fails everywhere...
+  EXPECT_EQ(a[Verdict::kError], 1);  // ...and "segfault" crashes once.
   EXPECT_EQ(merged->exit_code, kExitFailed);
   EXPECT_EQ(merged->exit_code, whole.exit_code);
   EXPECT_EQ(merged->shard.count, 1);
@@ -355,7 +354,7 @@ TEST(ExitCodeTest, OneResultOfEachVerdictFailsTheRunExactlyWhenTheTableSaysSo) {
         report.strict = strict;
         Summary summary;
         Count(summary, verdict);
-        ASSERT_EQ(summary.Of(verdict), 1) << VerdictName(verdict);
+        ASSERT_EQ(summary[verdict], 1) << VerdictName(verdict);
         ASSERT_EQ(summary.total(), 1) << VerdictName(verdict);
         const bool fails =
             FailsUnder(verdict, rule) || (strict && verdict == Verdict::kUnsupported);

@@ -108,7 +108,9 @@ TEST(PlantedBugTest, EngineAnswersKZeroSoItsBugCannotShow) {
   ASSERT_GE(k_zero, 10) << "the budget must hold K = 0 problems with a non-empty Y";
   const FuzzReport report = RunFuzz(options, self_check::PlantedRegistry(bug), nullptr);
   EXPECT_TRUE(report.findings.empty()) << report.findings[0].message;
-  EXPECT_EQ(report.stats.backends[0].pass + report.stats.backends[0].bound, report.stats.problems);
+  EXPECT_EQ(report.stats.backends[0].verdicts[Verdict::kPass] +
+                report.stats.backends[0].verdicts[Verdict::kBound],
+            report.stats.problems);
 }
 
 // The gate's fuzz pass (scripts/conformance.sh and ctest differential.fixed_seed: seed 1, every
