@@ -16,6 +16,8 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
 #include "engine/io/names.h"
 #include "engine/process/process.h"
 
@@ -544,7 +546,9 @@ StatusOr<std::map<std::string, std::string>> ModuleVersions(const std::string& p
 
 }  // namespace
 
-Status RegisterShippedDrivers(BackendRegistry& registry) {
+namespace {
+
+Status RegisterPythonDrivers(BackendRegistry& registry) {
   const std::string python = PythonPath();
   const std::filesystem::path dir = DriversDir();
   std::error_code ec;
@@ -580,6 +584,106 @@ Status RegisterShippedDrivers(BackendRegistry& registry) {
         BackendRegistry::Selection::kOnRequest));
   }
   return OkStatus();
+}
+
+// The Node.js drivers (backends/runtimes/js), each needing npm packages that scripts/setup.sh
+// installs with `npm ci --ignore-scripts` from the committed package-lock.json.
+struct NodeDriver {
+  const char* name;
+  const char* script;    // In the JavaScript drivers' folder.
+  const char* argument;  // Given to the script ("" for none).
+  const char* package;   // The npm package whose version the backend reports.
+  const char* what;
+};
+
+constexpr NodeDriver kNodeDrivers[] = {
+    {"onnxruntime", "onnxruntime_driver.js", "", "onnxruntime-node",
+     "ONNX Runtime for Node.js, CPU execution provider, one session per dtype and ranks"},
+    {"onnxruntime-web", "onnxruntime_web_driver.js", "", "onnxruntime-web",
+     "ONNX Runtime Web's wasm backend under Node.js, one session per dtype and ranks"},
+    {"tfjs", "tfjs_driver.js", "cpu", "@tensorflow/tfjs-backend-cpu",
+     "TensorFlow.js tf.matMul on its cpu backend"},
+    {"tfjs-wasm", "tfjs_driver.js", "wasm", "@tensorflow/tfjs-backend-wasm",
+     "TensorFlow.js tf.matMul on its wasm backend (XNNPACK)"},
+};
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// The installed mm's share/mm/runtimes/SUB when `marker` is there, else `source`.
+std::filesystem::path InstalledOr(const char* sub, const char* marker, const char* source) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share/mm/runtimes" / sub;
+    if (std::filesystem::exists(installed / marker, ec)) return installed;
+  }
+  return source;
+}
+
+// The version in node_modules/PACKAGE/package.json, read without loading the package.
+StatusOr<std::string> NpmVersion(const std::filesystem::path& modules, const std::string& package) {
+  const std::filesystem::path file = modules / package / "package.json";
+  MM_ASSIGN_OR_RETURN(std::string text,
+                      io::ReadInputFile(file, io::InputKind{"npm package.json", io::kMiB}));
+  MM_ASSIGN_OR_RETURN(nlohmann::json json, io::ParseJson(text, file.string()));
+  if (!json.is_object() || !json.contains("version") || !json["version"].is_string()) {
+    return InvalidArgumentError(file.string() + ": no \"version\" string");
+  }
+  return json["version"].get<std::string>();
+}
+
+Status RegisterNodeDrivers(BackendRegistry& registry) {
+  const std::string node = EnvOr("MM_NODE", "/usr/bin/node");
+  const std::filesystem::path dir = EnvOr(
+      "MM_JS_RUNTIMES_DIR", InstalledOr("js", "mm_runtime.js", MM_JS_RUNTIMES_SOURCE_DIR).string());
+  const std::filesystem::path modules =
+      EnvOr("MM_NPM_DIR", InstalledOr("js/node_modules", "", MM_NPM_SOURCE_DIR).string());
+  std::error_code ec;
+  for (const NodeDriver& shipped : kNodeDrivers) {
+    const std::filesystem::path script = dir / shipped.script;
+    std::string what = std::string(shipped.what) + " through the Node.js driver " +
+                       script.string() + " (runtime protocol; run when named: --backend " +
+                       shipped.name + ")";
+    StatusOr<std::string> version = NpmVersion(modules, shipped.package);
+    std::string why;
+    if (!std::filesystem::exists(node, ec)) {
+      why = node + " not found (Debian package nodejs; or set MM_NODE)";
+    } else if (!version.ok()) {
+      why = std::string("the npm package ") + shipped.package + " is not installed in " +
+            modules.string() +
+            " (scripts/setup.sh installs it; or set MM_NPM_DIR): " + version.status().message();
+    } else if (!std::filesystem::exists(script, ec)) {
+      why = "the driver " + script.string() + " is not there (set MM_JS_RUNTIMES_DIR)";
+    } else {
+      what = std::string(shipped.package) + " " + *version + ": " + what;
+    }
+    if (!why.empty()) {
+      MM_RETURN_IF_ERROR(registry.RegisterUnavailable(shipped.name, what, why));
+      continue;
+    }
+    // env sets NODE_PATH, so the driver finds the packages wherever they were installed.
+    std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" + modules.string(), node,
+                                     script.string()};
+    if (*shipped.argument != '\0') argv.push_back(shipped.argument);
+    std::string command = node + " " + script.string();
+    if (*shipped.argument != '\0') command += std::string(" ") + shipped.argument;
+    DriverCommand driver{shipped.name, command, argv, /*shipped=*/true};
+    MM_RETURN_IF_ERROR(registry.Register(
+        shipped.name, what,
+        [driver]() -> StatusOr<std::unique_ptr<Backend>> { return StartCommandBackend(driver); },
+        BackendRegistry::Selection::kOnRequest));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterShippedDrivers(BackendRegistry& registry) {
+  MM_RETURN_IF_ERROR(RegisterPythonDrivers(registry));
+  return RegisterNodeDrivers(registry);
 }
 
 }  // namespace mm::runtime

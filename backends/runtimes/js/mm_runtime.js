@@ -1,0 +1,258 @@
+// mm's runtime protocol for JavaScript: a MatMul of any Node.js runtime judged by mm.
+//
+// A driver is a function from (A, B) to Y plus a declaration; serve() speaks the protocol of
+// docs/runtime-protocol.md over stdin and stdout (Node.js 20, no dependency):
+//
+//   const mm = require('./mm_runtime.js');
+//   mm.serve({
+//     runtime: 'mine', version: '1.0',
+//     dtypes: {float: 'float', int32: 'int32'},   // dtype: its accumulation
+//     refused: {bfloat16: 'mine has no bfloat16'},
+//     matmul: async (a, b, out, dtype) => mine.matmul(a, b),  // returns {data, shape}
+//   });
+//
+// Then `mm-conformance --backend-cmd mine="node my_driver.js" --backend mine`.
+//
+// - A and B are tensors {dtype, shape, data}: `data` a typed array of the request's dtype
+//   (float Float32Array, double Float64Array, float16 and bfloat16 Uint16Array of their bits,
+//   int32 Int32Array, int64 BigInt64Array, uint32 Uint32Array, uint64 BigUint64Array), of the
+//   request's shape (0-d: one element; empty: none). Treat them as read-only.
+// - `out` is a tensor of Y's shape holding the bytes mm offers (poisoned, so an element the
+//   runtime leaves unwritten shows), or null when the driver sets acceptsOut: false.
+// - matmul (sync or async) returns Y, {data, shape[, dtype]} (dtype defaults to the request's),
+//   or undefined when it wrote `out`. Y goes back as it is: mm judges its dtype and shape.
+// - `seconds` in the answer is the time of the matmul call alone, without the pipe; a driver
+//   that times the runtime's own call more closely returns it as Y's `seconds`.
+// - Exceptions become answers by the driver's rules: `rules` is a list of [match, what], what
+//   being 'shape' or 'dtype' and match an Error class, a RegExp tested on "Name: message", or a
+//   function of the error; the first match refuses that (in the error's words), any other
+//   exception is an error ("Name: message"). mm shows a refusal of a dtype the hello declares
+//   supported as a conformance gap, never as UNSUPPORTED: refuse unsupported dtypes in the hello.
+// - setup(threads) (sync or async) runs at hello with mm's thread count; runsOn is a string or a
+//   function of the thread count.
+// - What JavaScript writes to stdout (console.log, process.stdout) goes to stderr: the protocol
+//   keeps stdout. Native code writing to fd 1 itself would break the frames.
+'use strict';
+
+const fs = require('fs');
+
+const PROTOCOL = 1;
+
+// mm's dtype names and the typed array that holds each (float16, bfloat16: their bits).
+const ARRAYS = {
+  float: Float32Array,
+  double: Float64Array,
+  float16: Uint16Array,
+  bfloat16: Uint16Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+  uint32: Uint32Array,
+  uint64: BigUint64Array,
+};
+
+class ProtocolError extends Error {}
+
+function elements(shape) {
+  return shape.reduce((n, d) => n * d, 1);
+}
+
+// The hello's per-dtype declarations: every mm dtype, supported, refused or undeclared.
+function declarations(driver) {
+  const declared = {};
+  for (const name of Object.keys(ARRAYS)) {
+    const refused = (driver.refused || {})[name];
+    let arithmetic = (driver.dtypes || {})[name];
+    if (refused !== undefined) {
+      declared[name] = {refused: String(refused)};
+    } else if (arithmetic !== undefined) {
+      if (typeof arithmetic === 'string') arithmetic = {accumulation: arithmetic};
+      const entry = {
+        accumulation: arithmetic.accumulation,
+        flushes_subnormals: Boolean(arithmetic.flushesSubnormals),
+      };
+      if (arithmetic.conversion) entry.conversion = arithmetic.conversion;
+      declared[name] = entry;
+    } else {
+      declared[name] = {refused: 'not declared by the driver'};
+    }
+  }
+  return declared;
+}
+
+// The hello header answering mm's `request`; runs the driver's setup with mm's threads first.
+async function hello(driver, request) {
+  const threads = Number(request.threads || 1);
+  if (driver.setup) await driver.setup(threads);
+  const runsOn = typeof driver.runsOn === 'function' ? driver.runsOn(threads) : driver.runsOn;
+  return {
+    type: 'hello',
+    protocol: PROTOCOL,
+    runtime: driver.runtime,
+    version: driver.version,
+    runs_on: runsOn || '',
+    dtypes: declarations(driver),
+  };
+}
+
+// A, B and Y as tensors over `data` (a Buffer), copied where a typed array needs alignment.
+function operands(request, data) {
+  const dtype = request.dtype;
+  const Array = ARRAYS[dtype];
+  if (!Array) throw new ProtocolError(`unknown dtype ${JSON.stringify(dtype)}`);
+  const shapes = [request.a, request.b, request.y];
+  const counts = shapes.map(elements);
+  const total = counts.reduce((x, y) => x + y, 0) * Array.BYTES_PER_ELEMENT;
+  if (total !== data.length) {
+    throw new ProtocolError(`${data.length} data bytes for ${total} in A, B and Y`);
+  }
+  let offset = 0;
+  return shapes.map((shape, i) => {
+    const bytes = counts[i] * Array.BYTES_PER_ELEMENT;
+    const start = data.byteOffset + offset;
+    offset += bytes;
+    const buffer =
+      start % Array.BYTES_PER_ELEMENT === 0
+        ? data.buffer
+        : data.buffer.slice(start, start + bytes);
+    const at = buffer === data.buffer ? start : 0;
+    return {dtype, shape: shape.slice(), data: new Array(buffer, at, counts[i])};
+  });
+}
+
+// The refusal or error an exception becomes by the driver's rules.
+function refusalOrError(driver, id, e) {
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
+  for (const [match, what] of driver.rules || []) {
+    const isClass = match === Error || (match && match.prototype instanceof Error);
+    let hit;
+    if (match instanceof RegExp) hit = match.test(text);
+    else if (isClass) hit = e instanceof match;
+    else hit = Boolean(match(e));
+    if (hit) return {header: {type: 'refused', id, what, why: text}, data: Buffer.alloc(0)};
+  }
+  return {header: {type: 'error', id, message: text}, data: Buffer.alloc(0)};
+}
+
+// Y's dtype name: the one it says, else the request's when its array is of that dtype.
+function dtypeOf(y, requested) {
+  if (y.dtype) return y.dtype;
+  if (y.data instanceof ARRAYS[requested]) return requested;
+  const found = Object.keys(ARRAYS).find((n) => y.data instanceof ARRAYS[n]);
+  return found || (y.data && y.data.constructor ? y.data.constructor.name : typeof y.data);
+}
+
+// The reply to one matmul request: {header, data}.
+async function answer(driver, request, data) {
+  const id = request.id || 0;
+  let y;
+  let seconds;
+  try {
+    const [a, b, offered] = operands(request, data);
+    const out = driver.acceptsOut === false ? null : offered;
+    const start = process.hrtime.bigint();
+    const result = await driver.matmul(a, b, out, request.dtype);
+    seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    if (result && typeof result.seconds === 'number') seconds = result.seconds;
+    y = result === undefined || result === null ? offered : result;
+    if (!y.data || !ArrayBuffer.isView(y.data) || !Array.isArray(y.shape)) {
+      throw new TypeError('matmul returned no {data: typed array, shape: array}');
+    }
+  } catch (e) {
+    return refusalOrError(driver, id, e);
+  }
+  const header = {
+    type: 'y',
+    id,
+    dtype: dtypeOf(y, request.dtype),
+    shape: y.shape.map(Number),
+    seconds,
+  };
+  return {header, data: Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength)};
+}
+
+// Blocking frame I/O on two file descriptors (stdin and stdout are one socket).
+class Channel {
+  constructor(readFd, writeFd) {
+    this.readFd = readFd;
+    this.writeFd = writeFd;
+    this.pause = new Int32Array(new SharedArrayBuffer(4));
+  }
+
+  // Retries what a non-blocking descriptor defers, pausing a millisecond.
+  retry(call) {
+    for (;;) {
+      try {
+        return call();
+      } catch (e) {
+        if (e.code !== 'EAGAIN' && e.code !== 'EINTR') throw e;
+        Atomics.wait(this.pause, 0, 0, 1);
+      }
+    }
+  }
+
+  // `n` bytes, or null at the end of the input.
+  readExact(n) {
+    const buffer = Buffer.allocUnsafe(n);
+    let got = 0;
+    while (got < n) {
+      const k = this.retry(() => fs.readSync(this.readFd, buffer, got, n - got, null));
+      if (k === 0) return null;
+      got += k;
+    }
+    return buffer;
+  }
+
+  // The next {header, data}, or null at the end of stdin.
+  read() {
+    const prefix = this.readExact(8);
+    if (prefix === null) return null;
+    const header = this.readExact(prefix.readUInt32LE(0));
+    const data = this.readExact(prefix.readUInt32LE(4));
+    if (header === null || data === null) return null;
+    return {header: JSON.parse(header.toString('utf8')), data};
+  }
+
+  write(header, data = Buffer.alloc(0)) {
+    const text = Buffer.from(JSON.stringify(header), 'utf8');
+    const prefix = Buffer.alloc(8);
+    prefix.writeUInt32LE(text.length, 0);
+    prefix.writeUInt32LE(data.length, 4);
+    this.writeAll(Buffer.concat([prefix, text]));
+    this.writeAll(data);
+  }
+
+  writeAll(bytes) {
+    let done = 0;
+    while (done < bytes.length) {
+      done += this.retry(() => fs.writeSync(this.writeFd, bytes, done, bytes.length - done));
+    }
+  }
+}
+
+// JavaScript's stdout (console.log, process.stdout) becomes stderr: the frames own fd 1.
+function keepStdout() {
+  Object.defineProperty(process, 'stdout', {configurable: true, get: () => process.stderr});
+  for (const level of ['log', 'info', 'debug']) console[level] = console.error;
+}
+
+// Answers mm until stdin ends.
+async function serve(driver, readFd = 0, writeFd = 1) {
+  if (writeFd === 1) keepStdout();
+  const channel = new Channel(readFd, writeFd);
+  const first = channel.read();
+  if (first === null) return;
+  channel.write(await hello(driver, first.header));
+  for (;;) {
+    const message = channel.read();
+    if (message === null) return;
+    const {header, data} = message;
+    if (header.type !== 'matmul') {
+      channel.write({type: 'error', id: header.id || 0, message: 'unknown request'});
+      continue;
+    }
+    const reply = await answer(driver, header, data);
+    channel.write(reply.header, reply.data);
+  }
+}
+
+module.exports = {PROTOCOL, ARRAYS, ProtocolError, elements, hello, answer, serve, Channel};

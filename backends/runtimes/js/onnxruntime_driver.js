@@ -1,0 +1,16 @@
+// ONNX Runtime for Node.js (npm onnxruntime-node), its CPU execution provider, judged by mm
+// (mm-conformance --backend onnxruntime); see ort_driver.js.
+'use strict';
+
+const ort = require('onnxruntime-node');
+const mm = require('./mm_runtime.js');
+const {ortDriver} = require('./ort_driver.js');
+
+const version = require('onnxruntime-node/package.json').version;
+mm.serve(ortDriver({
+  ort,
+  runtime: 'onnxruntime-node',
+  version,
+  options: {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', interOpNumThreads: 1},
+  runsOn: 'CPU execution provider (MLAS), graphOptimizationLevel disabled',
+}));

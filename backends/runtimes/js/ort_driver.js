@@ -1,0 +1,122 @@
+// ONNX Runtime's MatMul judged by mm, through mm_runtime.js: the shared part of the drivers
+// onnxruntime_driver.js (npm onnxruntime-node, the CPU execution provider) and
+// onnxruntime_web_driver.js (npm onnxruntime-web, its wasm backend under Node).
+//
+// Each problem runs a one-node MatMul-13 model whose inputs have symbolic dimensions. One session
+// per (dtype, rank of A, rank of B) is created on first use and kept, as an application keeps its
+// session: ONNX Runtime owns Y's buffer, so an output it leaves unwritten shows whatever an
+// earlier problem of the same session left there (the shape-class catalogue's sequences put a
+// problem with K > 0 before an empty or K = 0 one). Every dtype is tried once at hello; one ONNX
+// Runtime cannot run is refused in its own words. Every exception on a problem is an error of that
+// problem (no rule makes one a refusal): a shape class it fails is a finding, never hidden.
+// float16 is declared as ONNX states it (products and sums in float32, one rounding).
+'use strict';
+
+const mm = require('./mm_runtime.js');
+
+// mm dtype: [ONNX TensorProto data type, onnxruntime-common tensor type].
+const TYPES = {
+  float: [1, 'float32'],
+  double: [11, 'float64'],
+  float16: [10, 'float16'],
+  bfloat16: [16, 'bfloat16'],
+  int32: [6, 'int32'],
+  int64: [7, 'int64'],
+  uint32: [12, 'uint32'],
+  uint64: [13, 'uint64'],
+};
+const MM_NAME = Object.fromEntries(Object.entries(TYPES).map(([name, [, ort]]) => [ort, name]));
+const ARITHMETIC = {float: 'float', double: 'double', float16: 'float', bfloat16: 'float'};
+
+// --- A minimal protobuf writer: the fields of onnx.proto a one-node model needs. ---------------
+function varint(value) {
+  const out = [];
+  let v = value;
+  do {
+    out.push((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v = Math.floor(v / 128);
+  } while (v > 0);
+  return Buffer.from(out);
+}
+const int = (field, value) => Buffer.concat([varint(field << 3), varint(value)]);
+const bytes = (field, payload) => {
+  const data = Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8');
+  return Buffer.concat([varint((field << 3) | 2), varint(data.length), data]);
+};
+const message = (field, ...parts) => bytes(field, Buffer.concat(parts));
+
+// ValueInfoProto (as field `field` of GraphProto): a tensor of `type` whose dims are symbols.
+function valueInfo(field, name, type, symbols) {
+  const dims = (symbols || []).map((symbol) => message(1, bytes(2, symbol)));
+  const shape = symbols === null ? [] : [message(2, ...dims)];
+  return message(field, bytes(1, name), message(2, message(1, int(1, type), ...shape)));
+}
+
+// The bytes of a model computing Y = MatMul(A, B) for A of rank `rankA`, B of rank `rankB`.
+function matmulModel(dtype, rankA, rankB) {
+  const type = TYPES[dtype][0];
+  const symbols = (prefix, rank) => Array.from({length: rank}, (_, i) => `${prefix}${i}`);
+  const node = message(1, bytes(1, 'A'), bytes(1, 'B'), bytes(2, 'Y'), bytes(4, 'MatMul'));
+  const graph = message(
+    7,
+    node,
+    bytes(2, 'mm'),
+    valueInfo(11, 'A', type, symbols('a', rankA)),
+    valueInfo(11, 'B', type, symbols('b', rankB)),
+    valueInfo(12, 'Y', type, null),
+  );
+  return Buffer.concat([int(1, 8), graph, message(8, bytes(1, ''), int(2, 13))]);
+}
+
+// A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
+// without the thread count.
+function ortDriver({ort, runtime, version, options, runsOn}) {
+  const sessions = new Map();
+  let threads = 1;
+
+  async function session(dtype, rankA, rankB) {
+    const key = `${dtype}:${rankA}:${rankB}`;
+    if (!sessions.has(key)) {
+      const model = matmulModel(dtype, rankA, rankB);
+      const created = ort.InferenceSession.create(model, {...options, intraOpNumThreads: threads});
+      sessions.set(key, created);
+      created.catch(() => sessions.delete(key));  // A failed creation is retried next time.
+    }
+    return sessions.get(key);
+  }
+
+  async function matmul(a, b, out, dtype) {
+    const type = TYPES[dtype][1];
+    const run = await session(dtype, a.shape.length, b.shape.length);
+    // Copies: ONNX Runtime may keep a tensor's typed array, and mm's views share one buffer.
+    const feeds = {
+      A: new ort.Tensor(type, a.data.slice(), a.shape),
+      B: new ort.Tensor(type, b.data.slice(), b.shape),
+    };
+    const start = process.hrtime.bigint();
+    const {Y} = await run.run(feeds);
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    return {data: Y.data, shape: Y.dims, dtype: MM_NAME[Y.type] || Y.type, seconds};
+  }
+
+  const driver = {runtime, version, matmul, dtypes: {}, refused: {}, acceptsOut: false};
+  driver.runsOn = (n) => `${runsOn}, intraOpNumThreads ${n}; Node.js ${process.version}`;
+  driver.setup = async (n) => {
+    threads = Math.max(1, n);
+    for (const dtype of Object.keys(TYPES)) {
+      const [one, two] = [[2, 2], [2, 2]].map((shape) => ({shape, data: null}));
+      try {
+        const Array = mm.ARRAYS[dtype];
+        one.data = new Array(4).fill(Array === BigInt64Array || Array === BigUint64Array ? 1n : 1);
+        two.data = one.data.slice();
+        await matmul(one, two, null, dtype);
+        driver.dtypes[dtype] = ARITHMETIC[dtype] || dtype;
+      } catch (e) {
+        driver.refused[dtype] = String(e.message || e);
+      }
+    }
+  };
+  return driver;
+}
+
+module.exports = {matmulModel, ortDriver, TYPES};
