@@ -22,8 +22,8 @@ packages=(
   clang-format-14 black flake8
   # The comparison report (scripts/compare.sh): plots, and the headless browser its test opens.
   python3 python3-matplotlib chromium
-  # A runtime judged from its outputs (scripts/ort-conformance.sh): ONNX Runtime from the npm
-  # registry, run by Node.js.
+  # The JavaScript runtimes' drivers (backends/runtimes/js): ONNX Runtime and TensorFlow.js from
+  # the npm registry (scripts/runtimes-npm.sh, below), run by Node.js.
   nodejs
   # The fair-corpus check against numpy as ONNX's runner judges (conformance/fuzz/tests); the
   # runtimes mm ships drivers for (backends/runtimes/python: numpy, torch; the Python SDK).
@@ -46,6 +46,8 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   [[ "${1:-}" == "--verbose" ]] && echo "setup: all ${#packages[@]} packages present"
+  # The JavaScript drivers' npm packages, pinned by backends/runtimes/js/package-lock.json.
+  bash "$(dirname "$0")/runtimes-npm.sh"
   exit 0
 fi
 
@@ -59,4 +61,5 @@ echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+bash "$(dirname "$0")/runtimes-npm.sh"
 echo "setup: done"
