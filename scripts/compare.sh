@@ -40,7 +40,7 @@ if [[ -f build/ort/outputs/mm_outputs.json && -n "${MM_ONNX_DATA:-}" ]]; then
   IFS=: read -r -a roots <<< "$MM_ONNX_DATA"
   for root in "${roots[@]}" build/ort/generated; do conformance_args+=("--conformance-arg=--data-dir" "--conformance-arg=$root"); done
   for arg in --outputs onnxruntime=build/ort/outputs --outputs-arithmetic onnxruntime=float32 \
-             --expectations scripts/ort/expectations.json; do
+             --expectations backends/runtimes/js/expectations/onnxruntime.json; do
     conformance_args+=("--conformance-arg=$arg")
   done
 fi

@@ -19,7 +19,7 @@ cmake --build --preset loader-fuzz
 out=build/loader-fuzz
 seeds="$out/parser-seeds"
 bash conformance/libfuzzer/check_seeds.sh "$out/bin" "$seeds" \
-  backends/blas/deviations/expectations.json scripts/ort/expectations.json
+  backends/blas/deviations/expectations.json backends/runtimes/js/expectations/onnxruntime.json
 status=0
 for dir in "$seeds"/*/; do
   kind=$(basename "$dir")

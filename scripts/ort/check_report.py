@@ -1,17 +1,17 @@
 #!/usr/bin/python3
-"""Checks mm-conformance's judgement of ONNX Runtime's outputs (scripts/ort-conformance.sh).
+"""Checks mm-conformance's judgement of ONNX Runtime through its driver (scripts/ort-conformance.sh).
 
 Asserts, from the JSON report:
   * exactly one result per (case, data set) of the corpus: the 7 official cases, every data set
     of the built-in ones as export-builtin wrote them (the 9 examples of the ONNX MatMul page and
     the shape-class catalogue), every data set of the generated corpus; nothing skipped unless an
-    entry of scripts/ort/expectations.json declares it with its reason, nothing extra;
+    entry of backends/runtimes/js/expectations/onnxruntime.json declares it with its reason, nothing extra;
   * every official result and every built-in example PASSes; the shape-class catalogue's results
     are held to the rules below like the generated ones (its ONNX Runtime deviations are XFAIL);
   * every bfloat16 result is UNSUPPORTED by ONNX Runtime's own word (it has no CPU bfloat16
     MatMul kernel), never silently dropped;
   * no FAIL, IMPRECISE, XPASS or undeclared ERROR: ONNX Runtime's known deviations are XFAIL by
-    scripts/ort/expectations.json, each with its reason;
+    backends/runtimes/js/expectations/onnxruntime.json, each with its reason;
   * a BOUND result only where the corpus's expected value depends on the order of summation (an
     intermediate sum may overflow: the error bound is unbounded there), which is a property of the
     problem, not of the runtime; mm-conformance's exit code is then 1 for that reason alone,
@@ -146,7 +146,7 @@ def main():
     if problems:
         print(
             "check_report: FAILED (a new deviation of ONNX Runtime, or a changed corpus: "
-            "declare a genuine one in scripts/ort/expectations.json with its reason):",
+            "declare a genuine one in backends/runtimes/js/expectations/onnxruntime.json with its reason):",
             file=sys.stderr,
         )
         for p in problems:

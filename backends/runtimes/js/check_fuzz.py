@@ -5,10 +5,10 @@ mm-fuzz matches its expectations by dtype and value family only, too coarse for 
 deviations are shape classes (a zero batch dimension, K = 0) of every dtype: declaring them so
 would hide a new deviation of the same dtype. The driver's fuzz declarations
 (expectations/<runtime>.fuzz.json) name each known deviation by the kind and message of its
-minimal problem instead ("k_zero": true: and K = 0 in it). This check passes when every failure
-of the run was shrunk to a finding (--max-findings large enough) and every finding matches a
-declaration; it prints the findings per declaration, with the minimal problem and replay line of
-the first, and any unmatched finding.
+minimal problem instead ("k_zero": true: and K = 0 in it; "dtype": and its dtype). This check
+passes when every failure of the run was shrunk to a finding (--max-findings large enough) and
+every finding matches a declaration; it prints the findings per declaration, with the minimal
+problem and replay line of the first, and any unmatched finding.
 """
 import argparse
 import json
@@ -38,6 +38,7 @@ def main():
                 for d in declared
                 if d["kind"] == finding["kind"]
                 and re.search(d["message"], finding["message"])
+                and d.get("dtype", finding["dtype"]) == finding["dtype"]
                 and (not d.get("k_zero") or finding["minimal_a_shape"][-1] == 0)
             ),
             None,
