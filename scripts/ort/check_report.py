@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Checks mm-conformance's judgement of ONNX Runtime through its driver (scripts/ort-conformance.sh).
+"""Checks mm-conformance's judgement of ONNX Runtime's driver (scripts/ort-conformance.sh).
 
 Asserts, from the JSON report:
   * exactly one result per (case, data set) of the corpus: the 7 official cases, every data set
     of the built-in ones as export-builtin wrote them (the 9 examples of the ONNX MatMul page and
     the shape-class catalogue), every data set of the generated corpus; nothing skipped unless an
-    entry of backends/runtimes/js/expectations/onnxruntime.json declares it with its reason, nothing extra;
+    entry of backends/runtimes/js/expectations/onnxruntime.json declares it with its reason,
+    nothing extra;
   * every official result and every built-in example PASSes; the shape-class catalogue's results
     are held to the rules below like the generated ones (its ONNX Runtime deviations are XFAIL);
   * every bfloat16 result is UNSUPPORTED by ONNX Runtime's own word (it has no CPU bfloat16
@@ -146,7 +147,8 @@ def main():
     if problems:
         print(
             "check_report: FAILED (a new deviation of ONNX Runtime, or a changed corpus: "
-            "declare a genuine one in backends/runtimes/js/expectations/onnxruntime.json with its reason):",
+            "declare a genuine one in backends/runtimes/js/expectations/onnxruntime.json with "
+            "its reason):",
             file=sys.stderr,
         )
         for p in problems:
