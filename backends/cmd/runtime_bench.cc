@@ -53,7 +53,8 @@ void RunRoundTrips(benchmark::State& state, const std::string& runtime, DType dt
 }
 
 void RegisterRuntimeRoundTrips(ShapeSet) {
-  for (const char* runtime : {"numpy", "torch"}) {
+  for (const char* runtime :
+       {"numpy", "torch", "onnxruntime", "onnxruntime-web", "tfjs", "tfjs-wasm"}) {
     for (bool mixed : {false, true}) {
       const std::string name = std::string("BM_RuntimeRoundTrip/") + runtime + "/float/" +
                                (mixed ? "mixed_upto16" : "16x16x16");
