@@ -113,5 +113,49 @@ TEST(TorchDriverTest, IsJudgedLikeAnyBackendAtMmsThreadCount) {
   }
 }
 
+constexpr const char* kNodeDrivers[] = {"onnxruntime", "onnxruntime-web", "tfjs", "tfjs-wasm"};
+
+TEST(NodeDriversTest, AreListedWithTheirNpmVersionOrWhyNot) {
+  const BackendRegistry registry = Shipped();
+  for (const char* name : kNodeDrivers) {
+    SCOPED_TRACE(name);
+    if (registry.Contains(name)) {
+      EXPECT_THAT(registry.Description(name), HasSubstr("--backend " + std::string(name)));
+      EXPECT_THAT(registry.Description(name), HasSubstr("through the Node.js driver"));
+    } else {
+      EXPECT_THAT(registry.UnavailableReason(name), HasSubstr("scripts/setup.sh"));
+    }
+  }
+  EXPECT_TRUE(registry.DefaultNames().empty());
+}
+
+TEST(NodeDriversTest, AMissingNodeOrPackageIsUnavailableWithTheReason) {
+  {
+    ScopedEnv node("MM_NODE", "/nonexistent/node");
+    const BackendRegistry registry = Shipped();
+    EXPECT_THAT(registry.UnavailableReason("tfjs"), HasSubstr("/nonexistent/node not found"));
+  }
+  mm::testing::TempDir empty;
+  ScopedEnv modules("MM_NPM_DIR", empty.path().string());
+  const BackendRegistry registry = Shipped();
+  EXPECT_THAT(
+      registry.UnavailableReason("onnxruntime"),
+      HasSubstr("the npm package onnxruntime-node is not installed in " + empty.path().string()));
+  EXPECT_EQ(registry.CheckSelectable("tfjs-wasm").code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(NodeDriversTest, OnnxRuntimeIsJudgedLikeAnyBackend) {
+  auto ort = Create("onnxruntime");
+  if (ort == nullptr) GTEST_SKIP() << Shipped().UnavailableReason("onnxruntime");
+  EXPECT_THAT(ort->RunsOn(), HasSubstr("onnxruntime-node "));
+  EXPECT_FALSE(ort->Supports({DType::kBFloat16, {2, 3}, {3, 4}}).supported());
+  EXPECT_EQ(ort->DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat, false}));
+  for (DType dtype : {DType::kFloat, DType::kDouble, DType::kFloat16, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).dtype(dtype).iterations(2).Test(*ort);
+    MatMulTester().a_dims({7}).b_dims({7}).dtype(dtype).Test(*ort);  // A 0-d Y.
+  }
+}
+
 }  // namespace
 }  // namespace mm::runtime
