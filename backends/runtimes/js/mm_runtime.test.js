@@ -87,7 +87,7 @@ test('maps every dtype to its typed array; bfloat16 as bits, 0-d and empty tenso
   }
 });
 
-test('returned Y goes back as the runtime made it, and a driver may give its own time', async () => {
+test('returned Y goes back as the runtime made it; a driver may give its own time', async () => {
   const driver = {
     acceptsOut: false,
     matmul: (a, b, out) => {

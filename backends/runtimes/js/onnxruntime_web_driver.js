@@ -15,5 +15,6 @@ mm.serve(ortDriver({
   runtime: 'onnxruntime-web',
   version,
   options: {executionProviders: ['wasm'], graphOptimizationLevel: 'disabled'},
+  threadsFixed: 1,
   runsOn: 'wasm backend (SIMD, 1 thread), graphOptimizationLevel disabled',
 }));

@@ -69,8 +69,8 @@ function matmulModel(dtype, rankA, rankB) {
 }
 
 // A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
-// without the thread count.
-function ortDriver({ort, runtime, version, options, runsOn}) {
+// without the thread count; `threadsFixed`: the runtime's thread count, whatever mm asks.
+function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   const sessions = new Map();
   let threads = 1;
 
@@ -100,16 +100,15 @@ function ortDriver({ort, runtime, version, options, runsOn}) {
   }
 
   const driver = {runtime, version, matmul, dtypes: {}, refused: {}, acceptsOut: false};
-  driver.runsOn = (n) => `${runsOn}, intraOpNumThreads ${n}; Node.js ${process.version}`;
+  driver.runsOn = () => `${runsOn}, intraOpNumThreads ${threads}; Node.js ${process.version}`;
   driver.setup = async (n) => {
-    threads = Math.max(1, n);
+    threads = threadsFixed || Math.max(1, n);
     for (const dtype of Object.keys(TYPES)) {
-      const [one, two] = [[2, 2], [2, 2]].map((shape) => ({shape, data: null}));
       try {
         const Array = mm.ARRAYS[dtype];
-        one.data = new Array(4).fill(Array === BigInt64Array || Array === BigUint64Array ? 1n : 1);
-        two.data = one.data.slice();
-        await matmul(one, two, null, dtype);
+        const big = Array === BigInt64Array || Array === BigUint64Array;
+        const one = {shape: [2, 2], data: new Array(4).fill(big ? 1n : 1)};
+        await matmul(one, one, null, dtype);
         driver.dtypes[dtype] = ARITHMETIC[dtype] || dtype;
       } catch (e) {
         driver.refused[dtype] = String(e.message || e);
