@@ -544,10 +544,7 @@ StatusOr<std::map<std::string, std::string>> ModuleVersions(const std::string& p
   return cache.emplace(python, versions).first->second;
 }
 
-}  // namespace
-
-namespace {
-
+// The Python drivers (backends/runtimes/python), each needing a Debian Python module.
 Status RegisterPythonDrivers(BackendRegistry& registry) {
   const std::string python = PythonPath();
   const std::filesystem::path dir = DriversDir();
