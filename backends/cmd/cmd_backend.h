@@ -66,18 +66,18 @@ std::string DriverCommandOf(const Backend& backend);
 // start or says a malformed hello).
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs);
 
-// The drivers mm ships (backends/runtimes/python: numpy, torch), each registered on request
-// (BackendRegistry::Selection::kOnRequest: run when named) as available (the description naming
-// its runtime's version) or unavailable with why (no python3, the module
-// not installed, the driver's file not found). Python is $MM_PYTHON or /usr/bin/python3 (Debian's,
-// whose modules python3-numpy and python3-torch install); the drivers' folder $MM_RUNTIMES_DIR,
-// else the installed one beside the tools (../share/mm/runtimes/python), else the source tree's.
-// The python3 is asked once per process which modules it has. The Node.js drivers (onnxruntime,
-// onnxruntime-web, tfjs, tfjs-wasm) likewise: node is $MM_NODE or /usr/bin/node; their npm
-// packages are found in $MM_NPM_DIR, else the installed ../share/mm/runtimes/js/node_modules, else
-// the checkout's build/runtimes-npm/node_modules (scripts/runtimes-npm.sh), each version read from
-// its package.json; their folder is $MM_JS_RUNTIMES_DIR, else the installed one, else the source
-// tree's.
+// The drivers mm ships (backends/runtimes/python: numpy, torch; backends/runtimes/js), each
+// registered on request (BackendRegistry::Selection::kOnRequest: run when named) as available
+// (the description naming its runtime's version) or unavailable with why (no interpreter, the
+// module or npm package not installed, the driver's file not found). Python is $MM_PYTHON or
+// /usr/bin/python3 (Debian's, whose modules python3-numpy and python3-torch install); the drivers'
+// folder $MM_RUNTIMES_DIR, else the installed one beside the tools (../share/mm/runtimes/python),
+// else the source tree's. The python3 is asked once per process which modules it has. The Node.js
+// drivers (onnxruntime, onnxruntime-web, tfjs, tfjs-wasm) likewise: node is $MM_NODE or
+// /usr/bin/node; their npm packages are found in $MM_NPM_DIR, else the installed
+// ../share/mm/runtimes/js/node_modules, else the checkout's build/runtimes-npm/node_modules
+// (scripts/runtimes-npm.sh), each version read from its package.json; their folder is
+// $MM_JS_RUNTIMES_DIR, else the installed one, else the source tree's.
 Status RegisterShippedDrivers(BackendRegistry& registry);
 
 }  // namespace mm::runtime
