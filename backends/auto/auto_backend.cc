@@ -1,12 +1,19 @@
 #include "backends/auto/auto_backend.h"
 
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <omp.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -17,6 +24,7 @@
 #include "engine/io/json.h"
 #include "engine/io/names.h"
 #include "engine/machine.h"
+#include "engine/process/process.h"
 #include "mm/version.h"
 
 namespace mm {
@@ -75,31 +83,76 @@ double LogDistance(const std::array<double, 4>& x, const std::array<double, 4>& 
   return d;
 }
 
-// Runs the chosen backend's primitive directly: Execute has checked the views against a plan
-// equal to the inner one's, so the inner Run is called without a second check.
+// A ranking entry: "openblas" (on the threads given) or "openblas@1" (on 1 thread).
+struct Entry {
+  std::string name;
+  int threads = 0;  // 0: the threads given.
+};
+
+std::optional<Entry> ParseEntry(std::string_view text) {
+  const std::size_t at = text.find('@');
+  if (at == std::string_view::npos) return Entry{std::string(text), 0};
+  int threads = 0;
+  for (char c : text.substr(at + 1)) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || threads > 1 << 20) return std::nullopt;
+    threads = threads * 10 + (c - '0');
+  }
+  if (threads < 1) return std::nullopt;
+  return Entry{std::string(text.substr(0, at)), threads};
+}
+
+// Every backend follows the calling thread's OpenMP thread count (the BLAS backends pass it to
+// their library per call), so running one on fewer threads is setting it around the call.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads) : previous_(omp_get_max_threads()) {
+    if (threads > 0) omp_set_num_threads(threads);
+  }
+  ~ScopedOmpThreads() { omp_set_num_threads(previous_); }
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Runs the chosen backend's primitive: directly when it runs on the threads given (Execute has
+// checked the views against a plan equal to the inner one's, so the inner Run is called without a
+// second check); on `threads` threads otherwise.
 class AutoPrimitive final : public MatMulPrimitive {
  public:
   AutoPrimitive(const MatMulPlan& plan, std::shared_ptr<Backend> owner,
-                std::unique_ptr<MatMulPrimitive> inner)
-      : MatMulPrimitive(plan), owner_(std::move(owner)), inner_(std::move(inner)) {
+                std::unique_ptr<MatMulPrimitive> inner, int threads, int given)
+      : MatMulPrimitive(plan),
+        owner_(std::move(owner)),
+        inner_(std::move(inner)),
+        threads_(threads),
+        given_(given) {
     // Dispatch costs nothing per call: Execute runs the chosen backend's primitive directly.
-    RunWith(*inner_);
+    if (threads_ == 0) RunWith(*inner_);
   }
 
   std::string implementation() const override {
     const std::string inner = inner_->implementation();
-    return "auto -> " + std::string(owner_->name()) + (inner.empty() ? "" : ": " + inner);
+    const std::string threads = threads_ == 0 ? ""
+                                              : " (" + std::to_string(threads_) + " of " +
+                                                    std::to_string(given_) + " threads)";
+    return "auto -> " + std::string(owner_->name()) + threads + (inner.empty() ? "" : ": " + inner);
   }
 
  protected:
-  // Not called: Execute runs inner_'s Run (RunWith).
-  Status Run(TensorView, TensorView, MutableTensorView) override {
-    return InternalError("auto: the dispatching primitive itself was run");
+  // Called only when it runs on fewer threads (otherwise Execute runs inner_'s Run).
+  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
+    if (threads_ == 0) return InternalError("auto: the dispatching primitive itself was run");
+    const ScopedOmpThreads scoped(threads_);
+    return inner_->Execute(a, b, y);
   }
 
  private:
   std::shared_ptr<Backend> owner_;  // Outlives inner_, which may refer to it.
   std::unique_ptr<MatMulPrimitive> inner_;
+  int threads_;  // 0: the threads given.
+  int given_;
 };
 
 // The deviations of the live ScopedAutoDeviations.
@@ -115,26 +168,68 @@ ScopedAutoDeviations::ScopedAutoDeviations(std::vector<AutoDeviation> deviations
 
 ScopedAutoDeviations::~ScopedAutoDeviations() { DeclaredDeviations() = std::move(previous_); }
 
+std::string AutoTableKey() {
+  const MachineInfo machine = DescribeMachine();
+  const std::string text =
+      machine.cpu_model + "\n" + machine.cpu_features + "\n" +
+      std::to_string(machine.logical_cpus) + "\n" + machine.onednn_max_cpu_isa + "\n" + MM_VERSION +
+      "\n" + EnvOr("OMP_WAIT_POLICY", "unset") + "\n" + std::to_string(omp_get_max_threads());
+  // FNV-1a: the same name on every run and build, unlike std::hash.
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
 std::string AutoOptions::DefaultTablePath() {
+  const std::string name = "/auto-" + AutoTableKey() + ".json";
   const std::string xdg = EnvOr("XDG_CACHE_HOME");
-  if (!xdg.empty()) return xdg + "/mm/auto.json";
+  if (!xdg.empty()) return xdg + "/mm" + name;
   const std::string home = EnvOr("HOME");
-  if (!home.empty()) return home + "/.cache/mm/auto.json";
+  if (!home.empty()) return home + "/.cache/mm" + name;
   return {};
 }
+
+namespace {
+
+// mm-bench beside this executable (the build's bin folder, or an installed bin), else in PATH.
+std::string DefaultCalibrator() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path beside = self.parent_path() / "mm-bench";
+    if (access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return "mm-bench";
+}
+
+}  // namespace
 
 AutoOptions AutoOptions::FromEnvironment() {
   AutoOptions options;
   options.exclude = SplitNames(EnvOr("MM_AUTO_EXCLUDE"));
+  const bool table_given = std::getenv("MM_AUTO_TABLE") != nullptr;
   options.table_path = EnvOr("MM_AUTO_TABLE", DefaultTablePath());
   options.deviations = DeclaredDeviations();
+  const std::string calibrate = EnvOr("MM_AUTO_CALIBRATE");
+  if (calibrate == "1" || calibrate == "on") {
+    options.calibrate = true;
+  } else if (calibrate.empty()) {
+    options.calibrate = !table_given && std::getenv("CTEST_INTERACTIVE_DEBUG_MODE") == nullptr;
+  } else if (calibrate != "0" && calibrate != "off") {
+    options.setting_error =
+        "MM_AUTO_CALIBRATE is \"" + io::Printable(calibrate) + "\"; expected 0, 1, off or on";
+  }
+  options.calibrator = EnvOr("MM_AUTO_CALIBRATOR", DefaultCalibrator());
   return options;
 }
 
 nlohmann::json AutoIdentity::ToJson() const {
   return {{"cpu_model", cpu_model},       {"cpu_features", cpu_features},
           {"logical_cpus", logical_cpus}, {"onednn_max_cpu_isa", onednn_max_cpu_isa},
-          {"mm_version", mm_version},     {"backends", backends}};
+          {"mm_version", mm_version},     {"omp_wait_policy", omp_wait_policy},
+          {"threads", threads},           {"backends", backends}};
 }
 
 std::string AutoIdentity::DifferenceFrom(const AutoIdentity& other) const {
@@ -153,6 +248,12 @@ std::string AutoIdentity::DifferenceFrom(const AutoIdentity& other) const {
                   other.onednn_max_cpu_isa);
   }
   if (mm_version != other.mm_version) return differ("mm_version", mm_version, other.mm_version);
+  if (omp_wait_policy != other.omp_wait_policy) {
+    return differ("omp_wait_policy (OMP_WAIT_POLICY)", omp_wait_policy, other.omp_wait_policy);
+  }
+  if (threads != other.threads) {
+    return differ("threads", std::to_string(threads), std::to_string(other.threads));
+  }
   if (backends != other.backends) {
     for (const auto& [name, description] : other.backends) {
       auto it = backends.find(name);
@@ -175,6 +276,8 @@ AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates) {
   id.logical_cpus = machine.logical_cpus;
   id.onednn_max_cpu_isa = machine.onednn_max_cpu_isa;
   id.mm_version = MM_VERSION;
+  id.omp_wait_policy = EnvOr("OMP_WAIT_POLICY", "unset");
+  id.threads = omp_get_max_threads();
   for (const std::string& name : candidates.Names()) {
     id.backends[name] = candidates.Description(name);
   }
@@ -221,6 +324,10 @@ StatusOr<AutoIdentity> IdentityOf(const TableField& m) {
   id.logical_cpus = static_cast<int>(cpus);
   MM_ASSIGN_OR_RETURN(id.onednn_max_cpu_isa, m.StringAt("onednn_max_cpu_isa"));
   MM_ASSIGN_OR_RETURN(id.mm_version, m.StringAt("mm_version"));
+  MM_ASSIGN_OR_RETURN(id.omp_wait_policy, m.StringAt("omp_wait_policy"));
+  MM_ASSIGN_OR_RETURN(const std::int64_t threads,
+                      m.IntAt("threads", 1, std::numeric_limits<int>::max()));
+  id.threads = static_cast<int>(threads);
   MM_ASSIGN_OR_RETURN(const TableField backends, m.Member("backends"));
   MM_ASSIGN_OR_RETURN(const auto members, backends.Members());
   for (const auto& [name, description] : members) {
@@ -287,10 +394,15 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
                  " is not a MatMul");
     }
     if (cell.ranking.empty()) return bad(cell_where + ": empty ranking");
-    for (const std::string& name : cell.ranking) {
-      if (!expected.backends.count(name)) {
-        return bad(cell_where + ": ranks " + io::Printable(name) +
-                   ", which is not a candidate backend");
+    for (const std::string& text : cell.ranking) {
+      const std::optional<Entry> entry = ParseEntry(text);
+      if (!entry || !expected.backends.count(entry->name)) {
+        return bad(cell_where + ": ranks " + io::Printable(text) +
+                   ", which is not a candidate backend (or NAME@THREADS of one)");
+      }
+      if (entry->threads >= cell.threads) {
+        return bad(cell_where + ": ranks " + io::Printable(text) + " in a cell of " +
+                   std::to_string(cell.threads) + " threads (fewer expected)");
       }
     }
     if (!cell.seconds.empty() && cell.seconds.size() != cell.ranking.size()) {
@@ -361,8 +473,123 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
   }
 }
 
+namespace {
+
+StatusOr<AutoTable> ReadTable(const std::string& path, const AutoIdentity& identity) {
+  MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kCalibrationTableFile));
+  return ParseAutoTable(text, path, identity);
+}
+
+// Runs `calibrator` to write the quick table at `path`. Its stderr is read as it comes (a full pipe
+// would stop it) and its end kept for the error. It runs with MM_AUTO_CALIBRATE=0: an auto it
+// creates would otherwise wait for the lock this process holds.
+Status RunCalibrator(const std::string& calibrator, const std::string& path) {
+  MM_ASSIGN_OR_RETURN(process::Program program,
+                      process::Program::Start({"env", "MM_AUTO_CALIBRATE=0", calibrator,
+                                               "--mm_calibrate=" + path, "--mm_set=quick"}));
+  std::string err;
+  char buffer[4096];
+  for (;;) {
+    pollfd fd{program.stderr_fd(), POLLIN, 0};
+    if (poll(&fd, 1, -1) < 0 && errno != EINTR) break;
+    const ssize_t n = read(program.stderr_fd(), buffer, sizeof buffer);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) err.append(buffer, static_cast<std::size_t>(n));
+    if (err.size() > 8192) err.erase(0, err.size() - 4096);
+  }
+  MM_ASSIGN_OR_RETURN(const process::Ended ended, program.Wait());
+  if (WIFEXITED(ended.wait_status) && WEXITSTATUS(ended.wait_status) == 0) return OkStatus();
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  const std::size_t last = err.rfind('\n');
+  return InternalError(
+      calibrator + " --mm_calibrate=" + path + " " +
+      process::DescribeWaitStatus(ended.wait_status) +
+      (err.empty() ? "" : ": " + err.substr(last == std::string::npos ? 0 : last + 1)));
+}
+
+// An exclusive flock on `path`.lock while alive (none if the file cannot be opened: then two
+// first uses may both calibrate, each writing the table whole, and either's is used).
+class TableLock {
+ public:
+  explicit TableLock(const std::string& path)
+      : fd_(open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    while (fd_ >= 0 && flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~TableLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  TableLock(const TableLock&) = delete;
+  TableLock& operator=(const TableLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+struct LoadedTable {
+  std::optional<AutoTable> table;
+  std::string note;  // Where the choices come from, for RunsOn.
+};
+
+LoadedTable Used(AutoTable table, const std::string& path, const std::string& how) {
+  const std::string note = "calibration table " + path + " (" + std::to_string(table.cells.size()) +
+                           " cells, created " + table.created + how + ")";
+  return {std::move(table), note};
+}
+
+// Makes the table at `path` (a quick calibration, one process at a time) after `why` it could not
+// be used; the defaults when the calibration fails, saying why on stderr.
+LoadedTable CalibrateOnFirstUse(const AutoOptions& options, const AutoIdentity& identity,
+                                const std::string& why) {
+  const std::string& path = options.table_path;
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  const TableLock lock(path);
+  // Another process may have made it while this one waited for the lock.
+  if (auto table = ReadTable(path, identity); table.ok()) {
+    return Used(std::move(table).value(), path, "");
+  }
+  std::cerr << "mm: auto: " << why << "; calibrating for this machine (quick set, under 30 s on 2 "
+            << "cores; MM_AUTO_CALIBRATE=0 turns this off) into " << path << "\n";
+  Status made = RunCalibrator(options.calibrator, path);
+  auto table = made.ok() ? ReadTable(path, identity) : StatusOr<AutoTable>(made);
+  if (table.ok()) return Used(std::move(table).value(), path, ", on first use");
+  std::cerr << "mm: auto: warning: calibration failed, using the built-in defaults: "
+            << table.status().message() << "\n";
+  return {std::nullopt,
+          "built-in defaults (first-use calibration failed: " + table.status().message() + ")"};
+}
+
+// The table auto chooses from (see AutoBackend::Create), and where the choices come from.
+StatusOr<LoadedTable> LoadTable(const AutoOptions& options, const AutoIdentity& identity) {
+  const std::string& path = options.table_path;
+  if (path.empty()) {
+    return LoadedTable{std::nullopt,
+                       "built-in defaults (no table location: MM_AUTO_TABLE, XDG_CACHE_HOME "
+                       "and HOME are unset)"};
+  }
+  auto table = ReadTable(path, identity);
+  if (table.ok()) return Used(std::move(table).value(), path, "");
+  const bool missing = table.status().code() == StatusCode::kNotFound;
+  if (options.calibrate) {
+    return CalibrateOnFirstUse(
+        options, identity,
+        missing ? "no calibration table yet"
+                : "warning: calibration table refused (" + table.status().message() + ")");
+  }
+  if (missing) {
+    return LoadedTable{std::nullopt, "built-in defaults (no calibration table at " + path +
+                                         "; make one with mm-bench --mm_calibrate=" + path + ")"};
+  }
+  return LoadedTable{std::nullopt, "built-in defaults (calibration table refused: " +
+                                       table.status().message() + ")"};
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& candidates,
                                                        const AutoOptions& options) {
+  if (!options.setting_error.empty()) return InvalidArgumentError("auto: " + options.setting_error);
   auto backend = std::unique_ptr<AutoBackend>(new AutoBackend());
   backend->defaults_basis_ = options.defaults_basis.value_or(AutoDefaultsBasis::OfThisMachine());
   for (const std::string& name : options.exclude) {
@@ -402,29 +629,9 @@ StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& ca
     }
     backend->candidates_.push_back(std::move(candidate));
   }
-  // The table: absent means the defaults; refused (malformed, or made elsewhere) too, with why.
-  if (options.table_path.empty()) {
-    backend->table_note_ =
-        "built-in defaults (no table location: MM_AUTO_TABLE, XDG_CACHE_HOME "
-        "and HOME are unset)";
-  } else {
-    auto text = io::ReadInputFile(options.table_path, io::kCalibrationTableFile);
-    auto table = text.ok()
-                     ? ParseAutoTable(*text, options.table_path, CurrentAutoIdentity(candidates))
-                     : StatusOr<AutoTable>(text.status());
-    if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-      backend->table_note_ = "built-in defaults (no calibration table at " + options.table_path +
-                             "; make one with mm-bench --mm_calibrate=" + options.table_path + ")";
-    } else if (!table.ok()) {
-      backend->table_note_ =
-          "built-in defaults (calibration table refused: " + table.status().message() + ")";
-    } else {
-      backend->table_note_ = "calibration table " + options.table_path + " (" +
-                             std::to_string(table->cells.size()) + " cells, created " +
-                             table->created + ")";
-      backend->table_ = std::move(table).value();
-    }
-  }
+  MM_ASSIGN_OR_RETURN(LoadedTable loaded, LoadTable(options, CurrentAutoIdentity(candidates)));
+  backend->table_ = std::move(loaded.table);
+  backend->table_note_ = std::move(loaded.note);
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
@@ -505,12 +712,16 @@ StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int th
       }
     }
     if (best != nullptr) {
-      for (const std::string& name : best->ranking) {
-        if (eligible(name)) {
-          return Choice{name, "table cell " + std::string(DTypeName(best->dtype)) + " " +
-                                  std::to_string(best->threads) + " threads " +
-                                  DimsText(best->a_dims) + " x " + DimsText(best->b_dims)};
-        }
+      for (const std::string& text : best->ranking) {
+        const std::optional<Entry> entry = ParseEntry(text);
+        if (!entry || !eligible(entry->name)) continue;
+        // A thread count from a cell of more threads than given is no fewer here.
+        const int fewer = entry->threads > 0 && entry->threads < threads ? entry->threads : 0;
+        return Choice{entry->name,
+                      "table cell " + std::string(DTypeName(best->dtype)) + " " +
+                          std::to_string(best->threads) + " threads " + DimsText(best->a_dims) +
+                          " x " + DimsText(best->b_dims),
+                      fewer};
       }
     }
   }
@@ -530,11 +741,17 @@ StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int th
 }
 
 StatusOr<std::unique_ptr<MatMulPrimitive>> AutoBackend::PrepareProduct(const MatMulPlan& plan) {
-  MM_ASSIGN_OR_RETURN(Choice choice, Choose(plan.desc, omp_get_max_threads()));
+  const int given = omp_get_max_threads();
+  MM_ASSIGN_OR_RETURN(Choice choice, Choose(plan.desc, given));
   const Candidate* c = Find(choice.backend);
-  MM_ASSIGN_OR_RETURN(std::unique_ptr<MatMulPrimitive> inner, c->backend->Prepare(plan));
+  // Prepared on the threads it runs on: oneDNN sizes its kernels' partition then.
+  std::unique_ptr<MatMulPrimitive> inner;
+  {
+    const ScopedOmpThreads scoped(choice.threads);
+    MM_ASSIGN_OR_RETURN(inner, c->backend->Prepare(plan));
+  }
   return std::unique_ptr<MatMulPrimitive>(
-      std::make_unique<AutoPrimitive>(plan, c->backend, std::move(inner)));
+      std::make_unique<AutoPrimitive>(plan, c->backend, std::move(inner), choice.threads, given));
 }
 
 }  // namespace mm

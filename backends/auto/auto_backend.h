@@ -1,6 +1,7 @@
 // The auto backend: per problem (dtype, shape, thread count), the fastest backend that is
-// conformant for that dtype on this machine, chosen once at Prepare from a calibration table
-// (`mm-bench --mm_calibrate=FILE`) or from built-in defaults.
+// conformant for that dtype on this machine, and the thread count to run it on, chosen once at
+// Prepare from a calibration table (made by a quick calibration on first use, cached per machine
+// and environment, or by `mm-bench --mm_calibrate=FILE`), else from built-in defaults.
 #ifndef MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 #define MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 
@@ -61,20 +62,39 @@ class ScopedAutoDeviations {
 struct AutoOptions {
   // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
   std::vector<std::string> exclude;
-  // The calibration table: MM_AUTO_TABLE, else $XDG_CACHE_HOME/mm/auto.json, else
-  // $HOME/.cache/mm/auto.json. A missing file means the built-in defaults.
+  // The calibration table: MM_AUTO_TABLE, else DefaultTablePath(). A missing file means the
+  // built-in defaults, unless `calibrate`.
   std::string table_path;
+  // Whether a missing, refused or malformed table at `table_path` is made (a quick calibration by
+  // `calibrator`, one process at a time) before auto chooses: MM_AUTO_CALIBRATE ("0"/"off": no,
+  // "1"/"on": yes); unset: yes when the table is the default one (MM_AUTO_TABLE unset) and the
+  // process is not a test run by ctest (CTEST_INTERACTIVE_DEBUG_MODE set), so that tests never
+  // calibrate unless they ask to.
+  bool calibrate = false;
+  // The program that calibrates, run as `calibrator --mm_calibrate=TABLE --mm_set=quick`:
+  // MM_AUTO_CALIBRATOR, else mm-bench beside this executable, else mm-bench in PATH.
+  std::string calibrator;
   // Backends never chosen for some dtypes: those a tool declared (ScopedAutoDeviations), which
   // mm's tools take from their expectations (--expectations FILE, else MM_EXPECTATIONS).
   std::vector<AutoDeviation> deviations;
   // What the built-in ranking assumes of the machine; unset: AutoDefaultsBasis::OfThisMachine().
   std::optional<AutoDefaultsBasis> defaults_basis;
 
+  // A malformed setting (MM_AUTO_CALIBRATE not one of 0, 1, off, on), which AutoBackend::Create
+  // reports as INVALID_ARGUMENT; empty when none.
+  std::string setting_error;
+
   static AutoOptions FromEnvironment();
-  // The default table location ($XDG_CACHE_HOME/mm/auto.json or $HOME/.cache/mm/auto.json);
-  // empty when neither variable is set.
+  // The default table location, one per machine and environment ($XDG_CACHE_HOME/mm/ or
+  // $HOME/.cache/mm/ then "auto-" AutoTableKey() ".json"); empty when neither variable is set.
   static std::string DefaultTablePath();
 };
+
+// What names this machine and environment's cached table: a hash (16 hex digits) of the CPU model
+// and features, logical CPUs, ONEDNN_MAX_CPU_ISA, mm's version, OMP_WAIT_POLICY and the thread
+// count (omp_get_max_threads()). A library version that changes is found when the table is read
+// (AutoIdentity::backends), and the table is made again.
+std::string AutoTableKey();
 
 // What a calibration table is valid for: a table is used only where all of it is equal.
 struct AutoIdentity {
@@ -83,6 +103,10 @@ struct AutoIdentity {
   int logical_cpus = 0;
   std::string onednn_max_cpu_isa;  // Changes oneDNN's kernels, hence the choice.
   std::string mm_version;
+  // OMP_WAIT_POLICY ("unset" when unset): under "passive", as mm's tools set it, an OpenMP library
+  // pays a thread wake-up per call, which changes the choice for small problems.
+  std::string omp_wait_policy;
+  int threads = 0;  // omp_get_max_threads(): the most threads a cell is calibrated at.
   // Every candidate backend: name -> its registry description (library and version).
   std::map<std::string, std::string> backends;
 
@@ -95,6 +119,8 @@ struct AutoIdentity {
 AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates);
 
 // One measured problem: the candidates ranked fastest first, with their median seconds per call.
+// An entry "name@N" is backend `name` run on N threads, fewer than the cell's (faster for small
+// problems, where waking threads costs more than they gain).
 struct AutoCell {
   DType dtype = DType::kFloat;
   int threads = 1;
@@ -131,16 +157,20 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
 //    (AutoOptions::deviations); of those, the ones whose Supports accepts the problem;
 //  - choice: the first candidate in the ranking of the nearest table cell (same dtype, the
 //    nearest calibrated thread count, then the nearest shape by log distance of batch, M, K, N),
-//    else in the built-in default ranking, else the first candidate in registry order;
+//    else in the built-in default ranking, else the first candidate in registry order; an entry
+//    "name@N" runs `name` on N threads (omp_set_num_threads around its Prepare and each call);
 //  - the chosen backend's primitive is held and run directly (no per-call lookup);
-//    implementation() says "auto -> <backend>: <its implementation>".
+//    implementation() says "auto -> <backend>: <its implementation>", or "auto -> <backend>
+//    (N of M threads): ..." when it runs on fewer threads than it was given.
 // DeclaredArithmetic(dtype) is the loosest of the arithmetic the candidates for that dtype
 // declare (fewest accumulation bits; flushes if any flushes), since any of them may be chosen.
 class AutoBackend final : public Backend {
  public:
   // Creates every backend of `candidates` and reads the table. A backend that cannot be created is
-  // left out (RunsOn says so), and so is each one declared deviating, for its dtypes; a missing
-  // table means the defaults, a refused one too, and RunsOn says why.
+  // left out (RunsOn says so), and so is each one declared deviating, for its dtypes. A missing,
+  // refused or malformed table is made first when options.calibrate (a warning on stderr says so
+  // and why; a failed calibration means the defaults), else it means the defaults; RunsOn says
+  // which and why.
   static StatusOr<std::unique_ptr<Backend>> Create(const BackendRegistry& candidates,
                                                    const AutoOptions& options);
 
@@ -157,6 +187,7 @@ class AutoBackend final : public Backend {
   struct Choice {
     std::string backend;
     std::string source;
+    int threads = 0;  // Fewer threads than given to run it on (a "name@N" entry); 0: all given.
   };
   StatusOr<Choice> Choose(const MatMulDesc& desc, int threads) const;
 

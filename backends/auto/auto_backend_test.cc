@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "backends/backend_list.h"
 #include "backends/testing/matmul_tester.h"
@@ -166,6 +168,11 @@ std::string OtherVersion() {
   j["machine"]["mm_version"] = "0.0.1";
   return j.dump();
 }
+std::string OtherWaitPolicy() {
+  auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  j["machine"]["omp_wait_policy"] = "another policy";
+  return j.dump();
+}
 std::string OtherBackendSet() {
   auto j = nlohmann::json::parse(TableRanking("reference", "eigen"));
   j["machine"]["backends"]["mkl"] = "a backend this build does not have";
@@ -221,6 +228,8 @@ TEST(AutoBackendTest, ATableFromElsewhereOrMalformedIsRefusedSayingWhy) {
   const Refused kRefused[] = {
       {"another machine", OtherMachine, "cpu_model: the table has \"Another CPU\""},
       {"another mm version", OtherVersion, "mm_version: the table has \"0.0.1\""},
+      {"another wait policy", OtherWaitPolicy,
+       "omp_wait_policy (OMP_WAIT_POLICY): the table has \"another policy\""},
       {"another backend set", OtherBackendSet, "this run not"},
       {"another library version", OtherBackendVersion, "backends.eigen"},
       {"not JSON", NotJson, "not valid JSON"},
@@ -421,8 +430,238 @@ TEST(AutoBackendTest, EnvironmentSetsTheOptions) {
   unsetenv("MM_AUTO_TABLE");
   EXPECT_EQ(options.exclude, (std::vector<std::string>{"onednn", "eigen"}));
   EXPECT_EQ(options.table_path, "/some/table.json");
+  // MM_AUTO_TABLE points at a table: it is used as it is, never made.
+  EXPECT_FALSE(options.calibrate);
   setenv("XDG_CACHE_HOME", "/cache", 1);
-  EXPECT_EQ(AutoOptions::FromEnvironment().table_path, "/cache/mm/auto.json");
+  EXPECT_EQ(AutoOptions::FromEnvironment().table_path,
+            "/cache/mm/auto-" + AutoTableKey() + ".json");
+  setenv("MM_AUTO_CALIBRATE", "on", 1);
+  EXPECT_TRUE(AutoOptions::FromEnvironment().calibrate);
+  setenv("MM_AUTO_CALIBRATE", "0", 1);
+  EXPECT_FALSE(AutoOptions::FromEnvironment().calibrate);
+  setenv("MM_AUTO_CALIBRATE", "sometimes", 1);
+  const AutoOptions bad = AutoOptions::FromEnvironment();
+  unsetenv("MM_AUTO_CALIBRATE");
+  unsetenv("XDG_CACHE_HOME");
+  auto created = AutoBackend::Create(AutoCandidateBackends(), bad);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(created.status().message(), HasSubstr("MM_AUTO_CALIBRATE is \"sometimes\""));
+}
+
+// Tests run by ctest never calibrate unless they ask to (MM_AUTO_CALIBRATE=1).
+TEST(AutoBackendTest, UnderCtestNoFirstUseCalibrationByDefault) {
+  const char* under_ctest = std::getenv("CTEST_INTERACTIVE_DEBUG_MODE");
+  const std::string saved = under_ctest != nullptr ? under_ctest : "";
+  setenv("CTEST_INTERACTIVE_DEBUG_MODE", "1", 1);
+  EXPECT_FALSE(AutoOptions::FromEnvironment().calibrate);
+  unsetenv("CTEST_INTERACTIVE_DEBUG_MODE");
+  EXPECT_TRUE(AutoOptions::FromEnvironment().calibrate);
+  if (under_ctest != nullptr) setenv("CTEST_INTERACTIVE_DEBUG_MODE", saved.c_str(), 1);
+}
+
+// The cached table's name changes with what the choice depends on, so a changed machine or
+// environment finds no table of its own and makes one.
+TEST(AutoBackendTest, TheCachedTableIsKeyedByWaitPolicyAndThreads) {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = policy != nullptr ? policy : "";
+  const std::string key = AutoTableKey();
+  setenv("OMP_WAIT_POLICY", saved == "active" ? "passive" : "active", 1);
+  EXPECT_NE(AutoTableKey(), key);
+  EXPECT_NE(CurrentAutoIdentity(AutoCandidateBackends()).omp_wait_policy,
+            saved.empty() ? "unset" : saved);
+  if (policy != nullptr) {
+    setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+  } else {
+    unsetenv("OMP_WAIT_POLICY");
+  }
+  EXPECT_EQ(AutoTableKey(), key);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(threads + 1);
+  EXPECT_NE(AutoTableKey(), key);
+  EXPECT_EQ(CurrentAutoIdentity(AutoCandidateBackends()).threads, threads + 1);
+  omp_set_num_threads(threads);
+}
+
+// A calibrator that counts its runs in `dir`/runs and writes `table` where it is told, after a
+// pause (so that concurrent first uses overlap).
+std::string FakeCalibrator(const TempDir& dir, const std::string& table) {
+  Write(dir.path() / "made.json", table);
+  const fs::path script = dir.path() / "calibrate.sh";
+  Write(script, "#!/bin/sh\necho run >> '" + (dir.path() / "runs").string() +
+                    "'\nsleep 0.3\npath=${1#--mm_calibrate=}\ncp '" +
+                    (dir.path() / "made.json").string() +
+                    "' \"$path.new\" && mv \"$path.new\" \"$path\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  return script.string();
+}
+
+int Runs(const TempDir& dir) {
+  std::ifstream in(dir.path() / "runs");
+  int runs = 0;
+  for (std::string line; std::getline(in, line);) ++runs;
+  return runs;
+}
+
+AutoOptions Calibrating(const TempDir& dir, const std::string& calibrator) {
+  AutoOptions options;
+  options.table_path = (dir.path() / "cache" / "auto.json").string();
+  options.calibrate = true;
+  options.calibrator = calibrator;
+  return options;
+}
+
+TEST(AutoCalibrationTest, FirstUseCalibratesOnceThenUsesTheCachedTable) {
+  TempDir dir;
+  const AutoOptions options =
+      Calibrating(dir, FakeCalibrator(dir, TableRanking("reference", "eigen")));
+  ::testing::internal::CaptureStderr();
+  auto first = MakeAuto(options);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("no calibration table yet"));
+  EXPECT_TRUE(first->UsesTable());
+  EXPECT_THAT(first->RunsOn(), HasSubstr("on first use"));
+  EXPECT_EQ(first->Choose(kFloat64Cube, omp_get_max_threads())->backend, "reference");
+  EXPECT_TRUE(MakeAuto(options)->UsesTable());
+  EXPECT_EQ(Runs(dir), 1);
+}
+
+TEST(AutoCalibrationTest, ATableOfAnotherIdentityOrMalformedIsMadeAgainWithAWarning) {
+  for (auto make : {OtherVersion, OtherWaitPolicy, OtherBackendVersion, NotJson, EmptyRanking}) {
+    TempDir dir;
+    const AutoOptions options =
+        Calibrating(dir, FakeCalibrator(dir, TableRanking("reference", "eigen")));
+    fs::create_directories(dir.path() / "cache");
+    Write(options.table_path, make());
+    ::testing::internal::CaptureStderr();
+    auto backend = MakeAuto(options);
+    EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+                HasSubstr("warning: calibration table refused"));
+    EXPECT_TRUE(backend->UsesTable());
+    EXPECT_EQ(Runs(dir), 1);
+  }
+}
+
+TEST(AutoCalibrationTest, AFailedCalibrationMeansTheDefaultsWithAWarning) {
+  TempDir dir;
+  for (const std::string calibrator : {"/bin/false", "/nonexistent/mm-bench"}) {
+    SCOPED_TRACE(calibrator);
+    ::testing::internal::CaptureStderr();
+    auto backend = MakeAuto(Calibrating(dir, calibrator));
+    EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+                HasSubstr("warning: calibration failed, using the built-in defaults"));
+    EXPECT_FALSE(backend->UsesTable());
+    EXPECT_THAT(backend->RunsOn(), HasSubstr("first-use calibration failed: " + calibrator));
+  }
+}
+
+// Concurrent first uses (the workers of one run) calibrate once: the others wait for the lock
+// and read the table made meanwhile.
+TEST(AutoCalibrationTest, ConcurrentFirstUsesCalibrateOnce) {
+  TempDir dir;
+  BackendRegistry candidates;
+  ASSERT_TRUE(candidates
+                  .Register("reference", "the reference",
+                            [] { return AutoCandidateBackends().Create("reference"); })
+                  .ok());
+  AutoTable table;
+  table.identity = CurrentAutoIdentity(candidates);
+  table.cells.push_back({DType::kFloat, 1, {64, 64}, {64, 64}, {"reference"}, {}});
+  const AutoOptions options = Calibrating(dir, FakeCalibrator(dir, table.ToJson().dump()));
+  std::vector<std::thread> users;
+  std::atomic<int> with_table{0};
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 4; ++i) {
+    users.emplace_back([&] {
+      auto created = AutoBackend::Create(candidates, options);
+      if (created.ok() && static_cast<AutoBackend&>(**created).UsesTable()) ++with_table;
+    });
+  }
+  for (std::thread& t : users) t.join();
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(with_table, 4);
+  EXPECT_EQ(Runs(dir), 1);
+}
+
+// A backend that records the OpenMP thread count it is prepared and run with.
+class ThreadsSeen final : public Backend {
+ public:
+  explicit ThreadsSeen(std::shared_ptr<std::vector<int>> seen) : seen_(std::move(seen)) {}
+  std::string_view name() const override { return "threads_seen"; }
+  Support Supports(const MatMulDesc& desc) const override {
+    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
+  }
+
+ protected:
+  class Primitive final : public MatMulPrimitive {
+   public:
+    Primitive(const MatMulPlan& plan, std::shared_ptr<std::vector<int>> seen)
+        : MatMulPrimitive(plan), seen_(std::move(seen)) {}
+    std::string implementation() const override { return "records"; }
+
+   protected:
+    Status Run(TensorView, TensorView, MutableTensorView) override {
+      seen_->push_back(omp_get_max_threads());
+      return OkStatus();
+    }
+
+   private:
+    std::shared_ptr<std::vector<int>> seen_;
+  };
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
+    seen_->push_back(omp_get_max_threads());
+    return std::unique_ptr<MatMulPrimitive>(std::make_unique<Primitive>(plan, seen_));
+  }
+
+ private:
+  std::shared_ptr<std::vector<int>> seen_;
+};
+
+// A cell may rank a backend on fewer threads than given ("name@1"): auto prepares and runs it on
+// that many, gives the caller's count back after each call, and says so in implementation().
+TEST(AutoBackendTest, RunsABackendOnFewerThreadsWhenTheTableSaysAndSaysSo) {
+  const int given = omp_get_max_threads();
+  omp_set_num_threads(2);
+  auto seen = std::make_shared<std::vector<int>>();
+  BackendRegistry candidates;
+  ASSERT_TRUE(candidates
+                  .Register("threads_seen", "records its threads",
+                            [seen] { return std::unique_ptr<Backend>(new ThreadsSeen(seen)); })
+                  .ok());
+  AutoTable table;
+  table.identity = CurrentAutoIdentity(candidates);
+  table.cells.push_back({DType::kFloat, 2, {64, 64}, {64, 64}, {"threads_seen@1"}, {}});
+  TempDir dir;
+  Write(dir.path() / "auto.json", table.ToJson().dump());
+  AutoOptions options;
+  options.table_path = (dir.path() / "auto.json").string();
+  auto created = AutoBackend::Create(candidates, options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto primitive = (*created)->Prepare(PlanMatMul(kFloat64Cube).value());
+  ASSERT_TRUE(primitive.ok()) << primitive.status();
+  EXPECT_EQ((*primitive)->implementation(), "auto -> threads_seen (1 of 2 threads): records");
+  Tensor a = Tensor::Create(DType::kFloat, {64, 64}).value();
+  Tensor y = Tensor::Create(DType::kFloat, {64, 64}).value();
+  ASSERT_TRUE((*primitive)->Execute(a.view(), a.view(), y.mutable_view()).ok());
+  EXPECT_EQ(*seen, (std::vector<int>{1, 1}));  // Prepared and run on 1 thread.
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  // Given 1 thread, the same cell's entry runs on the thread given, and says nothing of threads.
+  omp_set_num_threads(1);
+  auto alone = (*created)->Prepare(PlanMatMul(kFloat64Cube).value());
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ((*alone)->implementation(), "auto -> threads_seen: records");
+  omp_set_num_threads(given);
+}
+
+TEST(AutoBackendTest, ATableRankingAsManyThreadsAsItsCellOrAMalformedCountIsRefused) {
+  for (const std::string entry : {"eigen@2", "eigen@0", "eigen@x", "mkl@1"}) {
+    SCOPED_TRACE(entry);
+    AutoTable table;
+    table.identity = CurrentAutoIdentity(AutoCandidateBackends());
+    table.cells.push_back({DType::kFloat, 2, {64, 64}, {64, 64}, {entry}, {}});
+    auto parsed = ParseAutoTable(table.ToJson().dump(), "t.json", table.identity);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(parsed.status().message(), HasSubstr("ranks " + entry + " "));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backends/bench/calibrate.h"
 
+#include <omp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -58,6 +59,7 @@ struct Measured {
   std::vector<double> samples;  // Seconds per call, one per round it took part in.
   std::int64_t calls = 1;       // Calls per sample.
   bool pruned = false;          // Left out of later rounds: far slower than the fastest.
+  int threads = 0;              // Fewer threads than the cell's it runs on ("name@N"); 0: all.
   // What ranks: FastestBlockMedian of the samples in blocks of kPruneAfterRounds (a candidate
   // pruned on its warm-up has its one sample). By the median of all its samples, oneDNN's float
   // 512^3 at 1 thread measured 2.27 ms (a busy phase over its last two blocks) against its 1.36 ms
@@ -86,6 +88,10 @@ constexpr double kTieMargin = 0.03;
 // Candidates within kCloseMargin of the fastest after the passes are timed in kBlockPasses more
 // passes over them alone (CloseContenders).
 constexpr double kCloseMargin = 0.25;
+// Problems of at most this many flops are also timed on 1 thread at a cell of more threads
+// ("name@1"): a thread wake-up per call (OpenMP under OMP_WAIT_POLICY=passive) can cost more than
+// the product on one core.
+constexpr double kFewerThreadsFlops = 2.0 * 256 * 256 * 256;
 
 double Measured::Measure() const { return FastestBlockMedian(samples, kPruneAfterRounds); }
 
@@ -116,13 +122,21 @@ AutoCell MeasureCell(
   cell.b_dims = shape.b_dims;
   const MatMulPlan plan = PlanMatMul({dtype, shape.a_dims, shape.b_dims}).value();
   std::vector<Measured> measured;
+  const bool fewer = threads > 1 && MatMulFlops(plan) <= kFewerThreadsFlops;
   for (const auto& [name, backend] : candidates) {
     if (name == "reference" && shape.Large()) continue;
     if (!backend->Supports(plan.desc).supported()) continue;
-    auto primitive = backend->Prepare(plan);
-    if (!primitive.ok()) continue;
-    measured.push_back({name, backend.get(), std::move(primitive).value(), {}, 1});
+    for (int on : {0, 1}) {
+      if (on == 1 && (!fewer || name == "reference")) continue;
+      // Prepared on the threads it runs on, as auto prepares it.
+      omp_set_num_threads(on > 0 ? on : threads);
+      auto primitive = backend->Prepare(plan);
+      if (!primitive.ok()) continue;
+      const std::string entry = on > 0 ? name + "@" + std::to_string(on) : name;
+      measured.push_back({entry, backend.get(), std::move(primitive).value(), {}, 1, false, on});
+    }
   }
+  omp_set_num_threads(threads);
   if (measured.size() == 1) {
     cell.ranking = {measured[0].name};
     return cell;
@@ -132,6 +146,7 @@ AutoCell MeasureCell(
   Tensor y = Tensor::Create(dtype, plan.y_dims).value();
   const bool cpu_time = threads == 1;
   auto sample = [&](Measured& m) {
+    omp_set_num_threads(m.threads > 0 ? m.threads : threads);
     const double start = Now(cpu_time);
     for (std::int64_t i = 0; i < m.calls; ++i) {
       (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
@@ -155,6 +170,7 @@ AutoCell MeasureCell(
   // 257^3 took 0.47 ms and more for its first ten calls, 0.30 ms from then on).
   auto settle = [&](Measured& m, int min_groups) {
     SettleOtherThreads();
+    omp_set_num_threads(m.threads > 0 ? m.threads : threads);
     double fastest = std::numeric_limits<double>::infinity();
     const double start = Now(false);
     // Timed in groups of calls that double until a group takes kGroupSeconds: reading the CPU-time
@@ -205,6 +221,7 @@ AutoCell MeasureCell(
   for (int pass = 0; pass < kBlockPasses && !close.empty(); ++pass) {
     for (std::size_t i : close) block(measured[i]);
   }
+  omp_set_num_threads(threads);
   return Ranked(std::move(cell), measured, dtype, threads, plan);
 }
 
@@ -219,7 +236,8 @@ AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtyp
   const double flops = MatMulFlops(plan);
   const std::vector<std::string> preference =
       DefaultAutoRanking(dtype, threads, flops, AutoDefaultsBasis::OfThisMachine());
-  auto preferred = [&](const std::string& name) {
+  auto preferred = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('@'));
     return std::find(preference.begin(), preference.end(), name) - preference.begin();
   };
   std::size_t winner = 0;
@@ -417,7 +435,9 @@ int CalibratePart(const std::string& out, ShapeSet set) {
 
 int Calibrate(const std::string& path, ShapeSet set) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The thread count auto is given here (OMP_NUM_THREADS, else every core), part of the table's
+  // identity.
+  const int all = std::max(1, omp_get_max_threads());
   std::vector<int> thread_counts = {1};
   if (all > 1) thread_counts.push_back(all);
   AutoTable table;
