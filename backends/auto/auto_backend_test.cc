@@ -660,7 +660,7 @@ TEST(AutoBackendTest, ATableRankingAsManyThreadsAsItsCellOrAMalformedCountIsRefu
     table.cells.push_back({DType::kFloat, 2, {64, 64}, {64, 64}, {entry}, {}});
     auto parsed = ParseAutoTable(table.ToJson().dump(), "t.json", table.identity);
     ASSERT_FALSE(parsed.ok());
-    EXPECT_THAT(parsed.status().message(), HasSubstr("ranks " + entry + " "));
+    EXPECT_THAT(parsed.status().message(), HasSubstr("ranks " + entry));
   }
 }
 
