@@ -59,7 +59,7 @@ BackendRegistry BuiltinBackends() {
   MustRegister(
       registry, "auto",
       "the fastest conformant backend above per dtype, shape and thread count, from "
-      "mm-bench --mm_calibrate's table (MM_AUTO_TABLE, $XDG_CACHE_HOME/mm/auto.json) or "
+      "a table calibrated here on first use ($XDG_CACHE_HOME/mm/, or MM_AUTO_TABLE) or "
       "built-in defaults; MM_AUTO_EXCLUDE and the tools' expectations leave backends out",
       [] { return AutoBackend::Create(AutoCandidateBackends(), AutoOptions::FromEnvironment()); });
   // numpy, torch: other runtimes behind drivers (a process each), run when named; found at run
