@@ -13,21 +13,25 @@
 #   - onednn float16/bfloat16 where they go through float32, against onednn's own float32, from
 #     256^3 up, >= 0.5 (a type oneDNN computes natively here is listed, not judged);
 #   - eigen int32 against bare Eigen's int32 product from 128^3 up, >= 0.95.
-# Usage: scripts/bench-auto.sh [--full] [--repetitions N] [--table FILE] [--calibrate] [--avx2]
-#                             [--tables-only]
+# Usage: scripts/bench-auto.sh [--full] [--repetitions N] [--table FILE] [--calibrate] [--fresh]
+#                             [--avx2] [--tables-only]
 #   --full         every mm-bench shape (default: the powers of two 64..1024, 255/257, the batched
 #                  and broadcast shapes and the tiny ones)
-#   --table FILE   auto's calibration table (default: MM_AUTO_TABLE, else auto's own default
-#                  location, $XDG_CACHE_HOME/mm/auto.json)
+#   --table FILE   auto's calibration table (default: MM_AUTO_TABLE, else auto's own, made on
+#                  first use in $XDG_CACHE_HOME/mm/ for this machine, environment and thread count)
+#   --fresh        as a newcomer gets it: auto's own table in an empty cache
+#                  (build/reports/bench-auto-cache), made on first use; prints what that cost
 #   --calibrate    first make the table (mm-bench --mm_calibrate=FILE, with --mm_set=full under
 #                  --full, else quick) and print what it cost; FILE is --table's, or
 #                  build/reports/auto.json
 #   --avx2         oneDNN capped at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2): only the onednn rows, to see
 #                  the float32 paths of a machine without AVX-512 (bfloat16 goes through float32)
 #   --tables-only  run nothing: print the tables of the last run again (its JSON files)
-# OpenMP's wait policy is the environment's: OMP_WAIT_POLICY=passive puts threads to sleep between
-# parallel regions, and the all-cores figures of small shapes then include their wake-ups (the
-# header says which policy was in effect).
+# OpenMP's wait policy is the environment's, passive when unset, as mm's tools set it
+# (backends/openmp_wait_policy.h): threads sleep between parallel regions, and the all-cores figures
+# of small shapes include their wake-ups (the header says which policy was in effect).
+# Without --table, auto's own table for each thread count is made (or found) before the timed runs,
+# and the time that took is printed.
 # A row where auto misses 0.95 is measured again before it is judged: auto and that best backend
 # alone, interleaved, 3x the repetitions of 4x the time each (at least 0.2 s, so that a 100 ms call
 # is timed twice per repetition; RECHECK_REPETITIONS=N to change their number); the row shows both
@@ -44,6 +48,7 @@ repetitions=5
 table="${MM_AUTO_TABLE:-}"
 calibrate=0
 avx2=0
+fresh=0
 tables_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -51,9 +56,10 @@ while [[ $# -gt 0 ]]; do
     --repetitions) repetitions="$2"; shift ;;
     --table) table="$2"; shift ;;
     --calibrate) calibrate=1 ;;
+    --fresh) fresh=1 ;;
     --avx2) avx2=1 ;;
     --tables-only) tables_only=1 ;;
-    *) echo "bench-auto: unknown argument '$1' (--full, --repetitions N, --table FILE, --calibrate, --avx2, --tables-only)" >&2
+    *) echo "bench-auto: unknown argument '$1' (--full, --repetitions N, --table FILE, --calibrate, --fresh, --avx2, --tables-only)" >&2
        exit 2 ;;
   esac
   shift
@@ -76,7 +82,25 @@ if [[ "$calibrate" == 1 ]]; then
   build/bin/mm-bench --mm_calibrate="$table" "$set_flag" 2>build/reports/bench-auto-calibrate.log
   echo "calibration cost: $(( $(date +%s) - start )) s wall ($(grep -c 'calibrated' build/reports/bench-auto-calibrate.log) cells; log build/reports/bench-auto-calibrate.log)"
 fi
-[[ -n "$table" ]] && export MM_AUTO_TABLE="$table"
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+if [[ "$fresh" == 1 ]]; then
+  table=""
+  unset MM_AUTO_TABLE
+  rm -rf build/reports/bench-auto-cache
+  export XDG_CACHE_HOME="$PWD/build/reports/bench-auto-cache"
+fi
+if [[ -n "$table" ]]; then
+  export MM_AUTO_TABLE="$table"
+else
+  # auto's own table per thread count, made on first use by the first auto created (here, not in
+  # the middle of the timed runs).
+  for threads in $threads_list; do
+    start=$(date +%s%N)
+    OMP_NUM_THREADS="$threads" build/bin/mm-bench --mm_describe >/dev/null \
+      2>"build/reports/bench-auto-first-use-${threads}.log"
+    echo "auto's table at OMP_NUM_THREADS=$threads: ready in $(( ($(date +%s%N) - start) / 1000000 )) ms wall$(grep -q 'calibrating' "build/reports/bench-auto-first-use-${threads}.log" && echo ', calibrated on first use' || echo ', found cached'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+fi
 if [[ "$full" == 1 ]]; then
   shapes='[0-9]+x[0-9]+x[0-9]+|64b_.*|8b_.*|bcast_.*|tiny_.*'
 else
