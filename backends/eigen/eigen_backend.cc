@@ -31,10 +31,13 @@ constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat1
 //  - int32, uint32: uint64. Exact modulo 2^32 (2^32 divides 2^64), and Eigen's uint64 product is
 //    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see
 //    docs/backends.md);
-//  - int64: uint64, the same bits with defined (modular) overflow; T itself otherwise.
+//  - int64: int64, its sums wrapping modulo 2^64 by definition (eigen_int32_native.cc, compiled
+//    with -fwrapv): the kernel bare Eigen runs; T itself otherwise.
 template <class T>
-using ComputeType = std::conditional_t<kIsHalf<T>, float,
-                                       std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>>;
+using ComputeType =
+    std::conditional_t<kIsHalf<T>, float,
+                       std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, std::int64_t>,
+                                          std::uint64_t, T>>;
 
 // Eigen's GEMM gives one thread at most every 50000 multiply-adds (kMinTaskSize in Eigen's
 // Parallelizer.h); we use the same grain: less work per thread does not pay for the parallel
@@ -62,6 +65,12 @@ template <>
 void Product<std::int32_t>(const std::int32_t* a, const std::int32_t* b, std::int32_t* y, Index m,
                            Index k, Index n) {
   eigen_internal::WrappingInt32Product(a, b, y, m, k, n);
+}
+
+template <>
+void Product<std::int64_t>(const std::int64_t* a, const std::int64_t* b, std::int64_t* y, Index m,
+                           Index k, Index n) {
+  eigen_internal::WrappingInt64Product(a, b, y, m, k, n);
 }
 
 // Eigen's own bound (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD): below it, Eigen computes a product
@@ -312,9 +321,8 @@ class EigenPrimitive final : public MatMulPrimitive {
         ok = BatchedProduct<S>(p, fold_, a_wide_.get(), b_wide_.get(), y_wide_.get());
         if (ok) Convert(y_wide_.get(), y.Data<T>(), p.y_elements);
       } else {
-        // For int64 this reads the same bits as uint64 (an aliasing the language allows), so the
-        // product wraps modulo 2^64 and reads back as two's complement; uint32 read as int32 on
-        // the native 32-bit path wraps modulo 2^32 alike (eigen_int32_native.cc).
+        // uint32 read as int32 on the native 32-bit path (an aliasing the language allows) wraps
+        // modulo 2^32 (eigen_int32_native.cc), and reads back as the same bits.
         ok = BatchedProduct<S>(p, fold_, reinterpret_cast<const S*>(a.data),
                                reinterpret_cast<const S*>(b.data), reinterpret_cast<S*>(y.data));
       }
@@ -338,6 +346,7 @@ class EigenPrimitive final : public MatMulPrimitive {
     if constexpr (std::is_same_v<S, float>) return "float32";
     if constexpr (std::is_same_v<S, double>) return "float64";
     if constexpr (std::is_same_v<S, std::int32_t>) return "int32 (wrapping)";
+    if constexpr (std::is_same_v<S, std::int64_t>) return "int64 (wrapping)";
     return "uint64 (wrapping)";
   }
 

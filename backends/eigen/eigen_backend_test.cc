@@ -198,6 +198,24 @@ TEST(EigenBackendTest, IntegersWrapModulo2ToBits) {
   EXPECT_EQ(Dot<std::uint64_t>({~std::uint64_t{0}, 2}, {1, 1}), 1u);
 }
 
+// int64 runs Eigen's own int64 product (the kernel bare Eigen runs), not a uint64 one, and still
+// wraps modulo 2^64 in a product large enough for Eigen's GEMM.
+TEST(EigenBackendTest, Int64RunsEigensInt64ProductAndWraps) {
+  EigenBackend backend;
+  const std::int64_t k = 64;
+  std::vector<std::int64_t> a(static_cast<std::size_t>(8 * k),
+                              std::numeric_limits<std::int64_t>::max());
+  std::vector<std::int64_t> b(static_cast<std::size_t>(k * 8), 1);
+  Tensor ta = Tensor::FromValues<std::int64_t>({8, k}, a).value();
+  Tensor tb = Tensor::FromValues<std::int64_t>({k, 8}, b).value();
+  auto plan = PlanMatMul({DType::kInt64, {8, k}, {k, 8}}).value();
+  EXPECT_NE(backend.Prepare(plan).value()->implementation().find("in int64 (wrapping)"),
+            std::string::npos);
+  // 64 * (2^63 - 1) = 2^69 - 64, which is -64 modulo 2^64.
+  const Tensor y = MatMul(backend, ta.view(), tb.view()).value();
+  for (std::int64_t i = 0; i < 64; ++i) EXPECT_EQ(y.Data<std::int64_t>()[i], -64) << i;
+}
+
 TEST(EigenBackendTest, InfinityNaNAndOverflowPropagateLikeTheReference) {
   EigenBackend backend;
   auto make = [](DType dtype, Dims dims, std::initializer_list<float> values) {
