@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -208,9 +209,10 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
   auto table = ParseAutoTable(text, table_path.string(), CurrentAutoIdentity(candidates));
   ASSERT_TRUE(table.ok()) << table.status();
 
-  // Every quick shape and dtype at 1 thread and at all cores (each thread count measured by its own
-  // process: a part run at the wrong OMP_NUM_THREADS would label its cells so), once each.
-  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Every quick shape and dtype at 1 thread and at the threads auto is given (each thread count
+  // measured by its own process: a part run at the wrong OMP_NUM_THREADS would label its cells
+  // so), once each.
+  const int all = std::max(1, omp_get_max_threads());
   std::set<CellKey> expected;
   for (int threads : std::set<int>{1, all}) {
     for (DType dtype : BenchDTypes(ShapeSet::kQuick)) {
@@ -232,8 +234,12 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
     EXPECT_EQ(std::set<std::string>(cell.ranking.begin(), cell.ranking.end()).size(),
               cell.ranking.size())
         << where;
-    for (const std::string& name : cell.ranking) {
-      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name << ", " << where;
+    for (const std::string& entry : cell.ranking) {
+      // "name" or "name@N": a candidate, on N threads, fewer than the cell's.
+      const std::string name = entry.substr(0, entry.find('@'));
+      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << entry << ", " << where;
+      if (name != entry) EXPECT_EQ(entry, name + "@1") << where;
+      if (name != entry) EXPECT_GT(cell.threads, 1) << where;
     }
     if (cell.ranking.size() > 1) {
       ASSERT_EQ(cell.seconds.size(), cell.ranking.size()) << where;
@@ -253,7 +259,9 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
   for (const AutoCell& cell : table->cells) {
     auto choice = backend.Choose({cell.dtype, cell.a_dims, cell.b_dims}, cell.threads);
     ASSERT_TRUE(choice.ok()) << choice.status();
-    EXPECT_EQ(choice->backend, cell.ranking[0]) << choice->source;
+    const std::string& first = cell.ranking[0];
+    EXPECT_EQ(choice->backend, first.substr(0, first.find('@'))) << choice->source;
+    EXPECT_EQ(choice->threads, first.find('@') == std::string::npos ? 0 : 1) << choice->source;
     EXPECT_THAT(choice->source, HasSubstr("table cell"));
   }
 }
