@@ -48,7 +48,10 @@ start=$(date +%s)
 /usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
   --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
 # The auto backend's choice map comes from the table it reads (absent: it runs on its defaults).
-auto_table="${MM_AUTO_TABLE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/mm/auto.json}"
+# (auto's own tables are named per machine and environment, auto-KEY.json: the newest.)
+auto_cache="${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/mm"
+auto_newest="$(ls -t "$auto_cache"/auto-*.json 2>/dev/null | head -1 || true)"
+auto_table="${MM_AUTO_TABLE:-${auto_newest:-$auto_cache/auto.json}}"
 /usr/bin/python3 scripts/compare/render.py build/reports/compare.json \
   --html build/reports/compare.html --markdown build/reports/compare.md \
   --derived build/reports/compare-derived.json --auto-table "$auto_table"
