@@ -168,12 +168,24 @@ ScopedAutoDeviations::ScopedAutoDeviations(std::vector<AutoDeviation> deviations
 
 ScopedAutoDeviations::~ScopedAutoDeviations() { DeclaredDeviations() = std::move(previous_); }
 
+namespace {
+
+// The thread count this process was started with: OMP_NUM_THREADS (its first level), else every
+// core. Not omp_get_max_threads(): a process that lowers its count for a while (mm-fuzz reruns a
+// case on 1 thread) keeps the table of its environment, whose cells cover 1 thread too.
+int EnvironmentThreads() {
+  const int threads = std::atoi(EnvOr("OMP_NUM_THREADS").c_str());
+  return threads > 0 ? threads : omp_get_num_procs();
+}
+
+}  // namespace
+
 std::string AutoTableKey() {
   const MachineInfo machine = DescribeMachine();
   const std::string text =
       machine.cpu_model + "\n" + machine.cpu_features + "\n" +
       std::to_string(machine.logical_cpus) + "\n" + machine.onednn_max_cpu_isa + "\n" + MM_VERSION +
-      "\n" + EnvOr("OMP_WAIT_POLICY", "unset") + "\n" + std::to_string(omp_get_max_threads());
+      "\n" + EnvOr("OMP_WAIT_POLICY", "unset") + "\n" + std::to_string(EnvironmentThreads());
   // FNV-1a: the same name on every run and build, unlike std::hash.
   std::uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
@@ -277,7 +289,7 @@ AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates) {
   id.onednn_max_cpu_isa = machine.onednn_max_cpu_isa;
   id.mm_version = MM_VERSION;
   id.omp_wait_policy = EnvOr("OMP_WAIT_POLICY", "unset");
-  id.threads = omp_get_max_threads();
+  id.threads = EnvironmentThreads();
   for (const std::string& name : candidates.Names()) {
     id.backends[name] = candidates.Description(name);
   }

@@ -92,8 +92,8 @@ struct AutoOptions {
 
 // What names this machine and environment's cached table: a hash (16 hex digits) of the CPU model
 // and features, logical CPUs, ONEDNN_MAX_CPU_ISA, mm's version, OMP_WAIT_POLICY and the thread
-// count (omp_get_max_threads()). A library version that changes is found when the table is read
-// (AutoIdentity::backends), and the table is made again.
+// count of the environment (OMP_NUM_THREADS, else every core). A library version that changes is
+// found when the table is read (AutoIdentity::backends), and the table is made again.
 std::string AutoTableKey();
 
 // What a calibration table is valid for: a table is used only where all of it is equal.
@@ -106,7 +106,9 @@ struct AutoIdentity {
   // OMP_WAIT_POLICY ("unset" when unset): under "passive", as mm's tools set it, an OpenMP library
   // pays a thread wake-up per call, which changes the choice for small problems.
   std::string omp_wait_policy;
-  int threads = 0;  // omp_get_max_threads(): the most threads a cell is calibrated at.
+  // The thread count of the environment (OMP_NUM_THREADS, else every core): the most threads a
+  // cell is calibrated at.
+  int threads = 0;
   // Every candidate backend: name -> its registry description (library and version).
   std::map<std::string, std::string> backends;
 
