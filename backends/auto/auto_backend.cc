@@ -675,7 +675,8 @@ Support AutoBackend::Supports(const MatMulDesc& desc) const {
 }
 
 std::string AutoBackend::RunsOn() const {
-  std::string text = "choices from " + table_note_ + "; built-in defaults ranked for " +
+  std::string text = "choices from " + table_note_ +
+                     "; last resort, built-in defaults (not measured here) ranked for " +
                      defaults_basis_.ToString() + "; candidates:";
   for (const Candidate& c : candidates_) text += " " + c.name;
   for (const std::string& note : left_out_) text += "; left out: " + note;
