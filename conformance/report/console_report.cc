@@ -186,8 +186,8 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
       << " case x backend): " << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail]
       << " FAIL, " << sum[Verdict::kUnsupported] << " UNSUPPORTED"
       << (report.strict && sum[Verdict::kUnsupported] ? " (failures under --strict)" : "") << ", "
-      << sum[Verdict::kError] << " ERROR, " << sum[Verdict::kBound] << " BOUND, "
-      << sum[Verdict::kImprecise] << " IMPRECISE ("
+      << sum[Verdict::kError] << " ERROR" << GapCount(sum) << ", " << sum[Verdict::kBound]
+      << " BOUND, " << sum[Verdict::kImprecise] << " IMPRECISE ("
       << (report.rule == ToleranceRule::kOnnx ? "BOUND" : "IMPRECISE")
       << " fails under --tolerance " << (report.rule == ToleranceRule::kOnnx ? "onnx" : "bound")
       << ")" << DeclaredCounts(sum) << "; exit " << report.exit_code << "\n";

@@ -143,7 +143,8 @@ class JsonRenderer final : public ReportRenderer {
                     {"IMPRECISE", sum[Verdict::kImprecise]},
                     {"XFAIL", sum[Verdict::kXFail]},
                     {"XPASS", sum[Verdict::kXPass]},
-                    {"SKIP", sum[Verdict::kSkip]}};
+                    {"SKIP", sum[Verdict::kSkip]},
+                    {"conformance_gaps", sum.gaps}};
     j["resources"] = ResourcesJson(report);
     j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
     j["exit_code"] = report.exit_code;

@@ -184,7 +184,7 @@ void AppendTestcase(std::string& out, const Result& r, std::string_view toleranc
       }
       break;
     case Verdict::kError:
-      outcome("error", "ERROR", {r.message}, true);
+      outcome("error", IsConformanceGap(r) ? "CONFORMANCE GAP" : "ERROR", {r.message}, true);
       break;
     case Verdict::kXPass:
       outcome("failure", "XPASS", {r.message}, true);

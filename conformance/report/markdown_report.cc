@@ -24,7 +24,8 @@ class MarkdownRenderer final : public ReportRenderer {
     if (!r.data_suspect.empty()) message += " (suspect data: " + r.data_suspect + ")";
     std::ostringstream out;
     out << "| " << MarkdownEscape(r.case_name) << " | " << MarkdownEscape(r.data_set) << " | "
-        << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict) << " | "
+        << MarkdownEscape(r.backend) << " | " << VerdictName(r.verdict)
+        << (IsConformanceGap(r) ? " (conformance gap)" : "") << " | "
         << (measured ? FormatShort(r.vs_expected->max_abs_error) : "-") << " | "
         << (measured ? FormatShort(r.vs_expected->max_rel_error) : "-") << " | "
         << MarkdownEscape(message) << " | " << MarkdownEscape(r.vs_reference) << " | "
@@ -38,11 +39,14 @@ class MarkdownRenderer final : public ReportRenderer {
         << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
         << "); integers exact.\n\n"
         << "**" << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail] << " FAIL, "
-        << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR, "
-        << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise] << " IMPRECISE"
-        << DeclaredCounts(sum) << "** of " << sum.total()
-        << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
-    if (const int findings = BackendsWithFindings(report.resources)) {
+        << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR"
+        << GapCount(sum) << ", " << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise]
+        << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
+        << " results (case x data set x backend); exit code " << report.exit_code
+        << ".
+
+           ";
+        if (const int findings = BackendsWithFindings(report.resources)) {
       out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")
           << " past a threshold" << (report.strict ? " (failures under --strict)" : "")
           << "; see Resources.**\n\n";

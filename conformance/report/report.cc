@@ -25,10 +25,25 @@ std::vector<std::pair<std::string, std::string>> RunsOn(const Report& report) {
 
 void Count(Summary& s, Verdict verdict) { ++s[verdict]; }
 
+void Count(Summary& s, const Result& result) {
+  Count(s, result.verdict);
+  s.gaps += IsConformanceGap(result);
+}
+
 Summary Summarize(const std::vector<Result>& results) {
   Summary s;
-  for (const Result& r : results) Count(s, r.verdict);
+  for (const Result& r : results) Count(s, r);
   return s;
+}
+
+bool IsConformanceGap(const Result& result) {
+  return result.verdict == Verdict::kError && result.message.starts_with("conformance gap: ");
+}
+
+std::string GapCount(const Summary& summary) {
+  if (summary.gaps == 0) return "";
+  return " (" + std::to_string(summary.gaps) + " conformance gap" + (summary.gaps == 1 ? "" : "s") +
+         ")";
 }
 
 void CountMatch(Expectations& expectations, const Result& r) {

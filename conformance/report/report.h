@@ -92,7 +92,9 @@ struct Report {
 };
 
 // Results per verdict.
-struct Summary : VerdictCounts<int> {};
+struct Summary : VerdictCounts<int> {
+  int gaps = 0;  // Conformance gaps: ERROR results, counted under ERROR too.
+};
 
 // Sets each entry's `matched` to the number of `results` it decided (the first matching entry
 // decides a result).
@@ -102,6 +104,14 @@ void CountMatch(Expectations& expectations, const Result& result);
 Summary Summarize(const std::vector<Result>& results);
 // Adds one result of verdict `verdict` to `summary`.
 void Count(Summary& summary, Verdict verdict);
+// Adds `result` to `summary`: its verdict, and whether it is a conformance gap.
+void Count(Summary& summary, const Result& result);
+
+// A conformance gap (engine/backend.h): an ERROR whose message starts "conformance gap: ", a
+// refusal of a problem of a dtype its backend declares supported.
+bool IsConformanceGap(const Result& result);
+// " (2 conformance gaps)" when `summary` has any, else "": what follows the ERROR count.
+std::string GapCount(const Summary& summary);
 
 // The resource figures of `results` (ResourceTally), for `backends` in that order.
 std::vector<BackendResources> TallyResources(const std::vector<Result>& results,

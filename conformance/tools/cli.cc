@@ -411,7 +411,7 @@ int RunMergeCli(const std::vector<std::string>& args, std::ostream& out, std::os
     auto following = readers[*next]->Next();
     if (!following.ok()) return fail(following.status());
     heads[*next] = std::move(following).value();
-    Count(summary, r.verdict);
+    Count(summary, r);
     if (report.expectations) CountMatch(*report.expectations, r);
     if (r.resources) resources.Add(r.backend, *r.resources);
     console.Add(r);
@@ -685,7 +685,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   // catalog order.
   struct Everything final : ResultSink {
     void Add(Result r) override {
-      Count(summary, r.verdict);
+      Count(summary, r);
       if (expectations != nullptr) CountMatch(*expectations, r);
       if (r.resources) resources.Add(r.backend, *r.resources);
       const auto c = static_cast<std::size_t>(r.case_index);
