@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Plugins from outside mm, as a user gets them: installs mm into build/install, builds the example
 # plugin out of tree against that package (build/example-plugin), runs the installed harness on it
-# (every case, --strict: nothing may be UNSUPPORTED), then runs every ```sh block of
-# docs/plugins.md, in order, in one shell, with HOME in a temporary directory. Used by CI.
+# (every case, --strict: nothing may be UNSUPPORTED), has the installed harness judge a ten-line
+# Python driver written on the installed SDK (mm_runtime.py) and run its self-check (the planted
+# driver installed beside the SDK), then runs every ```sh block of docs/plugins.md, in order, in
+# one shell, with HOME in a temporary directory. Used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/onnx-data.sh
@@ -17,6 +19,20 @@ args=(--backend-lib build/example-plugin/libmm_example_plugin.so --backend examp
 if [[ -n "${MM_ONNX_DATA:-}" ]]; then args+=(--require-official); fi
 echo "plugin package: the out-of-tree example plugin on every case"
 OMP_WAIT_POLICY=passive build/install/bin/mm-conformance "${args[@]}"
+
+echo "plugin package: a ten-line Python driver on the installed SDK, judged by the installed harness"
+cmp build/install/include/mm/mm_runtime.py build/install/share/mm/runtimes/python/mm_runtime.py
+sdk_status=0
+bash backends/runtimes/python/tests/ten_line_driver_test.sh build/install/bin/mm-conformance \
+  build/install/share/mm/runtimes/python || sdk_status=$?
+[[ $sdk_status == 0 || $sdk_status == 77 ]] || exit "$sdk_status"
+echo "plugin package: the installed self-check, its runtime-protocol faults through the installed SDK"
+self_check=$(OMP_WAIT_POLICY=passive build/install/bin/mm-conformance --self-check --quiet)
+echo "$self_check"
+if [[ $sdk_status == 0 && "$self_check" == *"NOT RUN"* ]]; then
+  echo "plugin package: the installed self-check did not run its driver faults" >&2
+  exit 1
+fi
 
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT

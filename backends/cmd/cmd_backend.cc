@@ -419,6 +419,31 @@ StatusOr<std::vector<std::string>> SplitCommand(std::string_view command) {
   return words;
 }
 
+std::string AbsoluteCommand(const std::vector<std::string>& argv) {
+  std::string out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string word = argv[i];
+    const std::filesystem::path path(word);
+    std::error_code ec;
+    const bool relative = !word.empty() && path.is_relative() && word[0] != '-';
+    const bool a_path =
+        i == 0 ? word.find('/') != std::string::npos : std::filesystem::exists(path, ec);
+    if (relative && a_path) {
+      const auto absolute = std::filesystem::absolute(path, ec);
+      // "/work/run/../drivers/d.py" shortened where it still names the same file.
+      const auto normal = absolute.lexically_normal();
+      if (!ec) word = std::filesystem::equivalent(absolute, normal, ec) ? normal : absolute;
+    }
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+=:,@%", c) != nullptr;
+    });
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += (i == 0 ? "" : " ") + (plain ? word : quoted + "'");
+  }
+  return out;
+}
+
 StatusOr<DriverCommand> ParseBackendCmd(std::string_view text) {
   const std::size_t equals = text.find('=');
   if (equals == std::string_view::npos) {
@@ -432,11 +457,14 @@ StatusOr<DriverCommand> ParseBackendCmd(std::string_view text) {
   auto argv = SplitCommand(command.command);
   if (!argv.ok()) return argv.status().WithContext(where);
   command.argv = *std::move(argv);
+  command.absolute = AbsoluteCommand(command.argv);
   return command;
 }
 
 StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& command) {
-  auto state = std::make_shared<DriverState>(command, GetDriverLimits(), omp_get_max_threads());
+  DriverLimits limits = GetDriverLimits();
+  if (command.timeout_seconds > 0) limits.timeout_seconds = command.timeout_seconds;
+  auto state = std::make_shared<DriverState>(command, limits, omp_get_max_threads());
   MM_RETURN_IF_ERROR(state->Start());
   return std::unique_ptr<Backend>(std::make_unique<CommandBackend>(std::move(state)));
 }
@@ -444,7 +472,24 @@ StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& comm
 std::string DriverCommandOf(const Backend& backend) {
   const auto* command = dynamic_cast<const CommandBackend*>(&backend);
   if (command == nullptr || command->state().command().shipped) return "";
-  return command->state().command().command;
+  const DriverCommand& given = command->state().command();
+  return given.absolute.empty() ? given.command : given.absolute;
+}
+
+std::string PythonPath() {
+  const char* python = std::getenv("MM_PYTHON");
+  return python != nullptr && *python != '\0' ? python : "/usr/bin/python3";
+}
+
+std::filesystem::path DriversDir() {
+  if (const char* dir = std::getenv("MM_RUNTIMES_DIR"); dir != nullptr && *dir != '\0') return dir;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share/mm/runtimes/python";
+    if (std::filesystem::exists(installed / "mm_runtime.py", ec)) return installed;
+  }
+  return MM_RUNTIMES_SOURCE_DIR;
 }
 
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs) {
@@ -492,22 +537,6 @@ constexpr char kProbe[] =
     "    except Exception:\n"
     "        v = '?'\n"
     "    print(n, v)\n";
-
-std::string PythonPath() {
-  const char* python = std::getenv("MM_PYTHON");
-  return python != nullptr && *python != '\0' ? python : "/usr/bin/python3";
-}
-
-std::filesystem::path DriversDir() {
-  if (const char* dir = std::getenv("MM_RUNTIMES_DIR"); dir != nullptr && *dir != '\0') return dir;
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto installed = exe.parent_path().parent_path() / "share/mm/runtimes/python";
-    if (std::filesystem::exists(installed / "mm_runtime.py", ec)) return installed;
-  }
-  return MM_RUNTIMES_SOURCE_DIR;
-}
 
 // Module -> version ("-": not installed) as `python` reports them, or why it could not say;
 // asked once per process and python.

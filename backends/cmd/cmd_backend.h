@@ -9,6 +9,7 @@
 #define MM_BACKENDS_CMD_CMD_BACKEND_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -38,7 +39,18 @@ struct DriverCommand {
   std::string command;            // As given: "python3 my_driver.py --fast".
   std::vector<std::string> argv;  // `command` split into words (SplitCommand).
   bool shipped = false;           // One of the drivers mm ships (found by its name alone).
+  // `command` as it runs from any directory (AbsoluteCommand), for replay lines; empty: `command`.
+  std::string absolute;
+  // Its calls' and start's timeout, when above 0; else the process-wide one (DriverLimits).
+  double timeout_seconds = 0;
 };
+
+// `argv` as one command for SplitCommand that runs the same from any directory: a program named
+// by a relative path ("./venv/bin/python", not "python3", which PATH finds) and every later word
+// naming an existing file or folder relative to the working directory ("my_driver.py") made
+// absolute, lexically (a symbolic link stays one: a virtual environment's python keeps its
+// environment); words quoted where SplitCommand needs it.
+std::string AbsoluteCommand(const std::vector<std::string>& argv);
 
 // Splits `command` into words as a POSIX shell does (blanks separate; '...' and "..." quote;
 // a backslash escapes the next character, inside double quotes only before $ ` " \ or a
@@ -54,10 +66,17 @@ StatusOr<DriverCommand> ParseBackendCmd(std::string_view text);
 // end, its stderr's last lines, or what was wrong with its hello).
 StatusOr<std::unique_ptr<Backend>> StartCommandBackend(const DriverCommand& command);
 
-// The command of a backend started from a driver given by --backend-cmd ("python3 my_driver.py");
-// empty for any other backend (a shipped driver's included: its name finds it). What a replay
-// line needs as `--backend-cmd NAME=COMMAND`.
+// The command of a backend started from a driver given by --backend-cmd, with its relative paths
+// made absolute ("python3 /home/me/my_driver.py"); empty for any other backend (a shipped
+// driver's included: its name finds it). What a replay line needs as `--backend-cmd NAME=COMMAND`.
 std::string DriverCommandOf(const Backend& backend);
+
+// The python3 that runs mm's Python drivers: $MM_PYTHON, else /usr/bin/python3 (Debian's).
+std::string PythonPath();
+
+// The folder of mm's Python drivers and SDK (mm_runtime.py): $MM_RUNTIMES_DIR, else the installed
+// one beside the tools (../share/mm/runtimes/python), else the source tree's.
+std::filesystem::path DriversDir();
 
 // Registers each "NAME=COMMAND" of `specs` (--backend-cmd values, in order): its driver is started
 // once here for its hello (the registry's description names its runtime and version), then one

@@ -2,16 +2,19 @@
 
 #include <bit>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
 
+#include "backends/cmd/cmd_backend.h"
 #include "conformance/report/escape.h"
 #include "conformance/report/json_report.h"
 #include "conformance/self_check/planted_backends.h"
 #include "conformance/tools/cli.h"
 #include "engine/error_bound.h"
 #include "engine/matmul_plan.h"
+#include "engine/process/process.h"
 
 namespace mm::self_check {
 namespace {
@@ -97,11 +100,12 @@ std::string Truncated(std::string text, std::size_t limit) {
 // to JSON and read back, its exit code by `exit_code` under `rule`.
 PlantedOutcome Judge(std::string name, std::string why, Verdict needed,
                      conformance::ToleranceRule rule, std::vector<Result> results,
-                     const SelfCheckOptions& options) {
+                     const SelfCheckOptions& options, std::string needed_text = "") {
   PlantedOutcome o;
   o.name = std::move(name);
   o.why = std::move(why);
   o.needed = needed;
+  o.needed_text = std::move(needed_text);
   o.rule = rule;
   o.needed_exit_code =
       needed == Verdict::kPass ? conformance::kExitPassed : conformance::kExitFailed;
@@ -123,10 +127,111 @@ PlantedOutcome Judge(std::string name, std::string why, Verdict needed,
   for (const Result& r : read_back->results) {
     if (r.verdict == o.got) {
       o.evidence = r.case_name + "/" + r.data_set + ": " + Truncated(r.message, 200);
+      // Past the cut, so the check sees the whole message.
+      if (!o.needed_text.empty() && r.message.find(o.needed_text) != std::string::npos &&
+          o.evidence.find(o.needed_text) == std::string::npos) {
+        o.evidence += " [" + o.needed_text + "]";
+      }
       break;
     }
   }
   return o;
+}
+
+// A fault planted through the runtime protocol: `planted_driver.py FAULT`, and the verdict it
+// deserves (under ONNX's rule), with the text its worst result must say when an ERROR could
+// have another cause.
+struct DriverFault {
+  const char* fault;
+  const char* why;
+  Verdict needed;
+  const char* needed_text;
+};
+
+constexpr DriverFault kDriverFaults[] = {
+    {"correct", "the control: numpy through the Python SDK", Verdict::kPass, ""},
+    {"off_by_one", "1 added to Y's first element", Verdict::kFail, ""},
+    {"unwritten", "Y's last element (of two or more) left as the offered buffer's poison",
+     Verdict::kFail, ""},
+    {"half_sum", "float16/bfloat16 partial sums rounded to their type, float32 declared",
+     Verdict::kFail, ""},
+    {"wrong_shape", "Y answered flattened to 1-D", Verdict::kError, " is awaited"},
+    {"crash", "SIGSEGV when Y has one element", Verdict::kError, "SIGSEGV"},
+    {"hang", "no answer for A of shape [3,17], past the timeout", Verdict::kError,
+     "did not answer within"},
+    {"gap", "operands of rank above 2 refused on supported dtypes", Verdict::kError,
+     "conformance gap: "},
+};
+
+std::string DriverBackendName(const DriverFault& fault) {
+  return std::string("driver_") + fault.fault;
+}
+
+// planted_driver.py: installed beside the SDK, else the source tree's.
+std::filesystem::path PlantedDriverPath() {
+  std::error_code ec;
+  const std::filesystem::path installed = runtime::DriversDir() / "planted_driver.py";
+  if (std::filesystem::exists(installed, ec)) return installed;
+  return MM_PLANTED_DRIVER_SOURCE;
+}
+
+// Why the planted driver cannot run here (no python3, SDK or numpy), or "".
+std::string DriversMissing(const std::string& python, const std::filesystem::path& driver,
+                           const std::filesystem::path& sdk) {
+  std::error_code ec;
+  if (!std::filesystem::exists(python, ec)) return python + " not found (set MM_PYTHON)";
+  if (!std::filesystem::exists(sdk / "mm_runtime.py", ec)) {
+    return "the Python SDK " + (sdk / "mm_runtime.py").string() +
+           " not found (set MM_RUNTIMES_DIR)";
+  }
+  if (!std::filesystem::exists(driver, ec)) return "the driver " + driver.string() + " not found";
+  auto probe = process::Program::Start({python, "-c", "import numpy"});
+  if (!probe.ok()) return probe.status().message();
+  auto ended = probe->Wait();
+  if (!ended.ok() || ended->wait_status != 0) {
+    return python + " cannot import numpy (Debian package python3-numpy; scripts/setup.sh)";
+  }
+  return "";
+}
+
+// The faults planted through the runtime protocol, run over `catalog` as a gate run would run
+// them, judged into `out`; or why they cannot run here, in `out.drivers_not_run`.
+void RunDriverFaults(const conformance::Catalog& catalog, const SelfCheckOptions& options,
+                     SelfCheckResult& out) {
+  const std::string python = runtime::PythonPath();
+  const std::filesystem::path sdk = runtime::DriversDir(), driver = PlantedDriverPath();
+  out.drivers_not_run = DriversMissing(python, driver, sdk);
+  if (!out.drivers_not_run.empty()) return;
+  BackendRegistry registry;
+  for (const DriverFault& fault : kDriverFaults) {
+    runtime::DriverCommand command;
+    command.name = DriverBackendName(fault);
+    command.argv = {python, driver.string(), fault.fault, sdk.string()};
+    command.command = python + " " + driver.string() + " " + fault.fault + " " + sdk.string();
+    command.timeout_seconds = std::string_view(fault.fault) == "hang" ? options.hang_timeout_seconds
+                                                                      : options.timeout_seconds;
+    (void)registry.Register(command.name,
+                            std::string("planted fault through the runtime protocol: ") + fault.why,
+                            [command]() -> StatusOr<std::unique_ptr<Backend>> {
+                              return runtime::StartCommandBackend(command);
+                            });
+  }
+  conformance::RunOptions run;
+  run.backends = registry.Names();
+  run.isolate = true;
+  run.jobs = std::max(1, options.jobs);
+  // The driver's own timeout must be what ends the hang, before the worker's.
+  run.timeout_seconds = std::max(options.timeout_seconds, 2 * options.hang_timeout_seconds);
+  const std::vector<Result> results = conformance::RunConformance(catalog, registry, run);
+  for (const DriverFault& fault : kDriverFaults) {
+    const std::string name = DriverBackendName(fault);
+    std::vector<Result> own;
+    for (const Result& r : results) {
+      if (r.backend == name) own.push_back(r);
+    }
+    out.outcomes.push_back(Judge(name, fault.why, fault.needed, conformance::ToleranceRule::kOnnx,
+                                 std::move(own), options, fault.needed_text));
+  }
 }
 
 }  // namespace
@@ -251,6 +356,7 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options) {
   out.outcomes.push_back(Judge(
       std::string(kWrongShapeFault), "a data set's expected Y stored as [3,2] for a [2,3] product",
       Verdict::kError, conformance::ToleranceRule::kOnnx, std::move(shape_results), options));
+  if (options.drivers) RunDriverFaults(catalog, options, out);
   return out;
 }
 
@@ -263,14 +369,19 @@ void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out, bool quiet
     out << (o.caught() ? "  caught  " : "  MISSED  ") << o.name << ": "
         << conformance::VerdictName(o.got) << ", exit " << o.exit_code << " (needed "
         << conformance::VerdictName(o.needed) << ", exit " << o.needed_exit_code
-        << " under --tolerance " << rule_name(o.rule) << "): " << o.why;
+        << (o.needed_text.empty() ? "" : " saying '" + o.needed_text + "'") << " under --tolerance "
+        << rule_name(o.rule) << "): " << o.why;
     if (!o.caught()) out << "\n          worst result: " << conformance::PrintableText(o.evidence);
     out << "\n";
   }
   const std::vector<std::string> missed = result.Missed();
+  if (!result.drivers_not_run.empty()) {
+    out << "  NOT RUN the runtime-protocol faults (driver_*): " << result.drivers_not_run << "\n";
+  }
   out << "self-check: " << (result.outcomes.size() - missed.size()) << " of "
       << result.outcomes.size() << " planted faults (the control included) judged as needed over "
       << result.cases << " cases";
+  if (!result.drivers_not_run.empty()) out << " (the runtime-protocol path not proven)";
   if (missed.empty()) {
     out << "; the gate can fail\n";
   } else {

@@ -41,6 +41,11 @@ struct SelfCheckOptions {
   using ExitCodeFn = int (*)(const conformance::Report&, bool any_case,
                              std::optional<int> skip_exit_code);
   ExitCodeFn exit_code = conformance::ExitCodeOf;
+  // The faults planted through the runtime protocol (planted_driver.py on the Python SDK), run
+  // when python3 with numpy is there. The planted hang's driver is killed after
+  // `hang_timeout_seconds` (what it costs, once); the others' after `timeout_seconds`.
+  bool drivers = true;
+  double hang_timeout_seconds = 3;
 };
 
 // What the harness made of one planted fault (or of the control).
@@ -53,12 +58,20 @@ struct PlantedOutcome {
   int exit_code = 0;         // The exit-code logic's answer for its results under `rule`.
   int needed_exit_code = 0;  // kExitFailed for a fault, kExitPassed for the control.
   std::string evidence;      // "<case>/<data set>: <message>" of the worst result.
-  bool caught() const { return got == needed && exit_code == needed_exit_code; }
+  // Text the worst result's message must hold, when not empty ("conformance gap: "): the fault
+  // caught for what it is, not by another error.
+  std::string needed_text;
+  bool caught() const {
+    return got == needed && exit_code == needed_exit_code &&
+           evidence.find(needed_text) != std::string::npos;
+  }
 };
 
 struct SelfCheckResult {
   std::vector<PlantedOutcome> outcomes;  // The control, every planted backend, the wrong shape.
   int cases = 0;                         // Cases run (the gate's and the self-check's).
+  // Why the runtime-protocol faults did not run (no python3 or numpy), empty when they did.
+  std::string drivers_not_run;
   // Names of the outcomes not caught (for the control: not passed), in order.
   std::vector<std::string> Missed() const;
 };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "conformance/compare.h"
@@ -22,11 +23,23 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // The built-in cases and the in-memory ones: no data root, so the result does not depend on which
-// node tests this machine has.
+// node tests this machine has. In-process faults only: the runtime-protocol ones have tests of
+// their own (DriverFaultsTest).
 SelfCheckOptions BuiltinOnly() {
   SelfCheckOptions options;
   options.builtin = true;
+  options.drivers = false;
   return options;
+}
+
+// The faults planted through the Python driver, with the verdict each must get.
+const std::vector<std::pair<std::string, Verdict>>& DriverFaults() {
+  static const std::vector<std::pair<std::string, Verdict>> faults = {
+      {"driver_correct", Verdict::kPass},      {"driver_off_by_one", Verdict::kFail},
+      {"driver_unwritten", Verdict::kFail},    {"driver_half_sum", Verdict::kFail},
+      {"driver_wrong_shape", Verdict::kError}, {"driver_crash", Verdict::kError},
+      {"driver_hang", Verdict::kError},        {"driver_gap", Verdict::kError}};
+  return faults;
 }
 
 // Breaks the judgement for one test.
@@ -81,6 +94,62 @@ TEST(SelfCheckTest, TheControlPassesAndTheFaultsFailTheRun) {
   // Within ONNX's tolerance and outside the bound around the exact product: the ONNX page's own
   // examples show it too, since their expected Y is not always the correctly rounded one.
   EXPECT_THAT(truncated->evidence, HasSubstr("elements outside the bound"));
+}
+
+// The gate can fail on the runtime-protocol path too: each fault planted in a Python driver built
+// on the SDK (conformance/self_check/planted_driver.py) gets its verdict, and an ERROR for the
+// right reason (the hang by the timeout, the refused shape as a conformance gap).
+TEST(DriverFaultsTest, CatchesEveryFaultPlantedThroughThePythonDriver) {
+  SelfCheckOptions options = BuiltinOnly();
+  options.drivers = true;
+  options.jobs = 2;
+  const SelfCheckResult result = RunSelfCheck(options);
+  std::ostringstream text;
+  WriteSelfCheck(result, text);
+  if (!result.drivers_not_run.empty()) GTEST_SKIP() << result.drivers_not_run;
+  EXPECT_THAT(result.Missed(), ::testing::IsEmpty()) << text.str();
+  ASSERT_EQ(result.outcomes.size(), PlantedBackends().size() + 1 + DriverFaults().size());
+  for (const auto& [name, verdict] : DriverFaults()) {
+    const PlantedOutcome* o = Find(result, name);
+    ASSERT_NE(o, nullptr) << name;
+    EXPECT_EQ(o->got, verdict) << name << ": " << o->evidence;
+  }
+  EXPECT_THAT(Find(result, "driver_gap")->evidence, HasSubstr("conformance gap: "));
+  EXPECT_THAT(Find(result, "driver_hang")->evidence, HasSubstr("did not answer within 3 s"));
+  EXPECT_THAT(Find(result, "driver_crash")->evidence, HasSubstr("SIGSEGV"));
+  EXPECT_THAT(Find(result, "driver_wrong_shape")->evidence, HasSubstr("Y of shape"));
+  EXPECT_THAT(text.str(), HasSubstr("caught  driver_gap: ERROR, exit 1 (needed ERROR, exit 1 "
+                                    "saying 'conformance gap: '"));
+}
+
+// A judgement that looks at element 0 only misses the element the driver left unwritten (its
+// last), on the runtime-protocol path as in process.
+TEST(DriverFaultsTest, ABrokenJudgementMissesTheUnwrittenElementOfTheDriver) {
+  SelfCheckOptions options = BuiltinOnly();
+  options.drivers = true;
+  options.jobs = 2;
+  SelfCheckResult result;
+  {
+    ScopedFault fault(JudgementFault::kFirstElementOnly);
+    result = RunSelfCheck(options);
+  }
+  if (!result.drivers_not_run.empty()) GTEST_SKIP() << result.drivers_not_run;
+  EXPECT_THAT(result.Missed(), ::testing::Contains("driver_unwritten"));
+  EXPECT_THAT(result.Missed(), Not(::testing::Contains("driver_off_by_one")));
+}
+
+// Without python3 the runtime-protocol faults are not run, and the summary says so.
+TEST(DriverFaultsTest, WithoutPythonTheSummarySaysThePathIsNotProven) {
+  SelfCheckOptions options = BuiltinOnly();
+  options.drivers = true;
+  setenv("MM_PYTHON", "/nonexistent/python3", 1);
+  const SelfCheckResult result = RunSelfCheck(options);
+  unsetenv("MM_PYTHON");
+  EXPECT_THAT(result.drivers_not_run, HasSubstr("/nonexistent/python3 not found"));
+  std::ostringstream text;
+  WriteSelfCheck(result, text);
+  EXPECT_THAT(text.str(), HasSubstr("NOT RUN the runtime-protocol faults"));
+  EXPECT_THAT(text.str(), HasSubstr("(the runtime-protocol path not proven)"));
 }
 
 // Each broken judgement, and the planted faults it must make the self-check miss.

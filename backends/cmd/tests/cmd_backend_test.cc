@@ -5,11 +5,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "backends/testing/matmul_tester.h"
+#include "backends/testing/temp_dir.h"
 
 namespace mm::runtime {
 namespace {
@@ -71,6 +75,41 @@ TEST(ParseBackendCmdTest, NameEqualsCommand) {
   EXPECT_THAT(ParseBackendCmd("a b=python3").status().message(),
               HasSubstr("--backend-cmd a b: the backend name"));
   EXPECT_THAT(ParseBackendCmd("x=").status().message(), HasSubstr("--backend-cmd x: the command"));
+}
+
+// Changes the working directory for one test.
+class ScopedWorkingDirectory {
+ public:
+  explicit ScopedWorkingDirectory(const std::filesystem::path& dir)
+      : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~ScopedWorkingDirectory() { std::filesystem::current_path(previous_); }
+
+ private:
+  std::filesystem::path previous_;
+};
+
+// A replay line runs from any directory: the relative paths of the command become absolute (a
+// program named by a path, files that exist), PATH's programs, options and other words stay.
+TEST(AbsoluteCommandTest, MakesRelativePathsAbsoluteAndKeepsTheRest) {
+  const testing::TempDir dir("mm_absolute_command");
+  std::filesystem::create_directories(dir.path() / "run/env/bin");
+  std::filesystem::create_directories(dir.path() / "drivers");
+  std::ofstream(dir.path() / "drivers/my driver.py") << "\n";
+  std::filesystem::create_symlink("/usr/bin/python3", dir.path() / "run/env/bin/python3");
+  const ScopedWorkingDirectory cd(dir.path() / "run");
+  const std::string run = (dir.path() / "run").string(),
+                    drivers = (dir.path() / "drivers").string();
+  auto given = ParseBackendCmd("x=env/bin/python3 -u '../drivers/my driver.py' --fast not_a_file");
+  ASSERT_TRUE(given.ok()) << given.status();
+  // The link is kept (a virtual environment's python), "run/.." shortened, the space quoted.
+  EXPECT_EQ(given->absolute,
+            run + "/env/bin/python3 -u '" + drivers + "/my driver.py' --fast not_a_file");
+  EXPECT_EQ(SplitCommand(given->absolute).value(),
+            (std::vector<std::string>{run + "/env/bin/python3", "-u", drivers + "/my driver.py",
+                                      "--fast", "not_a_file"}));
+  EXPECT_EQ(AbsoluteCommand({"python3", "/abs/d.py", "it's"}), R"(python3 /abs/d.py 'it'\''s')");
 }
 
 TEST(CmdBackendTest, AWorkingDriverIsJudgedLikeAnyBackend) {

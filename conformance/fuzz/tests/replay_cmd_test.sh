@@ -2,22 +2,27 @@
 # A replay line of a --backend-cmd driver is a command a user pastes, as a plugin's is
 # (replay_test.sh): it must carry the driver's `--backend-cmd NAME=COMMAND` and find the same FAIL
 # in a fresh shell, in another directory. Fuzzes off_by_one_driver.py (wrong on purpose) given by
-# --backend-cmd alone (no --backend: the driver is all that runs), takes the printed replay line
-# of its first finding, runs it through `bash -c` elsewhere and checks the same finding comes back
-# (kind, backend, dtype, problem index). Exit 77 (skipped) without /usr/bin/python3.
+# --backend-cmd alone (no --backend: the driver is all that runs), named by a relative path and
+# run by a relative interpreter (a link to python3, as a virtual environment's is), so the line
+# must carry both absolute (the link kept a link); takes the printed replay line of its first
+# finding, runs it through `bash -c` elsewhere and checks the same finding comes back (kind,
+# backend, dtype, problem index). Exit 77 (skipped) without /usr/bin/python3 and numpy.
 # Usage: replay_cmd_test.sh BIN_DIR (holding mm-fuzz) DRIVER_PATH
 set -euo pipefail
 bin_dir=$(cd "$1" && pwd)
 driver=$(realpath "$2")
-[[ -x /usr/bin/python3 ]] || { echo "replay_cmd_test: skipped: no /usr/bin/python3"; exit 77; }
+/usr/bin/python3 -c 'import numpy' 2>/dev/null ||
+  { echo "replay_cmd_test: skipped: no /usr/bin/python3 with numpy"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "replay_cmd_test: $*" >&2; exit 1; }
 
-mkdir -p "$work/first" "$work/elsewhere"
+mkdir -p "$work/first/env/bin" "$work/elsewhere"
+ln -s /usr/bin/python3 "$work/first/env/bin/python3"
+relative=$(realpath --relative-to="$work/first" "$driver")
 cd "$work/first"
 set +e
-"$bin_dir/mm-fuzz" --backend-cmd "wrong=/usr/bin/python3 $driver" --dtype float --seed 3 \
+"$bin_dir/mm-fuzz" --backend-cmd "wrong=env/bin/python3 $relative" --dtype float --seed 3 \
   --cases 50 --max-findings 1 --max-elements 256 > first.txt 2>&1
 code=$?
 set -e
@@ -27,8 +32,8 @@ grep -qE 'problems x 1 backends' first.txt ||
 finding=$(grep -m1 -E '^(FAIL|IMPRECISE|BOUND|ERROR) ' first.txt) || fail "no finding printed"
 [[ "$finding" == FAIL*wrong* ]] || fail "the finding is not the driver's FAIL: $finding"
 replay=$(grep -m1 '^  replay: ' first.txt | sed 's/^  replay: //') || fail "no replay line"
-[[ "$replay" == *"--backend-cmd 'wrong=/usr/bin/python3 $driver'"* ]] ||
-  fail "the replay line lacks the driver's --backend-cmd: $replay"
+[[ "$replay" == *"--backend-cmd 'wrong=$work/first/env/bin/python3 $driver'"* ]] ||
+  fail "the replay line lacks the driver's --backend-cmd with absolute paths: $replay"
 for word in "--dtype float" "--seed 3" "--first " "--backend wrong" "--max-elements 256"; do
   [[ "$replay" == *"$word"* ]] || fail "the replay line lacks '$word': $replay"
 done
