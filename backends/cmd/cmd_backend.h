@@ -40,7 +40,7 @@ struct DriverCommand {
   std::vector<std::string> argv;  // `command` split into words (SplitCommand).
   bool shipped = false;           // One of the drivers mm ships (found by its name alone).
   // `command` as it runs from any directory (AbsoluteCommand), for replay lines; empty: `command`.
-  std::string absolute;
+  std::string absolute{};
   // Its calls' and start's timeout, when above 0; else the process-wide one (DriverLimits).
   double timeout_seconds = 0;
 };

@@ -37,8 +37,10 @@ class ShapeRefused(Exception):
 
 def to_bfloat16_bits(x):
     """float32 values to bfloat16 bits, rounded to nearest even (NaN kept a quiet NaN)."""
-    bits = numpy.asarray(x, numpy.float32).view(numpy.uint32).astype(numpy.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(numpy.uint16)
+    bits = numpy.atleast_1d(numpy.asarray(x, numpy.float32)).view(numpy.uint32).astype(numpy.uint64)
+    one, half, shift = numpy.uint64(1), numpy.uint64(0x7FFF), numpy.uint64(16)
+    rounded = ((bits + half + ((bits >> shift) & one)) >> shift).astype(numpy.uint16)
+    rounded = rounded.reshape(numpy.shape(x))
     return numpy.where(numpy.isnan(x), numpy.uint16(0x7FC0), rounded)
 
 
