@@ -361,6 +361,39 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   EXPECT_THAT(quiet.str(), ::testing::StartsWith("1 model(s) skipped"));
 }
 
+// A conformance gap (a refusal of a declared dtype's problem) is an ERROR every format shows as
+// such, and every summary counts; an ERROR that merely mentions the words is not one.
+TEST(ConformanceGapReportTest, EveryFormatShowsAndCountsTheGap) {
+  Report report = SampleReport();
+  Result gap = report.results.back();
+  gap.case_name = "test_d";
+  gap.message = "conformance gap: driver 'x' refused the shape of float [3] x [3,4]: rank < 2";
+  Result not_gap = gap;
+  not_gap.case_name = "test_e";
+  not_gap.message = "backend failed: no conformance gap: here";
+  report.results.push_back(gap);
+  report.results.push_back(not_gap);
+  std::ostringstream console;
+  WriteConsole(report, console);
+  EXPECT_THAT(console.str(), HasSubstr(", 3 ERROR (1 conformance gap), 0 BOUND"));
+  EXPECT_EQ(nlohmann::json::parse(ToJson(report))["summary"]["conformance_gaps"], 1);
+  EXPECT_EQ(nlohmann::json::parse(ToJson(SampleReport()))["summary"]["conformance_gaps"], 0);
+  const pugi::xml_document doc = ParseXml(ToJUnitXml(report));
+  const auto errors = doc.select_nodes("//error[@type='CONFORMANCE GAP']");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors.first().node().attribute("message").as_string(),
+              ::testing::StartsWith("conformance gap: driver 'x'"));
+  const std::string md = ToMarkdown(report);
+  EXPECT_THAT(md,
+              HasSubstr("| test\\_d | test\\_data\\_set\\_0 | other | ERROR (conformance gap) |"));
+  EXPECT_THAT(md, HasSubstr("| test\\_e | test\\_data\\_set\\_0 | other | ERROR |"));
+  EXPECT_THAT(md, HasSubstr("3 ERROR (1 conformance gap), 0 BOUND"));
+  // Without a gap, the summaries read as they always did.
+  std::ostringstream plain;
+  WriteConsole(SampleReport(), plain);
+  EXPECT_THAT(plain.str(), HasSubstr(", 1 ERROR, 0 BOUND"));
+}
+
 // The official corpus gets a verdict on the console when the run requires it or holds one of its
 // cases; a run over other data (none of them there, not required) is not told "0 intact".
 TEST(ConsoleReportTest, TheOfficialCorpusIsJudgedOnlyWhereTheRunHasItOrRequiresIt) {
