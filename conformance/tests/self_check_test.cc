@@ -115,7 +115,7 @@ TEST(DriverFaultsTest, CatchesEveryFaultPlantedThroughThePythonDriver) {
     EXPECT_EQ(o->got, verdict) << name << ": " << o->evidence;
   }
   EXPECT_THAT(Find(result, "driver_gap")->evidence, HasSubstr("conformance gap: "));
-  EXPECT_THAT(Find(result, "driver_hang")->evidence, HasSubstr("did not answer within 3 s"));
+  EXPECT_THAT(Find(result, "driver_hang")->evidence, HasSubstr("did not answer within"));
   EXPECT_THAT(Find(result, "driver_crash")->evidence, HasSubstr("SIGSEGV"));
   EXPECT_THAT(Find(result, "driver_wrong_shape")->evidence, HasSubstr(" is awaited"));
   EXPECT_THAT(text.str(), HasSubstr("caught  driver_gap: ERROR, exit 1 (needed ERROR, exit 1 "
