@@ -123,7 +123,8 @@ TEST(JsonReportTest, HasTheFieldsToolsRead) {
   const nlohmann::json json = nlohmann::json::parse(ToJson(SampleReport()));
   EXPECT_EQ(json["summary"], nlohmann::json::parse(
                                  R"({"total": 4, "PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1,
-                    "BOUND": 0, "IMPRECISE": 0, "XFAIL": 0, "XPASS": 0, "SKIP": 0})"));
+                    "BOUND": 0, "IMPRECISE": 0, "XFAIL": 0, "XPASS": 0, "SKIP": 0,
+                    "conformance_gaps": 0})"));
   EXPECT_EQ(json["exit_code"], 1);
   ASSERT_EQ(json["results"].size(), 4u);
   const nlohmann::json& fail = json["results"][1];
