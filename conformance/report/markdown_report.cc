@@ -42,11 +42,8 @@ class MarkdownRenderer final : public ReportRenderer {
         << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR"
         << GapCount(sum) << ", " << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise]
         << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
-        << " results (case x data set x backend); exit code " << report.exit_code
-        << ".
-
-           ";
-        if (const int findings = BackendsWithFindings(report.resources)) {
+        << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+    if (const int findings = BackendsWithFindings(report.resources)) {
       out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")
           << " past a threshold" << (report.strict ? " (failures under --strict)" : "")
           << "; see Resources.**\n\n";
