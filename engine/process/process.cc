@@ -33,12 +33,42 @@ std::string SignalText(int signal_number) {
   return SignalName(signal_number) + " (signal " + std::to_string(signal_number) + ")";
 }
 
-std::string DescribeWaitStatus(int wait_status) {
-  if (WIFSIGNALED(wait_status)) return "crashed: " + SignalText(WTERMSIG(wait_status));
-  if (WIFEXITED(wait_status))
-    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
-  return "ended (wait status " + std::to_string(wait_status) + ")";
+std::string DescribeWaitStatus(int wait_status) { return DescribeWaitStatus(wait_status, ""); }
+
+std::string DescribeWaitStatus(int wait_status, std::string_view where) {
+  const std::string at = where.empty() ? "" : " " + std::string(where);
+  if (WIFSIGNALED(wait_status)) return "crashed" + at + ": " + SignalText(WTERMSIG(wait_status));
+  if (WIFEXITED(wait_status)) {
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status)) + at;
+  }
+  return "ended (wait status " + std::to_string(wait_status) + ")" + at;
 }
+
+namespace {
+
+// Field `index` (0: size, 1: resident, 5: data) of /proc/PID/statm, in bytes; 0 when unreadable.
+std::int64_t StatmBytes(pid_t pid, int index) {
+  if (pid < 0) return 0;
+  const std::string path = pid > 0 ? "/proc/" + std::to_string(pid) + "/statm" : "/proc/self/statm";
+  std::ifstream statm(path);
+  long long pages = 0;
+  for (int i = 0; i <= index; ++i) {
+    if (!(statm >> pages)) return 0;
+  }
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
+}  // namespace
+
+std::int64_t ResidentBytes(pid_t pid) { return StatmBytes(pid, 1); }
+
+std::int64_t PeakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return std::int64_t{usage.ru_maxrss} * 1024;
+}
+
+std::int64_t MappedDataBytes() { return StatmBytes(0, 5); }
 
 bool DieWithParent(pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -148,6 +178,15 @@ bool Child::ReadUntilEnd(double timeout_seconds, std::string& out,
     out.append(chunk, static_cast<std::size_t>(n));
   }
   return true;
+}
+
+StatusOr<Ended> Child::Finish(double timeout_seconds, std::string& out,
+                              const std::function<bool(const std::string&)>& complete) {
+  const bool ended = ReadUntilEnd(timeout_seconds, out, complete);
+  if (!ended) Kill();
+  StatusOr<Ended> reaped = Wait();
+  if (reaped.ok()) reaped->timed_out = !ended;
+  return reaped;
 }
 
 void Child::Kill() { KillGroup(pid_); }

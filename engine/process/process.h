@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/status.h"
@@ -22,8 +23,24 @@ std::string SignalName(int signal_number);
 // "SIGSEGV (signal 11)".
 std::string SignalText(int signal_number);
 
-// What a wait status says: "crashed: SIGSEGV (signal 11)", "exited with status 7".
+// What a wait status says: "crashed: SIGSEGV (signal 11)", "exited with status 7". A core dump
+// changes nothing (its SIGSEGV is the same crash).
 std::string DescribeWaitStatus(int wait_status);
+
+// The same, saying where the process was: "crashed while loading: SIGSEGV (signal 11)", "exited
+// with status 7 while loading" for `where` "while loading"; DescribeWaitStatus for an empty one.
+std::string DescribeWaitStatus(int wait_status, std::string_view where);
+
+// The resident memory of process `pid` now (its /proc statm), in bytes; of this process for 0.
+// 0 for a negative `pid` and when it cannot be read (the process is gone).
+std::int64_t ResidentBytes(pid_t pid = 0);
+
+// This process's peak resident memory so far (getrusage), in bytes.
+std::int64_t PeakResidentBytes();
+
+// The private writable memory this process has mapped now (statm's data field: what RLIMIT_DATA
+// counts), in bytes; 0 when it cannot be read.
+std::int64_t MappedDataBytes();
 
 // Has this process killed (SIGKILL) when its parent ends. `parent` is the process id the caller
 // had before it forked: false when that parent already ended before the request took effect (the
@@ -50,6 +67,8 @@ pid_t Fork(const ForkOptions& options = {});
 struct Ended {
   int wait_status = 0;
   std::int64_t peak_rss_bytes = 0;  // The child's peak resident memory.
+  // Killed by Child::Finish when its time was up (wait_status then says SIGKILL).
+  bool timed_out = false;
 };
 
 // Waits for child `pid` to end and reaps it (EINTR retried). NOT_FOUND when `pid` is not a child
@@ -86,6 +105,11 @@ class Child {
   // does not wait for it.) Reads nothing once the pipe was closed.
   bool ReadUntilEnd(double timeout_seconds, std::string& out,
                     const std::function<bool(const std::string&)>& complete = nullptr);
+
+  // ReadUntilEnd, then Wait: when `timeout_seconds` pass first, the child and its group are
+  // killed and the result says timed_out. Only once, as Wait.
+  StatusOr<Ended> Finish(double timeout_seconds, std::string& out,
+                         const std::function<bool(const std::string&)>& complete = nullptr);
 
   // Kills the child's group (KillGroup); Wait() then reaps it.
   void Kill();

@@ -53,6 +53,22 @@ TEST(WaitStatusTest, NamesTheSignalOrTheExitStatus) {
   EXPECT_EQ(SignalText(SIGTERM), "SIGTERM (signal 15)");
 }
 
+TEST(WaitStatusTest, ACoreDumpIsTheSameCrash) {
+  constexpr int kCoreDumped = 0x80;  // WCOREDUMP's bit.
+  ASSERT_TRUE(WCOREDUMP(SIGSEGV | kCoreDumped));
+  EXPECT_EQ(DescribeWaitStatus(SIGSEGV | kCoreDumped), "crashed: SIGSEGV (signal 11)");
+  EXPECT_EQ(DescribeWaitStatus(SIGABRT | kCoreDumped, "while loading"),
+            "crashed while loading: SIGABRT (signal 6)");
+}
+
+TEST(WaitStatusTest, SaysWhereTheProcessWas) {
+  EXPECT_EQ(DescribeWaitStatus(SIGSEGV, "during the load probe"),
+            "crashed during the load probe: SIGSEGV (signal 11)");
+  EXPECT_EQ(DescribeWaitStatus(3 << 8, "while loading"), "exited with status 3 while loading");
+  EXPECT_EQ(DescribeWaitStatus(SIGBUS, ""), DescribeWaitStatus(SIGBUS));
+  EXPECT_EQ(SignalName(99), "signal 99");
+}
+
 TEST(ChildTest, AnswersThroughThePipeAndExitsCleanly) {
   auto child = Child::Start([](int fd) { WriteText(fd, "hello"); });
   ASSERT_TRUE(child.ok()) << child.status();
@@ -150,6 +166,47 @@ TEST(ChildTest, ReadingStopsWhenTheAnswerIsCompleteThoughAGrandchildHoldsThePipe
   EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
 }
 
+TEST(ChildTest, FinishKillsAChildAndItsGroupWhenTheTimeIsUp) {
+  auto child = Child::Start([](int fd) {
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      close(fd);
+      while (true) pause();
+    }
+    WriteText(fd, std::to_string(grandchild));
+    while (true) pause();  // Keeps the pipe open: no end comes.
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  const auto start = std::chrono::steady_clock::now();
+  auto ended = child->Finish(0.3, answer);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_TRUE(ended->timed_out);
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "crashed: SIGKILL (signal 9)");
+  EXPECT_GE(took, 0.3);
+  EXPECT_LT(took, 10);
+  const pid_t grandchild = static_cast<pid_t>(std::atol(answer.c_str()));
+  ASSERT_GT(grandchild, 0) << answer;
+  EXPECT_TRUE(GoneSoon(grandchild)) << "process " << grandchild << " outlived the timeout";
+  EXPECT_EQ(child->Finish(1, answer).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(ChildTest, FinishWithinTheTimeIsNoTimeout) {
+  auto child = Child::Start([](int fd) {
+    WriteText(fd, "answer");
+    _exit(4);
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  auto ended = child->Finish(30, answer);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_FALSE(ended->timed_out);
+  EXPECT_EQ(answer, "answer");
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 4");
+}
+
 TEST(ChildTest, DestroyingAChildThatWasNotWaitedForKillsIt) {
   pid_t pid = -1;
   {
@@ -200,6 +257,33 @@ TEST(ReapTest, GivesThePeakResidentMemory) {
   EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
   EXPECT_GE(ended->peak_rss_bytes, std::int64_t{64} << 20);
   EXPECT_EQ(Reap(pid).status().code(), StatusCode::kNotFound);
+}
+
+TEST(ResidentBytesTest, ReadsAChildsResidentMemoryWhileItRuns) {
+  auto child = Child::Start([](int fd) {
+    std::vector<char> memory(64 << 20, 1);
+    WriteText(fd, memory[12345] == 1 ? "ready" : "wrong");
+    while (true) pause();
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  child->ReadUntilEnd(30, answer, [](const std::string& text) { return text.size() >= 5; });
+  ASSERT_EQ(answer, "ready");
+  EXPECT_GE(ResidentBytes(child->pid()), std::int64_t{64} << 20);
+  EXPECT_LT(ResidentBytes(child->pid()), std::int64_t{1} << 40) << "pages taken for bytes twice";
+  child->Kill();
+  ASSERT_TRUE(child->Wait().ok());
+  EXPECT_EQ(ResidentBytes(-1), 0) << "the id of a reaped child is -1: no process";
+}
+
+TEST(ResidentBytesTest, ThisProcesssMemoryAndItsPeakGrowWithWhatItTouches) {
+  const std::int64_t mapped_before = MappedDataBytes();
+  ASSERT_GT(mapped_before, 0);
+  std::vector<char> memory(std::size_t{64} << 20, 1);
+  EXPECT_GE(ResidentBytes(), std::int64_t{64} << 20);
+  EXPECT_GE(PeakResidentBytes(), ResidentBytes() - (std::int64_t{1} << 20));
+  EXPECT_GE(MappedDataBytes(), mapped_before + (std::int64_t{64} << 20));
+  EXPECT_EQ(memory[4096], 1);
 }
 
 TEST(DieWithParentTest, AChildEndsWithTheProcessThatForkedIt) {
