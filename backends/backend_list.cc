@@ -40,6 +40,7 @@ BackendRegistry AutoCandidateBackends() {
                "oneDNN 2.6 matmul primitives, cached per shape: float, bfloat16 (f16 via f32 where "
                "oneDNN has no f16 matmul)",
                CreateOneDnnBackend);
+  registry.AddWorkerSetup(LimitOneDnnPrimitiveCacheInWorker);
   MustRegister(registry, "eigen",
                "Eigen 3.4 products, OpenMP threads: every dtype (float16/bfloat16 via float32 "
                "accumulation, integers wrap modulo 2^bits)",

@@ -94,4 +94,12 @@ const BackendRegistry::Entry* BackendRegistry::Find(std::string_view name) const
   return nullptr;
 }
 
+void BackendRegistry::AddWorkerSetup(std::function<void()> setup) {
+  worker_setups_.push_back(std::move(setup));
+}
+
+void BackendRegistry::SetUpWorker() const {
+  for (const auto& setup : worker_setups_) setup();
+}
+
 }  // namespace mm

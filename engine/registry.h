@@ -55,6 +55,13 @@ class BackendRegistry {
   // A new instance of `name`; the CheckSelectable error when it cannot be created.
   StatusOr<std::unique_ptr<Backend>> Create(std::string_view name) const;
 
+  // Adds a setting a backend wants in a worker process (one that runs many unrelated cases, forked
+  // before any backend starts): oneDNN's primitive cache off, say. The caller of a worker runs
+  // them without knowing what they set.
+  void AddWorkerSetup(std::function<void()> setup);
+  // Runs every setup added, in the order added; in a worker process, before its first case.
+  void SetUpWorker() const;
+
  private:
   struct Entry {
     std::string name;
@@ -65,6 +72,7 @@ class BackendRegistry {
   };
   const Entry* Find(std::string_view name) const;
   std::vector<Entry> entries_;
+  std::vector<std::function<void()>> worker_setups_;
 };
 
 }  // namespace mm

@@ -597,4 +597,11 @@ StatusOr<std::unique_ptr<Backend>> CreateOneDnnBackend() {
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
+void LimitOneDnnPrimitiveCacheInWorker() {
+  if (std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") != nullptr) return;
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", std::to_string(kWorkerPrimitiveCacheCapacity).c_str(),
+         /*overwrite=*/1);
+  dnnl_set_primitive_cache_capacity(kWorkerPrimitiveCacheCapacity);
+}
+
 }  // namespace mm

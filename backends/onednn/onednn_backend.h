@@ -109,6 +109,18 @@ class OneDnnBackend final : public Backend {
 // The registry's factory for "onednn" (default options).
 StatusOr<std::unique_ptr<Backend>> CreateOneDnnBackend();
 
+// The capacity of oneDNN's primitive cache in a worker process, unless
+// ONEDNN_PRIMITIVE_CACHE_CAPACITY is set: none. By default oneDNN keeps 1,024 primitives, so that a
+// shape seen again skips its JIT; a conformance worker sees each shape once or a few times, and
+// that cache was most of its resident memory.
+inline constexpr int kWorkerPrimitiveCacheCapacity = 0;
+
+// Sets oneDNN's primitive cache of this process to kWorkerPrimitiveCacheCapacity, unless the user
+// set ONEDNN_PRIMITIVE_CACHE_CAPACITY: through the variable (for a oneDNN that starts later in
+// this process, and its children) and oneDNN's setter (for one that already started). The
+// registry's worker setup for "onednn" (BackendRegistry::AddWorkerSetup).
+void LimitOneDnnPrimitiveCacheInWorker();
+
 }  // namespace mm
 
 #endif  // MM_BACKENDS_ONEDNN_ONEDNN_BACKEND_H_

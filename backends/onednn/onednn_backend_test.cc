@@ -7,6 +7,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include "backends/backend_list.h"
 #include "backends/onednn/onednn_internal.h"
 #include "backends/testing/matmul_tester.h"
+#include "engine/process/process.h"
 #include "engine/testing/test_names.h"
 
 namespace mm {
@@ -418,6 +421,57 @@ TEST(OneDnnBackendTest, IsRegisteredAsOnednn) {
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->name(), "onednn");
   MatMulTester().a_dims({2, 3, 4}).b_dims({4, 5}).Test(**backend);
+}
+
+// The primitive cache capacity and ONEDNN_PRIMITIVE_CACHE_CAPACITY in a child of this process
+// whose variable is `user_value` (nullptr: unset) and that ran the worker setup: "0 0".
+std::string CacheAfterWorkerSetup(const char* user_value) {
+  auto child = process::Child::Start([user_value](int fd) {
+    if (user_value != nullptr) {
+      setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", user_value, 1);
+    } else {
+      unsetenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY");
+    }
+    LimitOneDnnPrimitiveCacheInWorker();
+    int capacity = -1;
+    dnnl_get_primitive_cache_capacity(&capacity);
+    const char* variable = std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY");
+    const std::string text = std::to_string(capacity) + " " + (variable ? variable : "unset");
+    [[maybe_unused]] const ssize_t n = write(fd, text.data(), text.size());
+  });
+  if (!child.ok()) return child.status().ToString();
+  std::string answer;
+  const auto ended = child->Finish(60, answer);
+  return ended.ok() && !ended->timed_out ? answer : "the child did not end";
+}
+
+TEST(OneDnnWorkerSetupTest, TurnsOffACacheThatAlreadyStartedAndOneThatStartsLater) {
+  // Started here, before the fork, with oneDNN's default capacity: only the setter reaches it.
+  int capacity = 0;
+  ASSERT_EQ(dnnl_get_primitive_cache_capacity(&capacity), dnnl_success);
+  ASSERT_GT(capacity, 0);
+  EXPECT_EQ(CacheAfterWorkerSetup(nullptr), "0 0");
+}
+
+TEST(OneDnnWorkerSetupTest, LeavesTheCacheTheUserSetAlone) {
+  const std::string after = CacheAfterWorkerSetup("7");
+  EXPECT_THAT(after, ::testing::EndsWith(" 7"));
+  EXPECT_NE(after.substr(0, 2), "0 ") << after;
+}
+
+TEST(OneDnnWorkerSetupTest, IsTheBuiltinRegistrysWorkerSetup) {
+  auto child = process::Child::Start([](int fd) {
+    unsetenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY");
+    BuiltinBackends().SetUpWorker();
+    int capacity = -1;
+    dnnl_get_primitive_cache_capacity(&capacity);
+    const std::string text = std::to_string(capacity);
+    [[maybe_unused]] const ssize_t n = write(fd, text.data(), text.size());
+  });
+  ASSERT_TRUE(child.ok());
+  std::string answer;
+  ASSERT_TRUE(child->Finish(60, answer).ok());
+  EXPECT_EQ(answer, "0");
 }
 
 }  // namespace

@@ -98,4 +98,17 @@ TEST(BackendRegistryTest, UnavailableBackendsAreListedWithTheirReasonAndNeverCre
 }
 
 }  // namespace
+TEST(BackendRegistryTest, RunsTheWorkerSetupsInTheOrderAddedAndKeepsThemInCopies) {
+  BackendRegistry registry;
+  std::string ran;
+  registry.AddWorkerSetup([&ran] { ran += "a"; });
+  registry.AddWorkerSetup([&ran] { ran += "b"; });
+  EXPECT_EQ(ran, "") << "only a worker runs them";
+  const BackendRegistry copy = registry;
+  copy.SetUpWorker();
+  EXPECT_EQ(ran, "ab");
+  BackendRegistry().SetUpWorker();  // None: nothing to do.
+  EXPECT_EQ(ran, "ab");
+}
+
 }  // namespace mm
