@@ -1,11 +1,7 @@
 #include "conformance/worker_pool.h"
 
-#include <dlfcn.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,14 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <optional>
 #include <string>
 
 #include "conformance/compare.h"
+#include "conformance/worker.h"
 #include "conformance/worker_protocol.h"
 #include "engine/process/process.h"
 
@@ -28,320 +23,6 @@ namespace mm::conformance {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Resident memory of this process now, and at its peak, in bytes.
-std::int64_t CurrentRssBytes(pid_t pid) {
-  const std::string path = pid > 0 ? "/proc/" + std::to_string(pid) + "/statm" : "/proc/self/statm";
-  std::FILE* file = std::fopen(path.c_str(), "r");
-  if (file == nullptr) return 0;
-  long long size = 0, resident = 0;
-  const int read = std::fscanf(file, "%lld %lld", &size, &resident);
-  std::fclose(file);
-  return read == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
-}
-
-// The private writable memory mapped by this process (statm's data field), in bytes.
-std::int64_t MappedDataBytes() {
-  std::FILE* file = std::fopen("/proc/self/statm", "r");
-  if (file == nullptr) return 0;
-  long long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
-  const int read = std::fscanf(file, "%lld %lld %lld %lld %lld %lld", &size, &resident, &shared,
-                               &text, &lib, &data);
-  std::fclose(file);
-  return read == 6 ? data * sysconf(_SC_PAGESIZE) : 0;
-}
-
-std::int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return std::int64_t{usage.ru_maxrss} * 1024;
-}
-
-std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
-
-// Applies kWorkerPrimitiveCacheCapacity, unless the user set ONEDNN_PRIMITIVE_CACHE_CAPACITY.
-// oneDNN reads the variable once, when it first creates a primitive: the variable covers a oneDNN
-// that starts in this worker (the parent of a run never creates one), and oneDNN's own setter,
-// found in the process when oneDNN is linked in, one that started before the fork (in a test
-// process that ran backends in process, say). No link dependency: the pool knows no backend.
-void LimitOneDnnPrimitiveCache() {
-  if (std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") != nullptr) return;
-  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", std::to_string(kWorkerPrimitiveCacheCapacity).c_str(),
-         /*overwrite=*/1);
-  using Setter = int (*)(int);
-  if (auto set =
-          reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "dnnl_set_primitive_cache_capacity"))) {
-    set(kWorkerPrimitiveCacheCapacity);
-  }
-}
-
-// Whether this worker has a child process other than a backend's driver program (a Program, which
-// a backend owns and keeps between calls): a backend forked it during a call (zombies are reaped
-// on the way).
-bool ForkedByTheBackend() { return process::HasChildrenBesidesPrograms(); }
-
-// The worker: runs the cases it is sent until the parent closes the socket. `catalog` is null in
-// a worker forked by a launcher: its tasks carry their cases.
-[[noreturn]] void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
-                             const RunOptions& options) {
-  // Forked by process::Fork: it leaves with its parent and leads its own process group. A Ctrl-C
-  // for the terminal's process group is the parent's to handle (it kills the workers and writes
-  // the reports).
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  LimitOneDnnPrimitiveCache();
-  const std::int64_t limit = options.memory_limit_bytes;
-  if (limit > 0) {
-    // A safety net for what the checks after each result and the parent's sampling cannot catch:
-    // an allocation so fast or large that the machine would suffer first. RLIMIT_DATA counts
-    // private writable mappings (not the shared libraries' text): twice the limit above what the
-    // worker has mapped when it starts (a sanitizer's shadow memory, say), leaving room for mapped
-    // but untouched memory.
-    const rlim_t net = static_cast<rlim_t>(MappedDataBytes() + limit * 2);
-    rlimit data{net, net};
-    setrlimit(RLIMIT_DATA, &data);
-  }
-  struct Sender final : CaseEvents {
-    int fd;
-    std::int64_t limit;
-    pid_t worker = getpid();
-    AnswerTag tag;  // Of the task being answered; its number advances with every answer.
-    std::optional<Stage> stage;
-    std::string payload;  // Reused from result to result.
-    // Frames not yet sent. A result waits for the next stage announcement or the end of the case,
-    // which go out with it in one write: the parent wakes once for both. Nothing of a backend's
-    // runs in between, so a crash still finds every finished result sent.
-    std::string outbox;
-    CallMonitor monitor;  // What each backend call leaves behind in this worker.
-    bool Flush() {
-      // A copy of this worker, forked by a backend during a call, never answers: its answers
-      // would be unrequested (the worker itself says what happened, ForkedByTheBackend).
-      if (getpid() != worker) _exit(0);
-      const bool sent = WriteAll(fd, outbox);
-      outbox.clear();
-      return sent;
-    }
-    void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
-      stage = s;
-      Answer(kStage, EncodeStage(s, at, about));
-      if (!Flush()) _exit(0);
-      if (s == Stage::kBackend) monitor.Before();
-    }
-    void Answer(MessageType type, std::string_view bytes) {
-      AppendAnswer(outbox, type, tag, bytes);
-      ++tag.number;
-    }
-    void Queue(const Result& result) {
-      payload.clear();
-      WireWriter out(payload);
-      EncodeResult(result, out);
-      Answer(kResult, payload);
-    }
-    // Sends `result` and leaves: the parent ends this worker's process group and a fresh worker
-    // goes on with the case.
-    [[noreturn]] void QueueAndRetire(const Result& result) {
-      Queue(result);
-      Answer(kRetire, {});
-      Flush();
-      _exit(0);
-    }
-    void OnResult(Result result) override {
-      const bool ran = stage == Stage::kBackend;
-      stage.reset();
-      // Before anything else of the worker's runs: the figures are the call's alone.
-      if (ran) {
-        result.resources = monitor.After(result.backend, BackendComputed(result));
-      }
-      if (ran && ForkedByTheBackend()) {
-        result.message = "unrequested answer: backend " + result.backend +
-                         " forked a process during the call, which could answer for this result "
-                         "(its answer was discarded, the worker and its processes killed). The "
-                         "result itself was " +
-                         std::string(VerdictName(result.verdict)) + ": " + result.message;
-        result.verdict = Verdict::kError;
-        result.vs_expected.reset();
-        result.vs_bound.reset();
-        result.vs_reference_comparison.reset();
-        result.vs_reference = "n/a (unrequested answer)";
-        QueueAndRetire(result);
-      }
-      const std::int64_t peak = limit > 0 && ran ? PeakRssBytes() : 0;
-      if (peak > limit && ran) {
-        result.message = "went past the memory limit of " + Mib(limit) +
-                         " (--memory-limit; the worker's peak resident memory was " + Mib(peak) +
-                         "); the worker was replaced. The result itself was " +
-                         std::string(VerdictName(result.verdict)) + ": " + result.message;
-        result.verdict = Verdict::kError;
-        result.vs_expected.reset();
-        result.vs_bound.reset();
-        result.vs_reference_comparison.reset();
-        result.vs_reference = "n/a (memory limit)";
-        QueueAndRetire(result);
-      }
-      Queue(result);
-    }
-  } sender;
-  sender.fd = fd;
-  sender.limit = limit;
-  BackendInstances instances(registry);
-  FrameReader reader;
-  while (auto frame = ReadFrame(fd, reader)) {
-    if (frame->type != kTask) break;
-    const std::optional<TaskMessage> task = DecodeTask(frame->payload);
-    if (!task) break;
-    const CaseEntry* entry = nullptr;
-    if (task->entry) {
-      entry = &*task->entry;
-    } else if (catalog != nullptr && task->case_index < catalog->cases.size()) {
-      entry = &catalog->cases[task->case_index];
-    }
-    if (entry == nullptr) break;
-    sender.tag = {task->id, 0};
-    RunCase(*entry, task->case_index, instances, registry, options, task->from, sender);
-    // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
-    const bool retire = limit > 0 && CurrentRssBytes(0) > limit / 4 * 3;
-    const char done = retire ? 1 : 0;
-    sender.Answer(kDone, std::string_view(&done, 1));
-    if (!sender.Flush() || retire) break;
-  }
-  _exit(0);
-}
-
-// The describing child: answers one list of backend names with their RunsOn(), then leaves.
-[[noreturn]] void DescriberMain(int fd, const BackendRegistry& registry) {
-  FrameReader reader;
-  const std::optional<Frame> frame = ReadFrame(fd, reader);
-  std::optional<std::vector<std::string>> names;
-  if (frame && frame->type == kDescribe) names = DecodeStrings(frame->payload);
-  if (!names) _exit(2);
-  std::vector<std::string> described;
-  for (const BackendInfo& info : DescribeBackends(registry, *names)) {
-    described.push_back(info.runs_on);
-  }
-  SendFrame(fd, kDescribed, EncodeStrings(described));
-  _exit(0);
-}
-
-// What the run asks its launcher, and what it answers: one datagram each.
-struct LauncherRequest {
-  char op = 0;  // A WorkerLauncher::Role (a socket comes with it), or kReap.
-  std::int64_t pid = 0;
-};
-constexpr char kReap = 'R';
-struct LauncherReply {
-  std::int64_t value = 0;  // Spawn: the process id, or -errno; reap: 0, or -errno.
-  std::int32_t status = 0;
-  std::int64_t peak_rss_bytes = 0;
-};
-
-// The launcher: forks workers and describers on request and reaps them, until the run closes the
-// control socket.
-[[noreturn]] void LauncherMain(int control, const BackendRegistry& registry,
-                               const RunOptions& options) {
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  while (true) {
-    LauncherRequest request;
-    int fd = -1;
-    alignas(cmsghdr) char control_bytes[CMSG_SPACE(sizeof(int))];
-    iovec iov{&request, sizeof(request)};
-    msghdr message{};
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control_bytes;
-    message.msg_controllen = sizeof(control_bytes);
-    const ssize_t n = recvmsg(control, &message, MSG_CMSG_CLOEXEC);
-    if (n == 0) _exit(0);  // The run is over.
-    if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof(request))) _exit(1);
-    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-        std::memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-      }
-    }
-    LauncherReply reply;
-    if (request.op == kReap) {
-      const auto ended = process::EndGroup(static_cast<pid_t>(request.pid), /*kill_leader=*/false);
-      reply.value = ended.ok() ? 0 : -ECHILD;
-      if (ended.ok()) {
-        reply.status = ended->wait_status;
-        reply.peak_rss_bytes = ended->peak_rss_bytes;
-      }
-    } else if (fd < 0) {
-      reply.value = -EBADF;
-    } else {
-      process::ForkOptions child;
-      child.close_in_child = {control};
-      const pid_t pid = process::Fork(child);
-      if (pid == 0) {
-        if (request.op == static_cast<char>(WorkerLauncher::Role::kWorker)) {
-          WorkerMain(fd, nullptr, registry, options);
-        }
-        DescriberMain(fd, registry);
-      }
-      reply.value = pid < 0 ? -errno : pid;
-      close(fd);
-    }
-    if (send(control, &reply, sizeof(reply), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(reply))) {
-      _exit(1);
-    }
-  }
-}
-
-// Where a run's processes come from: forked from this process, or by a launcher.
-class Spawner {
- public:
-  Spawner(const Catalog* catalog, const BackendRegistry& registry, const RunOptions& options)
-      : catalog_(catalog), registry_(registry), options_(options) {}
-
-  bool launched() const { return options_.launcher != nullptr; }
-
-  // Forks a process of `role` serving `fd` (closed here either way); in a child forked here,
-  // `close_in_child` are closed first. Its process id, or -1 with errno set.
-  pid_t Spawn(int fd, WorkerLauncher::Role role, const std::vector<int>& close_in_child) {
-    if (launched()) {
-      const pid_t pid = options_.launcher->Spawn(fd, role);
-      const int saved = errno;
-      close(fd);
-      errno = saved;
-      return pid;
-    }
-    process::ForkOptions child;
-    child.close_in_child = close_in_child;
-    const pid_t pid = process::Fork(child);
-    if (pid == 0) {
-      if (role == WorkerLauncher::Role::kWorker) WorkerMain(fd, catalog_, registry_, options_);
-      DescriberMain(fd, registry_);
-    }
-    const int saved = errno;
-    close(fd);
-    errno = saved;
-    return pid;
-  }
-
-  // Waits for `pid` to end, kills what is left of its process group (what a backend forked) and
-  // reaps it: its wait status and peak resident memory in bytes.
-  void Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
-    status = 0;
-    peak_rss_bytes = 0;
-    if (launched()) {
-      if (!options_.launcher->Reap(pid, status, peak_rss_bytes)) {
-        // The launcher is gone, and its workers with it (they end with it).
-        status = SIGKILL;
-      }
-      return;
-    }
-    if (const auto ended = process::EndGroup(pid, /*kill_leader=*/false); ended.ok()) {
-      status = ended->wait_status;
-      peak_rss_bytes = ended->peak_rss_bytes;
-    }
-  }
-
- private:
-  const Catalog* catalog_;
-  const BackendRegistry& registry_;
-  const RunOptions& options_;
-};
 
 struct Task {
   std::size_t slot = 0;  // Position among the cases to run.
@@ -386,6 +67,28 @@ class Pool {
 
   // False when options.stop ended the run.
   bool Run(const std::vector<CaseStart>& cases) {
+    Enqueue(cases);
+    workers_.resize(static_cast<std::size_t>(std::max(1, options_.jobs)));
+    while (true) {
+      if (Stopped()) {
+        Stop();
+        return false;
+      }
+      for (Worker& w : workers_) Feed(w);
+      std::vector<Worker*> busy;
+      for (Worker& w : workers_) {
+        if (w.task) busy.push_back(&w);
+      }
+      if (busy.empty()) break;
+      Wait(busy);
+    }
+    return true;
+  }
+
+ private:
+  // Every case becomes a task pending for the workers, but those that cannot run in one (an
+  // invalid case, an in-memory one for a launcher's worker): those have their results now.
+  void Enqueue(const std::vector<CaseStart>& cases) {
     for (std::size_t slot = 0; slot < cases.size(); ++slot) {
       const CaseStart& c = cases[slot];
       const CaseEntry& entry = catalog_.cases[c.case_index];
@@ -400,37 +103,25 @@ class Pool {
         pending_.push_back({slot, c.case_index, {c.data_set, c.backend, ""}});
       }
     }
-    workers_.resize(static_cast<std::size_t>(std::max(1, options_.jobs)));
-    while (true) {
-      if (Stopped()) {
-        Stop();
-        return false;
-      }
-      for (Worker& w : workers_) {
-        while (!pending_.empty() && (!w.task || w.queued.size() < QueueDepth())) {
-          if (w.pid < 0 && !Spawn(w)) {
-            FailTask(pending_.front(),
-                     "worker could not be started: " + std::string(std::strerror(errno)));
-            Complete(pending_.front().slot);
-            pending_.pop_front();
-            continue;
-          }
-          const Task task = pending_.front();
-          pending_.pop_front();
-          Assign(w, task);
-        }
-      }
-      std::vector<Worker*> busy;
-      for (Worker& w : workers_) {
-        if (w.task) busy.push_back(&w);
-      }
-      if (busy.empty()) break;
-      Wait(busy);
-    }
-    return true;
   }
 
- private:
+  // Gives `w` pending tasks until it holds as many as it should (QueueDepth), starting it first
+  // when it has no process.
+  void Feed(Worker& w) {
+    while (!pending_.empty() && (!w.task || w.queued.size() < QueueDepth())) {
+      if (w.pid < 0 && !Spawn(w)) {
+        FailTask(pending_.front(),
+                 "worker could not be started: " + std::string(std::strerror(errno)));
+        Complete(pending_.front().slot);
+        pending_.pop_front();
+        continue;
+      }
+      const Task task = pending_.front();
+      pending_.pop_front();
+      Assign(w, task);
+    }
+  }
+
   bool Stopped() const { return options_.stop != nullptr && *options_.stop != 0; }
 
   // Interrupted: the workers are killed, and every finished result still buffered leaves in
@@ -526,14 +217,18 @@ class Pool {
     }
     if (options_.memory_limit_bytes > 0 && now - last_memory_check_ > kMemoryCheckInterval) {
       last_memory_check_ = now;
-      for (Worker* w : busy) {
-        if (!w->task || w->pid <= 0) continue;
-        const std::int64_t rss = CurrentRssBytes(w->pid);
-        if (rss > options_.memory_limit_bytes) {
-          Died(*w, "went past the memory limit of " + Mib(options_.memory_limit_bytes) +
-                       " (--memory-limit; resident memory " + Mib(rss) +
-                       ", the worker was killed)");
-        }
+      CheckMemory(busy);
+    }
+  }
+
+  // Kills the busy workers whose resident memory is past the limit.
+  void CheckMemory(const std::vector<Worker*>& busy) {
+    for (Worker* w : busy) {
+      if (!w->task || w->pid <= 0) continue;
+      const std::int64_t rss = process::ResidentBytes(w->pid);
+      if (rss > options_.memory_limit_bytes) {
+        Died(*w, "went past the memory limit of " + Mib(options_.memory_limit_bytes) +
+                     " (--memory-limit; resident memory " + Mib(rss) + ", the worker was killed)");
       }
     }
   }
@@ -589,60 +284,71 @@ class Pool {
       return nullptr;
     }
     ++w.next_answer;
-    const Frame frame{tagged.type, payload};
-    switch (frame.type) {
-      case kStage: {
-        std::optional<StageMessage> stage = DecodeStage(frame.payload);
-        if (!stage) return "a stage that does not decode";
-        w.stage = stage->stage;
-        w.at = std::move(stage->at);
-        w.about = std::move(stage->about);
-        w.result_in = false;
-        w.since = Clock::now();
-        break;
-      }
-      case kResult: {
-        Result result;
-        WireReader in(frame.payload);
-        if (!DecodeResult(in, result) || !in.at_end()) return "a result that does not decode";
-        if (w.stage == CaseEvents::Stage::kBackend && result.backend == w.about.backend) {
-          w.result_in = true;
-        }
-        results_[w.task->slot].push_back(std::move(result));
-        break;
-      }
-      case kDone: {
-        if (frame.payload.size() != 1) return "an end of task that does not decode";
-        const Clock::time_point now = Clock::now();
-        const double took = std::chrono::duration<double>(now - w.task_started).count();
-        mean_case_seconds_ = mean_case_seconds_ < 0 ? took : 0.9 * mean_case_seconds_ + 0.1 * took;
-        Complete(w.task->slot);
-        w.task.reset();
-        w.stage.reset();
-        if (frame.payload[0] == 1) {
-          Retire(w, /*kill_it=*/false);
-        } else if (!w.queued.empty()) {
-          // The worker has already started it.
-          w.task = w.queued.front();
-          w.queued.pop_front();
-          w.next_answer = 0;
-          w.since = w.task_started = now;
-        }
-        break;
-      }
-      case kRetire: {
-        // The worker went past its memory limit on the result it just sent, and left: the rest of
-        // the case goes to a fresh worker.
-        const Task task = *w.task;
-        w.task.reset();
-        Retire(w, /*kill_it=*/false);
-        Continue(task, Next(task, w.at));
-        break;
-      }
+    switch (tagged.type) {
+      case kStage:
+        return TakeStage(w, payload);
+      case kResult:
+        return TakeResult(w, payload);
+      case kDone:
+        return TakeDone(w, payload);
+      case kRetire:
+        TakeRetire(w);
+        return nullptr;
       default:
         return "an unknown message type";
     }
+  }
+
+  const char* TakeStage(Worker& w, std::string_view payload) {
+    std::optional<StageMessage> stage = DecodeStage(payload);
+    if (!stage) return "a stage that does not decode";
+    w.stage = stage->stage;
+    w.at = std::move(stage->at);
+    w.about = std::move(stage->about);
+    w.result_in = false;
+    w.since = Clock::now();
     return nullptr;
+  }
+
+  const char* TakeResult(Worker& w, std::string_view payload) {
+    Result result;
+    WireReader in(payload);
+    if (!DecodeResult(in, result) || !in.at_end()) return "a result that does not decode";
+    if (w.stage == CaseEvents::Stage::kBackend && result.backend == w.about.backend) {
+      w.result_in = true;
+    }
+    results_[w.task->slot].push_back(std::move(result));
+    return nullptr;
+  }
+
+  // The end of `w`'s task: it retires (the payload says so) or goes on with its next queued case.
+  const char* TakeDone(Worker& w, std::string_view payload) {
+    if (payload.size() != 1) return "an end of task that does not decode";
+    const Clock::time_point now = Clock::now();
+    const double took = std::chrono::duration<double>(now - w.task_started).count();
+    mean_case_seconds_ = mean_case_seconds_ < 0 ? took : 0.9 * mean_case_seconds_ + 0.1 * took;
+    Complete(w.task->slot);
+    w.task.reset();
+    w.stage.reset();
+    if (payload[0] == 1) {
+      Retire(w, /*kill_it=*/false);
+    } else if (!w.queued.empty()) {
+      // The worker has already started it.
+      w.task = w.queued.front();
+      w.queued.pop_front();
+      w.next_answer = 0;
+      w.since = w.task_started = now;
+    }
+    return nullptr;
+  }
+
+  // The worker went past its memory limit on the result it just sent, and left: the rest of the
+  // case goes to a fresh worker.
+  void TakeRetire(Worker& w) {
+    const Task task = *w.task;
+    w.task.reset();
+    Retire(w, /*kill_it=*/false);
+    Continue(task, Next(task, w.at));
   }
 
   // `w` sent an answer nobody asked for (`what`): it cannot be trusted with its task any more. The
@@ -652,14 +358,7 @@ class Pool {
     const std::string why = "unrequested answer: " + what +
                             " (from a process the backend forked?); the worker was killed";
     if (w.result_in && !results_[w.task->slot].empty()) {
-      Result& r = results_[w.task->slot].back();
-      r.message =
-          why + ". The result itself was " + std::string(VerdictName(r.verdict)) + ": " + r.message;
-      r.verdict = Verdict::kError;
-      r.vs_expected.reset();
-      r.vs_bound.reset();
-      r.vs_reference_comparison.reset();
-      r.vs_reference = "n/a (unrequested answer)";
+      TurnIntoError(results_[w.task->slot].back(), why, "n/a (unrequested answer)");
     }
     Died(w, why);
   }
@@ -806,141 +505,6 @@ class Pool {
 }  // namespace
 
 std::string FormatSeconds(double seconds) { return FormatDouble(seconds); }
-
-std::string DescribeWorkerDeath(int status) {
-  if (WIFSIGNALED(status)) return process::DescribeWaitStatus(status);
-  return "crashed: the worker " + process::DescribeWaitStatus(status);
-}
-
-std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
-                                                 const std::vector<std::string>& names,
-                                                 WorkerLauncher* launcher) {
-  std::vector<BackendInfo> infos;
-  for (const std::string& name : names) {
-    infos.push_back({name, registry.Description(name), "failed to start: not described"});
-  }
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return infos;
-  RunOptions options;
-  options.launcher = launcher;
-  Spawner spawner(nullptr, registry, options);
-  const pid_t pid = spawner.Spawn(sv[1], WorkerLauncher::Role::kDescriber, {sv[0]});
-  if (pid < 0) {
-    close(sv[0]);
-    return infos;
-  }
-  FrameReader reader;
-  std::optional<std::vector<std::string>> described;
-  if (SendFrame(sv[0], kDescribe, EncodeStrings(names))) {
-    const std::optional<Frame> frame = ReadFrame(sv[0], reader);
-    if (frame && frame->type == kDescribed) described = DecodeStrings(frame->payload);
-  }
-  close(sv[0]);
-  int status = 0;
-  std::int64_t peak = 0;
-  spawner.Reap(pid, status, peak);
-  if (!described || described->size() != names.size()) {
-    for (BackendInfo& info : infos)
-      info.runs_on = "failed to start: " + DescribeWorkerDeath(status);
-    return infos;
-  }
-  for (std::size_t i = 0; i < names.size(); ++i) infos[i].runs_on = std::move((*described)[i]);
-  return infos;
-}
-
-StatusOr<std::unique_ptr<WorkerLauncher>> WorkerLauncher::Start(const BackendRegistry& registry,
-                                                                const RunOptions& options) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    return InternalError("could not start the worker launcher: socketpair: " +
-                         std::string(std::strerror(errno)));
-  }
-  // The launcher stays in the run's process group; it leaves with the run.
-  process::ForkOptions child;
-  child.own_group = false;
-  child.close_in_child = {sv[0]};
-  const pid_t pid = process::Fork(child);
-  if (pid < 0) {
-    const std::string why = std::strerror(errno);
-    close(sv[0]);
-    close(sv[1]);
-    return InternalError("could not start the worker launcher: fork: " + why);
-  }
-  if (pid == 0) {
-    RunOptions kept = options;
-    kept.launcher = nullptr;
-    kept.stop = nullptr;
-    if (kept.stop_fd >= 0) close(kept.stop_fd);
-    kept.stop_fd = -1;
-    LauncherMain(sv[1], registry, kept);
-  }
-  close(sv[1]);
-  RunOptions kept = options;
-  kept.launcher = nullptr;
-  return std::unique_ptr<WorkerLauncher>(new WorkerLauncher(pid, sv[0], std::move(kept)));
-}
-
-WorkerLauncher::~WorkerLauncher() {
-  close(control_);  // The launcher reads the end and leaves; its workers end with it.
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
-namespace {
-
-// One request to the launcher and its answer; false when the launcher is gone.
-bool Ask(int control, const LauncherRequest& request, int fd, LauncherReply& reply) {
-  iovec iov{const_cast<LauncherRequest*>(&request), sizeof(request)};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  alignas(cmsghdr) char control_bytes[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    message.msg_control = control_bytes;
-    message.msg_controllen = sizeof(control_bytes);
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-  }
-  ssize_t n;
-  while ((n = sendmsg(control, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
-  if (n != static_cast<ssize_t>(sizeof(request))) return false;
-  while ((n = recv(control, &reply, sizeof(reply), 0)) < 0 && errno == EINTR) {
-  }
-  return n == static_cast<ssize_t>(sizeof(reply));
-}
-
-}  // namespace
-
-pid_t WorkerLauncher::Spawn(int fd, Role role) {
-  LauncherRequest request;
-  request.op = static_cast<char>(role);
-  LauncherReply reply;
-  if (!Ask(control_, request, fd, reply)) {
-    errno = EPIPE;
-    return -1;
-  }
-  if (reply.value < 0) {
-    errno = static_cast<int>(-reply.value);
-    return -1;
-  }
-  return static_cast<pid_t>(reply.value);
-}
-
-bool WorkerLauncher::Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
-  LauncherRequest request;
-  request.op = kReap;
-  request.pid = pid;
-  LauncherReply reply;
-  if (!Ask(control_, request, -1, reply) || reply.value < 0) return false;
-  status = reply.status;
-  peak_rss_bytes = reply.peak_rss_bytes;
-  return true;
-}
 
 bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
                  const BackendRegistry& registry, const RunOptions& options, ResultSink& sink) {

@@ -1,0 +1,184 @@
+#include "conformance/worker.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "conformance/compare.h"
+#include "conformance/resources.h"
+#include "conformance/worker_protocol.h"
+#include "engine/process/process.h"
+
+namespace mm::conformance {
+namespace {
+
+// A safety net for what the checks after each result and the parent's sampling cannot catch: an
+// allocation so fast or large that the machine would suffer first. RLIMIT_DATA counts private
+// writable mappings (not the shared libraries' text): twice the limit above what the worker has
+// mapped when it starts (a sanitizer's shadow memory, say), leaving room for mapped but untouched
+// memory.
+void SetMemoryNet(std::int64_t limit) {
+  if (limit <= 0) return;
+  const rlim_t net = static_cast<rlim_t>(process::MappedDataBytes() + limit * 2);
+  rlimit data{net, net};
+  setrlimit(RLIMIT_DATA, &data);
+}
+
+// What a worker sends the parent: stages, results and ends of tasks, each tagged with its task.
+class Answers final : public CaseEvents {
+ public:
+  Answers(int fd, std::int64_t limit) : fd_(fd), limit_(limit) {}
+
+  // The task the next answers are for.
+  void StartTask(std::uint64_t id) { tag_ = {id, 0}; }
+
+  // Sends what is queued; false when the parent is gone.
+  bool Flush() {
+    // A copy of this worker, forked by a backend during a call, never answers: its answers
+    // would be unrequested (the worker itself says what happened, OnResult).
+    if (getpid() != worker_) _exit(0);
+    const bool sent = WriteAll(fd_, outbox_);
+    outbox_.clear();
+    return sent;
+  }
+
+  void Answer(MessageType type, std::string_view bytes) {
+    AppendAnswer(outbox_, type, tag_, bytes);
+    ++tag_.number;
+  }
+
+  void OnStage(Stage s, const Result& about, const CaseProgress& at) override {
+    stage_ = s;
+    Answer(kStage, EncodeStage(s, at, about));
+    if (!Flush()) _exit(0);
+    if (s == Stage::kBackend) monitor_.Before();
+  }
+
+  void OnResult(Result result) override;
+
+ private:
+  void Queue(const Result& result) {
+    payload_.clear();
+    WireWriter out(payload_);
+    EncodeResult(result, out);
+    Answer(kResult, payload_);
+  }
+
+  // Sends `result` and leaves: the parent ends this worker's process group and a fresh worker
+  // goes on with the case.
+  [[noreturn]] void QueueAndRetire(const Result& result) {
+    Queue(result);
+    Answer(kRetire, {});
+    Flush();
+    _exit(0);
+  }
+
+  int fd_;
+  std::int64_t limit_;
+  pid_t worker_ = getpid();
+  AnswerTag tag_;  // Of the task being answered; its number advances with every answer.
+  std::optional<Stage> stage_;
+  std::string payload_;  // Reused from result to result.
+  // Frames not yet sent. A result waits for the next stage announcement or the end of the case,
+  // which go out with it in one write: the parent wakes once for both. Nothing of a backend's
+  // runs in between, so a crash still finds every finished result sent.
+  std::string outbox_;
+  CallMonitor monitor_;  // What each backend call leaves behind in this worker.
+};
+
+void Answers::OnResult(Result result) {
+  const bool ran = stage_ == Stage::kBackend;
+  stage_.reset();
+  if (!ran) return Queue(result);
+  // Before anything else of the worker's runs: the figures are the call's alone.
+  result.resources = monitor_.After(result.backend, BackendComputed(result));
+  // A child other than a backend's driver Program: the backend forked it during the call.
+  if (process::HasChildrenBesidesPrograms()) {
+    TurnIntoError(result,
+                  "unrequested answer: backend " + result.backend +
+                      " forked a process during the call, which could answer for this result "
+                      "(its answer was discarded, the worker and its processes killed)",
+                  "n/a (unrequested answer)");
+    QueueAndRetire(result);
+  }
+  const std::int64_t peak = limit_ > 0 ? process::PeakResidentBytes() : 0;
+  if (peak > limit_) {
+    TurnIntoError(result,
+                  "went past the memory limit of " + Mib(limit_) +
+                      " (--memory-limit; the worker's peak resident memory was " + Mib(peak) +
+                      "); the worker was replaced",
+                  "n/a (memory limit)");
+    QueueAndRetire(result);
+  }
+  Queue(result);
+}
+
+// The case task `task` is about: carried by the task, or found in `catalog`; null when neither.
+const CaseEntry* EntryOf(const TaskMessage& task, const Catalog* catalog) {
+  if (task.entry) return &*task.entry;
+  if (catalog != nullptr && task.case_index < catalog->cases.size()) {
+    return &catalog->cases[task.case_index];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string Mib(std::int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+
+void TurnIntoError(Result& result, const std::string& why, const std::string& vs_reference) {
+  result.message = why + ". The result itself was " + std::string(VerdictName(result.verdict)) +
+                   ": " + result.message;
+  result.verdict = Verdict::kError;
+  result.vs_expected.reset();
+  result.vs_bound.reset();
+  result.vs_reference_comparison.reset();
+  result.vs_reference = vs_reference;
+}
+
+void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
+                const RunOptions& options) {
+  // Forked by process::Fork: it leaves with its parent and leads its own process group.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  registry.SetUpWorker();
+  const std::int64_t limit = options.memory_limit_bytes;
+  SetMemoryNet(limit);
+  Answers answers(fd, limit);
+  BackendInstances instances(registry);
+  FrameReader reader;
+  while (auto frame = ReadFrame(fd, reader)) {
+    if (frame->type != kTask) break;
+    const std::optional<TaskMessage> task = DecodeTask(frame->payload);
+    const CaseEntry* entry = task ? EntryOf(*task, catalog) : nullptr;
+    if (entry == nullptr) break;
+    answers.StartTask(task->id);
+    RunCase(*entry, task->case_index, instances, registry, options, task->from, answers);
+    // Grown past 3/4 of the limit (a leak, a cache): a fresh worker takes the next case.
+    const bool retire = limit > 0 && process::ResidentBytes() > limit / 4 * 3;
+    const char done = retire ? 1 : 0;
+    answers.Answer(kDone, std::string_view(&done, 1));
+    if (!answers.Flush() || retire) break;
+  }
+  _exit(0);
+}
+
+void DescriberMain(int fd, const BackendRegistry& registry) {
+  FrameReader reader;
+  const std::optional<Frame> frame = ReadFrame(fd, reader);
+  std::optional<std::vector<std::string>> names;
+  if (frame && frame->type == kDescribe) names = DecodeStrings(frame->payload);
+  if (!names) _exit(2);
+  std::vector<std::string> described;
+  for (const BackendInfo& info : DescribeBackends(registry, *names)) {
+    described.push_back(info.runs_on);
+  }
+  SendFrame(fd, kDescribed, EncodeStrings(described));
+  _exit(0);
+}
+
+}  // namespace mm::conformance
