@@ -796,10 +796,7 @@ StatusOr<Loaded> Interpret(const Records& records, std::optional<int> wait_statu
       return records.loaded ? "hung " + where + " (" + within + ")"
                             : "hung " + where + ": " + within;
     }
-    if (WIFSIGNALED(*wait_status)) {
-      return "crashed " + where + ": " + process::SignalText(WTERMSIG(*wait_status));
-    }
-    return process::DescribeWaitStatus(*wait_status) + " " + where;
+    return process::DescribeWaitStatus(*wait_status, where);
   };
   if (!records.loaded) {
     Loaded died;
@@ -865,11 +862,13 @@ StatusOr<Loaded> Load(const std::string& path, const std::filesystem::path& abso
     const Records records = ParseRecords(text);
     return records.garbled || records.probed || (records.loaded && !records.loaded->ok());
   };
-  const bool ended = child->ReadUntilEnd(options.probe_timeout_seconds, bytes, complete);
-  if (!ended) child->Kill();
-  const auto reaped = child->Wait();
-  std::optional<int> wait_status;
-  if (ended) wait_status = reaped.ok() ? reaped->wait_status : SIGKILL;
+  const auto finished = child->Finish(options.probe_timeout_seconds, bytes, complete);
+  std::optional<int> wait_status;  // None: the child was killed when its time was up.
+  if (!finished.ok()) {
+    wait_status = SIGKILL;
+  } else if (!finished->timed_out) {
+    wait_status = finished->wait_status;
+  }
   return Interpret(ParseRecords(bytes), wait_status, options.probe_timeout_seconds);
 }
 
