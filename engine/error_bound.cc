@@ -266,9 +266,9 @@ namespace {
 // The ends of a bound before the rounding to the output type: two double ULPs outward cover the
 // rounding of center -/+ radius and the oracle's own error.
 AcceptedValues UnroundedEnds(const ElementBound& bound) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  return {std::nextafter(std::nextafter(bound.center - bound.radius, -kInf), -kInf),
-          std::nextafter(std::nextafter(bound.center + bound.radius, kInf), kInf)};
+  using oracle_internal::NextDown, oracle_internal::NextUp;
+  return {NextDown(NextDown(bound.center - bound.radius)),
+          NextUp(NextUp(bound.center + bound.radius))};
 }
 
 // The distance from `x` (a finite value of the float dtype `output`) to its neighbour in

@@ -70,15 +70,6 @@ bool Spread(std::int64_t count, int threads, const Task& task) {
   return !failed.load();
 }
 
-// The next double above / below x (x itself when infinite or NaN).
-inline double NextUp(double x) {
-  if (!(x < kInf)) return x;
-  if (x == 0) return std::numeric_limits<double>::denorm_min();
-  const auto bits = std::bit_cast<std::uint64_t>(x);
-  return std::bit_cast<double>(x > 0 ? bits + 1 : bits - 1);
-}
-inline double NextDown(double x) { return -NextUp(-x); }
-
 // a + b rounded downward / upward (TwoSum's exact error gives the direction).
 double SumDown(double a, double b) {
   const double s = a + b;
@@ -110,28 +101,40 @@ bool IsSubnormalIn(double x) {
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
-// One thread's tile buffers, reused from tile to tile. A's rows and B's columns are contiguous, so
-// the exact path can run on them too.
+// One thread's buffers for a tile of A's rows, reused from tile to tile. A's rows are contiguous,
+// so the exact path can run on them too.
 struct FloatWorkspace {
   Matrix a, a_abs, a_sub, v, s, sub;
-  ColMatrix b, b_abs, b_sub;
-  std::vector<std::uint8_t> row_special, col_special;
+  std::vector<std::uint8_t> row_special;
 };
 
-// Rows (and columns) of a tile: the double copies of A's rows and B's columns stay a few MB.
-std::int64_t TileSize(std::int64_t k) {
+// Columns [j0, j0 + cols) of one B matrix in double, converted once and shared by every thread's
+// row tiles (column-major: a column is contiguous for the exact path).
+struct Panel {
+  std::int64_t j0 = 0;
+  ColMatrix b, b_abs, b_sub;  // b_sub: the magnitudes of T's subnormals, when there are any.
+  std::vector<std::uint8_t> col_special, col_subnormal;
+  bool subnormal = false;
+};
+
+// Rows of a tile of A: the tile's double copies stay a few MB.
+std::int64_t RowTile(std::int64_t k) {
   return std::clamp<std::int64_t>((std::int64_t{1} << 19) / std::max<std::int64_t>(k, 1), 32, 256);
 }
+// Columns of a panel of B: wide, so that each tile's GEMMs run long, within a bounded copy.
+std::int64_t PanelCols(std::int64_t k, std::int64_t n) {
+  return std::min(n, std::clamp<std::int64_t>(
+                         (std::int64_t{1} << 21) / std::max<std::int64_t>(k, 1), 64, 4096));
+}
+// Columns one thread converts at a time.
+constexpr std::int64_t kPanelGroup = 32;
 
-// Converts rows [i0, i0 + rows) of `a` (m x k) or columns [j0, j0 + cols) of `b` (k x n) to
-// double: the values (non-finite ones as 0, flagged per row or column: those elements take the
-// exact path), their magnitudes and, when `subnormals` is set, the magnitudes of T's subnormals.
 // Widens count values of T at `from` (stride apart) into `to` and their magnitudes into `abs`,
 // non-finite ones as 0. Sets *special when one was non-finite and *subnormal when one is
 // subnormal in T. Branch-free, so that it vectorises.
 template <class T>
 void Widen(const T* from, std::int64_t stride, std::int64_t count, double* to, double* abs,
-           std::uint8_t* special, bool* subnormal) {
+           std::uint8_t* special, std::uint8_t* subnormal) {
   constexpr double kMinNormal = std::is_same_v<T, float16> ? 0x1p-14 : 0x1p-126;
   int any_special = 0, any_subnormal = 0;
   for (std::int64_t p = 0; p < count; ++p) {
@@ -144,35 +147,21 @@ void Widen(const T* from, std::int64_t stride, std::int64_t count, double* to, d
     abs[p] = finite ? magnitude : 0.0;
   }
   *special |= static_cast<std::uint8_t>(any_special);
-  *subnormal |= any_subnormal != 0;
+  *subnormal |= static_cast<std::uint8_t>(any_subnormal);
 }
 
+// Converts rows [i0, i0 + rows) of `a` (m x k) into the workspace; true when one is subnormal.
 template <class T>
 bool ConvertA(const T* a, std::int64_t k, std::int64_t i0, std::int64_t rows, FloatWorkspace& w) {
   w.a.resize(rows, k);
   w.a_abs.resize(rows, k);
   w.row_special.assign(static_cast<std::size_t>(rows), 0);
-  bool subnormal = false;
+  std::uint8_t subnormal = 0;
   for (std::int64_t i = 0; i < rows; ++i) {
     Widen(a + (i0 + i) * k, 1, k, &w.a(i, 0), &w.a_abs(i, 0),
           &w.row_special[static_cast<std::size_t>(i)], &subnormal);
   }
-  return subnormal;
-}
-
-// B's columns are stored contiguous (column-major), a column at a time.
-template <class T>
-bool ConvertB(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
-              FloatWorkspace& w) {
-  w.b.resize(k, cols);
-  w.b_abs.resize(k, cols);
-  w.col_special.assign(static_cast<std::size_t>(cols), 0);
-  bool subnormal = false;
-  for (std::int64_t j = 0; j < cols; ++j) {
-    Widen(b + j0 + j, n, k, &w.b(0, j), &w.b_abs(0, j), &w.col_special[static_cast<std::size_t>(j)],
-          &subnormal);
-  }
-  return subnormal;
+  return subnormal != 0;
 }
 
 // The magnitudes of T's subnormals only.
@@ -181,30 +170,46 @@ M SubnormalPart(const M& magnitudes) {
   return magnitudes.unaryExpr([](double x) { return IsSubnormalIn<T>(x) ? x : 0.0; });
 }
 
+// Fills `p` with columns [j0, j0 + cols) of `b` (k x n), groups of columns on the threads.
+template <class T>
+bool ConvertPanel(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
+                  Panel& p) {
+  p.j0 = j0;
+  p.b.resize(k, cols);
+  p.b_abs.resize(k, cols);
+  p.col_special.assign(static_cast<std::size_t>(cols), 0);
+  p.col_subnormal.assign(static_cast<std::size_t>(cols), 0);
+  const std::int64_t groups = (cols + kPanelGroup - 1) / kPanelGroup;
+  struct NoWorkspace {};
+  const bool ok = Spread<NoWorkspace>(
+      groups, Threads(groups, static_cast<double>(k * cols)), [&](std::int64_t g, NoWorkspace&) {
+        for (std::int64_t j = g * kPanelGroup; j < std::min(cols, (g + 1) * kPanelGroup); ++j) {
+          const auto u = static_cast<std::size_t>(j);
+          Widen(b + j0 + j, n, k, &p.b(0, j), &p.b_abs(0, j), &p.col_special[u],
+                &p.col_subnormal[u]);
+        }
+      });
+  p.subnormal = std::any_of(p.col_subnormal.begin(), p.col_subnormal.end(),
+                            [](std::uint8_t x) { return x != 0; });
+  if (p.subnormal) p.b_sub = SubnormalPart<T>(p.b_abs);
+  return ok;
+}
+
+// A tile: rows [i0, i0 + rows) of batch entry `batch` against the panel's columns [c0, c0 + cols).
+struct Tile {
+  std::int64_t batch, i0, rows, c0, cols;
+};
+
 // The part of S from terms with a subnormal input: |A_sub| |B| + (|A| - |A_sub|) |B_sub|, so no
 // term counts twice.
 template <class T>
-void SubnormalSums(FloatWorkspace& w) {
+void SubnormalSums(const Panel& p, const Tile& t, FloatWorkspace& w) {
   w.a_sub = SubnormalPart<T>(w.a_abs);
-  w.b_sub = SubnormalPart<T>(w.b_abs);
-
-  w.sub.noalias() = w.a_sub * w.b_abs;
-  w.a_sub = w.a_abs - w.a_sub;
-  w.sub.noalias() += w.a_sub * w.b_sub;
-}
-
-// The tile's position: batch entry, first row and first column.
-struct Tile {
-  std::int64_t batch, i0, rows, j0, cols;
-};
-
-Tile TileAt(const MatMulPlan& plan, std::int64_t index, std::int64_t size) {
-  const std::int64_t row_tiles = (plan.m + size - 1) / size;
-  const std::int64_t col_tiles = (plan.n + size - 1) / size;
-  const std::int64_t per_batch = row_tiles * col_tiles;
-  const std::int64_t batch = index / per_batch, rest = index % per_batch;
-  const std::int64_t i0 = rest / col_tiles * size, j0 = rest % col_tiles * size;
-  return {batch, i0, std::min(size, plan.m - i0), j0, std::min(size, plan.n - j0)};
+  w.sub.noalias() = w.a_sub * p.b_abs.middleCols(t.c0, t.cols);
+  if (p.subnormal) {
+    w.a_sub = w.a_abs - w.a_sub;
+    w.sub.noalias() += w.a_sub * p.b_sub.middleCols(t.c0, t.cols);
+  }
 }
 
 // DecideRounding, inlined into the tiles.
@@ -230,48 +235,47 @@ void StoreExact(const ExactElement& e, std::size_t index, OracleResult& out) {
   out.special[index] = e.special ? 1 : 0;
 }
 
-// Computes one tile; returns the number of its elements that took the exact path.
+// Computes one tile against the panel; returns the number of its elements that took the exact
+// path.
 template <class T>
-std::int64_t FloatTile(const MatMulPlan& plan, const T* a, const T* b, const Tile& t,
-                       FloatWorkspace& w, OracleResult& out) {
+std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, const Tile& t,
+                       const Panel& p, FloatWorkspace& w, OracleResult& out) {
   const std::int64_t k = plan.k, n = plan.n;
-  const auto [a_offset, b_offset] = plan.BatchOffsets(t.batch);
-  const T* a_mat = a + a_offset;
-  const T* b_mat = b + b_offset;
   const bool a_sub = ConvertA(a_mat, k, t.i0, t.rows, w);
-  const bool b_sub = ConvertB(b_mat, k, n, t.j0, t.cols, w);
-  w.v.noalias() = w.a * w.b;
-  w.s.noalias() = w.a_abs * w.b_abs;
-  if (a_sub || b_sub) SubnormalSums<T>(w);
+  w.v.noalias() = w.a * p.b.middleCols(t.c0, t.cols);
+  w.s.noalias() = w.a_abs * p.b_abs.middleCols(t.c0, t.cols);
+  const bool any_sub = a_sub || p.subnormal;
+  if (any_sub) SubnormalSums<T>(p, t, w);
   // S as computed may be low by gamma_K relative: rounded up as the exact path rounds it.
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   const double sub_up = 1 + Gamma(2 * k + 1, 0x1p-53);
   const double error_factor = RadiusFactor(k), decision_factor = RadiusFactor(k + 1);
+  T* y = out.y.Data<T>();
   std::int64_t fallbacks = 0;
   for (std::int64_t i = 0; i < t.rows; ++i) {
+    const bool row_special = w.row_special[static_cast<std::size_t>(i)] != 0;
+    const auto row_index =
+        static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
     for (std::int64_t j = 0; j < t.cols; ++j) {
-      const auto index = static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + t.j0 + j);
+      const std::size_t index = row_index + static_cast<std::size_t>(j);
       const double v = w.v(i, j), s = w.s(i, j);
-      T y{};
+      const bool special = row_special || p.col_special[static_cast<std::size_t>(t.c0 + j)] != 0;
+      T decided{};
       // The decision covers the fast value's error and the exact path's own (FastRadius of K + 1,
       // see error_bound.h), so a decided element is the exact path's, bit for bit.
-      if (!w.row_special[static_cast<std::size_t>(i)] &&
-          !w.col_special[static_cast<std::size_t>(j)] &&
-          (s == 0 || Decide(v, MulUp(decision_factor, s), &y))) {
-        out.y.Data<T>()[index] = s == 0 ? T(0.0f) : y;
+      if (!special && (s == 0 || Decide(v, MulUp(decision_factor, s), &decided))) {
+        y[index] = s == 0 ? T(0.0f) : decided;
         out.exact[index] = s == 0 ? 0.0 : v;
         out.exact_error[index] = MulUp(error_factor, s);
         out.abs_sum[index] = s * up;
-        out.subnormal_abs_sum[index] = a_sub || b_sub ? w.sub(i, j) * sub_up : 0.0;
+        out.subnormal_abs_sum[index] = any_sub ? w.sub(i, j) * sub_up : 0.0;
         out.special[index] = 0;
         continue;
       }
       ++fallbacks;
       // Specials from the inputs themselves (the tile holds 0 for their non-finite values).
-      const bool special =
-          w.row_special[static_cast<std::size_t>(i)] || w.col_special[static_cast<std::size_t>(j)];
-      StoreExact<T>(special ? ExactDot<T>(a_mat + (t.i0 + i) * k, b_mat + t.j0 + j, k, n)
-                            : ExactDot<T, double>(&w.a(i, 0), &w.b(0, j), k, 1),
+      StoreExact<T>(special ? ExactDot<T>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n)
+                            : ExactDot<T, double>(&w.a(i, 0), &p.b(0, t.c0 + j), k, 1),
                     index, out);
     }
   }
@@ -377,17 +381,37 @@ double FastRadius(std::int64_t k, double s) {
 template <class T>
 StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
                                        OracleResult& out) {
-  const std::int64_t size = TileSize(plan.k);
-  const std::int64_t tiles =
-      plan.batch * ((plan.m + size - 1) / size) * ((plan.n + size - 1) / size);
-  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(plan.k);
+  const std::int64_t rows = RowTile(plan.k), cols = PanelCols(plan.k, plan.n);
+  const std::int64_t row_tiles = (plan.m + rows - 1) / rows;
+  // Few row tiles (a short A): the panel's columns are split too, so every thread has work.
+  const std::int64_t splits = std::clamp<std::int64_t>(2 * omp_get_max_threads() / row_tiles, 1,
+                                                       std::max<std::int64_t>(cols / 64, 1));
+  const std::int64_t split_cols = (cols + splits - 1) / splits;
   std::atomic<std::int64_t> fallbacks{0};
-  const bool ok = Spread<FloatWorkspace>(
-      tiles, Threads(tiles, work), [&](std::int64_t index, FloatWorkspace& w) {
-        const std::int64_t count = FloatTile(plan, a, b, TileAt(plan, index, size), w, out);
-        fallbacks.fetch_add(count, std::memory_order_relaxed);
-      });
-  if (!ok) return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
+  Panel panel;
+  try {
+    for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+      const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+      for (std::int64_t j0 = 0; j0 < plan.n; j0 += cols) {
+        const std::int64_t width = std::min(cols, plan.n - j0);
+        const std::int64_t tasks = row_tiles * ((width + split_cols - 1) / split_cols);
+        const double work = static_cast<double>(plan.m * width) * static_cast<double>(plan.k);
+        const auto tile = [&](std::int64_t task, FloatWorkspace& w) {
+          const std::int64_t i0 = task % row_tiles * rows, c0 = task / row_tiles * split_cols;
+          const Tile t{batch, i0, std::min(rows, plan.m - i0), c0,
+                       std::min(split_cols, width - c0)};
+          fallbacks.fetch_add(FloatTile(plan, a + a_offset, b + b_offset, t, panel, w, out),
+                              std::memory_order_relaxed);
+        };
+        if (!ConvertPanel(b + b_offset, plan.k, plan.n, j0, width, panel) ||
+            !Spread<FloatWorkspace>(tasks, Threads(tasks, work), tile)) {
+          return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
+        }
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's panel of B");
+  }
   return fallbacks.load();
 }
 

@@ -154,6 +154,8 @@ TYPED_TEST(FastOracleTest, RandomProblemsMatchAndRarelyFallBack) {
            {{2, 1, 37, 90}, {3, 90, 45}},
            {{513}, {513, 7}},
            {{5, 64}, {64}},
+           // Several panels of B (2^21 / K columns each), split across threads for a short A.
+           {{3, 4000}, {4000, 1100}},
        }) {
     const OracleResult o = ExpectFastMatchesExact(Random<TypeParam>(a_dims, rng),
                                                   Random<TypeParam>(b_dims, rng, 1, 8));
@@ -203,6 +205,12 @@ TYPED_TEST(FastOracleTest, SubnormalAndOverflowRangesMatch) {
       ExpectFastMatchesExact(Random<TypeParam>({64, 100}, rng, min_normal * 4, 3),
                              Random<TypeParam>({100, 64}, rng, 0.25, 2));
   EXPECT_GT(tiny.subnormal_abs_sum[0], 0);
+  // Subnormals in B only (its shared panel) and in both.
+  const OracleResult tiny_b = ExpectFastMatchesExact(
+      Random<TypeParam>({64, 100}, rng, 0.25, 2), Random<TypeParam>({100, 64}, rng, min_normal, 3));
+  EXPECT_GT(tiny_b.subnormal_abs_sum[0], 0);
+  ExpectFastMatchesExact(Random<TypeParam>({64, 100}, rng, min_normal * 4, 3),
+                         Random<TypeParam>({100, 64}, rng, min_normal * 4, 3));
   // Sums beyond the largest finite value: infinities and values just below.
   const OracleResult big = ExpectFastMatchesExact(Random<TypeParam>({64, 100}, rng, max / 16, 1),
                                                   Random<TypeParam>({100, 64}, rng, 4, 1));
