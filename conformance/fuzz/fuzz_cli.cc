@@ -82,6 +82,7 @@ struct CliOptions {
   bool keep_unfair = false;
   bool overwrite = false;  // generate --overwrite: write into a directory that is not empty.
   bool sharded = false;    // --shard given (1/1 included): the report is a shard's.
+  bool large = false;      // --large: the large-shape family (--large-products, else sized).
   // merge
   std::vector<std::string> merge_inputs;
 };
@@ -155,6 +156,14 @@ std::unique_ptr<CLI::App> MakeApp(CliOptions& o, const std::vector<std::string>&
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     a.add_option("--max-elements", o.fuzz.generator.max_elements,
                  "largest element count of A, B and Y (default 16384)")
+        ->option_text("N")
+        ->transform(positive);
+    a.add_flag("--large", o.large,
+               "the large-shape family only: K up to 16384, A, B and Y up to 16M elements, "
+               "2-D, batched, broadcast and matrix-vector forms, judged by the fast oracle");
+    a.add_option("--large-products", o.fuzz.generator.large_products,
+                 "with --large: products (batch*M*N*K) per problem (default: sized to --time "
+                 "and the threads, else 2^36 = 4096^3)")
         ->option_text("N")
         ->transform(positive);
   };
@@ -357,6 +366,7 @@ ordered_json ToJson(const FuzzOptions& options, const std::vector<std::string>& 
                   {"rtol", options.tolerance.rtol},
                   {"atol", options.tolerance.atol},
                   {"max_elements", options.generator.max_elements},
+                  {"large_products", options.generator.large_products},
                   {"check_threads", options.check_threads},
                   {"require_deterministic", options.require_deterministic},
                   {"max_findings", options.max_findings}};
@@ -629,6 +639,7 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.cases_per_dtype > 0) manifest["cases_per_dtype"] = o.cases_per_dtype;
   manifest["dtypes"] = o.dtypes;
   manifest["max_elements"] = o.fuzz.generator.max_elements;
+  if (o.large) manifest["large_products"] = o.fuzz.generator.large_products;
   manifest["fair_under"] = o.keep_unfair ? "none" : "onnx";
   manifest["rtol"] = o.fuzz.tolerance.rtol;
   manifest["atol"] = o.fuzz.tolerance.atol;
@@ -651,6 +662,7 @@ int Generate(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
     readme << " --max-elements " << o.fuzz.generator.max_elements;
   }
+  if (o.large) readme << " --large --large-products " << o.fuzz.generator.large_products;
   if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
     readme << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
   }
@@ -857,6 +869,14 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
         << "\nTry 'mm-fuzz --help'.\n";
     return kExitUsage;
   }
+  if (o.fuzz.generator.large_products > 0 && !o.large) {
+    err << "mm-fuzz: --large-products needs --large\nTry 'mm-fuzz --help'.\n";
+    return kExitUsage;
+  }
+  if (o.large && o.fuzz.generator.large_products == 0) {
+    o.fuzz.generator.large_products =
+        LargeProductsFor(generate->parsed() ? 0 : o.fuzz.seconds, omp_get_max_threads());
+  }
   if (generate->parsed()) return Generate(o, out, err);
   if (export_builtin->parsed()) return ExportBuiltin(o, out, err);
   if (merge->parsed()) return Merge(o, out, err);
@@ -915,6 +935,7 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
     replay << " --max-elements " << o.fuzz.generator.max_elements;
   }
+  if (o.large) replay << " --large --large-products " << o.fuzz.generator.large_products;
   if (o.fuzz.rule == Rule::kOnnx) replay << " --tolerance onnx";
   if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
     replay << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);

@@ -98,7 +98,106 @@ Shape ThresholdShape(Rng& rng) {
   return s;
 }
 
+// Fits `s` to the budget: halves the largest extent until each of A, B and Y holds at most
+// `max_elements` and batch * M * N * K is at most `max_products` (sizes stay odd / edge-like:
+// 129 -> 65 -> 33).
+void Fit(Shape& s, std::int64_t max_elements, std::int64_t max_products,
+         std::int64_t k_weight = 1) {
+  for (;;) {
+    const std::size_t rank = std::max(s.a_batch.size(), s.b_batch.size());
+    std::int64_t batch = 1;
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::int64_t ai =
+          i + s.a_batch.size() >= rank ? s.a_batch[i + s.a_batch.size() - rank] : 1;
+      const std::int64_t bi =
+          i + s.b_batch.size() >= rank ? s.b_batch[i + s.b_batch.size() - rank] : 1;
+      batch *= (ai == 1 ? bi : ai);
+    }
+    const std::int64_t a_elems = Product(s.ADims()), b_elems = Product(s.BDims());
+    const std::int64_t m = s.a_vector ? 1 : s.m, n = s.b_vector ? 1 : s.n;
+    const std::int64_t y_elems = batch * m * n, products = y_elems * s.k;
+    if (std::max({a_elems, b_elems, y_elems}) <= max_elements && products <= max_products) {
+      break;
+    }
+    // K counts as K / k_weight: a k_weight above 1 halves M, N and the batch first.
+    std::int64_t* largest = &s.k;
+    std::int64_t largest_value = s.k / k_weight;
+    const auto consider = [&](std::int64_t& d) {
+      if (d > largest_value) largest = &d, largest_value = d;
+    };
+    consider(s.m);
+    consider(s.n);
+    for (Dims* batch_dims : {&s.a_batch, &s.b_batch}) {
+      for (auto& d : *batch_dims) consider(d);
+    }
+    if (*largest <= 1) largest = &s.k;
+    if (*largest <= 1) break;  // Cannot happen with sane limits; never loop forever.
+    *largest = (*largest + 1) / 2;
+    // Broadcasting needs equal extents where neither is 1: keep the other side in step.
+    for (std::size_t i = 0; i < std::min(s.a_batch.size(), s.b_batch.size()); ++i) {
+      auto& ad = s.a_batch[s.a_batch.size() - 1 - i];
+      auto& bd = s.b_batch[s.b_batch.size() - 1 - i];
+      if (ad != 1 && bd != 1 && ad != bd) ad = bd = std::min(ad, bd);
+    }
+  }
+}
+
+// A large shape (GeneratorOptions::large_products): K of 1,024 to 16,384 and M, N of hundreds to
+// thousands, at powers of two and just off them (where blocking leaves a remainder), before Fit.
+Shape LargeShape(Rng& rng) {
+  static const std::vector<std::int64_t> kExtents = {1024, 2048, 4096, 8192, 16384};
+  static const std::vector<std::int64_t> kOffsets = {0, 0, 0, -1, 1, 7};
+  const auto extent = [&rng] {
+    return std::clamp<std::int64_t>(rng.Pick(kExtents) + rng.Pick(kOffsets), 1, kLargeMaxK);
+  };
+  Shape s;
+  s.k = extent();
+  s.m = extent();
+  s.n = extent();
+  const Dims batch = {rng.Between(2, 4)};
+  switch (rng.Below(8)) {
+    case 0:
+    case 1:
+      s.form = "large 2-D";
+      break;
+    case 2:
+      s.form = "large square";
+      s.m = s.n = s.k = rng.Pick(kExtents);
+      break;
+    case 3:
+      s.form = "large batched";
+      s.a_batch = s.b_batch = batch;
+      break;
+    case 4:
+      s.form = "large broadcast A";
+      s.a_batch = rng.Chance(0.5) ? Dims{1} : Dims{};
+      s.b_batch = batch;
+      break;
+    case 5:
+      s.form = "large broadcast B";
+      s.a_batch = batch;
+      s.b_batch = rng.Chance(0.5) ? Dims{1} : Dims{};
+      break;
+    case 6:
+      s.form = "large N-D x 1-D";
+      s.a_batch = batch;
+      s.b_vector = true;
+      break;
+    default:
+      s.form = "large 1-D x 2-D";
+      s.a_vector = true;
+      break;
+  }
+  return s;
+}
+
 Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
+  if (options.large_products > 0) {
+    Shape s = LargeShape(rng);
+    // K is what the family is for: it keeps its extent longest, except in the square form.
+    Fit(s, kLargeMaxElements, options.large_products, s.form == "large square" ? 1 : 16);
+    return s;
+  }
   if (options.threshold_chance > 0 && rng.Chance(options.threshold_chance)) {
     return ThresholdShape(rng);
   }
@@ -183,43 +282,7 @@ Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
       break;
     }
   }
-  // Fit the budget: halve the largest extent (sizes stay odd / edge-like: 129 -> 65 -> 33).
-  for (;;) {
-    Dims y_batch;
-    const std::size_t rank = std::max(s.a_batch.size(), s.b_batch.size());
-    std::int64_t batch = 1;
-    for (std::size_t i = 0; i < rank; ++i) {
-      const std::int64_t ai =
-          i + s.a_batch.size() >= rank ? s.a_batch[i + s.a_batch.size() - rank] : 1;
-      const std::int64_t bi =
-          i + s.b_batch.size() >= rank ? s.b_batch[i + s.b_batch.size() - rank] : 1;
-      batch *= (ai == 1 ? bi : ai);
-    }
-    const std::int64_t a_elems = Product(s.ADims()), b_elems = Product(s.BDims());
-    const std::int64_t m = s.a_vector ? 1 : s.m, n = s.b_vector ? 1 : s.n;
-    const std::int64_t y_elems = batch * m * n, products = y_elems * s.k;
-    if (std::max({a_elems, b_elems, y_elems}) <= options.max_elements &&
-        products <= options.max_products) {
-      break;
-    }
-    std::int64_t* largest = &s.k;
-    for (std::int64_t* d : {&s.m, &s.n}) {
-      if (*d > *largest) largest = d;
-    }
-    for (Dims* batch_dims : {&s.a_batch, &s.b_batch}) {
-      for (auto& d : *batch_dims) {
-        if (d > *largest) largest = &d;
-      }
-    }
-    if (*largest <= 1) break;  // Cannot happen with sane limits; never loop forever.
-    *largest = (*largest + 1) / 2;
-    // Broadcasting needs equal extents where neither is 1: keep the other side in step.
-    for (std::size_t i = 0; i < std::min(s.a_batch.size(), s.b_batch.size()); ++i) {
-      auto& ad = s.a_batch[s.a_batch.size() - 1 - i];
-      auto& bd = s.b_batch[s.b_batch.size() - 1 - i];
-      if (ad != 1 && bd != 1 && ad != bd) ad = bd = std::min(ad, bd);
-    }
-  }
+  Fit(s, options.max_elements, options.max_products);
   return s;
 }
 
@@ -364,6 +427,14 @@ const std::vector<std::int64_t>& PathThresholds() {
   static const std::vector<std::int64_t> kThresholds = {
       std::int64_t{1} << 16, std::int64_t{1} << 17, std::int64_t{1} << 18};
   return kThresholds;
+}
+
+std::int64_t LargeProductsFor(double seconds, int threads) {
+  if (!(seconds > 0)) return kLargeDefaultProducts;
+  const double products = seconds / 4 * std::max(threads, 1) * 0x1p30;
+  std::int64_t budget = std::int64_t{1} << 24;
+  while (budget < kLargeDefaultProducts && static_cast<double>(budget * 2) <= products) budget *= 2;
+  return budget;
 }
 
 Problem GenerateProblem(std::uint64_t seed, std::int64_t index, const GeneratorOptions& options) {

@@ -50,7 +50,25 @@ struct GeneratorOptions {
   // Y) holds just over one of PathThresholds() elements, past max_elements (max_products then
   // allows up to 4 products per element of it). 0 turns the family off.
   double threshold_chance = 1.0 / 48;
+  // The large-shape family (mm-fuzz --large), where split-K, blocking and accumulation-width bugs
+  // live: when > 0 every problem is a large one of at most this many products (batch * M * N *
+  // K), K up to kLargeMaxK, each of A, B and Y at most kLargeMaxElements elements; 2-D, square,
+  // batched, broadcast and matrix-vector forms. max_elements, max_products and the threshold
+  // family then do not apply.
+  std::int64_t large_products = 0;
 };
+
+// Limits of the large-shape family.
+inline constexpr std::int64_t kLargeMaxK = 16384;
+inline constexpr std::int64_t kLargeMaxElements = std::int64_t{1} << 24;
+// The large family's default product budget: a float 4096 x 4096 x 4096 product.
+inline constexpr std::int64_t kLargeDefaultProducts = std::int64_t{1} << 36;
+
+// The products per large problem for a run of `seconds` (0: no budget) on `threads` threads: a
+// power of two, so that a replay line names it exactly; the default budget without a time limit,
+// else about a quarter of the time for one problem at a conservative 2^30 products per thread
+// and second (oracle, backend and judge together), from 2^24 up to the default.
+std::int64_t LargeProductsFor(double seconds, int threads);
 
 // Element counts at which a backend changes path, so that the size-threshold family crosses each:
 // 65,536 (eigen converts float16/bfloat16 and 32-bit integers in chunks of 2^16 elements, threaded

@@ -199,6 +199,20 @@ TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
   EXPECT_THAT(replay.out, HasSubstr("FAIL transposed_b int32"));
 }
 
+// --large runs the large-shape family at the budget given; its findings replay with it.
+TEST(FuzzCliTest, TheLargeFamilyFindsABugAndItsReplayLineNamesTheBudget) {
+  BackendRegistry registry =
+      self_check::PlantedRegistry(self_check::PlantedBackendOf(self_check::Fault::kTransposedB));
+  const CliRun r = Fuzz({"--large", "--large-products", "1048576", "--seed", "1", "--cases", "4",
+                         "--dtype", "float", "--no-shrink", "--max-findings", "1"},
+                        registry);
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("--large --large-products 1048576")) << r.out;
+  const CliRun alone = Fuzz({"--large-products", "1048576"});
+  EXPECT_EQ(alone.code, kExitUsage);
+  EXPECT_THAT(alone.err, HasSubstr("--large-products needs --large"));
+}
+
 TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
   TempDir dir;
   const CliRun r = Fuzz({"generate", "--out", dir.path().string(), "--cases", "40", "--seed", "9"});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "conformance/fuzz/fuzzer.h"
 #include "conformance/self_check/planted_backends.h"
@@ -167,6 +168,40 @@ TEST(GeneratorTest, TheSizeThresholdFamilyCrossesEveryPathThreshold) {
     EXPECT_GE(crossed[threshold], 5) << "threshold " << threshold;
   }
   for (char operand : {'A', 'B', 'Y'}) EXPECT_GE(by_operand[operand], 5) << operand;
+}
+
+// The large-shape family (mm-fuzz --large) stays within its limits, has every form, and keeps K
+// large while the product budget allows: the split-K and accumulation-width shapes it is for.
+TEST(GeneratorTest, TheLargeFamilyStaysWithinItsBudgetAndKeepsKLarge) {
+  GeneratorOptions options;
+  options.large_products = std::int64_t{1} << 20;
+  std::map<std::string, int> forms;
+  std::int64_t widest_k = 0;
+  for (std::int64_t i = 0; i < 100; ++i) {
+    const Problem p = GenerateProblem(3, i, options);
+    const MatMulPlan plan = PlanMatMul(p.desc()).value();
+    ++forms[p.form];
+    widest_k = std::max(widest_k, plan.k);
+    EXPECT_LE(plan.k, kLargeMaxK) << p.desc().ToString();
+    EXPECT_LE(std::max({plan.a_elements, plan.b_elements, plan.y_elements}), kLargeMaxElements);
+    EXPECT_LE(plan.batch * plan.m * plan.n * plan.k, options.large_products) << p.desc().ToString();
+    EXPECT_GE(plan.batch * plan.m * plan.n * plan.k, options.large_products / 64)
+        << "the budget is used: " << p.desc().ToString();
+  }
+  for (const char* form : {"large 2-D", "large square", "large batched", "large broadcast A",
+                           "large broadcast B", "large N-D x 1-D", "large 1-D x 2-D"}) {
+    EXPECT_GE(forms[form], 5) << form;
+  }
+  EXPECT_GE(widest_k, 4096);
+}
+
+// The default budget is a float 4096^3 product; a time budget sizes it down, by powers of two.
+TEST(GeneratorTest, LargeProductsFollowTheTimeBudget) {
+  EXPECT_EQ(LargeProductsFor(0, 2), std::int64_t{1} << 36);
+  EXPECT_EQ(LargeProductsFor(8, 2), std::int64_t{1} << 32);  // 8 / 4 * 2 * 2^30.
+  EXPECT_EQ(LargeProductsFor(8, 1), std::int64_t{1} << 31);
+  EXPECT_EQ(LargeProductsFor(1e-9, 1), std::int64_t{1} << 24);
+  EXPECT_EQ(LargeProductsFor(1e9, 64), std::int64_t{1} << 36);
 }
 
 }  // namespace
