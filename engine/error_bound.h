@@ -15,8 +15,9 @@
 //
 // The fast path (float16, bfloat16 and float inputs): a certified filter in front of the exact
 // path.
-//  - Two double GEMMs (Eigen's, over tiles of A's rows and B's columns converted to double, one
-//    tile per OpenMP thread; the values of A and B are exact in double) give per element
+//  - Two double GEMMs (Eigen's: panels of B's columns converted to double once and shared, tiles
+//    of A's rows converted per thread, one tile per OpenMP task; the values of A and B are exact
+//    in double) give per element
 //    v = sum a_k b_k and s = sum |a_k| |b_k| as computed in double. Every product of two such
 //    inputs is exact in double and normal (the smallest, 2^-149 squared, is 2^-298), and a double
 //    sum whose result is subnormal is exact, so whatever the order, blocking or fma the GEMM uses

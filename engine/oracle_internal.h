@@ -54,9 +54,9 @@ template <class T>
 bool DecideRounding(double v, double r, T* y);
 
 // The whole oracle for float, float16 and bfloat16 inputs through a double GEMM of A and B and of
-// |A| and |B| (tiles of A and B converted to double; Eigen's GEMM, one tile per OpenMP task), exact
-// summation only for the elements it does not decide. Fills `out` (sized by the caller); returns
-// the number of elements computed by exact summation.
+// |A| and |B| (shared panels of B and tiles of A converted to double; Eigen's GEMM, one tile per
+// OpenMP task), exact summation only for the elements it does not decide. Fills `out` (sized by the
+// caller); returns the number of elements computed by exact summation.
 template <class T>
 StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
                                        OracleResult& out);
