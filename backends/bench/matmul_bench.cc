@@ -9,10 +9,16 @@
 //                                      other source files linked in (AddRegistrar).
 //
 // Backends: every built-in one and every plugin loaded with --backend-lib PATH (repeatable) or
-// MM_BACKEND_LIBS (colon-separated, loaded first).
+// MM_BACKEND_LIBS (colon-separated, loaded first), every driver of --backend-cmd NAME=COMMAND; or
+// exactly those named with --backend NAME (how a runtime run only when named, numpy or torch, is
+// benchmarked). A runtime behind a driver is timed by the runtime's own clock (the y answer's
+// "seconds", the pipe left out) when its driver sends it, by the whole round trip otherwise (the
+// label says which), with a fixed iteration count (each call is a round trip through a pipe).
 //
 // Flags of its own, before Google Benchmark's (--benchmark_filter, --benchmark_out, ...):
 //   --backend-lib PATH    also benchmark the backend plugin at PATH.
+//   --backend-cmd NAME=COMMAND  also benchmark the runtime behind the driver COMMAND.
+//   --backend NAME        benchmark NAME (repeatable); without it, the default set.
 //   --mm_set=quick|full   which shapes and dtypes to register (default full).
 //   --mm_describe         print the machine, the backends' dtype support and the libraries' facts
 //                         as JSON on stdout, run nothing.
@@ -23,6 +29,8 @@
 //                         OMP_NUM_THREADS threads (oracle_bench.h).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -38,6 +46,7 @@
 #include "backends/bench/bench_shapes.h"
 #include "backends/bench/calibrate.h"
 #include "backends/bench/oracle_bench.h"
+#include "backends/cmd/cmd_backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "conformance/auto_expectations.h"
 
@@ -46,6 +55,34 @@ namespace {
 
 // Built-in backends and loaded plugins; set by Main() before any benchmark is registered.
 const BackendRegistry* g_registry = nullptr;
+// The backends benchmarked and described, and which of them are runtimes behind a driver.
+std::vector<std::string> g_benchmarked;
+std::vector<std::string> g_runtimes;
+
+bool IsRuntime(const std::string& name) {
+  return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
+}
+
+// Calls per repetition of a runtime: a round trip each, so a fixed count, fewer for large ones.
+benchmark::IterationCount RuntimeIterations(const BenchShape& shape, DType dtype) {
+  const MatMulPlan plan = PlanMatMul({dtype, shape.a_dims, shape.b_dims}).value();
+  return std::clamp<benchmark::IterationCount>(
+      static_cast<benchmark::IterationCount>(2e8 / std::max(MatMulFlops(plan), 1.0)), 2, 100);
+}
+
+// Executes once; the runtime's own seconds for the call when its driver says them, else the
+// round trip's. Sets `own_clock` false when the round trip had to be used.
+Status TimedRuntimeCall(MatMulPrimitive& primitive, TensorView a, TensorView b, MutableTensorView y,
+                        benchmark::State& state, bool& own_clock) {
+  const auto start = std::chrono::steady_clock::now();
+  MM_RETURN_IF_ERROR(primitive.Execute(a, b, y));
+  const double round_trip =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::optional<double> own = runtime::LastRuntimeSeconds(primitive);
+  own_clock = own_clock && own.has_value();
+  state.SetIterationTime(own.value_or(round_trip));
+  return OkStatus();
+}
 
 void RunBackend(benchmark::State& state, const std::string& backend_name, DType dtype,
                 const BenchShape& shape) {
@@ -71,8 +108,12 @@ void RunBackend(benchmark::State& state, const std::string& backend_name, DType 
   const TensorView b_view = b.view();
   const MutableTensorView y_view = y.mutable_view();
   SettleOtherThreads();  // Another library's spinning threads would share the cores.
+  const bool runtime = IsRuntime(backend_name);
+  bool own_clock = true;
   for (auto _ : state) {
-    Status status = (*primitive)->Execute(a_view, b_view, y_view);
+    Status status = runtime
+                        ? TimedRuntimeCall(**primitive, a_view, b_view, y_view, state, own_clock)
+                        : (*primitive)->Execute(a_view, b_view, y_view);
     if (!status.ok()) {
       state.SkipWithError(status.ToString().c_str());
       break;
@@ -82,7 +123,12 @@ void RunBackend(benchmark::State& state, const std::string& backend_name, DType 
   }
   SetGflops(state, *plan);
   // What ran ("auto -> onednn: ..."), so a report can tell auto's choice from the numbers.
-  state.SetLabel((*primitive)->implementation());
+  std::string label = (*primitive)->implementation();
+  if (runtime) {
+    label += own_clock ? "; timed by the runtime's own clock"
+                       : "; timed by the round trip (the driver sends no seconds)";
+  }
+  state.SetLabel(label);
 }
 
 // Creation cost as a user meets it the first time a shape is seen: each iteration creates a fresh
@@ -120,25 +166,33 @@ void PrepareBackend(benchmark::State& state, const std::string& backend_name, DT
 
 void RegisterBackends(ShapeSet set) {
   const BackendRegistry& registry = *g_registry;
-  for (const std::string& name : registry.DefaultNames()) {
+  for (const std::string& name : g_benchmarked) {
     auto backend = registry.Create(name);
     if (!backend.ok()) {
       std::cerr << "mm-bench: backend " << name << " unavailable: " << backend.status() << "\n";
       continue;
     }
+    // A runtime's large products in the quick set: seconds of pipe traffic each (numpy's integer
+    // products have no BLAS), so only in the full set.
+    const bool runtime = IsRuntime(name);
     for (DType dtype : BenchDTypes(set)) {
       for (const BenchShape& shape : Shapes(set)) {
-        if (name == "reference" && shape.Large()) continue;
+        if ((name == "reference" || (runtime && set == ShapeSet::kQuick)) && shape.Large()) {
+          continue;
+        }
         if (!Benchmarked(shape, dtype)) continue;
         if (!(*backend)->Supports({dtype, shape.a_dims, shape.b_dims}).supported()) continue;
         const std::string suffix = name + "/" + std::string(DTypeName(dtype)) + "/" + shape.name;
-        benchmark::RegisterBenchmark(("matmul/" + suffix).c_str(),
-                                     [name, dtype, &shape](benchmark::State& state) {
-                                       RunBackend(state, name, dtype, shape);
-                                     })
-            ->UseRealTime()
-            ->MeasureProcessCPUTime();
-        if (shape.prepare) {
+        auto* bench = benchmark::RegisterBenchmark(("matmul/" + suffix).c_str(),
+                                                   [name, dtype, &shape](benchmark::State& state) {
+                                                     RunBackend(state, name, dtype, shape);
+                                                   });
+        if (runtime) {
+          bench->UseManualTime()->Iterations(RuntimeIterations(shape, dtype));
+        } else {
+          bench->UseRealTime()->MeasureProcessCPUTime();
+        }
+        if (shape.prepare && !runtime) {
           benchmark::RegisterBenchmark(("prepare/" + suffix).c_str(),
                                        [name, dtype, &shape](benchmark::State& state) {
                                          PrepareBackend(state, name, dtype, shape);
@@ -161,8 +215,9 @@ nlohmann::json Describe() {
   out["omp_num_threads"] = omp_threads != nullptr ? omp_threads : "";
   nlohmann::json backends = nlohmann::json::array();
   const BackendRegistry& registry = *g_registry;
-  for (const std::string& name : registry.DefaultNames()) {
+  for (const std::string& name : g_benchmarked) {
     nlohmann::json entry = {{"name", name}, {"description", registry.Description(name)}};
+    if (IsRuntime(name)) entry["runtime"] = true;
     auto backend = registry.Create(name);
     if (!backend.ok()) {
       entry["error"] = backend.status().ToString();
@@ -194,12 +249,37 @@ nlohmann::json Describe() {
   return out;
 }
 
+// Fills g_benchmarked and g_runtimes: `named` (each checked), else the default set and the
+// drivers of `commands`. A runtime is a backend run only when named, or one of `commands`.
+Status ChooseBackends(const BackendRegistry& registry, const std::vector<std::string>& named,
+                      const std::vector<std::string>& commands) {
+  const std::vector<std::string> defaults = registry.DefaultNames();
+  g_benchmarked = named.empty() ? defaults : named;
+  for (const std::string& name : named) {
+    if (Status ok = registry.CheckSelectable(name); !ok.ok()) return ok.WithContext("--backend");
+  }
+  for (const std::string& spec : commands) {
+    const std::string name = spec.substr(0, spec.find('='));
+    g_runtimes.push_back(name);  // Registered in the default set already.
+  }
+  for (const std::string& name : registry.Names()) {
+    if (std::find(defaults.begin(), defaults.end(), name) == defaults.end()) {
+      g_runtimes.push_back(name);
+    }
+  }
+  return OkStatus();
+}
+
 void PrintHelp() {
   std::cout
       << "mm-bench: Google Benchmark over every MatMul backend, the bare libraries and this\n"
          "machine's peak.\n"
          "  --backend-lib PATH   also benchmark the backend plugin at PATH (repeatable; also\n"
          "                       MM_BACKEND_LIBS, colon-separated, loaded first)\n"
+         "  --backend-cmd NAME=COMMAND  also benchmark the runtime behind the driver COMMAND\n"
+         "                       (runtime protocol; timed by the runtime's own clock)\n"
+         "  --backend NAME       benchmark and describe NAME (repeatable; default: every backend\n"
+         "                       of the default set and of --backend-lib/--backend-cmd)\n"
          "  --mm_set=quick|full  which shapes and dtypes (default full)\n"
          "  --mm_describe        print the backends' dtype support and the libraries' facts as\n"
          "                       JSON, run nothing\n"
@@ -242,6 +322,8 @@ int Main(int argc, char** argv) {
   std::string calibrate;
   std::string calibrate_part;
   std::vector<std::string> libraries;
+  std::vector<std::string> commands;
+  std::vector<std::string> named;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -253,6 +335,16 @@ int Main(int argc, char** argv) {
       libraries.push_back(argv[++i]);
     } else if (arg.starts_with("--backend-lib=")) {
       libraries.push_back(arg.substr(std::strlen("--backend-lib=")));
+    } else if (arg == "--backend-cmd" || arg == "--backend") {
+      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+        std::cerr << "mm-bench: " << arg << " needs a value\n";
+        return 2;
+      }
+      (arg == "--backend" ? named : commands).push_back(argv[++i]);
+    } else if (arg.starts_with("--backend-cmd=")) {
+      commands.push_back(arg.substr(std::strlen("--backend-cmd=")));
+    } else if (arg.starts_with("--backend=")) {
+      named.push_back(arg.substr(std::strlen("--backend=")));
     } else if (arg == "--mm_describe") {
       describe = true;
     } else if (arg == "--mm_oracle" || arg.starts_with("--mm_oracle=")) {
@@ -306,6 +398,14 @@ int Main(int argc, char** argv) {
   const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(libraries));
   if (!loaded.ok()) {
     std::cerr << "mm-bench: " << loaded.message() << "\n";
+    return 2;
+  }
+  if (const Status added = runtime::RegisterCommandBackends(registry, commands); !added.ok()) {
+    std::cerr << "mm-bench: " << added.message() << "\n";
+    return 2;
+  }
+  if (const Status chosen = ChooseBackends(registry, named, commands); !chosen.ok()) {
+    std::cerr << "mm-bench: " << chosen.message() << "\n";
     return 2;
   }
   g_registry = &registry;

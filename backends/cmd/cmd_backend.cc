@@ -206,6 +206,10 @@ class DriverState {
   const DriverCommand& command() const { return command_; }
   const Hello& hello() const { return hello_; }
   std::string Who() const { return "driver '" + command_.name + "' (" + command_.command + ")"; }
+  std::optional<double> last_seconds() {
+    std::lock_guard lock(mutex_);
+    return last_seconds_;
+  }
 
   // Starts the driver and reads its hello (the first one is kept: Supports() answers by it).
   Status Start() {
@@ -216,6 +220,7 @@ class DriverState {
   // One request for `plan`: Y into `y`, or the call's error (a refusal is a conformance gap).
   Status Call(const MatMulPlan& plan, TensorView a, TensorView b, MutableTensorView y) {
     std::lock_guard lock(mutex_);
+    last_seconds_.reset();
     if (!process_) MM_RETURN_IF_ERROR(StartLocked().WithContext("restarting it"));
     if (const std::size_t extra = process_->Unrequested(); extra > 0) {
       return Fail(InternalError("the driver wrote " + std::to_string(extra) +
@@ -238,6 +243,7 @@ class DriverState {
     StatusOr<Reply> reply =
         ReadReply(*process_, Expected{last_id_, plan.desc.dtype, plan.y_dims}, y_bytes);
     if (!reply.ok()) return Fail(reply.status());
+    last_seconds_ = reply->seconds;
     if (const std::size_t extra = process_->Unrequested(); extra > 0) {
       return Fail(InternalError("the driver wrote " + std::to_string(extra) +
                                 "+ bytes to stdout after its answer, unrequested"));
@@ -300,6 +306,7 @@ class DriverState {
   Hello hello_;
   bool hello_known_ = false;
   std::uint64_t last_id_ = 0;
+  std::optional<double> last_seconds_;
 };
 
 class CommandPrimitive final : public MatMulPrimitive {
@@ -311,6 +318,8 @@ class CommandPrimitive final : public MatMulPrimitive {
     const Hello& hello = state_->hello();
     return hello.runtime + " " + hello.version + " through " + state_->Who();
   }
+
+  std::optional<double> last_seconds() const { return state_->last_seconds(); }
 
  protected:
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
@@ -490,6 +499,11 @@ std::filesystem::path DriversDir() {
     if (std::filesystem::exists(installed / "mm_runtime.py", ec)) return installed;
   }
   return MM_RUNTIMES_SOURCE_DIR;
+}
+
+std::optional<double> LastRuntimeSeconds(const MatMulPrimitive& primitive) {
+  const auto* command = dynamic_cast<const CommandPrimitive*>(&primitive);
+  return command != nullptr ? command->last_seconds() : std::nullopt;
 }
 
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs) {

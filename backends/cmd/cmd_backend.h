@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,6 +78,11 @@ std::string PythonPath();
 // The folder of mm's Python drivers and SDK (mm_runtime.py): $MM_RUNTIMES_DIR, else the installed
 // one beside the tools (../share/mm/runtimes/python), else the source tree's.
 std::filesystem::path DriversDir();
+
+// The runtime's own time for the last call of `primitive` (the y answer's "seconds": the
+// runtime's call alone, the pipe left out), when `primitive` is a driver's and its last call was
+// answered with a time; else nullopt. What mm-bench times a runtime by.
+std::optional<double> LastRuntimeSeconds(const MatMulPrimitive& primitive);
 
 // Registers each "NAME=COMMAND" of `specs` (--backend-cmd values, in order): its driver is started
 // once here for its hello (the registry's description names its runtime and version), then one
