@@ -21,13 +21,22 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from rendering.data import repetition_seconds  # noqa: E402  (after putting this folder on the path)
+from rendering.stability import LoadMeter, judge  # noqa: E402
+
 # Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
-# mode. The full mode reports the median of 3 (the machine is shared and noisy).
+# mode: a figure is the median of its repetitions, judged by rendering/stability.py's rule. A
+# figure that fails it is measured again, at most `retries` times and within `retry_seconds` of
+# estimated work per thread count; one still unstable is shown flagged.
 MODES = {
     "quick": {
         "set": "quick",
-        "min_time": 0.01,
-        "repetitions": 1,
+        "min_time": 0.004,
+        "repetitions": 3,
+        "retries": 1,
+        "retry_seconds": 8,
         "fuzz_seconds": 5,
         "fuzz_cases": 2000,
     },
@@ -35,6 +44,8 @@ MODES = {
         "set": "full",
         "min_time": 0.03,
         "repetitions": 3,
+        "retries": 2,
+        "retry_seconds": 120,
         "fuzz_seconds": 60,
         "fuzz_cases": 1000000,
     },
@@ -400,14 +411,77 @@ def ere_escape(text):
     return "".join("\\" + c if c in ".[]()*+?{}|^$\\" else c for c in text)
 
 
-def speed(bin_dir, work, mode, threads, backends, tool_args):
-    """Runs mm-bench once per thread count; returns Google Benchmark's JSON of each run."""
+def run_bench(bench, settings, regex, threads, tool_args, weights, phase):
+    """One mm-bench run over `regex` at `threads` threads: its entry of compare.json's speed runs,
+    with the machine's load while each benchmark ran (stability.LoadMeter, by benchmark name)."""
+    progress = Progress(phase, sum(weights.values()), len(weights))
+    with tempfile.TemporaryDirectory(prefix="mm-bench-") as tmp:
+        out = pathlib.Path(tmp) / "bench.json"
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        command = [
+            str(bench),
+            f"--mm_set={settings['set']}",
+            f"--benchmark_filter={regex}",
+            f"--benchmark_min_time={settings['min_time']}",
+            f"--benchmark_repetitions={settings['repetitions']}",
+            # Every repetition in the JSON (the spread), only the aggregates on the console.
+            "--benchmark_display_aggregates_only=true",
+            f"--benchmark_out={out}",
+            "--benchmark_out_format=json",
+            "--benchmark_format=console",
+            "--benchmark_color=false",
+            *tool_args,
+        ]
+        start = time.monotonic()
+        seen, load = set(), {}
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        ) as process:
+            meter = LoadMeter(process.pid)
+            meter.sample()
+            for line in process.stdout:
+                name = line.split(" ", 1)[0]
+                base = re.sub(r"_(mean|median|stddev|cv)$", "", name)
+                if base in weights and base not in seen:
+                    seen.add(base)
+                    meter.sample()
+                    load[base] = meter.interval()
+                    progress.step(base, weights[base])
+            stderr = process.stderr.read()
+        if process.returncode != 0 or not out.exists():
+            raise RuntimeError(f"mm-bench exited {process.returncode}: {stderr[-2000:]}")
+        data = json.loads(out.read_text())
+    return {
+        "threads": threads,
+        "command": " ".join(command),
+        "env": f"OMP_NUM_THREADS={threads}",
+        "seconds": time.monotonic() - start,
+        "benchmark_json": data,
+        "load": load,
+    }
+
+
+def unstable_names(run, cpus):
+    """The benchmarks of `run` whose figure fails the stability rule."""
+    names = []
+    for name, reps in repetition_seconds(run["benchmark_json"], run["threads"]).items():
+        if judge(reps, run["load"].get(name), run["threads"], cpus):
+            names.append(name)
+    return names
+
+
+def speed(bin_dir, mode, threads, backends, runtimes, tool_args):
+    """Runs mm-bench per thread count, then again over the figures that fail the stability rule
+    (bounded): Google Benchmark's JSON of every run, each with its attempt number and load."""
     bench = bin_dir / "mm-bench"
     settings = MODES[mode]
+    cpus = os.cpu_count() or 1
     runs = []
     # The reference backend is naive single-threaded loops (the oracle): its speed at more threads
     # says nothing new, and it is the slowest part of a run.
     threaded = "|".join(ere_escape(b) for b in backends if b != "reference") or "none"
+    # Runtimes are run only when named: name the whole set then.
+    selection = [a for b in backends for a in ("--backend", b)] if runtimes else []
     for t in threads:
         # 1 thread: everything (prepare/ only here: creation is single-threaded work). More
         # threads: the execute benchmarks and the peak at that many threads.
@@ -415,53 +489,48 @@ def speed(bin_dir, work, mode, threads, backends, tool_args):
             regex = "^(matmul|raw_[a-z_]+|prepare)/|^peak/.*/threads:1$"
         else:
             regex = f"^(matmul/({threaded})|raw_[a-z_]+)/|^peak/.*/threads:{t}$"
-        names = list_benchmarks(bench, settings["set"], regex, tool_args)
+        args = [*tool_args["bench"], *selection]
+        names = list_benchmarks(bench, settings["set"], regex, args)
         weights = {
             n: benchmark_weight(n, settings["repetitions"], settings["min_time"]) for n in names
         }
-        progress = Progress(
-            f"speed, {t} thread{'s' if t > 1 else ''}", sum(weights.values()), len(names)
-        )
-        out = work / f"bench_threads{t}.json"
-        env = dict(os.environ, OMP_NUM_THREADS=str(t))
-        command = [
-            str(bench),
-            f"--mm_set={settings['set']}",
-            f"--benchmark_filter={regex}",
-            f"--benchmark_min_time={settings['min_time']}",
-            f"--benchmark_repetitions={settings['repetitions']}",
-            "--benchmark_report_aggregates_only=true",
-            f"--benchmark_out={out}",
-            "--benchmark_out_format=json",
-            "--benchmark_format=console",
-            "--benchmark_color=false",
-            *tool_args["bench"],
-        ]
-        start = time.monotonic()
-        seen = set()
-        with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        ) as process:
-            for line in process.stdout:
-                name = line.split(" ", 1)[0]
-                base = re.sub(r"_(mean|median|stddev|cv)$", "", name)
-                if base in weights and base not in seen:
-                    seen.add(base)
-                    progress.step(base, weights[base])
-            stderr = process.stderr.read()
-        if process.returncode != 0 or not out.exists():
-            raise RuntimeError(f"mm-bench exited {process.returncode}: {stderr[-2000:]}")
-        data = json.loads(out.read_text())
-        runs.append(
-            {
-                "threads": t,
-                "command": " ".join(command),
-                "env": f"OMP_NUM_THREADS={t}",
-                "seconds": time.monotonic() - start,
-                "benchmark_json": data,
-            }
-        )
+        phase = f"speed, {t} thread{'s' if t > 1 else ''}"
+        run = run_bench(bench, settings, regex, t, args, weights, phase)
+        run["attempt"] = 0
+        runs.append(run)
+        for attempt in range(1, settings["retries"] + 1):
+            again, budget = [], settings["retry_seconds"]
+            for name in unstable_names(run, cpus):
+                if name in weights and weights[name] <= budget:
+                    again.append(name)
+                    budget -= weights[name]
+            if not again:
+                break
+            regex = "^(" + "|".join(ere_escape(n) for n in again) + ")$"
+            run = run_bench(
+                bench,
+                settings,
+                regex,
+                t,
+                args,
+                {n: weights[n] for n in again},
+                f"{phase}, measuring {len(again)} unstable figure(s) again",
+            )
+            run["attempt"] = attempt
+            runs.append(run)
     return runs
+
+
+def stability_settings():
+    """The stability rule's margins, as the report states them."""
+    from rendering import stability
+
+    return {
+        "min_repetitions": stability.MIN_REPETITIONS,
+        "spread_margin": stability.SPREAD_MARGIN,
+        "load_margin_cores": stability.LOAD_MARGIN_CORES,
+        "steal_margin_cores": stability.STEAL_MARGIN_CORES,
+    }
 
 
 def split_tool_args(extra):
@@ -485,6 +554,8 @@ def main():
     args = parser.parse_args()
 
     tool_args = split_tool_args(args.extra)
+    # The runtimes (run only when named: numpy, torch, ...) are described, judged and timed
+    # beside the libraries: mm-bench --mm_describe lists them, every tool gets them by name.
     tool_args["conformance"] += args.conformance_arg
     cpus = os.cpu_count() or 1
     threads = [1] if cpus == 1 else [1, cpus]
@@ -512,14 +583,16 @@ def main():
         timings["accuracy"] = time.monotonic() - start
 
         start = time.monotonic()
+        described = report["machine"]["backends"]
         report["speed"] = {
             "settings": MODES[args.mode],
+            "stability": stability_settings(),
             "runs": speed(
                 args.bin,
-                work,
                 args.mode,
                 threads,
-                [b["name"] for b in report["machine"]["backends"]],
+                [b["name"] for b in described if "error" not in b],
+                [b["name"] for b in described if b.get("runtime") and "error" not in b],
                 tool_args,
             ),
         }

@@ -7,6 +7,7 @@ table rows and every plot data. Needs Debian's chromium and python3-matplotlib (
 """
 
 import base64
+import copy
 import io
 import json
 import pathlib
@@ -19,7 +20,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import browser_check  # noqa: E402
 import render  # noqa: E402  (the command line)
-from rendering import data, emit, plots, shape_matrix  # noqa: E402
+from rendering import data, emit, plots, shape_matrix, stability  # noqa: E402
 
 
 def tiny_png():
@@ -201,6 +202,24 @@ def synthetic_report(verdict="PASS"):
     }
 
 
+QUIET = {"other_cores": 0.0, "steal_cores": 0.0, "loadavg": [0.1, 0.1]}
+
+
+def quiet(report, repetitions=3):
+    """`report` (copied) as measured on a quiet machine: each benchmark entry is repeated
+    `repetitions` times (the same time: no spread) and every run records no other load."""
+    report = copy.deepcopy(report)
+    for run in report["speed"]["runs"]:
+        entries = run["benchmark_json"]["benchmarks"]
+        run["benchmark_json"]["benchmarks"] = entries * repetitions
+        run["load"] = {e.get("run_name", e["name"]): dict(QUIET) for e in entries}
+    return report
+
+
+def render_quiet(report, *args, **kwargs):
+    return emit.render(quiet(report), *args, **kwargs)
+
+
 def shape_result(backend, shape_class, dtype, verdict, data_set="test_data_set_0"):
     return {
         "case": f"mm_shape_{shape_class}_{dtype}",
@@ -246,7 +265,7 @@ class ShapeMatrixTest(unittest.TestCase):
         self.assertIsNone(shape_matrix.shape_matrix(synthetic_report()["conformance"]["results"]))
 
     def test_the_summary_shows_the_matrix_readable_without_colour(self):
-        html_text, markdown, _ = emit.render(self.report())
+        html_text, markdown, _ = render_quiet(self.report())
         summary = html_text.split('<h2 id="machine">', 1)[0]
         self.assertIn('id="shape-classes"', summary)
         self.assertIn(
@@ -265,7 +284,7 @@ class ShapeMatrixTest(unittest.TestCase):
 
 class RenderTest(unittest.TestCase):
     def test_fail_is_first_and_red(self):
-        html_text, markdown, derived = emit.render(synthetic_report("FAIL"))
+        html_text, markdown, derived = render_quiet(synthetic_report("FAIL"))
         problems_at = html_text.index('class="problems"')
         self.assertLess(problems_at, html_text.index("<table"))
         self.assertIn("conformance FAIL: test_matmul_2d", html_text[problems_at:])
@@ -273,12 +292,12 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(len(derived["problems"]), 1)
 
     def test_all_pass_says_so(self):
-        html_text, _, derived = emit.render(synthetic_report("PASS"))
+        html_text, _, derived = render_quiet(synthetic_report("PASS"))
         self.assertEqual(derived["problems"], [])
         self.assertIn("No FAIL and no ERROR anywhere.", html_text)
 
     def test_fastest_and_most_accurate_come_from_the_data(self):
-        _, markdown, derived = emit.render(synthetic_report())
+        _, markdown, derived = render_quiet(synthetic_report())
         medium = [f for f in derived["fastest"] if f["sizes"].startswith("medium")]
         self.assertEqual(medium[0]["fastest"], "alpha")  # 70 GFLOP/s against beta's 40.
         tiny = [f for f in derived["fastest"] if f["sizes"].startswith("tiny")]
@@ -289,7 +308,7 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| float | alpha | 1 |", markdown)  # Most accurate float backend.
 
     def test_percent_of_peak_uses_the_same_dtype_and_threads(self):
-        _, _, derived = emit.render(synthetic_report())
+        _, _, derived = render_quiet(synthetic_report())
         alpha_128 = [
             r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
         ][0]
@@ -301,7 +320,7 @@ class RenderTest(unittest.TestCase):
         report = synthetic_report()
         entry = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"][2]
         entry["real_time"], entry["GFLOPS"] = 120000, 35.0
-        _, _, derived = emit.render(report)
+        _, _, derived = render_quiet(report)
         alpha_128 = [
             r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128x128x128")
         ][0]
@@ -309,7 +328,7 @@ class RenderTest(unittest.TestCase):
         self.assertAlmostEqual(alpha_128["gflops"], 35.0)
 
     def test_rendered_page_passes_the_browser_check(self):
-        html_text, _, _ = emit.render(synthetic_report("FAIL"))
+        html_text, _, _ = render_quiet(synthetic_report("FAIL"))
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp) / "compare.html"
             path.write_text(html_text)
@@ -344,7 +363,7 @@ class RenderTest(unittest.TestCase):
                 ],
             },
         }
-        html_text, markdown, derived = emit.render(report)
+        html_text, markdown, derived = render_quiet(report)
         self.assertIn("| beta | 499 | 1 | 0 |", markdown)
         self.assertIn("| FAIL | beta | bfloat16 | [1, 2] x [2, 1] | 0.5 | 0.25 | 2 |", markdown)
         self.assertIn("no per-problem error figures", markdown)
@@ -388,7 +407,7 @@ class RenderTest(unittest.TestCase):
         report["conformance"]["resources"] = {
             "backends": {"alpha": {"findings": []}, "beta": {"findings": [leak]}}
         }
-        _, markdown, derived = emit.render(report)
+        _, markdown, derived = render_quiet(report)
         board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
         self.assertEqual(board[("alpha", "float")]["official"], {"PASS": 1})
         self.assertEqual(board[("beta", "float")]["official"], {"FAIL": 1})
@@ -399,22 +418,97 @@ class RenderTest(unittest.TestCase):
         scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
         # One row per backend: verdict counts of each source, specials, bound, speed, tiny.
         self.assertIn(
-            "| alpha | native | 1 PASS | 1 BOUND | 90 PASS, 3 BOUND | correct (12) | " "0.01 |",
+            "| alpha | library | native | 1 PASS | 1 BOUND | none | 90 PASS, 3 BOUND | "
+            "correct (12) | 0.01 |",
             scoreboard,
         )
         self.assertIn(
-            "| beta | native | 1 FAIL | – | 80 PASS, 13 FAIL | WRONG in 5 of 12 | 0.3 | "
-            "33.5 | – | 200 ns |",
+            "| beta | library | native | 1 FAIL | – | none | 80 PASS, 13 FAIL | WRONG in 5 of 12 | "
+            "0.3 | 33.5 [33.5–33.5]: attempt 1: 3 repetition(s): min 1 ms, median 1 ms, max 1 ms "
+            "per call; other processes used 0.00 cores",
             scoreboard,
         )
         # What the calls left behind: the finding with its figure, or none.
         self.assertIn(
-            "| 200 ns | FAIL under --strict: resident memory grows by 64.0 MiB per call: " + leak,
+            "load average 0.1 → 0.1 | FAIL under --strict: resident memory grows by 64.0 MiB per call: "
+            + leak,
             scoreboard,
         )
         self.assertRegex(scoreboard, r"\| alpha \|.*\| none \|")
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(data.DTYPE_ORDER))
+
+    def test_a_figure_whose_repetitions_disagree_is_unstable_not_a_speed(self):
+        report = quiet(synthetic_report())
+        entries = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"]
+        # alpha 128^3: 60, 60, then 90 us (50 % above the median, margin 15 %).
+        slow = [e for e in entries if e["name"].startswith("matmul/alpha/float/128")][2]
+        entries[entries.index(slow)] = dict(slow, real_time=90000, cpu_time=90000)
+        html_text, markdown, derived = emit.render(report)
+        alpha = [r for r in derived["speed"] if r["name"].startswith("matmul/alpha/float/128")][0]
+        self.assertNotIn("rate_gflops", alpha)  # Never the library's speed...
+        self.assertIn("repetitions disagree: max - min is 50 %", alpha["unstable"][0])
+        # ... nor ranked: beta's 40 GFLOP/s is the only stable medium figure.
+        medium = [f for f in derived["fastest"] if f["sizes"].startswith("medium")]
+        self.assertEqual(medium[0]["fastest"], "beta")
+        self.assertIn('<summary class="v-unstable">unstable</summary>', html_text)
+        self.assertIn("| 128x128x128 | unstable: not shown as the speed", markdown)
+
+    def test_a_figure_measured_under_load_is_unstable_and_a_quiet_retry_wins(self):
+        report = quiet(synthetic_report())
+        run = report["speed"]["runs"][0]
+        name = "matmul/beta/float/128x128x128/real_time"
+        run["load"][name] = dict(QUIET, other_cores=0.5)  # 1 CPU, 1 thread: nothing free.
+        _, _, derived = emit.render(report)
+        beta = [r for r in derived["speed"] if r["name"] == name][0]
+        self.assertIn("measured under load: other processes used 0.50 cores", beta["unstable"][0])
+        # Measured again on a quiet machine (collect.py's retry): that attempt is the figure.
+        again = [
+            dict(e, real_time=50000, cpu_time=50000)
+            for e in run["benchmark_json"]["benchmarks"]
+            if e["name"] == name
+        ]
+        report["speed"]["runs"].append(
+            {
+                "threads": 1,
+                "attempt": 1,
+                "seconds": 0.1,
+                "benchmark_json": {"benchmarks": again},
+                "load": {name: dict(QUIET)},
+            }
+        )
+        _, _, derived = emit.render(report)
+        beta = [r for r in derived["speed"] if r["name"] == name][0]
+        self.assertEqual(beta["unstable"], [])
+        self.assertAlmostEqual(beta["rate_seconds"], 50e-6)
+        self.assertEqual(len(beta["attempts"]), 2)
+
+    def test_the_stability_rule_and_its_margins(self):
+        judge = stability.judge
+        quiet_load = {"other_cores": 0.0, "steal_cores": 0.0}
+        self.assertEqual(judge([1.0, 1.1, 1.15], quiet_load, 1, 2), [])
+        self.assertTrue(judge([1.0, 1.2], quiet_load, 1, 2))  # Too few repetitions.
+        self.assertTrue(judge([1.0, 1.1, 1.17], quiet_load, 1, 2))  # 15.5 % > 15 %.
+        self.assertTrue(judge([1.0, 1.0, 1.0], None, 1, 2))  # Load unknown.
+        # One thread on two CPUs leaves one free: another process on it is allowed.
+        self.assertEqual(judge([1.0] * 3, {"other_cores": 1.2, "steal_cores": 0}, 1, 2), [])
+        self.assertTrue(judge([1.0] * 3, {"other_cores": 0.3, "steal_cores": 0}, 2, 2))
+        self.assertTrue(judge([1.0] * 3, {"other_cores": 0, "steal_cores": 0.2}, 1, 2))
+
+    def test_runtimes_show_their_kind_and_refused_shape_classes(self):
+        report = synthetic_report()
+        report["machine"]["backends"][1]["runtime"] = True
+        report["conformance"]["results"].append(
+            shape_result("beta", "vector_matrix", "float", "ERROR", data_set="test_data_set_0")
+            | {"message": "conformance gap: driver 'beta' refused the shape of ..."}
+        )
+        _, markdown, derived = render_quiet(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        self.assertEqual(board[("beta", "float")]["kind"], "runtime")
+        self.assertEqual(board[("beta", "float")]["gaps"], ["vector_matrix"])
+        self.assertEqual(board[("alpha", "float")]["gaps"], [])
+        self.assertIn("| beta | runtime | native |", markdown)
+        self.assertIn("ERROR: 1 conformance gap(s): vector_matrix", markdown)
 
     def test_a_crash_of_the_fuzzer_is_a_problem_with_its_command(self):
         report = synthetic_report()
@@ -426,7 +520,7 @@ class RenderTest(unittest.TestCase):
                 "command": "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16",
             }
         ]
-        html_text, _, derived = emit.render(report)
+        html_text, _, derived = render_quiet(report)
         self.assertIn(
             "fuzzer crash: beta bfloat16: mm-fuzz killed by signal 4 (run again: "
             "mm-fuzz --quiet --json f.json --backend beta --dtype bfloat16)",
@@ -461,8 +555,8 @@ class RenderTest(unittest.TestCase):
         for verdict in ("PASS", "FAIL"):
             original = synthetic_report(verdict)
             renamed = json.loads(rename(json.dumps(original)))
-            _, original_md, original_derived = emit.render(original)
-            _, markdown, derived = emit.render(renamed)
+            _, original_md, original_derived = render_quiet(original)
+            _, markdown, derived = render_quiet(renamed)
             self.assertEqual(markdown, rename(original_md))
             self.assertEqual(json.dumps(derived), rename(json.dumps(original_derived)))
 
@@ -478,9 +572,9 @@ class RenderTest(unittest.TestCase):
         renamed["machine"]["baselines"] = [
             {"name": "bare_lib", "label": "bare MyLib", "backend": "zz9"}
         ]
-        original_html, original_md, _ = emit.render(synthetic_report("PASS"))
-        html_text, markdown, derived = emit.render(renamed)
-        self.assertIn("| my-GEMM_2 | native | – | – |", markdown)
+        original_html, original_md, _ = render_quiet(synthetic_report("PASS"))
+        html_text, markdown, derived = render_quiet(renamed)
+        self.assertIn("| my-GEMM_2 | library | native | – | – |", markdown)
         self.assertIn("bare MyLib", html_text)
         self.assertEqual(data.impl_colour("bare_lib"), data.impl_colour("zz9"))
         self.assertNotEqual(data.impl_colour("my-GEMM_2"), data.impl_colour("zz9"))
@@ -519,12 +613,12 @@ class RenderTest(unittest.TestCase):
         report = synthetic_report("FAIL")
         report["accuracy"]["crashes"] = [{"backend": "beta", "dtype": "float", "error": "x"}]
         before = json.dumps(report, sort_keys=True)
-        first = emit.render(report)
+        first = render_quiet(report)
         self.assertEqual(json.dumps(report, sort_keys=True), before)
-        self.assertEqual(emit.render(report), first)
+        self.assertEqual(render_quiet(report), first)
 
     def test_json_of_derived_tables_is_serialisable(self):
-        _, _, derived = emit.render(synthetic_report())
+        _, _, derived = render_quiet(synthetic_report())
         self.assertIn("fastest", json.loads(json.dumps(derived)))
 
 

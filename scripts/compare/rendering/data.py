@@ -11,6 +11,8 @@ import json
 import math
 import re
 
+from . import stability
+
 DTYPE_ORDER = ["float", "double", "float16", "bfloat16", "int32", "int64", "uint32", "uint64"]
 # Filled from the report by configure(): baseline name -> label, baseline -> the backend it
 # measures, implementation -> colour, backend -> position in the registry's order.
@@ -67,7 +69,8 @@ def base_name(name):
     return "/".join(
         p
         for p in name.split("/")
-        if p not in ("real_time", "process_time") and not p.startswith("threads:")
+        if p not in ("real_time", "process_time", "manual_time")
+        and not p.startswith(("threads:", "iterations:"))
     )
 
 
@@ -76,58 +79,122 @@ def seconds(entry, key):
     return entry[key] * scale
 
 
+def rate_seconds_of(entry, threads):
+    """The time a figure is rated by. At 1 thread the process's CPU time for mm's own backends:
+    the time the work had a core, which a shared machine leaves put while wall time grows with the
+    load; a runtime's figure is its own clock's (manual time, in another process); more threads:
+    wall."""
+    name = entry.get("run_name", entry["name"])
+    kind = base_name(name).split("/")[0]
+    cpu = seconds(entry, "cpu_time")
+    if kind in ("matmul", "prepare") and threads == 1 and cpu > 0 and "manual_time" not in name:
+        return cpu
+    return seconds(entry, "real_time")
+
+
+def _iterations(benchmark_json):
+    """run name -> its repetitions' entries (Google Benchmark's run_type "iteration")."""
+    by_name = collections.defaultdict(list)
+    for entry in benchmark_json.get("benchmarks", []):
+        if entry.get("run_type", "iteration") == "iteration" and not entry.get("error_occurred"):
+            by_name[entry.get("run_name", entry["name"])].append(entry)
+    return by_name
+
+
+def repetition_seconds(benchmark_json, threads):
+    """run name -> the rated seconds of each repetition (what the stability rule judges)."""
+    return {
+        name: [rate_seconds_of(e, threads) for e in entries]
+        for name, entries in _iterations(benchmark_json).items()
+    }
+
+
+def _attempt(entries, load, threads, cpus):
+    """One measurement of a benchmark: its repetitions' spread, load and the rule's reasons."""
+    reps = sorted(rate_seconds_of(e, threads) for e in entries)
+    return {
+        "repetitions": len(reps),
+        "min_seconds": reps[0],
+        "median_seconds": reps[len(reps) // 2],
+        "max_seconds": reps[-1],
+        "load": load,
+        "unstable": stability.judge(reps, load, threads, cpus),
+    }
+
+
+def _record(entry, threads):
+    name = entry.get("run_name", entry["name"])
+    parts = base_name(name).split("/")
+    record = {"name": name, "threads": threads, "error": None}
+    if entry.get("error_occurred"):
+        record["error"] = entry.get("error_message", "error")
+    if parts[0] == "peak":
+        record.update(
+            kind="peak",
+            impl="peak",
+            dtype=parts[1],
+            shape="",
+            threads=entry.get("threads", 1),
+            label=entry.get("label", ""),
+        )
+    elif parts[0] == "matmul":
+        record.update(kind="execute", impl=parts[1], dtype=parts[2], shape=parts[3])
+    elif parts[0] == "prepare":
+        record.update(kind="prepare", impl=parts[1], dtype=parts[-2], shape=parts[-1])
+    elif len(parts) >= 3:  # A baseline (listed by mm-bench, or any other family).
+        BASELINES.setdefault(parts[0], parts[0])
+        record.update(kind="execute", impl=parts[0], dtype=parts[1], shape=parts[2])
+    else:
+        return None
+    record["runtime_clock"] = "manual_time" in name
+    return record
+
+
 def benchmark_records(speed):
-    """One record per benchmark and thread count: the median when repeated, else the single run."""
-    records = []
-    for run in speed.get("runs", []):
-        entries = run["benchmark_json"].get("benchmarks", [])
-        aggregated = any(e.get("run_type") == "aggregate" for e in entries)
-        for entry in entries:
-            if aggregated and entry.get("aggregate_name") != "median":
-                if not entry.get("error_occurred"):
-                    continue
-            name = entry.get("run_name", entry["name"])
-            parts = base_name(name).split("/")
-            record = {"name": name, "threads": run["threads"], "error": None}
+    """One record per benchmark and thread count, from its first stable measurement (collect.py
+    measures an unstable one again): the median of its repetitions, with their spread and the
+    machine's load. When no measurement is stable the record carries no speed ("unstable": why,
+    and each attempt), so no table, plot or ranking takes it for the library's speed."""
+    attempts = collections.defaultdict(list)  # (run name, threads) -> [(entries, load, cpus)]
+    errors = {}
+    for run in sorted(speed.get("runs", []), key=lambda r: r.get("attempt", 0)):
+        data = run["benchmark_json"]
+        cpus = (data.get("context") or {}).get("num_cpus") or run["threads"]
+        for entry in data.get("benchmarks", []):
             if entry.get("error_occurred"):
-                record["error"] = entry.get("error_message", "error")
-            if parts[0] == "peak":
-                record.update(
-                    kind="peak",
-                    impl="peak",
-                    dtype=parts[1],
-                    shape="",
-                    threads=entry.get("threads", 1),
-                    label=entry.get("label", ""),
-                )
-            elif parts[0] == "matmul":
-                record.update(kind="execute", impl=parts[1], dtype=parts[2], shape=parts[3])
-            elif parts[0] == "prepare":
-                record.update(kind="prepare", impl=parts[1], dtype=parts[-2], shape=parts[-1])
-            elif len(parts) >= 3:  # A baseline (listed by mm-bench, or any other family).
-                BASELINES.setdefault(parts[0], parts[0])
-                record.update(kind="execute", impl=parts[0], dtype=parts[1], shape=parts[2])
-            else:
-                continue
-            if record["error"] is None:
-                record["seconds"] = seconds(entry, "real_time")
-                record["cpu_seconds"] = seconds(entry, "cpu_time")
-                record["gflops"] = entry.get("GFLOPS")
-                # At 1 thread the process's CPU time is the time the work had a core: on a shared
-                # machine it stays put while wall time grows with the load. More threads: wall.
-                if (
-                    record["kind"] in ("execute", "prepare")
-                    and record["threads"] == 1
-                    and record["cpu_seconds"] > 0
-                ):
-                    record["rate_seconds"] = record["cpu_seconds"]
-                else:
-                    record["rate_seconds"] = record["seconds"]
-                if record["gflops"]:
-                    record["rate_gflops"] = (
-                        record["gflops"] * record["seconds"] / record["rate_seconds"]
-                    )
+                errors.setdefault((entry.get("run_name", entry["name"]), run["threads"]), entry)
+        for name, entries in _iterations(data).items():
+            load = (run.get("load") or {}).get(name)
+            attempts[(name, run["threads"])].append((entries, load, cpus))
+    records = []
+    for (name, threads), entry in errors.items():
+        if (name, threads) not in attempts:
+            record = _record(entry, threads)
+            if record:
+                records.append(record)
+    for (name, threads), tries in attempts.items():
+        measured = [_attempt(entries, load, threads, cpus) for entries, load, cpus in tries]
+        chosen = next((i for i, a in enumerate(measured) if not a["unstable"]), None)
+        entries = tries[len(tries) - 1 if chosen is None else chosen][0]
+        # The repetition at the median is the figure (its wall time and counters with it).
+        median = sorted(entries, key=lambda e: rate_seconds_of(e, threads))[len(entries) // 2]
+        record = _record(median, threads)
+        if record is None:
+            continue
+        record.update(measured[-1 if chosen is None else chosen])
+        record["attempts"] = measured
+        if median.get("GFLOPS"):  # Flops per call: the GFLOP/s of each repetition's time.
+            record["flops"] = median["GFLOPS"] * 1e9 * seconds(median, "real_time")
+        if chosen is None:
             records.append(record)
+            continue
+        record["seconds"] = seconds(median, "real_time")
+        record["cpu_seconds"] = seconds(median, "cpu_time")
+        record["gflops"] = median.get("GFLOPS")
+        record["rate_seconds"] = rate_seconds_of(median, threads)
+        if record["gflops"]:
+            record["rate_gflops"] = record["gflops"] * record["seconds"] / record["rate_seconds"]
+        records.append(record)
     return records
 
 
@@ -412,6 +479,19 @@ def shape_sort_key(shape):
     return (kind_order[shape_kind(shape)], int(match.group(1)) if match else 0, shape)
 
 
+def conformance_gaps(results):
+    """(backend, dtype) -> the shape classes it refused on a dtype it declares: its ERROR results
+    whose message says "conformance gap: " (engine/backend.h), by shape class or A x B shape."""
+    from .shape_matrix import shape_class_of
+
+    gaps = collections.defaultdict(set)
+    for r in results:
+        if r.get("verdict") == "ERROR" and "conformance gap: " in str(r.get("message", "")):
+            where = shape_class_of(r.get("case", "")) or f"{r.get('a_shape')} x {r.get('b_shape')}"
+            gaps[(r.get("backend"), r.get("dtype"))].add(where)
+    return gaps
+
+
 def scoreboard(report, derived):
     """One entry per (dtype, backend): conformance, IEEE specials, worst / bound, speed."""
     c = report.get("conformance", {})
@@ -447,6 +527,10 @@ def scoreboard(report, derived):
     }
     backends = sorted(ORDER, key=impl_order)
     threads = derived["threads"]
+    runtimes = {
+        b["name"] for b in report.get("machine", {}).get("backends", []) if b.get("runtime")
+    }
+    gaps = conformance_gaps(c.get("results", []))
     entries = []
     for dtype in DTYPE_ORDER:
         for backend in backends:
@@ -465,16 +549,23 @@ def scoreboard(report, derived):
             entry["special_wrong"] = special["special_wrong"] if special else None
             row = accuracy.get((backend, dtype))
             entry["worst_bound_fraction"] = row["worst_bound_fraction"] if row else None
-            entry["gflops"] = {
+            # Each figure with its spread and load; an unstable one has no rate ("unstable").
+            entry["speed"] = {
                 shape: {
-                    str(t): records[(backend, dtype, shape, t)].get("rate_gflops")
+                    str(t): records[(backend, dtype, shape, t)]
                     for t in threads
                     if (backend, dtype, shape, t) in records
                 }
                 for shape in SCORE_SHAPES
             }
-            tiny = records.get((backend, dtype, TINY_SHAPE, 1))
-            entry["tiny_seconds"] = tiny.get("rate_seconds") if tiny else None
+            entry["gflops"] = {
+                shape: {t: r.get("rate_gflops") for t, r in entry["speed"][shape].items()}
+                for shape in SCORE_SHAPES
+            }
+            entry["tiny"] = records.get((backend, dtype, TINY_SHAPE, 1))
+            entry["tiny_seconds"] = entry["tiny"].get("rate_seconds") if entry["tiny"] else None
+            entry["kind"] = "runtime" if backend in runtimes else "library"
+            entry["gaps"] = sorted(gaps.get((backend, dtype), ()))
             # What its calls left behind (mm-conformance's "resources"): per backend, any dtype.
             entry["resources"] = ((c.get("resources") or {}).get("backends") or {}).get(backend)
             entries.append(entry)

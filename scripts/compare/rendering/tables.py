@@ -46,6 +46,51 @@ def fmt_facts(facts):
     return str(facts)
 
 
+def fmt_measurement(r):
+    """A measurement's dispersion and the machine's load, in words (a speed figure's details)."""
+    load = r.get("load")
+    where = (
+        "load not measured"
+        if not load
+        else f"other processes used {load['other_cores']:.2f} cores, "
+        f"{load.get('steal_cores', 0):.2f} stolen, load average "
+        f"{load['loadavg'][0]:.1f} → {load['loadavg'][1]:.1f}"
+    )
+    return (
+        f"{r['repetitions']} repetition(s): min {fmt_time(r['min_seconds'])}, median "
+        f"{fmt_time(r['median_seconds'])}, max {fmt_time(r['max_seconds'])} per call; {where}"
+    )
+
+
+def fmt_speed(r, unit="gflops", extra=""):
+    """A speed figure with its spread ("12.3 [11.9–12.5]", details: repetitions and load), or
+    ("unstable", why) when no measurement passed the stability rule."""
+    if r is None:
+        return "–"
+    if r.get("error"):
+        return ("ERROR", r["error"])
+    attempts = r.get("attempts") or [r]
+    history = " | ".join(
+        f"attempt {i + 1}: {fmt_measurement(a)}"
+        + (f" ({'; '.join(a['unstable'])})" if a.get("unstable") else "")
+        for i, a in enumerate(attempts)
+    )
+    if r.get("unstable"):
+        return ("unstable", f"not shown as the speed: {'; '.join(r['unstable'])}. {history}")
+    if unit == "time":
+        low, high = r["min_seconds"], r["max_seconds"]
+        text = f"{fmt_time(r['rate_seconds'])} [{fmt_time(low)}–{fmt_time(high)}]"
+    else:
+        # GFLOP/s of the slowest and fastest repetition, from the figure's own rate.
+        scale = r["rate_gflops"] * r["rate_seconds"]
+        text = (
+            f"{fmt_num(r['rate_gflops'])} [{fmt_num(scale / r['max_seconds'])}–"
+            f"{fmt_num(scale / r['min_seconds'])}]"
+        )
+    clock = " Timed by the runtime's own clock." if r.get("runtime_clock") else ""
+    return (text + extra, history + clock)
+
+
 def fmt_load(values):
     return "?" if not values else " ".join(f"{v:.1f}" for v in values)
 
@@ -314,6 +359,8 @@ def speed_tables(derived):
             peaks.items(), key=lambda kv: (DTYPE_ORDER.index(kv[0][0]), kv[0][1])
         )
     ]
+    if not peak_rows:
+        peak_rows = [["–", "–", "no stable measurement of the peak", "–"]]
     tables.append(
         (
             "Measured peak (peak/<dtype> in mm-bench: independent multiply-add chains, CPU "
@@ -356,22 +403,22 @@ def speed_tables(derived):
             for t in derived["threads"]:
                 for impl in columns[t]:
                     r = by_key.get((impl, shape, t))
-                    if r is None:
-                        row.append("–")
-                    elif r["error"]:
-                        row.append(("ERROR", r["error"]))
-                    else:
-                        pct = r.get("percent_of_peak")
-                        row.append(
-                            f"{fmt_num(r['rate_gflops'])}"
-                            + (f" ({pct:.0f} %)" if pct else "")
-                            + (f", wall {fmt_num(r['gflops'])}" if t == 1 else "")
+                    pct = r.get("percent_of_peak") if r else None
+                    wall = r.get("gflops") if r and t == 1 and not r.get("runtime_clock") else None
+                    row.append(
+                        fmt_speed(
+                            r,
+                            extra=(f" ({pct:.0f} %)" if pct else "")
+                            + (f", wall {fmt_num(wall)}" if wall else ""),
                         )
+                    )
             rows.append(row)
         tables.append(
             (
-                f"{dtype}: GFLOP/s (percent of this machine's measured {dtype} peak at the "
-                f"same thread count); 1 thread: by CPU time, then by wall time",
+                f"{dtype}: GFLOP/s, median [slowest–fastest repetition] (percent of this "
+                f"machine's measured {dtype} peak at the same thread count); 1 thread: by CPU "
+                f"time, then by wall time; runtimes by their own clock; 'unstable': no "
+                f"measurement passed the stability rule (details: repetitions and load)",
                 header,
                 rows,
             )
@@ -393,6 +440,9 @@ def speed_tables(derived):
     )
     for impl, dtype, shape in prepares:
         prepare = by_key[("prepare", impl, dtype, shape, 1)]
+        if prepare.get("unstable"):
+            rows.append([impl_label(impl), dtype, shape, fmt_speed(prepare), "–", "–"])
+            continue
         execute = by_key.get(("execute", impl, dtype, shape, 1))
         ratio = (
             prepare["rate_seconds"] / execute["rate_seconds"]
@@ -404,10 +454,8 @@ def speed_tables(derived):
                 impl_label(impl),
                 dtype,
                 shape,
-                fmt_time(prepare["rate_seconds"]),
-                fmt_time(execute["rate_seconds"])
-                if execute and execute.get("rate_seconds")
-                else "–",
+                fmt_speed(prepare, unit="time"),
+                fmt_speed(execute, unit="time") if execute else "–",
                 fmt_num(ratio),
             ]
         )
@@ -425,7 +473,12 @@ def speed_tables(derived):
             for r in records
             if r["kind"] == "execute" and shape_kind(r["shape"]) == "tiny" and not r["error"]
         ),
-        key=lambda r: (DTYPE_ORDER.index(r["dtype"]), r["shape"], r["threads"], r["rate_seconds"]),
+        key=lambda r: (
+            DTYPE_ORDER.index(r["dtype"]),
+            r["shape"],
+            r["threads"],
+            r.get("rate_seconds", float("inf")),
+        ),
     ):
         rows.append(
             [
@@ -433,7 +486,7 @@ def speed_tables(derived):
                 r["shape"],
                 str(r["threads"]),
                 impl_label(r["impl"]),
-                fmt_time(r["rate_seconds"]),
+                fmt_speed(r, unit="time"),
             ]
         )
     tables.append(
@@ -450,8 +503,9 @@ def scoreboard_tables(derived):
     """Per dtype, one row per backend; a backend that does not compute the dtype says why."""
     threads = derived["threads"]
     has_other = any(e["other"] for e in derived["scoreboard"])
-    header = ["backend", "support", "official", "built-in"] + (["other cases"] if has_other else [])
-    header += ["fuzz", "IEEE specials", "worst / bound"]
+    header = ["backend", "kind", "support", "official", "built-in"]
+    header += ["other cases"] if has_other else []
+    header += ["refused shape classes", "fuzz", "IEEE specials", "worst / bound"]
     for shape in SCORE_SHAPES:
         size = shape.split("x")[0]
         header += [f"{size}³ GFLOP/s, {t}t" for t in threads]
@@ -472,9 +526,15 @@ def scoreboard_tables(derived):
                 support = ("by conversion", e["support_note"])
             else:
                 support = e["support"] or "?"
-            row = [e["backend"], support, fmt_counts(e["official"]), fmt_counts(e["built-in"])]
+            row = [e["backend"], e["kind"], support]
+            row += [fmt_counts(e["official"]), fmt_counts(e["built-in"])]
             if has_other:
                 row.append(fmt_counts(e["other"]))
+            # Shapes refused on a dtype the backend declares: ERROR results, never UNSUPPORTED.
+            gaps = e.get("gaps") or []
+            row.append(
+                (f"ERROR: {len(gaps)} conformance gap(s)", "; ".join(gaps)) if gaps else "none"
+            )
             row.append(fmt_counts(e["fuzz"]))
             if not e["special_problems"]:
                 row.append("–")
@@ -484,8 +544,8 @@ def scoreboard_tables(derived):
                 row.append(f"correct ({e['special_problems']})")
             row.append(fmt_num(e["worst_bound_fraction"]))
             for shape in SCORE_SHAPES:
-                row += [fmt_num(e["gflops"][shape].get(str(t))) for t in threads]
-            row += [fmt_time(e["tiny_seconds"]), fmt_resources(e.get("resources"))]
+                row += [fmt_speed(e["speed"][shape].get(str(t))) for t in threads]
+            row += [fmt_speed(e["tiny"], unit="time"), fmt_resources(e.get("resources"))]
             rows.append(row)
         tables.append(
             (
@@ -493,7 +553,10 @@ def scoreboard_tables(derived):
                 "built-in cases, the differential fuzzer's problems), IEEE specials (results "
                 "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
                 "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "
-                "time, more by wall time), time per call, what its calls left behind (memory, "
+                "time, more by wall time, runtimes by their own clock; median [slowest–fastest "
+                "repetition], 'unstable' when no measurement passed the stability rule), time "
+                "per call, shapes a runtime refused on a dtype it declares (conformance gaps, "
+                "ERROR results), what its calls left behind (memory, "
                 "descriptors or threads per call, threads left spinning)",
                 header,
                 rows,
@@ -512,8 +575,11 @@ def fastest_table(derived):
             figure = f"{fmt_num(f['gflops_geomean'])} GFLOP/s (geometric mean)"
             other = f"{f['runner_up']} {fmt_num(f['runner_up_gflops'])}" if f["runner_up"] else ""
         rows.append([f["dtype"], str(f["threads"]), f["sizes"], f["fastest"], figure, other])
+    if not rows:
+        rows = [["–", "–", "–", "no stable measurement to rank (see the speed tables)", "–", "–"]]
     return (
-        "Fastest backend per dtype, thread count and size (square sweep; baselines left out)",
+        "Fastest backend per dtype, thread count and size (square sweep; baselines left out; "
+        "stable figures only)",
         ["dtype", "threads", "sizes", "fastest", "its speed", "runner-up"],
         rows,
     )
@@ -546,7 +612,12 @@ def timing_table(report):
     t = report.get("timings_seconds", {})
     rows = [[part, fmt_num(seconds_value) + " s"] for part, seconds_value in t.items()]
     for run in report.get("speed", {}).get("runs", []):
-        rows.append([f"  mm-bench, {run['threads']} thread(s)", fmt_num(run["seconds"]) + " s"])
+        again = (
+            f", measuring unstable figures again ({run['attempt']})" if run.get("attempt") else ""
+        )
+        rows.append(
+            [f"  mm-bench, {run['threads']} thread(s){again}", fmt_num(run["seconds"]) + " s"]
+        )
     return ("How long each part took", ["part", "wall time"], rows)
 
 
