@@ -8,7 +8,7 @@
 # Progress (what runs, how far, time left) goes to stderr.
 #
 # Usage: scripts/compare.sh [--quick] [extra arguments for every tool, e.g. --backend-lib FILE]
-#   --quick   a sample of every section: 20 to 30 s on 2 cores once built (the full report takes
+#   --quick   a sample of every section (the full report takes
 #             6 to 7 minutes: the whole sweep, 3 repetitions each).
 # Exits non-zero when a tool cannot run; FAIL and ERROR verdicts are shown (in red, at the top of
 # the page), not turned into an exit code: scripts/conformance.sh is the gate.

@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -58,6 +59,9 @@ const BackendRegistry* g_registry = nullptr;
 // The backends benchmarked and described, and which of them are runtimes behind a driver.
 std::vector<std::string> g_benchmarked;
 std::vector<std::string> g_runtimes;
+// What --mm_describe lists: the benchmarked backends, and without --backend the runtimes run only
+// when named too (marked "on_request"), so a report knows every runtime it can name.
+std::vector<std::string> g_described;
 
 bool IsRuntime(const std::string& name) {
   return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
@@ -84,9 +88,21 @@ Status TimedRuntimeCall(MatMulPrimitive& primitive, TensorView a, TensorView b, 
   return OkStatus();
 }
 
+// A backend for one benchmark: a fresh one, or for a runtime the one instance kept for the whole
+// run (each instance starts a driver process, which for torch takes seconds).
+StatusOr<Backend*> BackendFor(const std::string& name, std::unique_ptr<Backend>& fresh) {
+  static std::map<std::string, std::unique_ptr<Backend>> runtimes;
+  std::unique_ptr<Backend>& slot = IsRuntime(name) ? runtimes[name] : fresh;
+  if (slot == nullptr) {
+    MM_ASSIGN_OR_RETURN(slot, g_registry->Create(name));
+  }
+  return slot.get();
+}
+
 void RunBackend(benchmark::State& state, const std::string& backend_name, DType dtype,
                 const BenchShape& shape) {
-  auto backend = g_registry->Create(backend_name);
+  std::unique_ptr<Backend> fresh;
+  auto backend = BackendFor(backend_name, fresh);
   if (!backend.ok()) {
     state.SkipWithError(backend.status().ToString().c_str());
     return;
@@ -172,12 +188,15 @@ void RegisterBackends(ShapeSet set) {
       std::cerr << "mm-bench: backend " << name << " unavailable: " << backend.status() << "\n";
       continue;
     }
-    // A runtime's large products in the quick set: seconds of pipe traffic each (numpy's integer
-    // products have no BLAS), so only in the full set.
+    // A runtime in the quick set: the scoreboard's shapes only (a 256^3 product and the tiny
+    // ones); its calls are round trips through a pipe, and some runtimes have no fast kernel for
+    // some dtypes (torch's bfloat16, numpy's integers).
     const bool runtime = IsRuntime(name);
     for (DType dtype : BenchDTypes(set)) {
       for (const BenchShape& shape : Shapes(set)) {
-        if ((name == "reference" || (runtime && set == ShapeSet::kQuick)) && shape.Large()) {
+        if (name == "reference" && shape.Large()) continue;
+        if (runtime && set == ShapeSet::kQuick && shape.kind != ShapeKind::kTiny &&
+            shape.name != "256x256x256") {
           continue;
         }
         if (!Benchmarked(shape, dtype)) continue;
@@ -215,9 +234,12 @@ nlohmann::json Describe() {
   out["omp_num_threads"] = omp_threads != nullptr ? omp_threads : "";
   nlohmann::json backends = nlohmann::json::array();
   const BackendRegistry& registry = *g_registry;
-  for (const std::string& name : g_benchmarked) {
+  for (const std::string& name : g_described) {
     nlohmann::json entry = {{"name", name}, {"description", registry.Description(name)}};
     if (IsRuntime(name)) entry["runtime"] = true;
+    if (std::find(g_benchmarked.begin(), g_benchmarked.end(), name) == g_benchmarked.end()) {
+      entry["on_request"] = true;
+    }
     auto backend = registry.Create(name);
     if (!backend.ok()) {
       entry["error"] = backend.status().ToString();
@@ -265,6 +287,14 @@ Status ChooseBackends(const BackendRegistry& registry, const std::vector<std::st
   for (const std::string& name : registry.Names()) {
     if (std::find(defaults.begin(), defaults.end(), name) == defaults.end()) {
       g_runtimes.push_back(name);
+    }
+  }
+  g_described = g_benchmarked;
+  if (named.empty()) {
+    for (const std::string& name : registry.Names()) {
+      if (std::find(defaults.begin(), defaults.end(), name) == defaults.end()) {
+        g_described.push_back(name);
+      }
     }
   }
   return OkStatus();

@@ -180,6 +180,8 @@ def machine(bin_dir, threads, tool_args):
         "backends": describe["backends"],
         "libraries": describe["libraries"],
         "baselines": describe.get("baselines", []),
+        # Backends (libraries and runtimes) this build knows but cannot run here, with why.
+        "unavailable_backends": describe.get("unavailable_backends", {}),
     }
 
 
@@ -390,14 +392,14 @@ def benchmark_weight(name, reps, min_time):
     return fixed + (reps + 1) * flops / rate
 
 
-def list_benchmarks(bench, bench_set, regex, tool_args):
+def list_benchmarks(bench, bench_set, regex, args):
     result = subprocess.run(
         [
             str(bench),
             f"--mm_set={bench_set}",
             f"--benchmark_filter={regex}",
             "--benchmark_list_tests=true",
-            *tool_args["bench"],
+            *args,
         ],
         capture_output=True,
         text=True,

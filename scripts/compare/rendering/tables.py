@@ -166,6 +166,8 @@ def machine_table(report):
         if backend.get("error"):
             runs = f"not available: {backend['error']}"
         rows.append([f"backend {backend['name']} runs on", runs])
+    for name, why in (m.get("unavailable_backends") or {}).items():
+        rows.append([f"backend {name}", f"not available here: {why}"])
     for name, facts in libs.items():
         # What mm-bench's probe of a linked library says, as it says it.
         rows.append([f"library {name} (mm-bench's probe)", fmt_facts(facts)])
