@@ -28,8 +28,8 @@ from rendering.stability import LoadMeter, judge  # noqa: E402
 
 # Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
 # mode: a figure is the median of its repetitions, judged by rendering/stability.py's rule. A
-# figure that fails it is measured again, at most `retries` times and within `retry_seconds` of
-# estimated work per thread count; one still unstable is shown flagged.
+# figure that fails it is measured again, at most `retries` times and within about `retry_seconds`
+# per thread count (estimated, scaled by the first pass); one still unstable is shown flagged.
 MODES = {
     "quick": {
         "set": "quick",
@@ -500,12 +500,14 @@ def speed(bin_dir, mode, threads, backends, runtimes, tool_args):
         run = run_bench(bench, settings, regex, t, args, weights, phase)
         run["attempt"] = 0
         runs.append(run)
+        # The estimates, scaled to what the first pass really took (a busy machine is slower).
+        scale = run["seconds"] / max(sum(weights.values()), 1e-9)
         for attempt in range(1, settings["retries"] + 1):
             again, budget = [], settings["retry_seconds"]
             for name in unstable_names(run, cpus):
-                if name in weights and weights[name] <= budget:
+                if name in weights and weights[name] * scale <= budget:
                     again.append(name)
-                    budget -= weights[name]
+                    budget -= weights[name] * scale
             if not again:
                 break
             regex = "^(" + "|".join(ere_escape(n) for n in again) + ")$"

@@ -430,8 +430,8 @@ class RenderTest(unittest.TestCase):
         )
         # What the calls left behind: the finding with its figure, or none.
         self.assertIn(
-            "load average 0.1 → 0.1 | FAIL under --strict: resident memory grows by 64.0 MiB per call: "
-            + leak,
+            "load average 0.1 → 0.1 | FAIL under --strict: resident memory grows by 64.0 MiB "
+            "per call: " + leak,
             scoreboard,
         )
         self.assertRegex(scoreboard, r"\| alpha \|.*\| none \|")
