@@ -161,6 +161,8 @@ def plot_scaling(records, threads_list):
         if r["kind"] == "execute" and r.get("rate_gflops")
     }
     dtypes = [d for d in DTYPE_ORDER if any(k[1] == d for k in by_key)]
+    if not dtypes:  # No stable figure: nothing to draw.
+        return Plot("thread scaling", "", 0)
     fig, axes = plt.subplots(
         1, len(dtypes), figsize=(3.6 * len(dtypes), 3.4), squeeze=False, sharey=True
     )
