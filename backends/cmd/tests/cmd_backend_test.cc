@@ -174,6 +174,21 @@ TEST(CmdBackendTest, ErrorsQuoteTheEndOfTheDriversStderr) {
   EXPECT_THAT(Product(*backend, 7).message(), HasSubstr("its stderr ends: answered request 1"));
 }
 
+// mm-bench times a runtime by the seconds of its y answer; this test driver sends none, so the
+// accessor says so (mm-bench then times the round trip) instead of inventing a time.
+TEST(CmdBackendTest, LastRuntimeSecondsIsEmptyWhenTheDriverSendsNone) {
+  auto backend = Start("none");
+  ASSERT_NE(backend, nullptr);
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, {2, 3}, {3, 4}}).value();
+  auto primitive = backend->Prepare(plan);
+  ASSERT_TRUE(primitive.ok()) << primitive.status();
+  Tensor a = Tensor::Create(DType::kFloat, {2, 3}).value();
+  Tensor b = Tensor::Create(DType::kFloat, {3, 4}).value();
+  Tensor y = Tensor::Create(DType::kFloat, plan.y_dims).value();
+  ASSERT_TRUE((*primitive)->Execute(a.view(), b.view(), y.mutable_view()).ok());
+  EXPECT_FALSE(LastRuntimeSeconds(**primitive).has_value());
+}
+
 TEST(CmdBackendTest, ARefusedShapeOfASupportedDTypeIsAConformanceGap) {
   auto backend = Start("refuse_shape");
   ASSERT_NE(backend, nullptr);
