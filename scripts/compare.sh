@@ -33,17 +33,9 @@ fi
 # report records it.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 mkdir -p build/reports
-# ONNX Runtime, judged from the outputs scripts/ort-conformance.sh had it write, beside the
-# backends and on the same cases (its official roots and generated corpus).
+# The runtimes (ONNX Runtime, numpy, torch, ...) are backends run only when named: collect.py
+# finds them in mm-bench --mm_describe and names them to every tool.
 conformance_args=()
-if [[ -f build/ort/outputs/mm_outputs.json && -n "${MM_ONNX_DATA:-}" ]]; then
-  IFS=: read -r -a roots <<< "$MM_ONNX_DATA"
-  for root in "${roots[@]}" build/ort/generated; do conformance_args+=("--conformance-arg=--data-dir" "--conformance-arg=$root"); done
-  for arg in --outputs onnxruntime=build/ort/outputs --outputs-arithmetic onnxruntime=float32 \
-             --expectations backends/runtimes/js/expectations/onnxruntime.json; do
-    conformance_args+=("--conformance-arg=$arg")
-  done
-fi
 start=$(date +%s)
 /usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
   --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
