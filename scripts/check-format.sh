@@ -23,7 +23,7 @@ for arg in "$@"; do
     *) files+=("$arg") ;;
   esac
 done
-bash "$root/scripts/setup.sh"
+bash "$root/scripts/setup.sh" --packages-only
 
 if [[ ${#files[@]} -eq 0 ]]; then
   cd "$root"

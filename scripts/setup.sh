@@ -1,7 +1,23 @@
 #!/usr/bin/env bash
 # Installs every dependency of mm from Debian's packages (bookworm). Idempotent: when everything is
 # present it prints nothing and exits 0 within a second. Uses sudo when not run as root.
+# Options: --verbose (say so when everything is present); --packages-only (Debian's packages
+# without the JavaScript runtimes' npm step: what the format check needs, in any tree).
 set -euo pipefail
+
+verbose=0
+npm_step=1
+for arg in "$@"; do
+  case "$arg" in
+    --verbose) verbose=1 ;;
+    --packages-only) npm_step=0 ;;
+    *) echo "setup: unknown option '$arg' (--verbose, --packages-only)" >&2; exit 2 ;;
+  esac
+done
+# The JavaScript drivers' npm packages, pinned by backends/runtimes/js/package-lock.json.
+npm_runtimes() {
+  [[ $npm_step -eq 0 ]] || bash "$(dirname "$0")/runtimes-npm.sh"
+}
 
 packages=(
   g++ cmake ninja-build pkg-config git
@@ -45,9 +61,8 @@ for p in "${packages[@]}"; do
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  [[ "${1:-}" == "--verbose" ]] && echo "setup: all ${#packages[@]} packages present"
-  # The JavaScript drivers' npm packages, pinned by backends/runtimes/js/package-lock.json.
-  bash "$(dirname "$0")/runtimes-npm.sh"
+  [[ $verbose -eq 1 ]] && echo "setup: all ${#packages[@]} packages present"
+  npm_runtimes
   exit 0
 fi
 
@@ -61,5 +76,5 @@ echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-bash "$(dirname "$0")/runtimes-npm.sh"
+npm_runtimes
 echo "setup: done"
