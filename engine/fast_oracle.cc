@@ -391,7 +391,10 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
   Panel panel;
   try {
     for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
-      const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
+      // Pointers, not a structured binding: clang 14 (the fuzz build) cannot capture a binding.
+      const auto offsets = plan.BatchOffsets(batch);
+      const auto* a_batch = a + offsets.first;
+      const auto* b_batch = b + offsets.second;
       for (std::int64_t j0 = 0; j0 < plan.n; j0 += cols) {
         const std::int64_t width = std::min(cols, plan.n - j0);
         const std::int64_t tasks = row_tiles * ((width + split_cols - 1) / split_cols);
@@ -400,10 +403,10 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
           const std::int64_t i0 = task % row_tiles * rows, c0 = task / row_tiles * split_cols;
           const Tile t{batch, i0, std::min(rows, plan.m - i0), c0,
                        std::min(split_cols, width - c0)};
-          fallbacks.fetch_add(FloatTile(plan, a + a_offset, b + b_offset, t, panel, w, out),
+          fallbacks.fetch_add(FloatTile(plan, a_batch, b_batch, t, panel, w, out),
                               std::memory_order_relaxed);
         };
-        if (!ConvertPanel(b + b_offset, plan.k, plan.n, j0, width, panel) ||
+        if (!ConvertPanel(b_batch, plan.k, plan.n, j0, width, panel) ||
             !Spread<FloatWorkspace>(tasks, Threads(tasks, work), tile)) {
           return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
         }
