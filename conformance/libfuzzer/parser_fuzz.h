@@ -40,6 +40,8 @@ inline AutoIdentity FuzzAutoIdentity() {
   identity.logical_cpus = 2;
   identity.onednn_max_cpu_isa = "unset";
   identity.mm_version = "0";
+  identity.omp_wait_policy = "passive";
+  identity.threads = 2;
   identity.backends = {{"reference", "mm reference"}, {"eigen", "Eigen 3.4"}};
   return identity;
 }
