@@ -20,10 +20,10 @@ namespace mm::conformance {
 
 // A process started before a run discovers its cases, from which the run's workers (and the child
 // that describes its backends) are forked: a worker then holds the registry and the options, and
-// none of what the run builds later, the catalog and its bookkeeping (at 125,000 cases those were
-// 58 MB of every worker's resident memory). Its workers receive each case in their task. It
-// ignores SIGINT and SIGTERM (the run's to handle) and ends with the process that started it,
-// its workers with it.
+// none of what the run builds later, the catalog and its bookkeeping (which grow with the number
+// of cases and would otherwise sit in every worker's resident memory). Its workers receive each
+// case in their task. It ignores SIGINT and SIGTERM (the run's to handle) and ends with the process
+// that started it, its workers with it.
 class WorkerLauncher {
  public:
   // What a forked process does.

@@ -439,7 +439,7 @@ std::string AbsoluteCommand(const std::vector<std::string>& argv) {
         i == 0 ? word.find('/') != std::string::npos : std::filesystem::exists(path, ec);
     if (relative && a_path) {
       const auto absolute = std::filesystem::absolute(path, ec);
-      // "/work/run/../drivers/d.py" shortened where it still names the same file.
+      // "CWD/run/../drivers/d.py" shortened where it still names the same file.
       const auto normal = absolute.lexically_normal();
       if (!ec) word = std::filesystem::equivalent(absolute, normal, ec) ? normal : absolute;
     }
