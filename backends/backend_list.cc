@@ -1,14 +1,14 @@
-#include "backends/backend_list.h"
+#include "mm/backends/backend_list.h"
 
 #include <cstdlib>
 #include <iostream>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/blas/blas_backend.h"
-#include "backends/cmd/cmd_backend.h"
-#include "backends/eigen/eigen_backend.h"
-#include "backends/onednn/onednn_backend.h"
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/blas/blas_backend.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/eigen/eigen_backend.h"
+#include "mm/backends/onednn/onednn_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 namespace mm {
 namespace {

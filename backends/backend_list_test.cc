@@ -1,4 +1,4 @@
-#include "backends/backend_list.h"
+#include "mm/backends/backend_list.h"
 
 #include <gtest/gtest.h>
 

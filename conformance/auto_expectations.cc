@@ -1,4 +1,4 @@
-#include "conformance/auto_expectations.h"
+#include "mm/conformance/auto_expectations.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "conformance/compare.h"
+#include "mm/conformance/compare.h"
 
 #include <charconv>
 #include <cmath>

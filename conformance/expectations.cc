@@ -1,12 +1,12 @@
-#include "conformance/expectations.h"
+#include "mm/conformance/expectations.h"
 
 #include <fnmatch.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 namespace mm::conformance {
 

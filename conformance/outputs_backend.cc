@@ -1,4 +1,4 @@
-#include "conformance/outputs_backend.h"
+#include "mm/conformance/outputs_backend.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -6,11 +6,11 @@
 #include <set>
 #include <system_error>
 
-#include "conformance/loader/tensor_proto.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/names.h"
-#include "engine/io/paths.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 
 namespace mm::conformance {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "conformance/poison.h"
+#include "mm/conformance/poison.h"
 
 #include <cstring>
 

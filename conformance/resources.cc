@@ -1,4 +1,4 @@
-#include "conformance/resources.h"
+#include "mm/conformance/resources.h"
 
 #include <fcntl.h>
 #include <unistd.h>

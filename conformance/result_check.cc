@@ -1,6 +1,6 @@
-#include "conformance/result_check.h"
+#include "mm/conformance/result_check.h"
 
-#include "conformance/report/escape.h"
+#include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
 namespace {

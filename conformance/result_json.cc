@@ -1,4 +1,4 @@
-#include "conformance/result_json.h"
+#include "mm/conformance/result_json.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "conformance/result_schema.h"
+#include "mm/conformance/result_schema.h"
 
 namespace mm::conformance {
 namespace {

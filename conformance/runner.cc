@@ -1,4 +1,4 @@
-#include "conformance/runner.h"
+#include "mm/conformance/runner.h"
 
 #include <unistd.h>
 
@@ -8,11 +8,11 @@
 #include <map>
 #include <memory>
 
-#include "conformance/poison.h"
-#include "conformance/worker_pool.h"
-#include "conformance/write_guard.h"
-#include "engine/error_bound.h"
-#include "engine/matmul_plan.h"
+#include "mm/conformance/poison.h"
+#include "mm/conformance/worker_pool.h"
+#include "mm/conformance/write_guard.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/stop_signals.h"
+#include "mm/conformance/stop_signals.h"
 
 #include <fcntl.h>
 #include <unistd.h>

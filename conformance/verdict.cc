@@ -1,4 +1,4 @@
-#include "conformance/verdict.h"
+#include "mm/conformance/verdict.h"
 
 #include <string>
 

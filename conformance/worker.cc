@@ -1,4 +1,4 @@
-#include "conformance/worker.h"
+#include "mm/conformance/worker.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "conformance/compare.h"
-#include "conformance/resources.h"
-#include "conformance/worker_protocol.h"
-#include "engine/process/process.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/resources.h"
+#include "mm/conformance/worker_protocol.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/worker_launcher.h"
+#include "mm/conformance/worker_launcher.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -9,9 +9,9 @@
 #include <cstring>
 #include <optional>
 
-#include "conformance/worker.h"
-#include "conformance/worker_protocol.h"
-#include "engine/process/process.h"
+#include "mm/conformance/worker.h"
+#include "mm/conformance/worker_protocol.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::conformance {
 namespace {

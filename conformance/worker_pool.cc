@@ -1,4 +1,4 @@
-#include "conformance/worker_pool.h"
+#include "mm/conformance/worker_pool.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,10 +14,10 @@
 #include <optional>
 #include <string>
 
-#include "conformance/compare.h"
-#include "conformance/worker.h"
-#include "conformance/worker_protocol.h"
-#include "engine/process/process.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/worker.h"
+#include "mm/conformance/worker_protocol.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/worker_protocol.h"
+#include "mm/conformance/worker_protocol.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <memory>
 
-#include "conformance/result_schema.h"
+#include "mm/conformance/result_schema.h"
 
 namespace mm::conformance {
 

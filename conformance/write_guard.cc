@@ -1,4 +1,4 @@
-#include "conformance/write_guard.h"
+#include "mm/conformance/write_guard.h"
 
 #include <cstddef>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "conformance/poison.h"
+#include "mm/conformance/poison.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/backend.h"
+#include "mm/engine/backend.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,10 +1,10 @@
-#include "engine/error_bound.h"
+#include "mm/engine/error_bound.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "engine/oracle_internal.h"
+#include "mm/engine/oracle_internal.h"
 
 namespace mm {
 

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/oracle_internal.h"
+#include "mm/engine/oracle_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>

@@ -1,4 +1,4 @@
-#include "engine/machine.h"
+#include "mm/engine/machine.h"
 
 #include <sys/utsname.h>
 

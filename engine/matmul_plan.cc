@@ -1,4 +1,4 @@
-#include "engine/matmul_plan.h"
+#include "mm/engine/matmul_plan.h"
 
 #include <algorithm>
 

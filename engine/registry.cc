@@ -1,4 +1,4 @@
-#include "engine/registry.h"
+#include "mm/engine/registry.h"
 
 namespace mm {
 

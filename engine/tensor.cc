@@ -1,4 +1,4 @@
-#include "engine/tensor.h"
+#include "mm/engine/tensor.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -28,7 +28,7 @@
 #                  the float32 paths of a machine without AVX-512 (bfloat16 goes through float32)
 #   --tables-only  run nothing: print the tables of the last run again (its JSON files)
 # OpenMP's wait policy is the environment's, passive when unset, as mm's tools set it
-# (backends/openmp_wait_policy.h): threads sleep between parallel regions, and the all-cores figures
+# (mm/backends/openmp_wait_policy.h): threads sleep between parallel regions, and the all-cores figures
 # of small shapes include their wake-ups (the header says which policy was in effect).
 # Without --table, auto's own table for each thread count is made (or found) before the timed runs,
 # and the time that took is printed.

@@ -1,4 +1,4 @@
-#include "backends/auto/auto_backend.h"
+#include "mm/backends/auto/auto_backend.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -20,11 +20,11 @@
 #include <sstream>
 #include <utility>
 
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/names.h"
-#include "engine/machine.h"
-#include "engine/process/process.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/machine.h"
+#include "mm/engine/process/process.h"
 #include "mm/version.h"
 
 namespace mm {

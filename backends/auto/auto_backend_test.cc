@@ -2,7 +2,7 @@
 // what it never chooses (excluded, declared failing), what it declares, and that the chosen
 // backend's result is what auto returns. (Every form and dtype against the reference is the
 // cross-backend suite's, backends/tests, which runs auto like every registered backend.)
-#include "backends/auto/auto_backend.h"
+#include "mm/backends/auto/auto_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,10 +19,10 @@
 #include <string>
 #include <thread>
 
-#include "backends/backend_list.h"
-#include "backends/testing/matmul_tester.h"
-#include "backends/testing/temp_dir.h"
-#include "engine/machine.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/machine.h"
 
 namespace mm {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/bench/bench_shapes.h"
+#include "mm/backends/bench/bench_shapes.h"
 
 #include <unistd.h>
 

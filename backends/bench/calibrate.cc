@@ -1,4 +1,4 @@
-#include "backends/bench/calibrate.h"
+#include "mm/backends/bench/calibrate.h"
 
 #include <omp.h>
 #include <signal.h>
@@ -24,11 +24,11 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/backend_list.h"
-#include "conformance/report/output_file.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/report/output_file.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 extern char** environ;
 

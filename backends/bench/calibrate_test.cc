@@ -2,7 +2,7 @@
 // `mm-bench --mm_calibrate` run as a user runs it. Its table is whole, made for this machine, has
 // every cell of the set at 1 thread and at all cores, and auto follows it; interrupted, or with its
 // parent killed, it leaves no file and no process behind.
-#include "backends/bench/calibrate.h"
+#include "mm/backends/bench/calibrate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,9 +25,9 @@
 #include <tuple>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/backend_list.h"
-#include "backends/testing/temp_dir.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/testing/temp_dir.h"
 
 extern char** environ;
 

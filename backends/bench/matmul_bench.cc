@@ -43,13 +43,13 @@
 #include <thread>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/bench/bench_shapes.h"
-#include "backends/bench/calibrate.h"
-#include "backends/bench/oracle_bench.h"
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/auto_expectations.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/bench/bench_shapes.h"
+#include "mm/backends/bench/calibrate.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/auto_expectations.h"
+#include "oracle_bench.h"
 
 namespace mm::bench {
 namespace {

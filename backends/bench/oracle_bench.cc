@@ -1,4 +1,4 @@
-#include "backends/bench/oracle_bench.h"
+#include "oracle_bench.h"
 
 #include <omp.h>
 
@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
-#include "engine/error_bound.h"
-#include "engine/machine.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/machine.h"
 
 namespace mm::bench {
 namespace {

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <vector>
 
-#include "engine/registry.h"
+#include "mm/engine/registry.h"
 
 namespace mm::bench {
 

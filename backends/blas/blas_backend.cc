@@ -1,4 +1,4 @@
-#include "backends/blas/blas_backend.h"
+#include "mm/backends/blas/blas_backend.h"
 
 #include <omp.h>
 

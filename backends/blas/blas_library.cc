@@ -1,4 +1,4 @@
-#include "backends/blas/blas_library.h"
+#include "mm/backends/blas/blas_library.h"
 
 #include <dlfcn.h>
 

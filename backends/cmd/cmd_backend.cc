@@ -1,4 +1,4 @@
-#include "backends/cmd/cmd_backend.h"
+#include "mm/backends/cmd/cmd_backend.h"
 
 #include <omp.h>
 #include <poll.h>
@@ -16,10 +16,10 @@
 #include <mutex>
 #include <optional>
 
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/names.h"
-#include "engine/process/process.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::runtime {
 namespace {

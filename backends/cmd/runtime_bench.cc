@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/bench/bench_shapes.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

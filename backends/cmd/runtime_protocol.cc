@@ -1,11 +1,11 @@
-#include "backends/cmd/runtime_protocol.h"
+#include "mm/backends/cmd/runtime_protocol.h"
 
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "engine/io/json.h"
+#include "mm/engine/io/json.h"
 
 namespace mm::runtime {
 namespace {

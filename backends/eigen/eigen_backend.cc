@@ -1,4 +1,4 @@
-#include "backends/eigen/eigen_backend.h"
+#include "mm/backends/eigen/eigen_backend.h"
 
 #include <omp.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <type_traits>
 
-#include "backends/eigen/eigen_int32_native.h"
+#include "mm/backends/eigen/eigen_int32_native.h"
 
 namespace mm {
 namespace {

@@ -3,7 +3,7 @@
 // its thread scheduling. (Every form and dtype against the reference is the cross-backend suite's,
 // backends/tests.) ctest runs this binary with OMP_NUM_THREADS=1 and =2, so the batch-spreading and
 // row-block paths are both exercised.
-#include "backends/eigen/eigen_backend.h"
+#include "mm/backends/eigen/eigen_backend.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -15,9 +15,9 @@
 #include <string>
 #include <tuple>
 
-#include "backends/reference/reference_backend.h"
-#include "backends/testing/matmul_tester.h"
-#include "engine/testing/test_names.h"
+#include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/eigen/eigen_int32_native.h"
+#include "mm/backends/eigen/eigen_int32_native.h"
 
 #include <Eigen/Core>
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/bench/bench_shapes.h"
+#include "mm/backends/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/onednn/half_convert.h"
+#include "mm/backends/onednn/half_convert.h"
 
 #include <immintrin.h>
 #include <omp.h>

@@ -2,7 +2,7 @@
 // bits of Eigen's scalar conversions (exact widening, one rounding to nearest even), on every
 // float16 and bfloat16 value, on the float32 values around every rounding boundary, at every tail
 // length and across the chunks that OpenMP threads share.
-#include "backends/onednn/half_convert.h"
+#include "mm/backends/onednn/half_convert.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "backends/onednn/onednn_backend.h"
+#include "mm/backends/onednn/onednn_backend.h"
 
 #include <cpuid.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/onednn/half_convert.h"
-#include "backends/onednn/onednn_internal.h"
+#include "mm/backends/onednn/half_convert.h"
+#include "mm/backends/onednn/onednn_internal.h"
 
 namespace mm {
 namespace onednn_internal {

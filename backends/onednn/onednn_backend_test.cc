@@ -3,7 +3,7 @@
 // dtype against the reference is the cross-backend suite's, backends/tests.) ctest runs this
 // binary with OMP_NUM_THREADS=1 and =2 (suffixes .omp1 / .omp2), and again under
 // ONEDNN_MAX_CPU_ISA=AVX2 and SSE41 (label isa).
-#include "backends/onednn/onednn_backend.h"
+#include "mm/backends/onednn/onednn_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/onednn/onednn_internal.h"
-#include "backends/testing/matmul_tester.h"
-#include "engine/process/process.h"
-#include "engine/testing/test_names.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/onednn/onednn_internal.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/process/process.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 namespace {

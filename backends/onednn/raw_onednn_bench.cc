@@ -11,8 +11,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "backends/bench/bench_shapes.h"
-#include "backends/onednn/onednn_backend.h"
+#include "mm/backends/bench/bench_shapes.h"
+#include "mm/backends/onednn/onednn_backend.h"
 
 namespace mm::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/plugin/plugin_loader.h"
+#include "mm/backends/plugin/plugin_loader.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -20,10 +20,10 @@
 #include <optional>
 #include <set>
 
-#include "engine/backend.h"
-#include "engine/io/names.h"
-#include "engine/matmul_plan.h"
-#include "engine/process/process.h"
+#include "mm/engine/backend.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/process/process.h"
 #include "mm/mm_backend_plugin.h"
 
 namespace mm {

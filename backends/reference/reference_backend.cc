@@ -1,4 +1,4 @@
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 #include <algorithm>
 #include <cstdint>

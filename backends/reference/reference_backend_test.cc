@@ -1,7 +1,7 @@
 // The reference backend is the oracle, so it is checked against values worked out independently:
 // the ONNX page's examples, hand-computed wraparound and rounding cases, and an index-by-index
 // numpy.matmul written out in the test itself.
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/testing/matmul_tester.h"
+#include "mm/backends/testing/matmul_tester.h"
 
 namespace mm {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/testing/matmul_tester.h"
+#include "mm/backends/testing/matmul_tester.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
-#include "engine/error_bound.h"
-#include "engine/matmul_plan.h"
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::testing {
 

@@ -1,6 +1,6 @@
 // MatMulTester is what every backend test relies on, so it is tested against backends that are
 // wrong on purpose: it must fail each, and pass a correct backend under the arithmetic it declares.
-#include "backends/testing/matmul_tester.h"
+#include "mm/backends/testing/matmul_tester.h"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 namespace mm {
 namespace {

@@ -17,9 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/testing/matmul_tester.h"
-#include "engine/testing/test_names.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "backends/openmp_wait_policy.h"
+#include "mm/backends/openmp_wait_policy.h"
 
 int main(int argc, char** argv) {
   mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);

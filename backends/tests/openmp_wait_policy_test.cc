@@ -1,4 +1,4 @@
-#include "backends/openmp_wait_policy.h"
+#include "mm/backends/openmp_wait_policy.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fair.h"
+#include "mm/conformance/fuzz/fair.h"
 
 #include <array>
 #include <bit>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "conformance/fuzz/shrink.h"
+#include "mm/conformance/fuzz/shrink.h"
 
 namespace mm::fuzz {
 namespace {

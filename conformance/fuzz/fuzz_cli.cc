@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 
 #include <omp.h>
 
@@ -15,19 +15,19 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/auto_expectations.h"
-#include "conformance/fuzz/fair.h"
-#include "conformance/fuzz/fuzz_merge.h"
-#include "conformance/fuzz/fuzz_report_reader.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/report/output_file.h"
-#include "conformance/shape_classes/shape_classes.h"
-#include "conformance/stop_signals.h"
-#include "conformance/tools/cli_options.h"
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/fuzz/fair.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/stop_signals.h"
+#include "mm/conformance/tools/cli_options.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {

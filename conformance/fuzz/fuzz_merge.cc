@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
 
 #include <algorithm>
 #include <array>
@@ -7,9 +7,9 @@
 #include <map>
 #include <set>
 
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/verdict.h"
-#include "engine/dtype.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/dtype.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,13 +1,13 @@
-#include "conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/fuzz/fuzz_report_reader.h"
 
 #include <limits>
 #include <optional>
 #include <set>
 #include <vector>
 
-#include "engine/dtype.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/engine/dtype.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzzer.h"
+#include "mm/conformance/fuzz/fuzzer.h"
 
 #include <omp.h>
 
@@ -13,12 +13,12 @@
 #include <map>
 #include <ostream>
 
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/fuzz/shrink.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/poison.h"
-#include "conformance/report/output_file.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/fuzz/shrink.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/poison.h"
+#include "mm/conformance/report/output_file.h"
 
 namespace mm::fuzz {
 

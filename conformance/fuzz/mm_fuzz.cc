@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/openmp_wait_policy.h"
-#include "conformance/fuzz/fuzz_cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/openmp_wait_policy.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 
 int main(int argc, char** argv) {
   mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/problem.h"
+#include "mm/conformance/fuzz/problem.h"
 
 #include <algorithm>
 #include <cmath>

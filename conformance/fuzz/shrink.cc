@@ -1,4 +1,4 @@
-#include "conformance/fuzz/shrink.h"
+#include "mm/conformance/fuzz/shrink.h"
 
 #include <algorithm>
 #include <chrono>

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/reference/reference_backend.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/libfuzzer/parser_fuzz.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/reference/reference_backend.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/tools/cli.h"
+#include "parser_fuzz.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "engine/matmul_plan.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/engine/matmul_plan.h"
 
 namespace mm::parser_fuzz {
 

@@ -17,14 +17,14 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/cmd/runtime_protocol.h"
-#include "conformance/expectations.h"
-#include "conformance/fuzz/fuzz_merge.h"
-#include "conformance/fuzz/fuzz_report_reader.h"
-#include "conformance/libfuzzer/parser_fuzz.h"
-#include "conformance/outputs_backend.h"
-#include "conformance/report/merge.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/cmd/runtime_protocol.h"
+#include "mm/conformance/expectations.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/report/merge.h"
+#include "parser_fuzz.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
-#include "conformance/loader/catalog.h"
+#include "mm/conformance/loader/catalog.h"
 
 #include <algorithm>
 #include <optional>
 #include <system_error>
 
-#include "conformance/shape_classes/shape_classes.h"
-#include "engine/io/paths.h"
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/engine/io/paths.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,12 +1,12 @@
-#include "conformance/loader/matmul_case.h"
+#include "mm/conformance/loader/matmul_case.h"
 
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <system_error>
 
-#include "conformance/loader/tensor_proto.h"
-#include "engine/io/paths.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "mm/engine/io/paths.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 

@@ -1,6 +1,6 @@
-#include "conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/node_test_writer.h"
 
-#include "conformance/report/output_file.h"
+#include "mm/conformance/report/output_file.h"
 
 namespace mm::conformance {
 

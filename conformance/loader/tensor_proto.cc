@@ -1,10 +1,10 @@
-#include "conformance/loader/tensor_proto.h"
+#include "mm/conformance/loader/tensor_proto.h"
 
 #include <bit>
 #include <cerrno>
 #include <cstring>
 
-#include "engine/io/input_file.h"
+#include "mm/engine/io/input_file.h"
 #include "onnx/onnx_pb.h"
 
 namespace mm::conformance {

@@ -1,11 +1,11 @@
-#include "conformance/official/official_corpus.h"
+#include "mm/conformance/official/official_corpus.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <system_error>
 
-#include "conformance/official/sha256.h"
+#include "mm/conformance/official/sha256.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/official/sha256.h"
+#include "mm/conformance/official/sha256.h"
 
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/io/input_file.h"
+#include "mm/engine/io/input_file.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,9 +1,9 @@
-#include "conformance/report/console_report.h"
+#include "mm/conformance/report/console_report.h"
 
 #include <algorithm>
 #include <iomanip>
 
-#include "conformance/report/escape.h"
+#include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/report/escape.h"
+#include "mm/conformance/report/escape.h"
 
 #include <algorithm>
 

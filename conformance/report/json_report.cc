@@ -1,12 +1,12 @@
-#include "conformance/report/json_report.h"
+#include "mm/conformance/report/json_report.h"
 
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "conformance/report/escape.h"
-#include "conformance/result_json.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/result_json.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/report/junit_report.h"
+#include "mm/conformance/report/junit_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <pugixml.hpp>
 #include <sstream>
 
-#include "conformance/report/escape.h"
+#include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,9 +1,9 @@
-#include "conformance/report/markdown_report.h"
+#include "mm/conformance/report/markdown_report.h"
 
 #include <optional>
 #include <sstream>
 
-#include "conformance/report/escape.h"
+#include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
 

@@ -1,4 +1,4 @@
-#include "conformance/report/merge.h"
+#include "mm/conformance/report/merge.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,13 +9,13 @@
 #include <optional>
 #include <set>
 
-#include "conformance/outputs_backend.h"
-#include "conformance/result_check.h"
-#include "conformance/result_json.h"
-#include "conformance/tools/cli.h"
-#include "conformance/verdict.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/result_check.h"
+#include "mm/conformance/result_json.h"
+#include "mm/conformance/tools/cli.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 namespace mm::conformance {
 namespace {

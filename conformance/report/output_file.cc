@@ -1,4 +1,4 @@
-#include "conformance/report/output_file.h"
+#include "mm/conformance/report/output_file.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-#include "conformance/report/report.h"
+#include "mm/conformance/report/report.h"
 
 #include <cstdio>
 #include <cstring>
 
-#include "engine/process/process.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::conformance {
 

@@ -1,4 +1,4 @@
-#include "conformance/self_check/planted_backends.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <map>
 
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 namespace mm::self_check {
 namespace {

@@ -1,9 +1,9 @@
-#include "conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
 
 #include <span>
 
-#include "engine/error_bound.h"
-#include "engine/matmul_plan.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
 
 namespace mm::conformance {
 namespace {

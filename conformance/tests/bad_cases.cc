@@ -1,6 +1,6 @@
-#include "conformance/tests/bad_cases.h"
+#include "bad_cases.h"
 
-#include "conformance/tests/onnx_fixtures.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance::testing {
 namespace {

@@ -1,10 +1,10 @@
 // Data roots and discovery: precedence, shadowing, skipped models, built-ins, name selection.
-#include "conformance/loader/catalog.h"
+#include "mm/conformance/loader/catalog.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "conformance/tests/onnx_fixtures.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,6 +1,6 @@
 // mm-conformance end to end, in-process: exit codes, --list, reports, and the harness's acceptance
 // checks (an official case with one expected value changed by 1 % FAILs; bad inputs never pass).
-#include "conformance/tools/cli.h"
+#include "mm/conformance/tools/cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,13 +15,13 @@
 #include <pugixml.hpp>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/loader/catalog.h"
-#include "conformance/shape_classes/shape_classes.h"
-#include "conformance/tests/bad_cases.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "engine/testing/test_names.h"
+#include "bad_cases.h"
+#include "fake_backends.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/engine/testing/test_names.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,5 +1,5 @@
 // ONNX's tolerance rule, element by element, and what a comparison reports.
-#include "conformance/compare.h"
+#include "mm/conformance/compare.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/testing/test_names.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm::conformance {
 namespace {

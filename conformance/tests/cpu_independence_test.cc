@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/tools/cli.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,20 +1,20 @@
 // Known failures, declared: XFAIL that fails is not a failure of the run, XFAIL that passes is
 // XPASS and is one, SKIP is never run (so a hang can be declared), an entry that matches nothing
 // is counted as such, and a malformed file is refused with the entry named.
-#include "conformance/expectations.h"
+#include "mm/conformance/expectations.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "conformance/report/console_report.h"
-#include "conformance/report/json_report.h"
-#include "conformance/report/junit_report.h"
-#include "conformance/report/markdown_report.h"
-#include "conformance/report/merge.h"
-#include "conformance/report/report.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
+#include "fake_backends.h"
+#include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/json_report.h"
+#include "mm/conformance/report/junit_report.h"
+#include "mm/conformance/report/markdown_report.h"
+#include "mm/conformance/report/merge.h"
+#include "mm/conformance/report/report.h"
+#include "mm/conformance/tools/cli.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

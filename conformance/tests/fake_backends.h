@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "backends/reference/reference_backend.h"
-#include "conformance/runner.h"
-#include "conformance/worker_protocol.h"
-#include "engine/registry.h"
+#include "mm/backends/reference/reference_backend.h"
+#include "mm/conformance/runner.h"
+#include "mm/conformance/worker_protocol.h"
+#include "mm/engine/registry.h"
 
 namespace mm::conformance::testing {
 

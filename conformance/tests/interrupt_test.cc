@@ -21,10 +21,10 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
-#include "engine/backend.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/tools/cli.h"
+#include "mm/engine/backend.h"
+#include "onnx_fixtures.h"
 
 extern char** environ;
 

@@ -12,10 +12,10 @@
 #include <memory>
 #include <set>
 
-#include "conformance/runner.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/worker_pool.h"
+#include "fake_backends.h"
+#include "mm/conformance/runner.h"
+#include "mm/conformance/worker_pool.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

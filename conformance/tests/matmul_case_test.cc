@@ -1,17 +1,17 @@
 // Recognising and loading MatMul cases: the opset picks the MatMul version, non-MatMul models are
 // skipped, and every kind of bad input is refused with a message naming the file.
-#include "conformance/loader/matmul_case.h"
+#include "mm/conformance/loader/matmul_case.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "backends/backend_list.h"
-#include "conformance/loader/catalog.h"
-#include "conformance/runner.h"
-#include "conformance/tests/bad_cases.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "engine/testing/test_names.h"
+#include "bad_cases.h"
+#include "fake_backends.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/runner.h"
+#include "mm/engine/testing/test_names.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

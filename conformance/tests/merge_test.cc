@@ -1,6 +1,6 @@
 // Sharded runs merged back: the same results in the same order, the same summary and exit code as
 // the unsharded run; reports of other runs or an incomplete set of shards are refused.
-#include "conformance/report/merge.h"
+#include "mm/conformance/report/merge.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,14 +9,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "conformance/report/json_report.h"
-#include "conformance/report/report.h"
-#include "conformance/result_check.h"
-#include "conformance/result_json.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
-#include "conformance/verdict.h"
+#include "fake_backends.h"
+#include "mm/conformance/report/json_report.h"
+#include "mm/conformance/report/report.h"
+#include "mm/conformance/result_check.h"
+#include "mm/conformance/result_json.h"
+#include "mm/conformance/tools/cli.h"
+#include "mm/conformance/verdict.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

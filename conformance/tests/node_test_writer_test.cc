@@ -1,5 +1,5 @@
 // The one node-test writer, read back by the loader it shares its protobuf classes with.
-#include "conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/node_test_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <fstream>
 
-#include "conformance/loader/matmul_case.h"
-#include "conformance/loader/tensor_proto.h"
-#include "conformance/tests/onnx_fixtures.h"
+#include "mm/conformance/loader/matmul_case.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,5 +1,5 @@
 // SHA-256 and the official-corpus tripwire.
-#include "conformance/official/official_corpus.h"
+#include "mm/conformance/official/official_corpus.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "conformance/official/sha256.h"
-#include "conformance/tests/onnx_fixtures.h"
+#include "mm/conformance/official/sha256.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

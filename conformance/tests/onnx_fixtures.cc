@@ -1,4 +1,4 @@
-#include "conformance/tests/onnx_fixtures.h"
+#include "onnx_fixtures.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 
 namespace mm::conformance::testing {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "conformance/loader/catalog.h"
-#include "conformance/loader/node_test_writer.h"
-#include "engine/tensor.h"
+#include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/engine/tensor.h"
 #include "onnx/onnx_pb.h"
 
 namespace mm::conformance::testing {

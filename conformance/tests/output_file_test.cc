@@ -1,7 +1,7 @@
 // Report files written safely: whole or not at all, through a new file of an unpredictable name
 // (never a link planted beside the report), and two report options never naming one file; and
 // auto honouring the deviations of mm-conformance's --expectations.
-#include "conformance/report/output_file.h"
+#include "mm/conformance/report/output_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/auto_expectations.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/tools/cli.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -3,7 +3,7 @@
 // missing, extra, malformed, wrongly typed or shaped output; a manifest's error or refusal) is an
 // ERROR or UNSUPPORTED naming the file, never a skipped or passed result. Fixtures are written with
 // the protobuf classes the loader reads.
-#include "conformance/outputs_backend.h"
+#include "mm/conformance/outputs_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/loader/tensor_proto.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "mm/conformance/tools/cli.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/report/escape.h"
-#include "conformance/tests/onnx_fixtures.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/tools/cli.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,13 +1,13 @@
 // Verdicts: PASS, FAIL with the worst element, UNSUPPORTED with the reason, ERROR for broken
 // backends (including ones that throw), and the three-way comparison with the reference.
-#include "conformance/runner.h"
+#include "mm/conformance/runner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/tests/fake_backends.h"
-#include "conformance/tests/onnx_fixtures.h"
+#include "fake_backends.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,7 +1,7 @@
 // The self-check catches every planted fault with the verdict it deserves, and, when the
 // harness's judgement or exit-code logic is broken on purpose, reports the faults it then misses
 // by name: the proof that the self-check itself can fail.
-#include "conformance/self_check/self_check.h"
+#include "mm/conformance/self_check/self_check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "conformance/compare.h"
-#include "conformance/self_check/planted_backends.h"
-#include "conformance/tools/cli.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/tools/cli.h"
 
 namespace mm::self_check {
 namespace {

@@ -1,13 +1,13 @@
 // TensorProto -> Tensor: every MatMul dtype from raw_data and from its typed field, rank 0, empty
 // tensors. (The refusals are in bad_cases.cc, run through the loader and the CLI.)
-#include "conformance/loader/tensor_proto.h"
+#include "mm/conformance/loader/tensor_proto.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "conformance/tests/onnx_fixtures.h"
+#include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,6 +1,6 @@
 // The harness checks that every backend wrote only Y: A and B unchanged, the bytes right before and
 // after Y intact. Shown with built-in-style C++ backends and with deliberately wrong plugins.
-#include "conformance/write_guard.h"
+#include "mm/conformance/write_guard.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <cstring>
 #include <functional>
 
-#include "backends/plugin/plugin_loader.h"
-#include "backends/reference/reference_backend.h"
-#include "conformance/runner.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/backends/reference/reference_backend.h"
+#include "mm/conformance/runner.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,11 +1,11 @@
-#include "conformance/tools/cli_options.h"
+#include "mm/conformance/tools/cli_options.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
 
-#include "conformance/report/output_file.h"
+#include "mm/conformance/report/output_file.h"
 
 namespace mm::conformance {
 namespace cli {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/openmp_wait_policy.h"
-#include "conformance/self_check/self_check.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/openmp_wait_policy.h"
+#include "mm/conformance/self_check/self_check.h"
+#include "mm/conformance/tools/cli.h"
 
 int main(int argc, char** argv) {
   mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);

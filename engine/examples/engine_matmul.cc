@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 
-#include "backends/backend_list.h"
+#include "mm/backends/backend_list.h"
 
 int main() {
   const float a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1, 1, 1};

@@ -1,4 +1,4 @@
-#include "engine/io/input_file.h"
+#include "mm/engine/io/input_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

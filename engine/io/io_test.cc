@@ -11,11 +11,11 @@
 #include <fstream>
 #include <string>
 
-#include "backends/testing/temp_dir.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/names.h"
-#include "engine/io/paths.h"
+#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 
 namespace mm::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/io/json.h"
+#include "mm/engine/io/json.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "engine/io/names.h"
+#include "mm/engine/io/names.h"
 
 namespace mm::io {
 

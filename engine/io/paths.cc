@@ -1,4 +1,4 @@
-#include "engine/io/paths.h"
+#include "mm/engine/io/paths.h"
 
 #include <string>
 #include <system_error>

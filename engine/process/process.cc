@@ -1,4 +1,4 @@
-#include "engine/process/process.h"
+#include "mm/engine/process/process.h"
 
 #include <fcntl.h>
 #include <poll.h>

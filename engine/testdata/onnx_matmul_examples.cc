@@ -1,4 +1,4 @@
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 
 #include <cerrno>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "engine/dtype.h"
+#include "mm/engine/dtype.h"
 
 namespace mm {
 namespace {

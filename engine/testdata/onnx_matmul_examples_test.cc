@@ -1,9 +1,9 @@
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/testing/test_names.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 namespace {

@@ -1,6 +1,6 @@
 // The engine's side of the Backend interface: Prepare keeps Supports' word, and answers K = 0 and
 // empty outputs itself, so no backend ever sees them.
-#include "engine/backend.h"
+#include "mm/engine/backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

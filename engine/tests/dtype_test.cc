@@ -1,4 +1,4 @@
-#include "engine/dtype.h"
+#include "mm/engine/dtype.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "engine/error_bound.h"
-#include "engine/oracle_internal.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/oracle_internal.h"
 
 namespace mm {
 namespace {

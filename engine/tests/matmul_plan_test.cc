@@ -1,12 +1,12 @@
 // PlanMatMul against numpy.matmul's shape rules. Each row says why it is in the table.
-#include "engine/matmul_plan.h"
+#include "mm/engine/matmul_plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "engine/testing/test_names.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/registry.h"
+#include "mm/engine/registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

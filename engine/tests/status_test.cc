@@ -1,4 +1,4 @@
-#include "engine/status.h"
+#include "mm/engine/status.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/tensor.h"
+#include "mm/engine/tensor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

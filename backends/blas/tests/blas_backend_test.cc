@@ -4,7 +4,7 @@
 // limit, and what a backend says it runs on. The fake OpenBLAS (tests/fake_blas.c) is always built;
 // the real libraries are tested where they are installed. (Every form and dtype against the
 // reference, on every registered backend, is the cross-backend suite's, backends/tests.)
-#include "backends/blas/blas_backend.h"
+#include "mm/backends/blas/blas_backend.h"
 
 #include <dlfcn.h>
 #include <gmock/gmock.h>
@@ -15,8 +15,8 @@
 #include <fstream>
 #include <string>
 
-#include "backends/testing/matmul_tester.h"
-#include "engine/testing/test_names.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm::blas {
 namespace {

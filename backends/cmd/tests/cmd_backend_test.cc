@@ -1,7 +1,7 @@
 // Backends that are driver programs: a driver that works is judged like any backend; each way a
 // driver can misbehave is an error of that call (a refusal of a supported dtype's shape, a
 // conformance gap), and the next call works on a driver started anew.
-#include "backends/cmd/cmd_backend.h"
+#include "mm/backends/cmd/cmd_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/testing/matmul_tester.h"
-#include "backends/testing/temp_dir.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/backends/testing/temp_dir.h"
 
 namespace mm::runtime {
 namespace {

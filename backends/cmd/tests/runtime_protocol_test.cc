@@ -1,6 +1,6 @@
 // The runtime protocol's frames: what mm sends, byte for byte, and every check of what a driver
 // sends (docs/runtime-protocol.md).
-#include "backends/cmd/runtime_protocol.h"
+#include "mm/backends/cmd/runtime_protocol.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

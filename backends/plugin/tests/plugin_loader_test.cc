@@ -1,7 +1,7 @@
 // Plugins through RegisterBackendLibraries: the example plugin computes every dtype and form like
 // the reference; every deliberately wrong plugin (tests/wrong_plugin.c, one shared object per
 // fault) is refused with a message naming the file and the problem.
-#include "backends/plugin/plugin_loader.h"
+#include "mm/backends/plugin/plugin_loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,11 +17,11 @@
 #include <tuple>
 #include <vector>
 
-#include "backends/backend_list.h"
-#include "backends/reference/reference_backend.h"
-#include "backends/testing/matmul_tester.h"
-#include "backends/testing/temp_dir.h"
-#include "engine/testing/test_names.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/matmul_tester.h"
+#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/testing/test_names.h"
 
 namespace mm {
 

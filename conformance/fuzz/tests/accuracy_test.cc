@@ -14,11 +14,11 @@
 #include <sstream>
 #include <string>
 
-#include "backends/backend_list.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/fuzz/shrink.h"
-#include "conformance/self_check/planted_backends.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/fuzz/shrink.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,6 +1,6 @@
 // Fair corpora (conformance/fuzz/fair.h): the correctly rounded expected output, and which
 // problems a correct float32-accumulating implementation may fail under ONNX's rule.
-#include "conformance/fuzz/fair.h"
+#include "mm/conformance/fuzz/fair.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // mm-fuzz end to end, in-process: exit codes, JSON, replay lines, export of minimal failing
 // problems as node tests that mm-conformance and ONNX's checker accept, the generator's corpus,
 // reproducibility, and --check-threads.
-#include "conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,14 +15,14 @@
 #include <set>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/fuzz/problem.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/loader/tensor_proto.h"
-#include "conformance/self_check/planted_backends.h"
-#include "conformance/shape_classes/shape_classes.h"
-#include "conformance/tools/cli.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/fuzz/problem.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/tools/cli.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 

@@ -1,7 +1,7 @@
 // mm-fuzz --shard I/N and mm-fuzz merge: shards are disjoint and cover the campaign, and their
 // merged report is the unsharded campaign's report; missing, repeated and foreign shards are
 // refused by name.
-#include "conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,10 +14,10 @@
 #include <functional>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/fuzz/fuzz_report_reader.h"
-#include "conformance/self_check/planted_backends.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {

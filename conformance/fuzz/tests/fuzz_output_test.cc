@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "backends/testing/temp_dir.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/self_check/planted_backends.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/testing/temp_dir.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/backend_list.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/compare.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/self_check/planted_backends.h"
-#include "engine/error_bound.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/self_check/planted_backends.h"
+#include "mm/engine/error_bound.h"
 
 namespace mm::conformance {
 namespace {

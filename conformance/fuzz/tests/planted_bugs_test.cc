@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/self_check/planted_backends.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::fuzz {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "conformance/loader/libfuzzer/fuzz_input.h"
-#include "conformance/loader/matmul_case.h"
-#include "conformance/loader/tensor_proto.h"
-#include "engine/matmul_plan.h"
+#include "fuzz_input.h"
+#include "mm/conformance/loader/matmul_case.h"
+#include "mm/conformance/loader/tensor_proto.h"
+#include "mm/engine/matmul_plan.h"
 #include "onnx/onnx_pb.h"
 
 namespace {

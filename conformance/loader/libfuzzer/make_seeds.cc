@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "conformance/loader/libfuzzer/fuzz_input.h"
-#include "conformance/loader/node_test_writer.h"
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "fuzz_input.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Child processes: what their ends say, their process groups, their death with the parent.
-#include "engine/process/process.h"
+#include "mm/engine/process/process.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

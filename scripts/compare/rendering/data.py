@@ -481,7 +481,7 @@ def shape_sort_key(shape):
 
 def conformance_gaps(results):
     """(backend, dtype) -> the shape classes it refused on a dtype it declares: its ERROR results
-    whose message says "conformance gap: " (engine/backend.h), by shape class or A x B shape."""
+    whose message says "conformance gap: " (mm/engine/backend.h), by shape class or A x B shape."""
     from .shape_matrix import shape_class_of
 
     gaps = collections.defaultdict(set)

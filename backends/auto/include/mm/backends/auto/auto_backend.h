@@ -1,0 +1,221 @@
+// The auto backend: per problem (dtype, shape, thread count), the fastest backend that is
+// conformant for that dtype on this machine, and the thread count to run it on, chosen once at
+// Prepare from a calibration table (made by a quick calibration on first use, cached per machine
+// and environment, or by `mm-bench --mm_calibrate=FILE`), else from built-in defaults.
+#ifndef MM_BACKENDS_AUTO_AUTO_BACKEND_H_
+#define MM_BACKENDS_AUTO_AUTO_BACKEND_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mm/engine/backend.h"
+#include "mm/engine/registry.h"
+
+namespace mm {
+
+// What the built-in ranking knows of the machine: whether oneDNN and Eigen run AVX-512 kernels
+// here. Debian bookworm's OpenBLAS (0.3.21) and BLIS (0.9.0) run their AVX2 or generic kernels on
+// CPUs newer than they know, so where oneDNN and Eigen have AVX-512 they rank first.
+struct AutoDefaultsBasis {
+  // The CPU has avx512f, and ONEDNN_MAX_CPU_ISA, when set, allows an AVX-512 level.
+  bool onednn_avx512 = false;
+  // The CPU has avx512f, and the eigen backend is compiled for the CPU it is built on
+  // (MM_EIGEN_NATIVE, the default; the build machine is assumed to be the one it runs on).
+  bool eigen_avx512 = false;
+
+  // This machine's, from /proc/cpuinfo and the environment.
+  static AutoDefaultsBasis OfThisMachine();
+  // "AVX-512 for onednn and eigen", "AVX-512 for onednn", "AVX-512 for eigen", "no AVX-512".
+  std::string ToString() const;
+};
+
+// A backend declared deviating (an XFAIL or SKIP entry of an expectations file): auto never
+// chooses a candidate it matches for the dtypes it names.
+struct AutoDeviation {
+  std::string backend_pattern;  // A shell glob (fnmatch) over candidate names.
+  std::vector<DType> dtypes;    // Empty: every dtype.
+  std::string declared;         // Where and why, for RunsOn: "declared XFAIL in FILE (reason)".
+};
+
+// While one lives, AutoOptions::FromEnvironment (hence every auto the built-in registry creates,
+// in this process and in the processes it forks) adds `deviations`: how a tool passes the
+// deviations of its --expectations file (or MM_EXPECTATIONS) to auto. Restores the previous ones
+// when destroyed; not to be nested across threads.
+class ScopedAutoDeviations {
+ public:
+  explicit ScopedAutoDeviations(std::vector<AutoDeviation> deviations);
+  ~ScopedAutoDeviations();
+  ScopedAutoDeviations(const ScopedAutoDeviations&) = delete;
+  ScopedAutoDeviations& operator=(const ScopedAutoDeviations&) = delete;
+
+ private:
+  std::vector<AutoDeviation> previous_;
+};
+
+// What auto reads from its environment; every field may also be set directly (tests, tools).
+struct AutoOptions {
+  // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
+  std::vector<std::string> exclude;
+  // The calibration table: MM_AUTO_TABLE, else DefaultTablePath(). A missing file means the
+  // built-in defaults, unless `calibrate`.
+  std::string table_path;
+  // Whether a missing, refused or malformed table at `table_path` is made (a quick calibration by
+  // `calibrator`, one process at a time) before auto chooses: MM_AUTO_CALIBRATE ("0"/"off": no,
+  // "1"/"on": yes); unset: yes when the table is the default one (MM_AUTO_TABLE unset) and the
+  // process is not a test run by ctest (CTEST_INTERACTIVE_DEBUG_MODE set), so that tests never
+  // calibrate unless they ask to.
+  bool calibrate = false;
+  // The program that calibrates, run as `calibrator --mm_calibrate=TABLE --mm_set=quick`:
+  // MM_AUTO_CALIBRATOR, else mm-bench beside this executable, else mm-bench in PATH.
+  std::string calibrator;
+  // Backends never chosen for some dtypes: those a tool declared (ScopedAutoDeviations), which
+  // mm's tools take from their expectations (--expectations FILE, else MM_EXPECTATIONS).
+  std::vector<AutoDeviation> deviations;
+  // What the built-in ranking assumes of the machine; unset: AutoDefaultsBasis::OfThisMachine().
+  std::optional<AutoDefaultsBasis> defaults_basis;
+
+  // A malformed setting (MM_AUTO_CALIBRATE not one of 0, 1, off, on), which AutoBackend::Create
+  // reports as INVALID_ARGUMENT; empty when none.
+  std::string setting_error;
+
+  static AutoOptions FromEnvironment();
+  // The default table location, one per machine and environment ($XDG_CACHE_HOME/mm/ or
+  // $HOME/.cache/mm/ then "auto-" AutoTableKey() ".json"); empty when neither variable is set.
+  static std::string DefaultTablePath();
+};
+
+// What names this machine and environment's cached table: a hash (16 hex digits) of the CPU model
+// and features, logical CPUs, ONEDNN_MAX_CPU_ISA, mm's version, OMP_WAIT_POLICY and the thread
+// count of the environment (OMP_NUM_THREADS, else every core). A library version that changes is
+// found when the table is read (AutoIdentity::backends), and the table is made again.
+std::string AutoTableKey();
+
+// What a calibration table is valid for: a table is used only where all of it is equal.
+struct AutoIdentity {
+  std::string cpu_model;
+  std::string cpu_features;
+  int logical_cpus = 0;
+  std::string onednn_max_cpu_isa;  // Changes oneDNN's kernels, hence the choice.
+  std::string mm_version;
+  // OMP_WAIT_POLICY ("unset" when unset): under "passive", as mm's tools set it, an OpenMP library
+  // pays a thread wake-up per call, which changes the choice for small problems.
+  std::string omp_wait_policy;
+  // The thread count of the environment (OMP_NUM_THREADS, else every core): the most threads a
+  // cell is calibrated at.
+  int threads = 0;
+  // Every candidate backend: name -> its registry description (library and version).
+  std::map<std::string, std::string> backends;
+
+  nlohmann::json ToJson() const;
+  // The first difference from `other`, as "cpu_model: table has X, this machine Y"; empty if none.
+  std::string DifferenceFrom(const AutoIdentity& other) const;
+};
+
+// This machine, this mm, and the backends of `candidates`.
+AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates);
+
+// One measured problem: the candidates ranked fastest first, with their median seconds per call.
+// An entry "name@N" is backend `name` run on N threads, fewer than the cell's (faster for small
+// problems, where waking threads costs more than they gain).
+struct AutoCell {
+  DType dtype = DType::kFloat;
+  int threads = 1;
+  Dims a_dims;
+  Dims b_dims;
+  std::vector<std::string> ranking;  // Never empty.
+  std::vector<double> seconds;       // Same length as ranking; empty when only one candidate.
+};
+
+// A calibration: its identity and its cells.
+struct AutoTable {
+  AutoIdentity identity;
+  std::string created;  // UTC time of the calibration, ISO 8601.
+  std::vector<AutoCell> cells;
+
+  nlohmann::json ToJson() const;
+};
+
+// Parses a table's JSON. INVALID_ARGUMENT naming `source` and what is wrong for malformed text or
+// fields, unknown dtypes, empty rankings; FAILED_PRECONDITION saying which identity field differs
+// when the table was made for another machine, mm version or backend set than `expected`.
+StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
+                                   const AutoIdentity& expected);
+
+// The built-in ranking for a problem of `flops` (2*batch*M*N*K) in `dtype` at `threads` threads on
+// a machine of `basis`, used when no valid table is loaded or it has no cell for the dtype (how it
+// was chosen: docs/backends.md, auto backend).
+std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops,
+                                            const AutoDefaultsBasis& basis);
+
+// Dispatches every MatMul to one of the candidate backends, chosen at Prepare:
+//  - candidates: every backend of the registry given (all of mm's built-in backends but auto),
+//    minus those excluded (AutoOptions::exclude) and those declared deviating for the dtype
+//    (AutoOptions::deviations); of those, the ones whose Supports accepts the problem;
+//  - choice: the first candidate in the ranking of the nearest table cell (same dtype, the
+//    nearest calibrated thread count, then the nearest shape by log distance of batch, M, K, N),
+//    else in the built-in default ranking, else the first candidate in registry order; an entry
+//    "name@N" runs `name` on N threads (omp_set_num_threads around its Prepare and each call);
+//  - the chosen backend's primitive is held and run directly (no per-call lookup);
+//    implementation() says "auto -> <backend>: <its implementation>", or "auto -> <backend>
+//    (N of M threads): ..." when it runs on fewer threads than it was given.
+// DeclaredArithmetic(dtype) is the loosest of the arithmetic the candidates for that dtype
+// declare (fewest accumulation bits; flushes if any flushes), since any of them may be chosen.
+class AutoBackend final : public Backend {
+ public:
+  // Creates every backend of `candidates` and reads the table. A backend that cannot be created is
+  // left out (RunsOn says so), and so is each one declared deviating, for its dtypes. A missing,
+  // refused or malformed table is made first when options.calibrate (a warning on stderr says so
+  // and why; a failed calibration means the defaults), else it means the defaults; RunsOn says
+  // which and why.
+  static StatusOr<std::unique_ptr<Backend>> Create(const BackendRegistry& candidates,
+                                                   const AutoOptions& options);
+
+  std::string_view name() const override { return "auto"; }
+  Support Supports(const MatMulDesc& desc) const override;
+  // "calibration table FILE (N cells, CREATED)" or "built-in defaults (why)", then the
+  // candidates and those left out with the reason.
+  std::string RunsOn() const override;
+  Arithmetic DeclaredArithmetic(DType dtype) const override;
+
+  // The backend chosen for `desc` at `threads` threads and where the choice came from ("table
+  // cell float 2 threads 256x256 x 256x256", "defaults"); NOT_FOUND... UNIMPLEMENTED when no
+  // candidate supports desc.
+  struct Choice {
+    std::string backend;
+    std::string source;
+    int threads = 0;  // Fewer threads than given to run it on (a "name@N" entry); 0: all given.
+  };
+  StatusOr<Choice> Choose(const MatMulDesc& desc, int threads) const;
+
+  // Whether a table was loaded and is in use.
+  bool UsesTable() const { return table_.has_value(); }
+
+ protected:
+  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
+
+ private:
+  struct Candidate {
+    std::string name;
+    std::shared_ptr<Backend> backend;
+    std::vector<DType> excluded_dtypes;  // Declared deviating (AutoOptions::deviations).
+  };
+  AutoBackend() = default;
+  const Candidate* Find(std::string_view name) const;
+  bool Eligible(const Candidate& candidate, const MatMulDesc& desc) const;
+
+  std::vector<Candidate> candidates_;
+  std::vector<std::string> left_out_;  // "onednn: excluded by MM_AUTO_EXCLUDE", ...
+  std::optional<AutoTable> table_;
+  std::string table_note_;  // Where the choices come from, for RunsOn.
+  AutoDefaultsBasis defaults_basis_;
+};
+
+}  // namespace mm
+
+#endif  // MM_BACKENDS_AUTO_AUTO_BACKEND_H_

@@ -1,0 +1,45 @@
+// mm-bench's calibration for the auto backend: every candidate backend timed side by side at every
+// benchmark shape and dtype, at 1 thread and at all cores, written as auto's table of choices.
+#ifndef MM_BACKENDS_BENCH_CALIBRATE_H_
+#define MM_BACKENDS_BENCH_CALIBRATE_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mm/backends/bench/bench_shapes.h"
+
+namespace mm::bench {
+
+// Measures and writes the table to `path` (creating its folder): one child process per thread
+// count (OMP_NUM_THREADS = 1 and the logical CPU count), each measuring Shapes(set) x
+// BenchDTypes(set) into `path`.part<threads>. The table appears whole or not at all (written
+// beside it, then renamed), and no part file is left behind. Returns 0; 1 with a message on stderr
+// when a part fails or the file cannot be written; 128 + the signal when SIGINT, SIGTERM or SIGHUP
+// interrupts it (the signal is passed on to the child measuring, which is waited for).
+int Calibrate(const std::string& path, ShapeSet set);
+
+// One thread count's part (the child's work, at the OMP_NUM_THREADS it was started with): the
+// cells as a JSON array written to `out` (whole or not at all). Dies with its parent. Returns 0,
+// or 1 with a message on stderr when `out` cannot be written.
+int CalibratePart(const std::string& out, ShapeSet set);
+
+// What ranks a candidate in a cell: its samples (seconds per call, in the order taken) cut into
+// whole blocks of `block` samples, and the fastest block's median (a block's median: its
+// (block/2)-th smallest sample); samples after the last whole block do not count. With fewer
+// samples than a block, the median of all of them; infinity when there are none. Other work on a
+// shared machine only ever slows a block down, and one phase of it can span two blocks of a
+// candidate: the median of all samples would then be the phase's.
+double FastestBlockMedian(std::span<const double> samples, int block);
+
+// The candidates of a close cell, which the calibration times again before it ranks: the indices
+// of `measures` (one per candidate, its FastestBlockMedian; infinity for a pruned one) at most
+// (1 + margin) times the fastest, the fastest first, then in their order; empty when no other is
+// that close (or none is finite). One phase of other work can slow every block of a candidate:
+// BLIS's double [8,128,256]x[8,256,64] measured 815 us in one calibration (662 us in the next,
+// 686 in mm-bench) and lost the cell to OpenBLAS's 812 us, 1.10x BLIS's time in mm-bench.
+std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin);
+
+}  // namespace mm::bench
+
+#endif  // MM_BACKENDS_BENCH_CALIBRATE_H_

@@ -1,0 +1,49 @@
+// Fair corpora: which generated problems every correct implementation passes under ONNX's rule,
+// and the correctly rounded expected output written for them.
+//
+// A correct implementation here is one that forms the K products and sums them in float32 (double
+// for double inputs; float16 and bfloat16 widened to float32) in any order, with or without
+// subnormals flushed to zero, and rounds once to the output type. A problem is fair when, for
+// every element, every value such an implementation may return (engine/error_bound.h: the K-aware
+// bound gamma_K S + K eta, and the flush allowance) is within ONNX's tolerance of the correctly
+// rounded expected value, and no NaN or infinity depends on the order of summation.
+#ifndef MM_CONFORMANCE_FUZZ_FAIR_H_
+#define MM_CONFORMANCE_FUZZ_FAIR_H_
+
+#include <string>
+
+#include "mm/conformance/compare.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/status.h"
+#include "mm/engine/tensor.h"
+
+namespace mm::fuzz {
+
+// The tolerance is applied with this factor (1 - 2^-9): numpy's assert_allclose, which ONNX's
+// runner uses, computes |got - expected| and atol + rtol |expected| in the output's own dtype
+// (float16 included), so a result exactly at the edge may fail there; the margin covers that
+// rounding while a one-ULP float16 difference (at most 2^-10 relative) still fits in rtol 1e-3.
+inline constexpr double kFairMargin = 1.0 - 1.0 / 512;
+
+// The arithmetic a fair corpus is fair to for `dtype`: float32 accumulation (double for double),
+// subnormals possibly flushed. Integers: exact.
+Arithmetic FairArithmetic(DType dtype);
+
+// MatMul(a, b) for `plan`, each float element rounded correctly (nearest even) from the exact
+// dot product, summed without error in a fixed-point accumulator covering double's whole range.
+// Elements a NaN or infinite input reaches get `oracle`'s IEEE value; integers `oracle`'s y.
+StatusOr<Tensor> CorrectlyRounded(const MatMulPlan& plan, TensorView a, TensorView b,
+                                  const OracleResult& oracle);
+
+// Whether the problem (a, b, its oracle and correctly rounded `expected`) is fair under
+// `tolerance` (see above). Empty: fair; else why not, naming the first element that is not
+// ("element 3: a float32 sum in another order may give 0.5001 where 0.5 is expected (tolerance
+// 0.0005)").
+std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
+                         const OracleResult& oracle, TensorView expected,
+                         const conformance::Tolerance& tolerance);
+
+}  // namespace mm::fuzz
+
+#endif  // MM_CONFORMANCE_FUZZ_FAIR_H_

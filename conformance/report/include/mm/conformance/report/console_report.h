@@ -1,0 +1,47 @@
+// The console report: a line per (case, backend) as results arrive, then the summary.
+#ifndef MM_CONFORMANCE_REPORT_CONSOLE_REPORT_H_
+#define MM_CONFORMANCE_REPORT_CONSOLE_REPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "mm/conformance/report/report.h"
+
+namespace mm::conformance {
+
+// One line per (case, backend) unless `quiet`, its verdict the worst over the case's data sets;
+// then the official corpus, skipped and shadowed counts and the summary.
+void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
+
+// WriteConsole as results arrive: the lines of a case are printed (and flushed, whatever `out`
+// is: a terminal, a file, a pipe) as soon as a result of the next case or Finish comes. Results
+// of one case must be contiguous (as every run gives them).
+class ConsoleWriter {
+ public:
+  // `name_width` and `backend_width`: the longest case and backend name (columns are 2 wider).
+  ConsoleWriter(std::ostream& out, bool quiet, const Tolerance& tolerance, std::size_t name_width,
+                std::size_t backend_width);
+  void Add(const Result& result);
+  // The pending lines, then everything after them: the official corpus, skipped and shadowed
+  // models, the machine, expectations, the interruption and the summary of `report` (whose own
+  // results are not looked at).
+  void Finish(const Report& report, const Summary& summary);
+
+ private:
+  void FlushCase();
+  // The official corpus's state, when the run holds one of its cases or requires them.
+  void WriteOfficialCorpus(const Report& report);
+  std::ostream& out_;
+  bool quiet_;
+  Tolerance tolerance_;
+  std::size_t name_width_, backend_width_;
+  std::vector<Result> pending_;  // The current case's results.
+  std::int64_t rows_ = 0;
+  std::int64_t suspect_data_sets_ = 0;  // Data sets whose expected Y is suspect (data_suspect).
+};
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_REPORT_CONSOLE_REPORT_H_

@@ -1,0 +1,43 @@
+// Writing the files mm's tools produce (reports, manifests, node tests) so that a reader sees the
+// old file or the whole new one, and no link planted beside them redirects the write.
+#ifndef MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_
+#define MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mm/engine/status.h"
+
+namespace mm::conformance {
+
+// Writes the file at `path` whole or not at all: `write` streams the content into a new file that
+// WriteFileAtomically creates in PATH's directory with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC under an
+// unpredictable name (".NAME.XXXXXX", mkostemp), so an existing file or link of any name is never
+// opened; the file is given the mode a new file gets (0666 less the umask) and renamed over PATH
+// (a link at PATH is replaced, not followed). No fsync: this guards against a killed process, not
+// a lost machine. On error the temporary file is removed, PATH is
+// unchanged and the error names PATH. A process killed while writing may leave the temporary file
+// behind, never a partial PATH.
+Status WriteFileAtomically(const std::filesystem::path& path,
+                           const std::function<void(std::ostream&)>& write);
+
+// The same with the whole content given.
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
+
+// Whether `a` and `b` name one file: the same inode when both exist, else the same path once
+// made absolute and resolved as far as it exists (std::filesystem::weakly_canonical).
+bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// INVALID_ARGUMENT "--json and --junit name the same file ('r.json', 'out/../r.json'): each
+// report needs its own" for the first two of `outputs` (option, path; an empty path is not
+// written and not compared) that name one file; OK otherwise.
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_

@@ -1,0 +1,155 @@
+// The exact oracle of MatMul and the two rules a result is judged by: ONNX's fixed tolerance and
+// the error bound a correct backend stays within. The harness (mm-conformance), the differential
+// fuzzer (mm-fuzz) and the backends' tests (MatMulTester) all judge by these.
+//
+// Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has), through a uint64 GEMM
+// (Eigen's; 32-bit inputs widened to uint64, whose products and sums modulo 2^64 keep the low 32
+// bits exact). Elements with NaN or infinite inputs get IEEE's answer (a NaN term, 0 * inf, or
+// +inf with -inf give NaN; else the infinity).
+//
+// The exact path, per element: the products (exact in double for float16, bfloat16 and float
+// inputs; TwoProduct's error-free split for double) summed with Ogita, Rump and Oishi's Dot2
+// (TwoSum with fma), as accurate as if summed in twice double's precision and rounded once:
+// |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. Y is that value rounded (nearest even)
+// to the output type. double inputs take this path for every element.
+//
+// The fast path (float16, bfloat16 and float inputs): a certified filter in front of the exact
+// path.
+//  - Two double GEMMs (Eigen's: panels of B's columns converted to double once and shared, tiles
+//    of A's rows converted per thread, one tile per OpenMP task; the values of A and B are exact
+//    in double) give per element
+//    v = sum a_k b_k and s = sum |a_k| |b_k| as computed in double. Every product of two such
+//    inputs is exact in double and normal (the smallest, 2^-149 squared, is 2^-298), and a double
+//    sum whose result is subnormal is exact, so whatever the order, blocking or fma the GEMM uses
+//    (K - 1 roundings on any path), Higham's 3.1 gives |v - x| <= gamma_K * S and
+//    |s - S| <= gamma_K * S for the exact x and S, u = 2^-53. Hence S <= s / (1 - gamma_K) and
+//    |v - x| <= R(K, s) = gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), computed with every
+//    step rounded upward (oracle_internal.h: FastRadius). Flush-to-zero and denormals-are-zero are
+//    switched off on the threads for the duration (another library may have set them).
+//  - The element is decided when every real in [v - R(K + 1, s), v + R(K + 1, s)] (ends rounded
+//    outward) rounds to the same output value, of a decided sign: the real x, and also the exact
+//    path's double (off x by at most u S + gamma_K u^2 S <= R(K + 1, s) - R(K, s)), round to it, so
+//    Y is correctly rounded and equal bit for bit to the exact path's. A midpoint inside the
+//    interval leaves the element undecided (rounding is monotone: equal rounded ends mean no
+//    midpoint strictly inside; one at an end rounds to the same value as that end).
+//  - Every other element takes the exact path: undecided ones, those a NaN or infinite input
+//    reaches (special), and those whose interval reaches zero (the sign of a zero is the exact
+//    path's). Elements with s = 0 are +0 exactly. There is no overflow: |v| and s stay below
+//    2^128 * 2^128 * K in double. The count is OracleResult::exact_fallbacks.
+//  - For a decided element, exact is v, off x by at most exact_error = R(K, s) (0 on the exact
+//    path), and abs_sum is s rounded up like the exact path's S; OracleBounds adds exact_error to
+//    the radius, so the bound still holds every value a correct backend may return.
+//
+// Bound. A backend that forms the K products and sums them in its declared accumulation type (unit
+// roundoff u; any order, blocking, fma or not) and rounds once to the output type gives, for every
+// element (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1):
+//   |got - exact| <= gamma_K * S + K * eta + half an ULP of the output at the result,
+//   gamma_K = K u / (1 - K u),  S = sum_k |a_k| |b_k|,  eta = half the accumulation type's smallest
+//   subnormal (underflow of a product).
+// Implemented exactly as: got is accepted iff RN(exact - e) <= got <= RN(exact + e) with
+// e = gamma_K * S + K * eta and RN the rounding to the output type (so half an ULP of the output,
+// overflow to infinity and subnormal outputs come out right). When S reaches the largest finite
+// value of the accumulation type an intermediate sum may overflow: the bound is then infinite.
+#ifndef MM_ENGINE_ERROR_BOUND_H_
+#define MM_ENGINE_ERROR_BOUND_H_
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "mm/engine/arithmetic.h"
+#include "mm/engine/dtype.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/status.h"
+#include "mm/engine/tensor.h"
+
+namespace mm {
+
+// ONNX's node-test tolerance (onnx/backend/test/runner: numpy.testing.assert_allclose with
+// rtol=1e-3, atol=1e-7): an element passes iff |actual - expected| <= atol + rtol * |expected|.
+// The fixed rule beside the K-aware bound below; conformance/compare.h applies it to tensors.
+struct OnnxTolerance {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  // atol + rtol * |expected|: the largest |actual - expected| this rule accepts at `expected`.
+  double Allowed(double expected) const { return atol + rtol * std::fabs(expected); }
+};
+
+// Unit roundoff 2^-p of a float dtype (p = significand bits): float 2^-24, double 2^-53, float16
+// 2^-11, bfloat16 2^-8. 0 for integers (exact).
+double UnitRoundoff(DType dtype);
+
+// gamma_K = K u / (1 - K u), +inf when K u >= 1.
+double Gamma(std::int64_t k, double u);
+
+// The oracle's answer for one MatMul.
+struct OracleResult {
+  // Y rounded to the output dtype (nearest even); integers exact modulo 2^bits.
+  Tensor y;
+  // Float dtypes only (empty for integers), one entry per element of Y:
+  std::vector<double> exact;        // The dot product (within exact_error of it) or IEEE's NaN/inf.
+  std::vector<double> exact_error;  // A bound on |exact - the dot product| (0: negligible, above).
+  std::vector<double> abs_sum;  // S = sum |a_k| |b_k| over the finite terms; inf if it overflows.
+  std::vector<double> subnormal_abs_sum;  // The part of S from terms with a subnormal input.
+  std::vector<std::uint8_t> special;      // 1 where a NaN or infinite input reaches the element.
+  std::int64_t exact_fallbacks = 0;       // Float elements computed by the exact path.
+};
+
+// How the oracle computes (the answer is the same either way).
+struct OracleOptions {
+  // The fast paths above; false: the exact path for every element (and the integer loop), for
+  // tests that compare the two.
+  bool fast = true;
+};
+
+// Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above, on the
+// OpenMP threads (omp_get_max_threads; one inside a parallel region).
+StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
+                                   const OracleOptions& options = {});
+
+// e = gamma_K(u_acc) * S + K * eta_acc, the accumulation error a backend summing in `accumulation`
+// may make; +inf when S reaches the largest finite `accumulation` value (overflow possible).
+double AccumulationError(DType accumulation, std::int64_t k, double abs_sum);
+// The same for a declared arithmetic, with the allowance for flushed subnormals (`subnormal_sum`:
+// the part of S from terms with a subnormal input).
+double AccumulationError(const Arithmetic& arithmetic, std::int64_t k, double abs_sum,
+                         double subnormal_sum);
+
+// The values a correct backend may return for one element.
+struct ElementBound {
+  double center = 0;         // The exact value; NaN or inf if special.
+  double radius = 0;         // e before the output rounding; +inf: any value (overflow possible).
+  bool special = false;      // center is IEEE's NaN/inf from NaN/inf inputs: got must be the same.
+  bool nan_allowed = false;  // Special, and a flushed subnormal times an infinity may give NaN.
+};
+
+// True when `got` (already in the output dtype, widened to double) is a value a correct backend may
+// return: RN(center - radius) <= got <= RN(center + radius) in the float dtype `output`; for a
+// special element, the same NaN/infinity (any NaN or infinity when radius is infinite: an
+// overflowing intermediate sum can meet the infinity in any order).
+bool WithinBound(DType output, const ElementBound& bound, double got);
+
+// The interval WithinBound accepts for a bound that is neither special nor infinite, in the float
+// dtype `output`: [RN(center - radius), RN(center + radius)], each end widened by two double ULPs
+// first (the rounding of center -/+ radius and the oracle's own error).
+struct AcceptedValues {
+  double lo = 0, hi = 0;
+};
+AcceptedValues AcceptedRange(DType output, const ElementBound& bound);
+
+// Where `got` stands in its bound, for statistics that must agree with the verdict:
+// |got - center| / (radius + half the output's spacing at got, towards the center), what
+// WithinBound accepts once the bound's end is rounded to the output type. 0 when got is the center;
+// <= 1 exactly when WithinBound accepts got; +inf for NaN or an infinity. The bound must be neither
+// special nor infinite.
+double BoundFraction(DType output, const ElementBound& bound, double got);
+
+// One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
+// over `k` terms. Empty for integer dtypes (they are judged exactly).
+std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
+                                       std::int64_t k);
+
+}  // namespace mm
+
+#endif  // MM_ENGINE_ERROR_BOUND_H_

@@ -1,0 +1,81 @@
+// The pieces of the exact oracle (engine/error_bound.h) that its fast path is built from, exposed
+// for its tests and benchmark. Not an API: callers use ExactMatMul.
+#ifndef MM_ENGINE_ORACLE_INTERNAL_H_
+#define MM_ENGINE_ORACLE_INTERNAL_H_
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "mm/engine/dtype.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/status.h"
+
+namespace mm::oracle_internal {
+
+// The next double above / below x (x itself when +inf / -inf or NaN): std::nextafter towards
+// +/-inf, inline (the judge calls it for every element).
+inline double NextUp(double x) {
+  if (!(x < std::numeric_limits<double>::infinity())) return x;
+  if (x == 0) return std::numeric_limits<double>::denorm_min();
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  return std::bit_cast<double>(x > 0 ? bits + 1 : bits - 1);
+}
+inline double NextDown(double x) { return -NextUp(-x); }
+
+// One element of the exact path: Dot2 of a[0], a[1], ..., a[k-1] and b[0], b[stride], ...,
+// b[(k-1) * stride], with the IEEE answer where a NaN or infinite input reaches it. abs_sum and
+// subnormal_abs_sum are already rounded up (header of error_bound.h).
+struct ExactElement {
+  double exact = 0;
+  double abs_sum = 0;
+  double subnormal_abs_sum = 0;
+  bool special = false;
+};
+// V is T, or double holding T's values (the same result: the conversion is exact).
+template <class T, class V = T>
+ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t stride);
+
+// A rigorous bound on |v - x| for x = sum_k a_k b_k with every product exact in double, v that sum
+// computed in double in any order with or without fma, and s the sum of |a_k| |b_k| computed the
+// same way: gamma_K s / (1 - gamma_K) = K u s / (1 - 2 K u), u = 2^-53, computed as
+// RU(RadiusFactor(K) * s) with RU the upward rounding (an fma residual decides it). +inf when
+// 2 K u >= 1 or s is not finite.
+double FastRadius(std::int64_t k, double s);
+// RU(K u / (1 - 2 K u)), +inf when 2 K u >= 1: FastRadius's factor, one per problem.
+double RadiusFactor(std::int64_t k);
+
+// True when every real number in [v - r, v + r] rounds (nearest even) to the same value of the
+// float type T, and that value's sign is decided (the interval does not reach zero); then *y is
+// that value. The ends are rounded outward (v - r downward, v + r upward), so the interval holds
+// every real within r of v. r must be >= 0.
+template <class T>
+bool DecideRounding(double v, double r, T* y);
+
+// The whole oracle for float, float16 and bfloat16 inputs through a double GEMM of A and B and of
+// |A| and |B| (shared panels of B and tiles of A converted to double; Eigen's GEMM, one tile per
+// OpenMP task), exact summation only for the elements it does not decide. Fills `out` (sized by the
+// caller); returns the number of elements computed by exact summation.
+template <class T>
+StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
+                                       OracleResult& out);
+
+// Y = A x B modulo 2^bits through Eigen's uint64 GEMM (32-bit types widened to uint64 first: their
+// low 32 bits are exact). Uses the OpenMP threads.
+template <class T>
+Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y);
+
+// The exact path for every element, spread over the OpenMP threads by rows. Fills `out`.
+template <class T>
+Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out);
+
+// The exact path for double inputs, bit for bit ExactFloatMatMul's: a row at a time with the
+// columns in the inner loop (vectorised), spread over the OpenMP threads; problems with a NaN,
+// infinite or subnormal input take ExactFloatMatMul itself. Fills `out`.
+Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                         OracleResult& out);
+
+}  // namespace mm::oracle_internal
+
+#endif  // MM_ENGINE_ORACLE_INTERNAL_H_
