@@ -2,13 +2,21 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <string>
+#include <string_view>
 
-#include "mm/backends/auto/auto_backend.h"
-#include "mm/backends/blas/blas_backend.h"
-#include "mm/backends/cmd/cmd_backend.h"
-#include "mm/backends/eigen/eigen_backend.h"
-#include "mm/backends/onednn/onednn_backend.h"
-#include "mm/backends/reference/reference_backend.h"
+#include "backends/auto/auto_backend.h"
+#include "backends/cmd/cmd_backend.h"
+#include "backends/reference/reference_backend.h"
+#if MM_WITH_BLAS
+#include "backends/blas/blas_backend.h"
+#endif
+#if MM_WITH_EIGEN_BACKEND
+#include "backends/eigen/eigen_backend.h"
+#endif
+#if MM_WITH_ONEDNN
+#include "backends/onednn/onednn_backend.h"
+#endif
 
 namespace mm {
 namespace {
@@ -30,27 +38,51 @@ void MustRegister(BackendRegistry& registry, std::string name, std::string descr
   }
 }
 
+// A backend left out of this build (MM_WITH_<option>=OFF): listed, with how to build it.
+void MustRegisterNotBuilt(BackendRegistry& registry, std::string name, std::string_view option) {
+  std::string why = "not built: mm was configured with " + std::string(option) + "=OFF";
+  Status status = registry.RegisterUnavailable(name, "left out of this build", std::move(why));
+  if (!status.ok()) {
+    std::cerr << "mm: invalid backend list: " << status << "\n";
+    std::abort();
+  }
+}
+
 }  // namespace
 
 BackendRegistry AutoCandidateBackends() {
   BackendRegistry registry;
   MustRegister(registry, "reference", "naive i-k-j loops, double accumulation: the oracle",
                FactoryOf<ReferenceBackend>());
+#if MM_WITH_ONEDNN
   MustRegister(registry, "onednn",
                "oneDNN 2.6 matmul primitives, cached per shape: float, bfloat16 (f16 via f32 where "
                "oneDNN has no f16 matmul)",
                CreateOneDnnBackend);
   registry.AddWorkerSetup(LimitOneDnnPrimitiveCacheInWorker);
+#else
+  MustRegisterNotBuilt(registry, "onednn", "MM_WITH_ONEDNN");
+#endif
+#if MM_WITH_EIGEN_BACKEND
   MustRegister(registry, "eigen",
                "Eigen 3.4 products, OpenMP threads: every dtype (float16/bfloat16 via float32 "
                "accumulation, integers wrap modulo 2^bits)",
                FactoryOf<EigenBackend>());
+#else
+  MustRegisterNotBuilt(registry, "eigen", "MM_WITH_EIGEN_BACKEND");
+#endif
+#if MM_WITH_BLAS
   // openblas, blis, atlas, netlib: each found at run time, or listed as unavailable with why.
   Status blas = blas::RegisterBlasBackends(registry);
   if (!blas.ok()) {
     std::cerr << "mm: invalid backend list: " << blas << "\n";
     std::abort();
   }
+#else
+  for (const char* name : {"openblas", "blis", "atlas", "netlib"}) {
+    MustRegisterNotBuilt(registry, name, "MM_WITH_BLAS");
+  }
+#endif
   return registry;
 }
 
