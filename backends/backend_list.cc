@@ -5,17 +5,17 @@
 #include <string>
 #include <string_view>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/cmd/cmd_backend.h"
-#include "backends/reference/reference_backend.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/reference/reference_backend.h"
 #if MM_WITH_BLAS
-#include "backends/blas/blas_backend.h"
+#include "mm/backends/blas/blas_backend.h"
 #endif
 #if MM_WITH_EIGEN_BACKEND
-#include "backends/eigen/eigen_backend.h"
+#include "mm/backends/eigen/eigen_backend.h"
 #endif
 #if MM_WITH_ONEDNN
-#include "backends/onednn/onednn_backend.h"
+#include "mm/backends/onednn/onednn_backend.h"
 #endif
 
 namespace mm {
