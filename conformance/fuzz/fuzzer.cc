@@ -343,226 +343,314 @@ std::string FuzzCaseName(DType dtype, std::string_view values) {
   return "fuzz/" + std::string(DTypeName(dtype)) + "/" + std::string(values);
 }
 
-FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log) {
-  FuzzReport report;
-  // Index into report.expectations of each entry of options.expectations (-1: a SKIP entry).
-  std::vector<int> xfail_index;
-  if (options.expectations != nullptr) {
-    for (const conformance::Expectation& e : options.expectations->entries) {
+namespace {
+
+// Per (backend index, dtype).
+using BackendDType = std::pair<std::size_t, DType>;
+
+// One RunFuzz: the backends, the report as it fills, and the accuracy data the statistics are
+// computed from at the end.
+class Campaign {
+ public:
+  Campaign(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log)
+      : options_(options), registry_(registry), log_(log) {}
+
+  FuzzReport Run() {
+    TrackExpectations();
+    start_ = Clock::now();
+    if (!StartBackends()) return std::move(report_);
+    for (std::int64_t i = 0; i < options_.cases; ++i) {
+      if (i % options_.shard.count != options_.shard.index - 1) continue;
+      if (Stopped()) break;
+      if (!RunProblem(options_.first + i)) return std::move(report_);
+    }
+    Summarize();
+    return std::move(report_);
+  }
+
+ private:
+  // Adds an outcome per XFAIL entry of the expectations; xfail_index_ maps each entry to it (-1:
+  // a SKIP entry).
+  void TrackExpectations() {
+    if (options_.expectations == nullptr) return;
+    for (const conformance::Expectation& e : options_.expectations->entries) {
       if (e.kind != conformance::Expectation::Kind::kXFail) {
-        xfail_index.push_back(-1);
+        xfail_index_.push_back(-1);
         continue;
       }
-      xfail_index.push_back(static_cast<int>(report.expectations.size()));
-      report.expectations.push_back({e.case_pattern, e.backend_pattern, e.reason, e.link});
+      xfail_index_.push_back(static_cast<int>(report_.expectations.size()));
+      report_.expectations.push_back({e.case_pattern, e.backend_pattern, e.reason, e.link});
     }
   }
-  const Clock::time_point start = Clock::now();
-  std::vector<std::string> names =
-      options.backends.empty() ? registry.DefaultNames() : options.backends;
-  std::vector<std::unique_ptr<Backend>> backends;
-  for (const std::string& name : names) {
-    auto backend = registry.Create(name);
-    if (!backend.ok()) {
-      report.error = "backend '" + name + "' cannot start: " + backend.status().ToString();
-      return report;
+
+  bool StartBackends() {
+    names_ = options_.backends.empty() ? registry_.DefaultNames() : options_.backends;
+    for (const std::string& name : names_) {
+      auto backend = registry_.Create(name);
+      if (!backend.ok()) {
+        report_.error = "backend '" + name + "' cannot start: " + backend.status().ToString();
+        return false;
+      }
+      backends_.push_back(std::move(*backend));
+      BackendStats stats;
+      stats.name = name;
+      report_.stats.backends.push_back(std::move(stats));
     }
-    backends.push_back(std::move(*backend));
-    BackendStats stats;
-    stats.name = name;
-    report.stats.backends.push_back(std::move(stats));
+    return true;
   }
-  std::map<DType, std::int64_t> by_dtype;
-  // Per (backend index, dtype): every result's worst ULP error and bound fraction.
-  std::map<std::pair<std::size_t, DType>, std::pair<std::vector<double>, std::vector<double>>>
-      errors;
-  // Per (backend index, dtype): results with NaN/inf inputs reaching Y, and those with a wrong
-  // IEEE special.
-  std::map<std::pair<std::size_t, DType>, std::pair<std::int64_t, std::int64_t>> specials;
-  for (std::int64_t i = 0; i < options.cases; ++i) {
-    if (i % options.shard.count != options.shard.index - 1) continue;
-    if (options.stop != nullptr && *options.stop != 0) {
-      report.interrupted_by = static_cast<int>(*options.stop);
-      break;
+
+  // A stop signal (recorded in the report), the time budget or the findings limit.
+  bool Stopped() {
+    if (options_.stop != nullptr && *options_.stop != 0) {
+      report_.interrupted_by = static_cast<int>(*options_.stop);
+      return true;
     }
-    if (options.seconds > 0 && SecondsSince(start) >= options.seconds) break;
-    if (options.stop_after > 0 &&
-        static_cast<std::int64_t>(report.findings.size()) >= options.stop_after) {
-      break;
-    }
-    const std::int64_t index = options.first + i;
-    Problem problem = GenerateProblem(options.seed, index, options.generator);
-    const DType dtype = problem.a.dtype();
-    ++by_dtype[dtype];
-    ++report.stats.problems;
+    if (options_.seconds > 0 && SecondsSince(start_) >= options_.seconds) return true;
+    return options_.stop_after > 0 &&
+           static_cast<std::int64_t>(report_.findings.size()) >= options_.stop_after;
+  }
+
+  // Generates problem `index` and runs it on every backend. False on a setup error (in the
+  // report).
+  bool RunProblem(std::int64_t index) {
+    const Problem problem = GenerateProblem(options_.seed, index, options_.generator);
+    ++by_dtype_[problem.a.dtype()];
+    ++report_.stats.problems;
     auto plan = PlanMatMul(problem.desc());
     if (!plan.ok()) {  // The generator makes only valid problems; say so loudly if not.
-      report.error = "generated an invalid problem (seed " + std::to_string(options.seed) +
-                     ", index " + std::to_string(index) + "): " + plan.status().ToString();
-      return report;
+      report_.error = "generated an invalid problem (seed " + std::to_string(options_.seed) +
+                      ", index " + std::to_string(index) + "): " + plan.status().ToString();
+      return false;
     }
     auto oracle = ExactMatMul(*plan, problem.a.view(), problem.b.view());
     if (!oracle.ok()) {
-      report.error = "oracle: " + oracle.status().ToString();
-      return report;
+      report_.error = "oracle: " + oracle.status().ToString();
+      return false;
     }
-    for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-      Backend& backend = *backends[bi];
-      BackendStats& stats = report.stats.backends[bi];
-      const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
-      const conformance::Expectation* expected = nullptr;
-      ExpectationOutcome* expected_outcome = nullptr;
-      if (options.expectations != nullptr) {
-        expected = options.expectations->Find(FuzzCaseName(dtype, problem.values), names[bi]);
-      }
-      if (expected != nullptr) {
-        const int entry = xfail_index[expected - options.expectations->entries.data()];
-        if (entry < 0) {
-          ++stats.verdicts[Verdict::kSkip];
-          continue;
-        }
-        expected_outcome = &report.expectations[entry];
-        ++expected_outcome->matched;
-      }
-      const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
-      Outcome outcome =
-          RunPrepared(backend, *plan, problem.a, problem.b, *oracle, bounds, options.tolerance);
-      ++report.stats.results;
-      ++stats.by_dtype[dtype][outcome.verdict];
-      // RunPrepared gives none of an expectations file's verdicts (XFAIL, XPASS, SKIP).
-      ++stats.verdicts[outcome.verdict];
-      const bool xfailed =
-          expected_outcome != nullptr &&
-          conformance::ApplyXFail(outcome.verdict, options.rule) == Verdict::kXFail;
-      if (outcome.judgement) {
-        report.stats.elements += outcome.judgement->bound.elements;
-        report.stats.unbounded_elements += outcome.judgement->bound.unbounded;
-        if (IsFloat(dtype)) {
-          const ResultError error = MeasureError(outcome.y.view(), *oracle, bounds);
-          auto& [ulps, fractions] = errors[{bi, dtype}];
-          ulps.push_back(error.max_ulp);
-          if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
-          std::int64_t special_elements = 0;
-          const bool specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
-          auto& [special_results, special_wrong] = specials[{bi, dtype}];
-          if (special_elements > 0) {
-            ++special_results;
-            if (!specials_correct) ++special_wrong;
-          }
-          if (static_cast<std::int64_t>(report.errors.size()) < options.max_error_records) {
-            report.errors.push_back({index, names[bi], dtype, plan->k, error});
-          } else {
-            report.errors_capped = true;
-          }
-        }
-      }
-      std::string kind;
-      std::string thread_difference;
-      if (xfailed) {
-        // Declared: shown and exported like any failure, not counted as one.
-        ++expected_outcome->failures;
-        ++stats.verdicts[Verdict::kXFail];
-        kind = "XFAIL";
-      } else if (conformance::FailsUnder(outcome.verdict, options.rule)) {
-        ++report.stats.failures;
-        kind = std::string(VerdictName(outcome.verdict));
-      } else if (options.check_threads && outcome.verdict != Verdict::kUnsupported) {
-        thread_difference = ThreadDifference(registry, names[bi], *plan, problem.a, problem.b);
-        if (!thread_difference.empty()) {
-          ++stats.nondeterministic;
-          kind = "NONDETERMINISTIC";
-        }
-      }
-      if (kind.empty()) continue;
-      if (static_cast<std::int64_t>(report.findings.size()) >= options.max_findings) continue;
+    for (std::size_t bi = 0; bi < backends_.size(); ++bi) {
+      RunOnBackend(bi, index, problem, *plan, *oracle);
+    }
+    return true;
+  }
 
-      Finding f;
-      f.kind = kind;
-      if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
-      f.backend = names[bi];
-      f.seed = options.seed;
-      f.index = index;
-      f.dtype = dtype;
-      f.form = problem.form;
-      f.values = problem.values;
-      f.original = problem.desc();
-      const std::string library_path = PluginLibraryPath(backend);
-      const std::string driver_command = runtime::DriverCommandOf(backend);
-      f.replay = ReplayLine(options, f, library_path, driver_command);
-      if (kind == "NONDETERMINISTIC") {
-        f.minimal = f.original;
-        f.a = Clone(problem.a);
-        f.b = Clone(problem.b);
-        f.message = thread_difference;
-      } else {
-        ShrinkOptions shrink;
-        shrink.seconds = options.shrink ? options.shrink_seconds : 0;
-        shrink.arithmetic = arithmetic;
-        shrink.tolerance = options.tolerance;
-        shrink.keeps_failing = [&, original = outcome.verdict](Verdict v) {
-          return v == original || (original != Verdict::kError && v == Verdict::kFail);
-        };
-        const Clock::time_point shrink_start = Clock::now();
-        ShrinkResult shrunk = Shrink(backend, problem.a, problem.b, shrink);
-        report.stats.shrink_seconds += SecondsSince(shrink_start);
-        f.shrink_steps = shrunk.steps;
-        f.shrink_timed_out = shrunk.timed_out;
-        f.minimal = {dtype, shrunk.a.dims(), shrunk.b.dims()};
-        f.a = std::move(shrunk.a);
-        f.b = std::move(shrunk.b);
-        f.message = shrunk.outcome.message;
-        if (shrunk.outcome.judgement) f.worst = shrunk.outcome.judgement->bound.worst;
+  // The expectation entry matching the result of `problem` on backend `bi`, or null.
+  const conformance::Expectation* Expected(std::size_t bi, const Problem& problem) const {
+    if (options_.expectations == nullptr) return nullptr;
+    return options_.expectations->Find(FuzzCaseName(problem.a.dtype(), problem.values), names_[bi]);
+  }
+
+  void RunOnBackend(std::size_t bi, std::int64_t index, const Problem& problem,
+                    const MatMulPlan& plan, const OracleResult& oracle) {
+    Backend& backend = *backends_[bi];
+    BackendStats& stats = report_.stats.backends[bi];
+    const DType dtype = problem.a.dtype();
+    const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
+    const conformance::Expectation* expected = Expected(bi, problem);
+    ExpectationOutcome* expected_outcome = nullptr;
+    if (expected != nullptr) {
+      const int entry = xfail_index_[expected - options_.expectations->entries.data()];
+      if (entry < 0) {
+        ++stats.verdicts[Verdict::kSkip];
+        return;
       }
-      if (auto min_plan = PlanMatMul(f.minimal); min_plan.ok()) {
-        if (auto min_oracle = ExactMatMul(*min_plan, f.a.view(), f.b.view()); min_oracle.ok()) {
-          f.expected = std::move(min_oracle->y);
-        }
-      }
-      if (!options.export_dir.empty()) {
-        const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
-        Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
-        if (written.ok()) {
-          written = conformance::WriteFileAtomically(
-              dir / "README.md", ExportReadme(options, f, dir, library_path, driver_command));
-        }
-        f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
-      }
-      if (log) {
-        *log << f.kind << " " << f.backend << " " << DTypeName(dtype) << " "
-             << f.original.ToString() << " (" << f.form << ", " << f.values << ")\n"
-             << "  minimal: " << f.minimal.ToString() << " after " << f.shrink_steps
-             << " shrink steps" << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
-             << "  " << f.message << "\n"
-             << "  replay: " << f.replay << "\n";
-        if (!f.expectation.empty()) *log << "  expected failure: " << f.expectation << "\n";
-        if (!f.exported.empty()) *log << "  exported: " << f.exported << "\n";
-      }
-      report.findings.push_back(std::move(f));
+      expected_outcome = &report_.expectations[entry];
+      ++expected_outcome->matched;
+    }
+    const std::vector<ElementBound> bounds = OracleBounds(oracle, arithmetic, plan.k);
+    const Outcome outcome =
+        RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
+    ++report_.stats.results;
+    ++stats.by_dtype[dtype][outcome.verdict];
+    // RunPrepared gives none of an expectations file's verdicts (XFAIL, XPASS, SKIP).
+    ++stats.verdicts[outcome.verdict];
+    if (outcome.judgement) {
+      report_.stats.elements += outcome.judgement->bound.elements;
+      report_.stats.unbounded_elements += outcome.judgement->bound.unbounded;
+      if (IsFloat(dtype)) RecordAccuracy(bi, index, dtype, plan.k, outcome, oracle, bounds);
+    }
+    std::string thread_difference;
+    const std::string kind =
+        Classify(bi, problem, plan, outcome, expected_outcome, thread_difference);
+    if (kind.empty()) return;
+    if (static_cast<std::int64_t>(report_.findings.size()) >= options_.max_findings) return;
+    Finding f = NewFinding(bi, index, problem, kind, expected);
+    if (kind == "NONDETERMINISTIC") {
+      f.minimal = f.original;
+      f.a = Clone(problem.a);
+      f.b = Clone(problem.b);
+      f.message = thread_difference;
+    } else {
+      ShrinkInto(f, backend, problem, arithmetic, outcome.verdict);
+    }
+    Complete(f, backend);
+    report_.findings.push_back(std::move(f));
+  }
+
+  // The worst ULP error and bound fraction of a float result, and whether its IEEE specials are
+  // right.
+  void RecordAccuracy(std::size_t bi, std::int64_t index, DType dtype, std::int64_t k,
+                      const Outcome& outcome, const OracleResult& oracle,
+                      const std::vector<ElementBound>& bounds) {
+    const ResultError error = MeasureError(outcome.y.view(), oracle, bounds);
+    auto& [ulps, fractions] = errors_[{bi, dtype}];
+    ulps.push_back(error.max_ulp);
+    if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
+    std::int64_t special_elements = 0;
+    const bool specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
+    auto& [special_results, special_wrong] = specials_[{bi, dtype}];
+    if (special_elements > 0) {
+      ++special_results;
+      if (!specials_correct) ++special_wrong;
+    }
+    if (static_cast<std::int64_t>(report_.errors.size()) < options_.max_error_records) {
+      report_.errors.push_back({index, names_[bi], dtype, k, error});
+    } else {
+      report_.errors_capped = true;
     }
   }
-  for (const auto& [dtype, count] : by_dtype) {
-    report.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
-  }
-  for (auto& [key, values] : errors) {
-    auto& [ulps, fractions] = values;
-    ErrorStats e;
-    e.backend = names[key.first];
-    e.dtype = key.second;
-    e.problems = static_cast<std::int64_t>(ulps.size());
-    e.p99_ulp = Percentile(ulps, 0.99);
-    e.worst_ulp = ulps.empty() ? 0 : ulps.back();
-    if (!fractions.empty()) {
-      e.p99_bound_fraction = Percentile(fractions, 0.99);
-      e.worst_bound_fraction = fractions.back();
+
+  // The finding's kind ("" for none), counting it: XFAIL when declared, the verdict when it
+  // fails under the rule, NONDETERMINISTIC (with `thread_difference`) under --check-threads.
+  std::string Classify(std::size_t bi, const Problem& problem, const MatMulPlan& plan,
+                       const Outcome& outcome, ExpectationOutcome* expected_outcome,
+                       std::string& thread_difference) {
+    BackendStats& stats = report_.stats.backends[bi];
+    if (expected_outcome != nullptr &&
+        conformance::ApplyXFail(outcome.verdict, options_.rule) == Verdict::kXFail) {
+      // Declared: shown and exported like any failure, not counted as one.
+      ++expected_outcome->failures;
+      ++stats.verdicts[Verdict::kXFail];
+      return "XFAIL";
     }
-    if (auto it = specials.find(key); it != specials.end()) {
-      e.special_problems = it->second.first;
-      e.special_wrong = it->second.second;
+    if (conformance::FailsUnder(outcome.verdict, options_.rule)) {
+      ++report_.stats.failures;
+      return std::string(VerdictName(outcome.verdict));
     }
-    report.error_stats.push_back(std::move(e));
+    if (options_.check_threads && outcome.verdict != Verdict::kUnsupported) {
+      thread_difference = ThreadDifference(registry_, names_[bi], plan, problem.a, problem.b);
+      if (!thread_difference.empty()) {
+        ++stats.nondeterministic;
+        return "NONDETERMINISTIC";
+      }
+    }
+    return "";
   }
-  report.stats.seconds = SecondsSince(start);
-  return report;
+
+  Finding NewFinding(std::size_t bi, std::int64_t index, const Problem& problem,
+                     const std::string& kind, const conformance::Expectation* expected) const {
+    Finding f;
+    f.kind = kind;
+    if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
+    f.backend = names_[bi];
+    f.seed = options_.seed;
+    f.index = index;
+    f.dtype = problem.a.dtype();
+    f.form = problem.form;
+    f.values = problem.values;
+    f.original = problem.desc();
+    return f;
+  }
+
+  // Shrinks the failing problem into `f` (its minimal problem, message and worst element).
+  void ShrinkInto(Finding& f, Backend& backend, const Problem& problem,
+                  const Arithmetic& arithmetic, Verdict original) {
+    ShrinkOptions shrink;
+    shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
+    shrink.arithmetic = arithmetic;
+    shrink.tolerance = options_.tolerance;
+    shrink.keeps_failing = [original](Verdict v) {
+      return v == original || (original != Verdict::kError && v == Verdict::kFail);
+    };
+    const Clock::time_point shrink_start = Clock::now();
+    ShrinkResult shrunk = Shrink(backend, problem.a, problem.b, shrink);
+    report_.stats.shrink_seconds += SecondsSince(shrink_start);
+    f.shrink_steps = shrunk.steps;
+    f.shrink_timed_out = shrunk.timed_out;
+    f.minimal = {f.dtype, shrunk.a.dims(), shrunk.b.dims()};
+    f.a = std::move(shrunk.a);
+    f.b = std::move(shrunk.b);
+    f.message = shrunk.outcome.message;
+    if (shrunk.outcome.judgement) f.worst = shrunk.outcome.judgement->bound.worst;
+  }
+
+  // The finding's replay line, expected output and exported node test; logged.
+  void Complete(Finding& f, const Backend& backend) {
+    const std::string library_path = PluginLibraryPath(backend);
+    const std::string driver_command = runtime::DriverCommandOf(backend);
+    f.replay = ReplayLine(options_, f, library_path, driver_command);
+    if (auto min_plan = PlanMatMul(f.minimal); min_plan.ok()) {
+      if (auto min_oracle = ExactMatMul(*min_plan, f.a.view(), f.b.view()); min_oracle.ok()) {
+        f.expected = std::move(min_oracle->y);
+      }
+    }
+    if (!options_.export_dir.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(options_.export_dir) / CaseName(f);
+      Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
+      if (written.ok()) {
+        written = conformance::WriteFileAtomically(
+            dir / "README.md", ExportReadme(options_, f, dir, library_path, driver_command));
+      }
+      f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
+    }
+    if (log_ != nullptr) Log(f);
+  }
+
+  void Log(const Finding& f) {
+    *log_ << f.kind << " " << f.backend << " " << DTypeName(f.dtype) << " " << f.original.ToString()
+          << " (" << f.form << ", " << f.values << ")\n"
+          << "  minimal: " << f.minimal.ToString() << " after " << f.shrink_steps << " shrink steps"
+          << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
+          << "  " << f.message << "\n"
+          << "  replay: " << f.replay << "\n";
+    if (!f.expectation.empty()) *log_ << "  expected failure: " << f.expectation << "\n";
+    if (!f.exported.empty()) *log_ << "  exported: " << f.exported << "\n";
+  }
+
+  // Problems by dtype, the accuracy statistics and the run's time.
+  void Summarize() {
+    for (const auto& [dtype, count] : by_dtype_) {
+      report_.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
+    }
+    for (auto& [key, values] : errors_) {
+      auto& [ulps, fractions] = values;
+      ErrorStats e;
+      e.backend = names_[key.first];
+      e.dtype = key.second;
+      e.problems = static_cast<std::int64_t>(ulps.size());
+      e.p99_ulp = Percentile(ulps, 0.99);
+      e.worst_ulp = ulps.empty() ? 0 : ulps.back();
+      if (!fractions.empty()) {
+        e.p99_bound_fraction = Percentile(fractions, 0.99);
+        e.worst_bound_fraction = fractions.back();
+      }
+      if (auto it = specials_.find(key); it != specials_.end()) {
+        e.special_problems = it->second.first;
+        e.special_wrong = it->second.second;
+      }
+      report_.error_stats.push_back(std::move(e));
+    }
+    report_.stats.seconds = SecondsSince(start_);
+  }
+
+  const FuzzOptions& options_;
+  const BackendRegistry& registry_;
+  std::ostream* log_;
+  FuzzReport report_;
+  std::vector<int> xfail_index_;
+  Clock::time_point start_;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::map<DType, std::int64_t> by_dtype_;
+  // Every result's worst ULP error and bound fraction.
+  std::map<BackendDType, std::pair<std::vector<double>, std::vector<double>>> errors_;
+  // Results with NaN/inf inputs reaching Y, and those with a wrong IEEE special.
+  std::map<BackendDType, std::pair<std::int64_t, std::int64_t>> specials_;
+};
+
+}  // namespace
+
+FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log) {
+  return Campaign(options, registry, log).Run();
 }
 
 }  // namespace mm::fuzz
