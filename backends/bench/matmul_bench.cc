@@ -27,34 +27,30 @@
 //   --mm_oracle[=N,...]   print the exact oracle's throughput at N^3 (default 512 and 1024) beside
 //                         the fastest double and int64 GEMMs among the backends, at
 //                         OMP_NUM_THREADS threads (oracle_bench.h).
+#include "backends/bench/matmul_bench.h"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "mm/backends/backend_list.h"
-#include "mm/backends/bench/bench_shapes.h"
-#include "mm/backends/bench/calibrate.h"
-#include "mm/backends/cmd/cmd_backend.h"
-#include "mm/backends/plugin/plugin_loader.h"
-#include "mm/conformance/auto_expectations.h"
-#include "oracle_bench.h"
+#include "backends/bench/bench_shapes.h"
+#include "backends/cmd/cmd_backend.h"
 
 namespace mm::bench {
 namespace {
 
-// Built-in backends and loaded plugins; set by Main() before any benchmark is registered.
+// Built-in backends and loaded plugins; set by ChooseBenchBackends before any benchmark is
+// registered.
 const BackendRegistry* g_registry = nullptr;
 // The backends benchmarked and described, and which of them are runtimes behind a driver.
 std::vector<std::string> g_benchmarked;
@@ -180,7 +176,9 @@ void PrepareBackend(benchmark::State& state, const std::string& backend_name, DT
   }
 }
 
-void RegisterBackends(ShapeSet set) {
+}  // namespace
+
+void RegisterBackendBenchmarks(ShapeSet set) {
   const BackendRegistry& registry = *g_registry;
   for (const std::string& name : g_benchmarked) {
     auto backend = registry.Create(name);
@@ -224,10 +222,7 @@ void RegisterBackends(ShapeSet set) {
   }
 }
 
-[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterBackends);
-
-// What --mm_describe prints: enough to say what ran where, for the comparison report.
-nlohmann::json Describe() {
+nlohmann::json DescribeBenchBackends() {
   nlohmann::json out;
   out["logical_cpus"] = std::thread::hardware_concurrency();
   const char* omp_threads = std::getenv("OMP_NUM_THREADS");
@@ -271,10 +266,9 @@ nlohmann::json Describe() {
   return out;
 }
 
-// Fills g_benchmarked and g_runtimes: `named` (each checked), else the default set and the
-// drivers of `commands`. A runtime is a backend run only when named, or one of `commands`.
-Status ChooseBackends(const BackendRegistry& registry, const std::vector<std::string>& named,
-                      const std::vector<std::string>& commands) {
+// Fills g_benchmarked, g_runtimes and g_described.
+Status ChooseBenchBackends(const BackendRegistry& registry, const std::vector<std::string>& named,
+                           const std::vector<std::string>& commands) {
   const std::vector<std::string> defaults = registry.DefaultNames();
   g_benchmarked = named.empty() ? defaults : named;
   for (const std::string& name : named) {
@@ -289,6 +283,7 @@ Status ChooseBackends(const BackendRegistry& registry, const std::vector<std::st
       g_runtimes.push_back(name);
     }
   }
+  g_registry = &registry;
   g_described = g_benchmarked;
   if (named.empty()) {
     for (const std::string& name : registry.Names()) {
@@ -300,161 +295,4 @@ Status ChooseBackends(const BackendRegistry& registry, const std::vector<std::st
   return OkStatus();
 }
 
-void PrintHelp() {
-  std::cout
-      << "mm-bench: Google Benchmark over every MatMul backend, the bare libraries and this\n"
-         "machine's peak.\n"
-         "  --backend-lib PATH   also benchmark the backend plugin at PATH (repeatable; also\n"
-         "                       MM_BACKEND_LIBS, colon-separated, loaded first)\n"
-         "  --backend-cmd NAME=COMMAND  also benchmark the runtime behind the driver COMMAND\n"
-         "                       (runtime protocol; timed by the runtime's own clock)\n"
-         "  --backend NAME       benchmark and describe NAME (repeatable; default: every backend\n"
-         "                       of the default set and of --backend-lib/--backend-cmd)\n"
-         "  --mm_set=quick|full  which shapes and dtypes (default full)\n"
-         "  --mm_describe        print the backends' dtype support and the libraries' facts as\n"
-         "                       JSON, run nothing\n"
-         "  --mm_calibrate=FILE  time the auto backend's candidates at every shape of the set, at\n"
-         "                       1 thread and at OMP_NUM_THREADS, and write auto's table to FILE\n"
-         "                       (auto makes its own on first use; MM_AUTO_TABLE=FILE uses this "
-         "one)\n"
-         "  --mm_oracle          print the exact oracle's throughput beside the fastest double "
-         "and\n"
-         "                       int64 GEMMs among the backends (at OMP_NUM_THREADS threads)\n"
-         "Google Benchmark's options:\n";
-  benchmark::PrintDefaultHelp();
-}
-
-// Parses "512,1024" into `sizes`; false unless every entry is a positive integer.
-bool ParseSizes(const std::string& text, std::vector<std::int64_t>& sizes) {
-  sizes.clear();
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    char* end = nullptr;
-    const long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value <= 0) return false;
-    sizes.push_back(value);
-  }
-  return !sizes.empty();
-}
-
-// Takes mm-bench's own flags out of the arguments (the rest are Google Benchmark's), loads the
-// plugins, registers the benchmarks and runs them. A plugin that cannot be loaded, or a bad flag
-// of mm-bench's own, is a usage error (2).
-int Main(int argc, char** argv) {
-  // prepare/ benchmarks time primitive creation, not a lookup in oneDNN's process-wide primitive
-  // cache (execute benchmarks create theirs once, so they do not care). Read when oneDNN starts.
-  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", /*overwrite=*/0);
-  ShapeSet set = ShapeSet::kFull;
-  bool describe = false;
-  bool oracle = false;
-  std::vector<std::int64_t> oracle_sizes = {512, 1024};
-  std::string calibrate;
-  std::string calibrate_part;
-  std::vector<std::string> libraries;
-  std::vector<std::string> commands;
-  std::vector<std::string> named;
-  std::vector<char*> rest = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--backend-lib") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-        std::cerr << "mm-bench: --backend-lib needs a path\n";
-        return 2;
-      }
-      libraries.push_back(argv[++i]);
-    } else if (arg.starts_with("--backend-lib=")) {
-      libraries.push_back(arg.substr(std::strlen("--backend-lib=")));
-    } else if (arg == "--backend-cmd" || arg == "--backend") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-        std::cerr << "mm-bench: " << arg << " needs a value\n";
-        return 2;
-      }
-      (arg == "--backend" ? named : commands).push_back(argv[++i]);
-    } else if (arg.starts_with("--backend-cmd=")) {
-      commands.push_back(arg.substr(std::strlen("--backend-cmd=")));
-    } else if (arg.starts_with("--backend=")) {
-      named.push_back(arg.substr(std::strlen("--backend=")));
-    } else if (arg == "--mm_describe") {
-      describe = true;
-    } else if (arg == "--mm_oracle" || arg.starts_with("--mm_oracle=")) {
-      oracle = true;
-      if (arg.starts_with("--mm_oracle=") && !ParseSizes(arg.substr(12), oracle_sizes)) {
-        std::cerr << "mm-bench: --mm_oracle=N,N,... takes positive sizes, got '" << arg.substr(12)
-                  << "'\n";
-        return 2;
-      }
-    } else if (arg.starts_with("--mm_calibrate=")) {
-      calibrate = arg.substr(std::strlen("--mm_calibrate="));
-      if (calibrate.empty()) {
-        std::cerr << "mm-bench: --mm_calibrate needs a file name\n";
-        return 2;
-      }
-    } else if (arg.starts_with("--mm_calibrate_part=")) {
-      calibrate_part = arg.substr(std::strlen("--mm_calibrate_part="));
-    } else if (arg.starts_with("--mm_set=")) {
-      const std::string value = arg.substr(std::strlen("--mm_set="));
-      if (value == "quick") {
-        set = ShapeSet::kQuick;
-      } else if (value == "full") {
-        set = ShapeSet::kFull;
-      } else {
-        std::cerr << "mm-bench: --mm_set must be quick or full, got '" << value << "'\n";
-        return 2;
-      }
-    } else if (arg.starts_with("--mm_")) {
-      std::cerr << "mm-bench: unknown flag " << arg
-                << " (known: --mm_set=quick|full, --mm_describe, --mm_calibrate=FILE, "
-                   "--mm_oracle)\n";
-      return 2;
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
-  if (!calibrate_part.empty()) return CalibratePart(calibrate_part, set);
-  if (!calibrate.empty()) return Calibrate(calibrate, set);
-  // auto leaves out the backends MM_EXPECTATIONS declares deviating, as in mm-conformance and
-  // mm-fuzz (which take --expectations too).
-  std::optional<ScopedAutoDeviations> deviations;
-  if (const char* path = std::getenv("MM_EXPECTATIONS"); path != nullptr && *path != '\0') {
-    auto expectations = conformance::LoadExpectations(path);
-    if (!expectations.ok()) {
-      std::cerr << "mm-bench: MM_EXPECTATIONS: " << expectations.status().message() << "\n";
-      return 2;
-    }
-    deviations.emplace(conformance::AutoDeviationsOf(*expectations));
-  }
-  BackendRegistry registry = BuiltinBackends();
-  const Status loaded = RegisterBackendLibraries(registry, BackendLibrariesToLoad(libraries));
-  if (!loaded.ok()) {
-    std::cerr << "mm-bench: " << loaded.message() << "\n";
-    return 2;
-  }
-  if (const Status added = runtime::RegisterCommandBackends(registry, commands); !added.ok()) {
-    std::cerr << "mm-bench: " << added.message() << "\n";
-    return 2;
-  }
-  if (const Status chosen = ChooseBackends(registry, named, commands); !chosen.ok()) {
-    std::cerr << "mm-bench: " << chosen.message() << "\n";
-    return 2;
-  }
-  g_registry = &registry;
-  if (describe) {
-    std::cout << Describe().dump(2) << "\n";
-    return 0;
-  }
-  if (oracle) return OracleBench(registry, oracle_sizes, std::cout);
-  RegisterAll(set);
-  int rest_argc = static_cast<int>(rest.size());
-  rest.push_back(nullptr);
-  benchmark::Initialize(&rest_argc, rest.data(), PrintHelp);
-  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
-
-}  // namespace
 }  // namespace mm::bench
-
-int main(int argc, char** argv) { return mm::bench::Main(argc, argv); }

@@ -1,0 +1,47 @@
+// mm-bench's command line as library functions: its own flags parsed into BenchOptions (the rest
+// are Google Benchmark's), the run built and run from them. BenchMain chains them.
+#ifndef MM_BACKENDS_BENCH_BENCH_CLI_H_
+#define MM_BACKENDS_BENCH_BENCH_CLI_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backends/bench/bench_shapes.h"
+#include "engine/status.h"
+
+namespace mm::bench {
+
+// Exit codes of mm-bench besides Google Benchmark's.
+inline constexpr int kBenchExitUsage = 2;  // A bad flag of mm-bench's own, or a plugin not loaded.
+
+// mm-bench's own flags (see backends/bench/matmul_bench.cc and --help).
+struct BenchOptions {
+  ShapeSet set = ShapeSet::kFull;  // --mm_set=quick|full.
+  bool describe = false;           // --mm_describe.
+  bool oracle = false;             // --mm_oracle[=N,...].
+  std::vector<std::int64_t> oracle_sizes = {512, 1024};
+  std::string calibrate;                    // --mm_calibrate=FILE.
+  std::string calibrate_part;               // --mm_calibrate_part=... (internal).
+  std::vector<std::string> libraries;       // --backend-lib PATH.
+  std::vector<std::string> commands;        // --backend-cmd NAME=COMMAND.
+  std::vector<std::string> named;           // --backend NAME.
+  std::vector<std::string> benchmark_args;  // The rest, Google Benchmark's, in order.
+};
+
+// Parses `args` (without the program name). INVALID_ARGUMENT naming the flag for a flag of
+// mm-bench's own without its value, with a bad value, or unknown (--mm_*).
+StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args);
+
+// Runs what `options` ask for: a calibration, --mm_describe, --mm_oracle, or the benchmarks
+// (`argv0` and options.benchmark_args given to Google Benchmark). Returns the exit code
+// (kBenchExitUsage for unreadable MM_EXPECTATIONS or a plugin or driver that does not load).
+int RunBench(const BenchOptions& options, const char* argv0, std::ostream& out, std::ostream& err);
+
+// mm-bench's main: parses argv, prints a usage error, or runs.
+int BenchMain(int argc, char** argv);
+
+}  // namespace mm::bench
+
+#endif  // MM_BACKENDS_BENCH_BENCH_CLI_H_

@@ -1,0 +1,33 @@
+// mm-bench's benchmarks of the registered backends (matmul/..., prepare/...; see
+// matmul_bench.cc).
+#ifndef MM_BACKENDS_BENCH_MATMUL_BENCH_H_
+#define MM_BACKENDS_BENCH_MATMUL_BENCH_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backends/bench/bench_shapes.h"
+#include "engine/registry.h"
+#include "engine/status.h"
+
+namespace mm::bench {
+
+// Chooses the backends benchmarked and described from `registry`, which the benchmarks use
+// later (it must outlive them): `named` (each checked; INVALID_ARGUMENT naming --backend), else
+// the default set and the drivers of `commands`. A runtime is a backend run only when named, or
+// one of `commands`.
+Status ChooseBenchBackends(const BackendRegistry& registry, const std::vector<std::string>& named,
+                           const std::vector<std::string>& commands);
+
+// Registers matmul/<backend>/<dtype>/<shape> and prepare/... for the chosen backends and the
+// shapes of `set` (before the baselines of RegisterAll, so they are listed and run first).
+void RegisterBackendBenchmarks(ShapeSet set);
+
+// What --mm_describe prints: the machine, the chosen backends' dtype support, the libraries'
+// facts and the baselines.
+nlohmann::json DescribeBenchBackends();
+
+}  // namespace mm::bench
+
+#endif  // MM_BACKENDS_BENCH_MATMUL_BENCH_H_
