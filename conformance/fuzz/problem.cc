@@ -191,36 +191,8 @@ Shape LargeShape(Rng& rng) {
   return s;
 }
 
-Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
-  if (options.large_products > 0) {
-    Shape s = LargeShape(rng);
-    // K is what the family is for: it keeps its extent longest, except in the square form.
-    Fit(s, kLargeMaxElements, options.large_products, s.form == "large square" ? 1 : 16);
-    return s;
-  }
-  if (options.threshold_chance > 0 && rng.Chance(options.threshold_chance)) {
-    return ThresholdShape(rng);
-  }
-  static const std::vector<std::pair<const char*, int>> kForms = {
-      {"1-D x 1-D", 1},      {"1-D x 2-D", 1},   {"1-D x N-D", 1},
-      {"2-D x 1-D", 1},      {"N-D x 1-D", 1},   {"2-D", 3},
-      {"batched", 2},        {"broadcast A", 2}, {"broadcast B", 2},
-      {"broadcast both", 2}, {"high rank", 1}};
-  int total = 0;
-  for (const auto& f : kForms) total += f.second;
-  int pick = static_cast<int>(rng.Below(static_cast<std::uint64_t>(total)));
-  std::size_t form = 0;
-  while (pick >= kForms[form].second) pick -= kForms[form++].second;
-  Shape s;
-  s.form = kForms[form].first;
-  s.m = Size(rng);
-  s.n = Size(rng);
-  s.k = Size(rng);
-  if (rng.Chance(0.04)) {  // Wide K: where float accumulation error and blocking show.
-    s.k = rng.Between(1000, 5000);
-    s.m = rng.Between(1, 4);
-    s.n = rng.Between(1, 4);
-  }
+// Sets the vector sides and batch dims of form `form` (an index into MakeShape's kForms).
+void ApplyForm(Rng& rng, std::size_t form, Shape& s) {
   const std::int64_t batch_rank = rng.Between(1, 4);
   switch (form) {
     case 0:
@@ -282,6 +254,39 @@ Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
       break;
     }
   }
+}
+
+Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
+  if (options.large_products > 0) {
+    Shape s = LargeShape(rng);
+    // K is what the family is for: it keeps its extent longest, except in the square form.
+    Fit(s, kLargeMaxElements, options.large_products, s.form == "large square" ? 1 : 16);
+    return s;
+  }
+  if (options.threshold_chance > 0 && rng.Chance(options.threshold_chance)) {
+    return ThresholdShape(rng);
+  }
+  static const std::vector<std::pair<const char*, int>> kForms = {
+      {"1-D x 1-D", 1},      {"1-D x 2-D", 1},   {"1-D x N-D", 1},
+      {"2-D x 1-D", 1},      {"N-D x 1-D", 1},   {"2-D", 3},
+      {"batched", 2},        {"broadcast A", 2}, {"broadcast B", 2},
+      {"broadcast both", 2}, {"high rank", 1}};
+  int total = 0;
+  for (const auto& f : kForms) total += f.second;
+  int pick = static_cast<int>(rng.Below(static_cast<std::uint64_t>(total)));
+  std::size_t form = 0;
+  while (pick >= kForms[form].second) pick -= kForms[form++].second;
+  Shape s;
+  s.form = kForms[form].first;
+  s.m = Size(rng);
+  s.n = Size(rng);
+  s.k = Size(rng);
+  if (rng.Chance(0.04)) {  // Wide K: where float accumulation error and blocking show.
+    s.k = rng.Between(1000, 5000);
+    s.m = rng.Between(1, 4);
+    s.n = rng.Between(1, 4);
+  }
+  ApplyForm(rng, form, s);
   Fit(s, options.max_elements, options.max_products);
   return s;
 }

@@ -75,127 +75,165 @@ Tensor Zeroed(const Tensor& t, std::int64_t start, std::int64_t count) {
   return out;
 }
 
-}  // namespace
+// Halves of an extent (first, second), then one less, for the sizes halving steps over.
+std::vector<std::pair<std::int64_t, std::int64_t>> Ranges(std::int64_t e) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (e >= 2) {
+    out.push_back({0, (e + 1) / 2});
+    out.push_back({e / 2, e - e / 2});
+    if (e > 2) {
+      out.push_back({0, e - 1});
+      out.push_back({1, e - 1});
+    }
+  }
+  return out;
+}
 
-ShrinkResult Shrink(Backend& backend, const Tensor& a, const Tensor& b,
-                    const ShrinkOptions& options) {
+// One Shrink: the smallest failing problem so far, and the steps that try to make it smaller.
+class Shrinker {
+ public:
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(std::max(0.0, options.seconds)));
-  ShrinkResult r{Clone(a), Clone(b), {}, 0, false};
-  r.outcome = RunOne(backend, r.a, r.b, options.arithmetic, options.tolerance);
-  if (options.seconds <= 0 || !options.keeps_failing(r.outcome.verdict)) return r;
 
-  auto attempt = [&](Tensor ca, Tensor cb) -> bool {
-    if (Clock::now() >= deadline) {
-      r.timed_out = true;
+  Shrinker(Backend& backend, const Tensor& a, const Tensor& b, const ShrinkOptions& options)
+      : backend_(backend),
+        options_(options),
+        deadline_(Clock::now() +
+                  std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(std::max(0.0, options.seconds)))),
+        r_{Clone(a), Clone(b), {}, 0, false} {}
+
+  ShrinkResult Run() {
+    r_.outcome = RunOne(backend_, r_.a, r_.b, options_.arithmetic, options_.tolerance);
+    if (options_.seconds <= 0 || !options_.keeps_failing(r_.outcome.verdict)) return Take();
+    bool progress = true;
+    while (progress && !r_.timed_out) {
+      progress = false;
+      for (bool on_a : {true, false}) progress |= ShrinkBatchAxes(on_a);
+      for (bool on_a : {true, false}) progress |= ShrinkRowsOrColumns(on_a);
+      progress |= ShrinkK();
+      if (progress) continue;
+      for (bool on_a : {true, false}) progress |= ShrinkValues(on_a);
+    }
+    return Take();
+  }
+
+ private:
+  ShrinkResult Take() { return std::move(r_); }
+
+  // Keeps (ca, cb) when it plans and still fails in time.
+  bool Attempt(Tensor ca, Tensor cb) {
+    if (Clock::now() >= deadline_) {
+      r_.timed_out = true;
       return false;
     }
     if (!PlanMatMul({ca.dtype(), ca.dims(), cb.dims()}).ok()) return false;
-    Outcome o = RunOne(backend, ca, cb, options.arithmetic, options.tolerance);
-    if (!options.keeps_failing(o.verdict)) return false;
-    r.a = std::move(ca);
-    r.b = std::move(cb);
-    r.outcome = std::move(o);
-    ++r.steps;
+    Outcome o = RunOne(backend_, ca, cb, options_.arithmetic, options_.tolerance);
+    if (!options_.keeps_failing(o.verdict)) return false;
+    r_.a = std::move(ca);
+    r_.b = std::move(cb);
+    r_.outcome = std::move(o);
+    ++r_.steps;
     return true;
-  };
-  // Halves of an extent (first, second), then one less, for the sizes halving steps over.
-  auto ranges = [](std::int64_t e) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    if (e >= 2) {
-      out.push_back({0, (e + 1) / 2});
-      out.push_back({e / 2, e - e / 2});
-      if (e > 2) {
-        out.push_back({0, e - 1});
-        out.push_back({1, e - 1});
-      }
-    }
-    return out;
-  };
+  }
 
-  bool progress = true;
-  while (progress && !r.timed_out) {
-    progress = false;
-    // Batch axes: drop an axis of extent 1, or keep one entry (first or last) of an axis.
-    for (bool on_a : {true, false}) {
-      for (std::size_t axis = 0;; ++axis) {
-        const Tensor& t = on_a ? r.a : r.b;
-        if (t.dims().size() <= 2 || axis + 2 >= t.dims().size()) break;
-        const std::int64_t e = t.dims()[axis];
-        bool changed = false;
-        if (e == 1) {  // Drop the axis (a leading one always plans; others when they broadcast).
-          Dims d = t.dims();
-          d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
-          changed =
-              on_a ? attempt(WithDims(r.a, d), Clone(r.b)) : attempt(Clone(r.a), WithDims(r.b, d));
-        }
-        for (std::int64_t start : {std::int64_t{0}, e - 1}) {
-          if (changed || e <= 1) break;
-          changed = on_a ? attempt(SliceAxis(r.a, axis, start, 1), Clone(r.b))
-                         : attempt(Clone(r.a), SliceAxis(r.b, axis, start, 1));
-        }
-        if (changed) {
-          progress = true;
-          axis = static_cast<std::size_t>(-1);  // The dims changed: start over (++ makes it 0).
-        }
+  // Attempt with A (on_a) or B replaced by `t`.
+  bool AttemptOn(bool on_a, Tensor t) {
+    return on_a ? Attempt(std::move(t), Clone(r_.b)) : Attempt(Clone(r_.a), std::move(t));
+  }
+
+  // Batch axes: drop an axis of extent 1, or keep one entry (first or last) of an axis.
+  bool ShrinkBatchAxes(bool on_a) {
+    bool progress = false;
+    for (std::size_t axis = 0;; ++axis) {
+      const Tensor& t = on_a ? r_.a : r_.b;
+      if (t.dims().size() <= 2 || axis + 2 >= t.dims().size()) break;
+      const std::int64_t e = t.dims()[axis];
+      bool changed = false;
+      if (e == 1) {  // Drop the axis (a leading one always plans; others when they broadcast).
+        Dims d = t.dims();
+        d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
+        changed = AttemptOn(on_a, WithDims(t, d));
+      }
+      for (std::int64_t start : {std::int64_t{0}, e - 1}) {
+        if (changed || e <= 1) break;
+        changed = AttemptOn(on_a, SliceAxis(on_a ? r_.a : r_.b, axis, start, 1));
+      }
+      if (changed) {
+        progress = true;
+        axis = static_cast<std::size_t>(-1);  // The dims changed: start over (++ makes it 0).
       }
     }
-    // M (A's rows) and N (B's columns).
-    for (bool on_a : {true, false}) {
-      for (bool again = true; again;) {
-        again = false;
-        const Tensor& t = on_a ? r.a : r.b;
-        if (t.dims().size() < 2) break;
-        const std::size_t axis = t.dims().size() - (on_a ? 2 : 1);
-        for (auto [start, len] : ranges(t.dims()[axis])) {
-          if (on_a ? attempt(SliceAxis(r.a, axis, start, len), Clone(r.b))
-                   : attempt(Clone(r.a), SliceAxis(r.b, axis, start, len))) {
-            again = progress = true;
-            break;
-          }
-        }
-      }
-    }
-    // K: the same range of both operands.
+    return progress;
+  }
+
+  // M (A's rows) or N (B's columns).
+  bool ShrinkRowsOrColumns(bool on_a) {
+    bool progress = false;
     for (bool again = true; again;) {
       again = false;
-      const std::size_t a_axis = r.a.dims().size() - 1;
-      const std::size_t b_axis = r.b.dims().size() == 1 ? 0 : r.b.dims().size() - 2;
-      for (auto [start, len] : ranges(r.a.dims()[a_axis])) {
-        if (attempt(SliceAxis(r.a, a_axis, start, len), SliceAxis(r.b, b_axis, start, len))) {
+      const Tensor& t = on_a ? r_.a : r_.b;
+      if (t.dims().size() < 2) break;
+      const std::size_t axis = t.dims().size() - (on_a ? 2 : 1);
+      for (auto [start, len] : Ranges(t.dims()[axis])) {
+        if (AttemptOn(on_a, SliceAxis(on_a ? r_.a : r_.b, axis, start, len))) {
           again = progress = true;
           break;
         }
       }
     }
-    if (progress) continue;
-    // Values: small integers, then zeros (halves down to single elements).
-    for (bool on_a : {true, false}) {
-      const Tensor& t = on_a ? r.a : r.b;
-      Tensor simple = Simplified(t);
-      if (!SameBytes(simple, t)) {
-        progress |=
-            on_a ? attempt(std::move(simple), Clone(r.b)) : attempt(Clone(r.a), std::move(simple));
-      }
-      const std::int64_t n = (on_a ? r.a : r.b).NumElements();
-      // Down to single elements for small operands, to 1/64 of the operand for large ones.
-      const std::int64_t smallest = std::max<std::int64_t>(n / 64, 1);
-      for (std::int64_t chunk = std::max<std::int64_t>(n / 2, 1); chunk >= smallest && !r.timed_out;
-           chunk /= 2) {
-        for (std::int64_t start = 0; start < n && !r.timed_out; start += chunk) {
-          const Tensor& cur = on_a ? r.a : r.b;
-          Tensor zeroed = Zeroed(cur, start, std::min(chunk, n - start));
-          if (SameBytes(zeroed, cur)) continue;
-          progress |= on_a ? attempt(std::move(zeroed), Clone(r.b))
-                           : attempt(Clone(r.a), std::move(zeroed));
+    return progress;
+  }
+
+  // K: the same range of both operands.
+  bool ShrinkK() {
+    bool progress = false;
+    for (bool again = true; again;) {
+      again = false;
+      const std::size_t a_axis = r_.a.dims().size() - 1;
+      const std::size_t b_axis = r_.b.dims().size() == 1 ? 0 : r_.b.dims().size() - 2;
+      for (auto [start, len] : Ranges(r_.a.dims()[a_axis])) {
+        if (Attempt(SliceAxis(r_.a, a_axis, start, len), SliceAxis(r_.b, b_axis, start, len))) {
+          again = progress = true;
+          break;
         }
-        if (chunk == 1) break;
       }
     }
+    return progress;
   }
-  return r;
+
+  // Values: small integers, then zeros (halves down to single elements).
+  bool ShrinkValues(bool on_a) {
+    bool progress = false;
+    const Tensor& t = on_a ? r_.a : r_.b;
+    Tensor simple = Simplified(t);
+    if (!SameBytes(simple, t)) progress |= AttemptOn(on_a, std::move(simple));
+    const std::int64_t n = (on_a ? r_.a : r_.b).NumElements();
+    // Down to single elements for small operands, to 1/64 of the operand for large ones.
+    const std::int64_t smallest = std::max<std::int64_t>(n / 64, 1);
+    for (std::int64_t chunk = std::max<std::int64_t>(n / 2, 1); chunk >= smallest && !r_.timed_out;
+         chunk /= 2) {
+      for (std::int64_t start = 0; start < n && !r_.timed_out; start += chunk) {
+        const Tensor& cur = on_a ? r_.a : r_.b;
+        Tensor zeroed = Zeroed(cur, start, std::min(chunk, n - start));
+        if (SameBytes(zeroed, cur)) continue;
+        progress |= AttemptOn(on_a, std::move(zeroed));
+      }
+      if (chunk == 1) break;
+    }
+    return progress;
+  }
+
+  Backend& backend_;
+  const ShrinkOptions& options_;
+  const Clock::time_point deadline_;
+  ShrinkResult r_;
+};
+
+}  // namespace
+
+ShrinkResult Shrink(Backend& backend, const Tensor& a, const Tensor& b,
+                    const ShrinkOptions& options) {
+  return Shrinker(backend, a, b, options).Run();
 }
 
 }  // namespace mm::fuzz
