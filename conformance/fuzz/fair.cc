@@ -188,6 +188,24 @@ StatusOr<Tensor> CorrectlyRounded(const MatMulPlan& plan, TensorView a, TensorVi
   return y;
 }
 
+namespace {
+
+// The accumulation type's largest and smallest normal values, and the smallest normal of the
+// dtype itself as a kernel may flush it (float16's own; the accumulation's otherwise).
+struct Limits {
+  double acc_max, acc_min_normal, own_min_normal;
+};
+
+Limits LimitsOf(DType dtype, DType accumulation) {
+  const bool is_double = accumulation == DType::kDouble;
+  const double acc_min_normal =
+      is_double ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
+  return {is_double ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max(),
+          acc_min_normal, dtype == DType::kFloat16 ? std::ldexp(1.0, -14) : acc_min_normal};
+}
+
+}  // namespace
+
 std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                          const OracleResult& oracle, TensorView expected,
                          const conformance::Tolerance& tolerance) {
@@ -195,13 +213,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
   if (!IsFloat(dtype) || plan.y_elements == 0) return "";
   const Arithmetic arithmetic = FairArithmetic(dtype);
   const std::vector<ElementBound> bounds = OracleBounds(oracle, arithmetic, plan.k);
-  const double acc_max = arithmetic.accumulation == DType::kDouble
-                             ? std::numeric_limits<double>::max()
-                             : std::numeric_limits<float>::max();
-  const double acc_min_normal = arithmetic.accumulation == DType::kDouble
-                                    ? std::numeric_limits<double>::min()
-                                    : std::numeric_limits<float>::min();
-  const double own_min_normal = dtype == DType::kFloat16 ? std::ldexp(1.0, -14) : acc_min_normal;
+  const Limits limits = LimitsOf(dtype, arithmetic.accumulation);
   std::string reason;
   VisitDType(dtype, [&](auto tag) {
     using T = CppType<decltype(tag)::value>;
@@ -228,7 +240,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                 } else if (std::isinf(x) || std::isinf(w)) {
                   (std::signbit(x) != std::signbit(w) ? t.neg_inf : t.pos_inf) = true;
                   const double other = std::isinf(x) ? w : x;
-                  if (IsSubnormal(other, std::max(own_min_normal, acc_min_normal))) {
+                  if (IsSubnormal(other, std::max(limits.own_min_normal, limits.acc_min_normal))) {
                     t.flushed_times_inf = true;
                   }
                 }
@@ -238,7 +250,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                 reason = where +
                          "a subnormal times an infinity gives NaN where subnormals are "
                          "flushed, the infinity where not";
-              } else if (!(oracle.abs_sum[u] * kOverflowMargin < acc_max)) {
+              } else if (!(oracle.abs_sum[u] * kOverflowMargin < limits.acc_max)) {
                 reason = where + "the finite terms may overflow to the opposite infinity in " +
                          std::string(DTypeName(arithmetic.accumulation)) +
                          " (NaN or infinity by the order of summation)";
@@ -246,7 +258,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
               continue;
             }
             const double radius = bounds[u].radius;
-            if (std::isinf(radius) || !(oracle.abs_sum[u] * kOverflowMargin < acc_max)) {
+            if (std::isinf(radius) || !(oracle.abs_sum[u] * kOverflowMargin < limits.acc_max)) {
               reason = where + "sum |a||b| reaches the largest " +
                        std::string(DTypeName(arithmetic.accumulation)) +
                        ": a partial sum may overflow in some order";
