@@ -3,9 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "backends/backend_list.h"
 #include "conformance/fuzz/fuzz_cli.h"
@@ -200,6 +203,24 @@ TEST(FuzzFinishTest, AnInterruptedRunExitsWith128PlusTheSignalAndSaysHowFarItGot
   EXPECT_THAT(out.str(), HasSubstr("LOGGED\n"));
   EXPECT_THAT(out.str(), HasSubstr("exit 130"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("problems by dtype")));  // --quiet.
+}
+
+TEST(FuzzCampaignTest, ASignalStopsTheRunBeforeItsNextProblemAndTheReportSaysSo) {
+  const Parsed p = Parse({"--backend", "reference", "--cases", "100000000"});
+  ASSERT_FALSE(p.parsed.exit_code) << p.err;
+  auto run = BuildFuzzRun(p.parsed.options, BuiltinBackends());
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::thread signaller([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::raise(SIGTERM);
+  });
+  const FuzzReport report = RunFuzzCampaign(**run, nullptr);
+  signaller.join();
+  EXPECT_EQ(report.interrupted_by, SIGTERM);
+  EXPECT_GT(report.stats.problems, 0);
+  EXPECT_LT(report.stats.problems, 100000000);
+  EXPECT_EQ(FuzzExitCode(**run, report), 128 + SIGTERM);
+  EXPECT_EQ((*run)->options.stop, nullptr);  // The handler's flag is not left behind.
 }
 
 }  // namespace
