@@ -31,12 +31,27 @@ Parsed Parse(const std::vector<std::string>& args) {
   return {std::move(parsed), out.str(), err.str()};
 }
 
+// The words of `lines`, split at spaces.
+std::vector<std::string> Words(const std::vector<std::string>& lines) {
+  std::vector<std::string> words;
+  for (const std::string& line : lines) {
+    std::istringstream in(line);
+    for (std::string word; in >> word;) words.push_back(word);
+  }
+  return words;
+}
+
 TEST(FuzzOptionsTest, EachOptionGroupFillsItsFields) {
-  const Parsed p = Parse(
-      {"--seed",      "7",           "--first", "3",       "--cases", "10",        "--dtype",
-       "float",       "--dtype",     "int32",   "--dtype", "float",   "--backend", "reference",
-       "--tolerance", "onnx",        "--rtol",  "0.01",    "--shard", "2/3",       "--max-findings",
-       "4",           "--no-shrink", "--json",  "r.json",  "--quiet"});
+  // One or more options of each group: problems, campaign, backends, judging, findings, output.
+  const std::vector<std::string> args = {
+      "--seed 7 --first 3 --dtype float --dtype int32 --dtype float",
+      "--cases 10 --shard 2/3",
+      "--backend reference",
+      "--tolerance onnx --rtol 0.01",
+      "--max-findings 4 --no-shrink",
+      "--json r.json --quiet",
+  };
+  const Parsed p = Parse(Words(args));
   ASSERT_FALSE(p.parsed.exit_code) << p.err;
   const FuzzCliOptions& o = p.parsed.options;
   EXPECT_EQ(o.command, FuzzCommand::kRun);
