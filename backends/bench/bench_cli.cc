@@ -1,4 +1,4 @@
-#include "backends/bench/bench_cli.h"
+#include "bench_cli.h"
 
 #include <benchmark/benchmark.h>
 
@@ -7,13 +7,13 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/backend_list.h"
-#include "backends/bench/calibrate.h"
-#include "backends/bench/matmul_bench.h"
-#include "backends/bench/oracle_bench.h"
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/auto_expectations.h"
+#include "matmul_bench.h"
+#include "mm/backends/backend_list.h"
+#include "mm/backends/bench/calibrate.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/auto_expectations.h"
+#include "oracle_bench.h"
 
 namespace mm::bench {
 namespace {

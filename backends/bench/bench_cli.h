@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/bench/bench_shapes.h"
-#include "engine/status.h"
+#include "mm/backends/bench/bench_shapes.h"
+#include "mm/engine/status.h"
 
 namespace mm::bench {
 

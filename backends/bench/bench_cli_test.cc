@@ -1,6 +1,6 @@
 // mm-bench's own flags, parsed into BenchOptions: what each sets, what is left for Google
 // Benchmark, and a usage error naming the flag for a bad one.
-#include "backends/bench/bench_cli.h"
+#include "bench_cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

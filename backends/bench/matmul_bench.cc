@@ -27,7 +27,7 @@
 //   --mm_oracle[=N,...]   print the exact oracle's throughput at N^3 (default 512 and 1024) beside
 //                         the fastest double and int64 GEMMs among the backends, at
 //                         OMP_NUM_THREADS threads (oracle_bench.h).
-#include "backends/bench/matmul_bench.h"
+#include "matmul_bench.h"
 
 #include <benchmark/benchmark.h>
 
@@ -43,8 +43,8 @@
 #include <thread>
 #include <vector>
 
-#include "backends/bench/bench_shapes.h"
-#include "backends/cmd/cmd_backend.h"
+#include "mm/backends/bench/bench_shapes.h"
+#include "mm/backends/cmd/cmd_backend.h"
 
 namespace mm::bench {
 namespace {

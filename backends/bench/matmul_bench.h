@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/bench/bench_shapes.h"
-#include "engine/registry.h"
-#include "engine/status.h"
+#include "mm/backends/bench/bench_shapes.h"
+#include "mm/engine/registry.h"
+#include "mm/engine/status.h"
 
 namespace mm::bench {
 

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 
 #include <omp.h>
 
@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "conformance/fuzz/fuzz_commands.h"
-#include "conformance/tools/cli_options.h"
+#include "fuzz_commands.h"
+#include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {

@@ -1,17 +1,17 @@
-#include "conformance/fuzz/fuzz_commands.h"
+#include "fuzz_commands.h"
 
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "conformance/fuzz/fair.h"
-#include "conformance/fuzz/fuzz_merge.h"
-#include "conformance/fuzz/fuzz_report_reader.h"
-#include "conformance/loader/node_test_writer.h"
-#include "conformance/report/output_file.h"
-#include "conformance/shape_classes/shape_classes.h"
-#include "engine/testdata/onnx_matmul_examples.h"
+#include "mm/conformance/fuzz/fair.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/engine/testdata/onnx_matmul_examples.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {

@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 
 namespace mm::fuzz {
 

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzz_merge.h"
+#include "mm/conformance/fuzz/fuzz_merge.h"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "conformance/fuzz/fuzz_report_writer.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "conformance/verdict.h"
-#include "engine/dtype.h"
+#include "mm/conformance/fuzz/fuzz_report_writer.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/dtype.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/fuzz/fuzz_report_writer.h"
+#include "mm/conformance/fuzz/fuzz_report_writer.h"
 
 #include <cmath>
 #include <optional>

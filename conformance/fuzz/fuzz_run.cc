@@ -5,14 +5,14 @@
 #include <limits>
 #include <sstream>
 
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/auto_expectations.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/fuzz/fuzz_report_writer.h"
-#include "conformance/report/output_file.h"
-#include "conformance/stop_signals.h"
-#include "conformance/tools/cli_options.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_report_writer.h"
+#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/stop_signals.h"
+#include "mm/conformance/tools/cli_options.h"
 
 namespace mm::fuzz {
 namespace {

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/backend_list.h"
-#include "conformance/fuzz/fuzz_cli.h"
-#include "conformance/fuzz/fuzz_report_writer.h"
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_report_writer.h"
 
 namespace mm::fuzz {
 namespace {

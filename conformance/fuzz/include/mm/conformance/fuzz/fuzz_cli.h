@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "conformance/expectations.h"
-#include "conformance/fuzz/fuzzer.h"
-#include "engine/registry.h"
-#include "engine/status.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/conformance/expectations.h"
+#include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/engine/registry.h"
+#include "mm/engine/status.h"
 
 namespace mm::fuzz {
 

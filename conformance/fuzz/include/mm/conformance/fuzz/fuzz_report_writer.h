@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "conformance/fuzz/fuzzer.h"
+#include "mm/conformance/fuzz/fuzzer.h"
 
 namespace mm::fuzz {
 
