@@ -21,8 +21,8 @@
 
 #include "mm/backends/backend_list.h"
 #include "mm/backends/testing/matmul_tester.h"
-#include "mm/backends/testing/temp_dir.h"
 #include "mm/engine/machine.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm {
 namespace {

@@ -27,7 +27,7 @@
 
 #include "mm/backends/auto/auto_backend.h"
 #include "mm/backends/backend_list.h"
-#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/testing/temp_dir.h"
 
 extern char** environ;
 

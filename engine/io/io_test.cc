@@ -11,11 +11,11 @@
 #include <fstream>
 #include <string>
 
-#include "mm/backends/testing/temp_dir.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/names.h"
 #include "mm/engine/io/paths.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::io {
 namespace {

@@ -7,33 +7,26 @@
 
 #include <cstring>
 
+#include "mm/engine/testing/fake_backend.h"
+
 namespace mm {
 namespace {
 
 using ::testing::HasSubstr;
 
 // Supports float only; counts the products it is asked to prepare and never computes them.
-class CountingBackend final : public Backend {
- public:
-  std::string_view name() const override { return "counting"; }
-  Support Supports(const MatMulDesc& desc) const override {
-    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
-  }
-  int products = 0;
-
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan&) override {
-    ++products;
-    return InternalError("not a real backend");
-  }
-};
+testing::FakeBackend CountingBackend() {
+  return testing::FakeBackend("counting")
+      .Supporting({DType::kFloat})
+      .FailingToPrepare(InternalError("not a real backend"));
+}
 
 TEST(BackendPrepareTest, KZeroIsExactZerosWithoutTheBackend) {
-  CountingBackend backend;
+  testing::FakeBackend backend = CountingBackend();
   const MatMulPlan plan = PlanMatMul({DType::kFloat, {2, 3, 0}, {0, 4}}).value();
   auto primitive = backend.Prepare(plan);
   ASSERT_TRUE(primitive.ok()) << primitive.status();
-  EXPECT_EQ(backend.products, 0);
+  EXPECT_EQ(backend.calls().prepares, 0);
   Tensor a = Tensor::Create(DType::kFloat, {2, 3, 0}).value();
   Tensor b = Tensor::Create(DType::kFloat, {0, 4}).value();
   Tensor y = Tensor::Create(DType::kFloat, {2, 3, 4}).value();
@@ -47,7 +40,7 @@ TEST(BackendPrepareTest, KZeroIsExactZerosWithoutTheBackend) {
 }
 
 TEST(BackendPrepareTest, EmptyOutputsNeverReachTheBackend) {
-  CountingBackend backend;
+  testing::FakeBackend backend = CountingBackend();
   for (const auto& [a, b] : std::vector<std::pair<Dims, Dims>>{
            {{0, 4}, {4, 3}},
            {{3, 4}, {4, 0}},
@@ -65,11 +58,11 @@ TEST(BackendPrepareTest, EmptyOutputsNeverReachTheBackend) {
     EXPECT_TRUE((*primitive)->Execute(ta.view(), tb.view(), y.mutable_view()).ok());
     EXPECT_EQ((*primitive)->implementation(), "engine: empty Y, nothing to compute");
   }
-  EXPECT_EQ(backend.products, 0);
+  EXPECT_EQ(backend.calls().prepares, 0);
 }
 
 TEST(BackendPrepareTest, UnsupportedIsRefusedEvenWhenDegenerate) {
-  CountingBackend backend;
+  testing::FakeBackend backend = CountingBackend();
   for (const auto& [a, b] :
        std::vector<std::pair<Dims, Dims>>{{{2, 3}, {3, 4}}, {{2, 0}, {0, 4}}, {{0, 3}, {3, 4}}}) {
     auto primitive = backend.Prepare(PlanMatMul({DType::kInt32, a, b}).value());
@@ -78,20 +71,20 @@ TEST(BackendPrepareTest, UnsupportedIsRefusedEvenWhenDegenerate) {
     EXPECT_THAT(primitive.status().message(), HasSubstr("counting cannot compute int32"));
     EXPECT_THAT(primitive.status().message(), HasSubstr("float only"));
   }
-  EXPECT_EQ(backend.products, 0);
+  EXPECT_EQ(backend.calls().prepares, 0);
 }
 
 TEST(BackendPrepareTest, NonDegenerateProductsGoToTheBackend) {
-  CountingBackend backend;
+  testing::FakeBackend backend = CountingBackend();
   auto primitive = backend.Prepare(PlanMatMul({DType::kFloat, {2, 3}, {3, 4}}).value());
   EXPECT_EQ(primitive.status().code(), StatusCode::kInternal);
-  EXPECT_EQ(backend.products, 1);
+  EXPECT_EQ(backend.calls().prepares, 1);
 }
 
 // A backend that declares nothing is held to its own type's arithmetic, the loosest bound a
 // correct implementation still meets: a float16 kernel is then judged as if it summed in float16.
 TEST(BackendArithmeticTest, ABackendThatDeclaresNothingIsHeldToItsOwnType) {
-  CountingBackend backend;
+  testing::FakeBackend backend = CountingBackend();
   EXPECT_EQ(backend.DeclaredArithmetic(DType::kFloat16), (Arithmetic{DType::kFloat16, false}));
   EXPECT_EQ(backend.DeclaredArithmetic(DType::kInt32), (Arithmetic{DType::kInt32, false}));
 }

@@ -3,31 +3,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "mm/engine/testing/fake_backend.h"
+
 namespace mm {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class FakeBackend final : public Backend {
- public:
-  explicit FakeBackend(std::string name) : name_(std::move(name)) {}
-  std::string_view name() const override { return name_; }
-  Support Supports(const MatMulDesc&) const override { return Support::No("fake"); }
-
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan&) override {
-    return UnimplementedError("fake");
-  }
-
- private:
-  std::string name_;
-};
-
+// A backend named `name` that supports nothing.
 BackendFactory Fake(std::string name) {
-  return [name]() -> StatusOr<std::unique_ptr<Backend>> {
-    return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(name));
-  };
+  return testing::FakeBackend(std::move(name))
+      .Answering(Support::No("fake"))
+      .FailingToPrepare(UnimplementedError("fake"))
+      .Factory();
 }
 
 TEST(BackendRegistryTest, KeepsRegistrationOrderAndCreatesByName) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "mm/backends/testing/matmul_tester.h"
-#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::runtime {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
-#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::runtime {
 namespace {

@@ -20,7 +20,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
-#include "mm/backends/testing/temp_dir.h"
+#include "mm/engine/testing/temp_dir.h"
 #include "mm/engine/testing/test_names.h"
 
 namespace mm {

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "mm/backends/backend_list.h"
-#include "mm/backends/testing/temp_dir.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,6 +1,6 @@
 // A fresh directory for one test, under the system's temporary directory.
-#ifndef MM_BACKENDS_TESTING_TEMP_DIR_H_
-#define MM_BACKENDS_TESTING_TEMP_DIR_H_
+#ifndef MM_ENGINE_TESTING_TEMP_DIR_H_
+#define MM_ENGINE_TESTING_TEMP_DIR_H_
 
 #include <unistd.h>
 
@@ -38,4 +38,4 @@ class TempDir {
 
 }  // namespace mm::testing
 
-#endif  // MM_BACKENDS_TESTING_TEMP_DIR_H_
+#endif  // MM_ENGINE_TESTING_TEMP_DIR_H_
