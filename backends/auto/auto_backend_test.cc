@@ -22,6 +22,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/backends/testing/matmul_tester.h"
 #include "mm/engine/machine.h"
+#include "mm/engine/testing/fake_backend.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm {
@@ -596,39 +597,19 @@ TEST(AutoCalibrationTest, ConcurrentFirstUsesCalibrateOnce) {
   EXPECT_EQ(Runs(dir), 1);
 }
 
-// A backend that records the OpenMP thread count it is prepared and run with.
-class ThreadsSeen final : public Backend {
- public:
-  explicit ThreadsSeen(std::shared_ptr<std::vector<int>> seen) : seen_(std::move(seen)) {}
-  std::string_view name() const override { return "threads_seen"; }
-  Support Supports(const MatMulDesc& desc) const override {
-    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
-  }
-
- protected:
-  class Primitive final : public MatMulPrimitive {
-   public:
-    Primitive(const MatMulPlan& plan, std::shared_ptr<std::vector<int>> seen)
-        : MatMulPrimitive(plan), seen_(std::move(seen)) {}
-    std::string implementation() const override { return "records"; }
-
-   protected:
-    Status Run(TensorView, TensorView, MutableTensorView) override {
-      seen_->push_back(omp_get_max_threads());
-      return OkStatus();
-    }
-
-   private:
-    std::shared_ptr<std::vector<int>> seen_;
-  };
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    seen_->push_back(omp_get_max_threads());
-    return std::unique_ptr<MatMulPrimitive>(std::make_unique<Primitive>(plan, seen_));
-  }
-
- private:
-  std::shared_ptr<std::vector<int>> seen_;
-};
+// A float backend that records the OpenMP thread count it is prepared and run with.
+BackendFactory ThreadsSeen(std::shared_ptr<std::vector<int>> seen) {
+  auto record = [seen] { seen->push_back(omp_get_max_threads()); };
+  return testing::FakeBackend("threads_seen")
+      .Supporting({DType::kFloat})
+      .Describing("records")
+      .WhenPrepared([record](const MatMulPlan&) { record(); })
+      .Computing([record](const MatMulPlan&, TensorView, TensorView, MutableTensorView) {
+        record();
+        return OkStatus();
+      })
+      .Factory();
+}
 
 // A cell may rank a backend on fewer threads than given ("name@1"): auto prepares and runs it on
 // that many, gives the caller's count back after each call, and says so in implementation().
@@ -637,10 +618,7 @@ TEST(AutoBackendTest, RunsABackendOnFewerThreadsWhenTheTableSaysAndSaysSo) {
   omp_set_num_threads(2);
   auto seen = std::make_shared<std::vector<int>>();
   BackendRegistry candidates;
-  ASSERT_TRUE(candidates
-                  .Register("threads_seen", "records its threads",
-                            [seen] { return std::unique_ptr<Backend>(new ThreadsSeen(seen)); })
-                  .ok());
+  ASSERT_TRUE(candidates.Register("threads_seen", "records its threads", ThreadsSeen(seen)).ok());
   AutoTable table;
   table.identity = CurrentAutoIdentity(candidates);
   table.cells.push_back({DType::kFloat, 2, {64, 64}, {64, 64}, {"threads_seen@1"}, {}});

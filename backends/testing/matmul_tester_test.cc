@@ -5,60 +5,33 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <memory>
 #include <string>
 
 #include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/reference_kernel.h"
+#include "mm/engine/testing/fake_backend.h"
 
 namespace mm {
 namespace {
 
 using testing::MatMulTester;
 
-// The reference's answer with its last element off by one, for every dtype.
-class LastElementOffPrimitive final : public MatMulPrimitive {
- public:
-  explicit LastElementOffPrimitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
-
- protected:
-  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-    ReferenceBackend reference;
-    MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a, b));
-    std::memcpy(y.data, out.raw_data(), out.NumBytes());
-    VisitDType(y.dtype, [&](auto tag) {
-      using T = CppType<decltype(tag)::value>;
-      T& last = y.Data<T>()[plan().y_elements - 1];
-      if constexpr (std::is_integral_v<T>) {
-        last = static_cast<T>(last + 1);
-      } else {
-        last = RoundFromDouble<T>(ToDouble(last) + 1);
-      }
-    });
-    return OkStatus();
-  }
-};
-
-class LastElementOffBackend final : public Backend {
- public:
-  std::string_view name() const override { return "last_element_off"; }
-  Support Supports(const MatMulDesc& desc) const override { return reference_.Supports(desc); }
-  Arithmetic DeclaredArithmetic(DType dtype) const override {
-    return reference_.DeclaredArithmetic(dtype);
-  }
-
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new LastElementOffPrimitive(plan));
-  }
-
- private:
-  ReferenceBackend reference_;
-};
+// The reference's answer with its last element off by one, for every dtype, under the
+// reference's declared arithmetic.
+testing::FakeBackend LastElementOffBackend() {
+  auto reference = std::make_shared<ReferenceBackend>();
+  return testing::FakeBackend("last_element_off")
+      .SupportsBy([reference](const MatMulDesc& desc) { return reference->Supports(desc); })
+      .DeclaringBy([reference](DType dtype) { return reference->DeclaredArithmetic(dtype); })
+      .Computing(testing::ReferenceKernel())
+      .OffByOneAt(-1);
+}
 
 // It must notice one wrong element of 30 (a batch of 6 rows, K = 17 past any vector width) in
 // every dtype.
 TEST(MatMulTesterTest, FailsABackendOffInOneElement) {
-  LastElementOffBackend wrong;
+  testing::FakeBackend wrong = LastElementOffBackend();
   for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));
     EXPECT_NONFATAL_FAILURE(
@@ -67,58 +40,40 @@ TEST(MatMulTesterTest, FailsABackendOffInOneElement) {
   }
 }
 
-// 2-D products summed in the output type itself, one rounding per product and per sum; declares
-// the arithmetic it is given, truthfully or not.
-class NarrowSumPrimitive final : public MatMulPrimitive {
- public:
-  explicit NarrowSumPrimitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
-
- protected:
-  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-    VisitDType(y.dtype, [&](auto tag) {
-      using T = CppType<decltype(tag)::value>;
-      if constexpr (!std::is_integral_v<T>) {
-        const MatMulPlan& p = plan();
-        for (std::int64_t i = 0; i < p.m; ++i) {
-          for (std::int64_t j = 0; j < p.n; ++j) {
-            T sum = RoundFromDouble<T>(0.0);
-            for (std::int64_t q = 0; q < p.k; ++q) {
-              const T product = RoundFromDouble<T>(ToDouble(a.Data<T>()[i * p.k + q]) *
-                                                   ToDouble(b.Data<T>()[q * p.n + j]));
-              sum = RoundFromDouble<T>(ToDouble(sum) + ToDouble(product));
-            }
-            y.Data<T>()[i * p.n + j] = sum;
+// 2-D products summed in the output type itself, one rounding per product and per sum.
+Status NarrowSum(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  VisitDType(y.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      for (std::int64_t i = 0; i < p.m; ++i) {
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          T sum = RoundFromDouble<T>(0.0);
+          for (std::int64_t q = 0; q < p.k; ++q) {
+            const T product = RoundFromDouble<T>(ToDouble(a.Data<T>()[i * p.k + q]) *
+                                                 ToDouble(b.Data<T>()[q * p.n + j]));
+            sum = RoundFromDouble<T>(ToDouble(sum) + ToDouble(product));
           }
+          y.Data<T>()[i * p.n + j] = sum;
         }
       }
-    });
-    return OkStatus();
-  }
-};
-
-class NarrowSumBackend final : public Backend {
- public:
-  explicit NarrowSumBackend(bool declares_float) : declares_float_(declares_float) {}
-  std::string_view name() const override { return "narrow_sum"; }
-  Support Supports(const MatMulDesc& desc) const override {
-    if (desc.a_dims.size() != 2 || desc.b_dims.size() != 2 ||
-        (desc.dtype != DType::kFloat16 && desc.dtype != DType::kBFloat16)) {
-      return Support::No("2-D float16 and bfloat16 only");
     }
-    return Support::Native();
-  }
-  Arithmetic DeclaredArithmetic(DType dtype) const override {
-    return declares_float_ ? Arithmetic{DType::kFloat, false} : Arithmetic::OwnType(dtype);
-  }
+  });
+  return OkStatus();
+}
 
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new NarrowSumPrimitive(plan));
-  }
-
- private:
-  bool declares_float_;
-};
+// NarrowSum on 2-D float16 and bfloat16; declares the arithmetic it is given, truthfully or not.
+testing::FakeBackend NarrowSumBackend(bool declares_float) {
+  testing::FakeBackend backend("narrow_sum");
+  backend.Supporting({DType::kFloat16, DType::kBFloat16})
+      .SupportsBy([](const MatMulDesc& desc) {
+        return desc.a_dims.size() == 2 && desc.b_dims.size() == 2
+                   ? Support::Native()
+                   : Support::No("2-D float16 and bfloat16 only");
+      })
+      .Computing(NarrowSum);
+  if (declares_float) backend.Declaring({DType::kFloat, false});
+  return backend;
+}
 
 // The bound is the declared arithmetic's: a 16-bit sum over K = 200 is far less exact than the
 // float32 accumulation it claims (caught), and within the bound of the 16-bit sum it admits.
@@ -126,10 +81,10 @@ TEST(MatMulTesterTest, HoldsABackendToTheArithmeticItDeclares) {
   for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));
     const MatMulTester tester = MatMulTester().a_dims({8, 200}).b_dims({200, 8}).dtype(dtype);
-    NarrowSumBackend claims_float(/*declares_float=*/true);
+    testing::FakeBackend claims_float = NarrowSumBackend(/*declares_float=*/true);
     EXPECT_NONFATAL_FAILURE(tester.Test(claims_float),
                             "elements outside the error bound (accumulates in float)");
-    NarrowSumBackend honest(/*declares_float=*/false);
+    testing::FakeBackend honest = NarrowSumBackend(/*declares_float=*/false);
     tester.Test(honest);
   }
 }

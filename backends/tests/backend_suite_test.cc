@@ -9,7 +9,6 @@
 // tests of their own internals (caches, probes, threading). ctest runs this binary at 1 and 2
 // OpenMP threads, and the onednn part again under ONEDNN_MAX_CPU_ISA=AVX2 and SSE41 (label isa).
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <cmath>
 #include <limits>
@@ -19,6 +18,7 @@
 
 #include "mm/backends/backend_list.h"
 #include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/process/process.h"
 #include "mm/engine/testing/test_names.h"
 
 namespace mm {
@@ -185,13 +185,6 @@ TEST_P(EveryBackend, PropagatesNanAndInfinityAsIeeeSays) {
   ExpectNanAndInfinityAsIeeeSays<bfloat16>(*backend);
 }
 
-// Peak resident set size of this process so far, in bytes.
-std::int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
-}
-
 TEST_P(EveryBackend, EmptyOutputsCostNothingThatGrowsWithTheirDims) {
   auto backend = Create(GetParam());
   ASSERT_NE(backend, nullptr);
@@ -208,7 +201,7 @@ TEST_P(EveryBackend, EmptyOutputsCostNothingThatGrowsWithTheirDims) {
       // K = 2^40 between empty operands: nothing to sum.
       {"K = 2^40 with M = N = 0", {0, std::int64_t{1} << 40}, {std::int64_t{1} << 40, 0}},
   };
-  const std::int64_t before = PeakRssBytes();
+  const std::int64_t before = process::PeakResidentBytes();
   for (const Empty& e : kEmpty) {
     SCOPED_TRACE(e.why);
     const MatMulDesc desc{DType::kFloat, e.a, e.b};
@@ -225,7 +218,7 @@ TEST_P(EveryBackend, EmptyOutputsCostNothingThatGrowsWithTheirDims) {
     EXPECT_EQ((*primitive)->implementation(), "engine: empty Y, nothing to compute");
   }
   // 64 MiB of slack for the allocator and oneDNN's own start-up; 8 * 2^31 bytes is 16 GiB.
-  EXPECT_LT(PeakRssBytes() - before, std::int64_t{64} << 20);
+  EXPECT_LT(process::PeakResidentBytes() - before, std::int64_t{64} << 20);
 }
 
 TEST_P(EveryBackend, SaysWhatRunsOnThisMachineAndWhatComputedEachPlan) {

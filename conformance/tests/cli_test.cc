@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "bad_cases.h"
+#include "cli_runs.h"
 #include "fake_backends.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
@@ -31,18 +32,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::TempDir;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Cli(std::vector<std::string> args, const BackendRegistry& registry = BuiltinBackends(),
-           const char* env = nullptr) {
-  std::ostringstream out, err;
-  const int code = RunConformanceCli(args, registry, env, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+using testing::ConformanceCli;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -50,13 +41,13 @@ std::string ReadFile(const fs::path& path) {
 }
 
 TEST(CliTest, HelpTeachesOptionsAndExitCodes) {
-  CliRun r = Cli({"--help"});
+  CliRun r = ConformanceCli({"--help"});
   EXPECT_EQ(r.code, kExitPassed);
   for (const char* text : {"--data-dir DIR", "MM_ONNX_DATA", "--require-official", "--junit FILE",
                            "Exit codes:", "3  --require-official", "reference"}) {
     EXPECT_THAT(r.out, HasSubstr(text));
   }
-  EXPECT_THAT(Cli({"--version"}).out, HasSubstr("mm-conformance "));
+  EXPECT_THAT(ConformanceCli({"--version"}).out, HasSubstr("mm-conformance "));
 }
 
 TEST(CliTest, UsageErrorsExitTwo) {
@@ -74,14 +65,14 @@ TEST(CliTest, UsageErrorsExitTwo) {
                                              {"--list", "--list-tests"},
                                              {"positional"},
                                              {"--skip-exit-code", "1"}}) {
-    CliRun r = Cli(args);
+    CliRun r = ConformanceCli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_THAT(r.err, HasSubstr("mm-conformance: ")) << ::testing::PrintToString(args);
   }
 }
 
 TEST(CliTest, HelpIsGeneratedFromTheOneDefinitionWithEveryOption) {
-  const std::string help = Cli({"--help"}).out;
+  const std::string help = ConformanceCli({"--help"}).out;
   for (const char* option :
        {"--data-dir DIR", "--backend NAME", "--case NAME", "--filter REGEX", "--exclude REGEX",
         "--no-builtin", "--rtol X", "--atol X", "--strict", "--require-official", "--list",
@@ -99,8 +90,9 @@ TEST(CliTest, AnOptionGivenTwiceKeepsItsLastValue) {
   TempDir root, out;
   testing::WriteFloatCase(root.path(), "test_one", {2}, {2});
   const fs::path first = out.path() / "first.json", last = out.path() / "last.json";
-  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference",
-                  "--json", first.string(), "--json", last.string(), "--quiet"});
+  CliRun r =
+      ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference",
+                      "--json", first.string(), "--json", last.string(), "--quiet"});
   EXPECT_EQ(r.code, kExitPassed) << r.err;
   EXPECT_FALSE(fs::exists(first));
   EXPECT_TRUE(fs::exists(last));
@@ -108,14 +100,14 @@ TEST(CliTest, AnOptionGivenTwiceKeepsItsLastValue) {
 
 TEST(CliTest, NoMatMulCaseExitsTwo) {
   TempDir empty;
-  CliRun r = Cli({"--data-dir", empty.path().string(), "--no-builtin"});
+  CliRun r = ConformanceCli({"--data-dir", empty.path().string(), "--no-builtin"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("no MatMul case found"));
 }
 
 TEST(CliTest, BuiltinsPassOnTheReference) {
   TempDir empty;
-  CliRun r = Cli({"--data-dir", empty.path().string(), "--backend", "reference"});
+  CliRun r = ConformanceCli({"--data-dir", empty.path().string(), "--backend", "reference"});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("PASS        test_cc_matmul_2d"));
   // The 9 examples and the shape-class catalogue (a sequence case gives a result per data set).
@@ -127,7 +119,7 @@ TEST(CliTest, BuiltinsPassOnTheReference) {
 TEST(CliTest, EnvironmentSuppliesRootsWhenNoDataDirIsGiven) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_from_env", {2, 2}, {2, 2});
-  CliRun r = Cli({"--list", "--no-builtin"}, BuiltinBackends(), root.path().c_str());
+  CliRun r = ConformanceCli({"--list", "--no-builtin"}, BuiltinBackends(), root.path().c_str());
   EXPECT_EQ(r.code, kExitPassed) << r.err;
   EXPECT_THAT(r.out, HasSubstr(root.path().string() + " (MM_ONNX_DATA)"));
   EXPECT_THAT(r.out, HasSubstr("test_from_env"));
@@ -141,7 +133,8 @@ TEST(CliTest, ListShowsCasesSkippedShadowedAndRunsNothing) {
   auto model = testing::MatMulModel(onnx::TensorProto::FLOAT, {2}, {2}, {});
   model.mutable_graph()->mutable_node(0)->set_op_type("Add");
   testing::WriteMessage(add / "model.onnx", model);
-  CliRun r = Cli({"--list", "--data-dir", a.path().string(), "--data-dir", b.path().string()});
+  CliRun r =
+      ConformanceCli({"--list", "--data-dir", a.path().string(), "--data-dir", b.path().string()});
   EXPECT_EQ(r.code, kExitPassed) << r.err;
   EXPECT_THAT(r.out, HasSubstr("test_add: not a MatMul case: op Add"));
   EXPECT_THAT(r.out, HasSubstr("test_dup at " + (b.path() / "test_dup").string()));
@@ -152,8 +145,8 @@ TEST(CliTest, ListShowsCasesSkippedShadowedAndRunsNothing) {
 TEST(CliTest, ListTestsIsOneLinePerCaseAndBackend) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_one", {2}, {2});
-  CliRun r = Cli({"--list-tests", "--data-dir", root.path().string(), "--no-builtin"},
-                 testing::FakeRegistry());
+  CliRun r = ConformanceCli({"--list-tests", "--data-dir", root.path().string(), "--no-builtin"},
+                            testing::FakeRegistry());
   EXPECT_EQ(r.code, kExitPassed);
   EXPECT_THAT(r.out, HasSubstr("test_one\treference\ntest_one\tgood\n"));
 }
@@ -164,7 +157,7 @@ TEST(CliTest, FilterExcludeAndCaseSelectByName) {
                                          empty.path().string()};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
-    return Cli(extra).out;
+    return ConformanceCli(extra).out;
   };
   EXPECT_EQ(with({"--filter", "bcast|4d", "--exclude", "4d_1d"}),
             "test_cc_matmul_4d\treference\ntest_cc_matmul_bcast\treference\n");
@@ -179,23 +172,24 @@ TEST(CliTest, UnsupportedIsAllowedUnlessStrict) {
   testing::WriteFloatCase(root.path(), "test_one", {2, 3}, {3});
   const std::vector<std::string> base = {"--data-dir", root.path().string(), "--no-builtin",
                                          "--backend", "unsupported"};
-  CliRun lenient = Cli(base, testing::FakeRegistry());
+  CliRun lenient = ConformanceCli(base, testing::FakeRegistry());
   EXPECT_EQ(lenient.code, kExitPassed) << lenient.out;
   EXPECT_THAT(lenient.out, HasSubstr("UNSUPPORTED test_one"));
   auto strict_args = base;
   strict_args.push_back("--strict");
-  EXPECT_EQ(Cli(strict_args, testing::FakeRegistry()).code, kExitFailed);
+  EXPECT_EQ(ConformanceCli(strict_args, testing::FakeRegistry()).code, kExitFailed);
   auto skip_args = base;
   skip_args.insert(skip_args.end(), {"--skip-exit-code", "77"});
-  EXPECT_EQ(Cli(skip_args, testing::FakeRegistry()).code, 77);
+  EXPECT_EQ(ConformanceCli(skip_args, testing::FakeRegistry()).code, 77);
 }
 
 TEST(CliTest, BrokenBackendExitsOne) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_one", {2, 3}, {3});
   for (const char* backend : {"nudge", "throws", "prepare_fails", "cannot_start"}) {
-    CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", backend},
-                   testing::FakeRegistry());
+    CliRun r =
+        ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--backend", backend},
+                       testing::FakeRegistry());
     EXPECT_EQ(r.code, kExitFailed) << backend << "\n" << r.out;
   }
 }
@@ -203,11 +197,12 @@ TEST(CliTest, BrokenBackendExitsOne) {
 TEST(CliTest, RequireOfficialExitsThreeWhenMissing) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_one", {2}, {2});
-  CliRun r = Cli({"--data-dir", root.path().string(), "--require-official"});
+  CliRun r = ConformanceCli({"--data-dir", root.path().string(), "--require-official"});
   EXPECT_EQ(r.code, kExitOfficial);
   EXPECT_THAT(r.out, HasSubstr("missing: test_matmul_2d"));
-  EXPECT_EQ(Cli({"--list", "--data-dir", root.path().string(), "--require-official"}).code,
-            kExitOfficial);
+  EXPECT_EQ(
+      ConformanceCli({"--list", "--data-dir", root.path().string(), "--require-official"}).code,
+      kExitOfficial);
 }
 
 // A run that finds only some of the official cases says how to get the others, on the run and in
@@ -216,12 +211,13 @@ TEST(CliTest, RequireOfficialExitsThreeWhenMissing) {
 TEST(CliTest, MissingOfficialCasesSayHowToGetThem) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_matmul_2d", {3, 4}, {4, 3});
-  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  CliRun r = ConformanceCli(
+      {"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
   EXPECT_THAT(r.out, HasSubstr("missing: test_matmul_3d"));
   EXPECT_THAT(r.err, HasSubstr("mm-conformance: 6 of the 7 official ONNX MatMul node tests are "
                                "missing"));
   EXPECT_THAT(r.err, HasSubstr("scripts/fetch-onnx-testdata.sh"));
-  CliRun list = Cli({"--list", "--data-dir", root.path().string(), "--no-builtin"});
+  CliRun list = ConformanceCli({"--list", "--data-dir", root.path().string(), "--no-builtin"});
   EXPECT_THAT(list.out, HasSubstr("6 of the 7 official ONNX MatMul node tests are missing"));
   EXPECT_THAT(list.out, HasSubstr("scripts/fetch-onnx-testdata.sh"));
 }
@@ -231,10 +227,11 @@ TEST(CliTest, MissingOfficialCasesSayHowToGetThem) {
 TEST(CliTest, ARunOverOnesOwnCasesIsNotToldItLacksTheOfficialOnes) {
   TempDir root;
   testing::WriteFloatCase(root.path(), "test_mine", {3, 4}, {4, 3});
-  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  CliRun r = ConformanceCli(
+      {"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   EXPECT_THAT(r.err, Not(HasSubstr("official ONNX MatMul node tests are missing")));
-  CliRun list = Cli({"--list", "--data-dir", root.path().string(), "--no-builtin"});
+  CliRun list = ConformanceCli({"--list", "--data-dir", root.path().string(), "--no-builtin"});
   EXPECT_THAT(list.out, HasSubstr("7 of the 7 official ONNX MatMul node tests are missing"));
 }
 
@@ -242,9 +239,9 @@ TEST(CliTest, WritesEveryReport) {
   TempDir root, out;
   testing::WriteFloatCase(root.path(), "test_one", {2, 3}, {3, 2});
   const fs::path json = out.path() / "r.json", xml = out.path() / "r.xml", md = out.path() / "r.md";
-  CliRun r =
-      Cli({"--data-dir", root.path().string(), "--backend", "reference", "--exclude", "^mm_shape_",
-           "--json", json.string(), "--junit", xml.string(), "--markdown", md.string()});
+  CliRun r = ConformanceCli({"--data-dir", root.path().string(), "--backend", "reference",
+                             "--exclude", "^mm_shape_", "--json", json.string(), "--junit",
+                             xml.string(), "--markdown", md.string()});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   const nlohmann::json report = nlohmann::json::parse(ReadFile(json));
   EXPECT_EQ(report["summary"]["total"], 10);
@@ -259,8 +256,8 @@ TEST(CliTest, WritesEveryReport) {
                   .find_child_by_attribute("testsuite", "name", "conformance.reference")
                   .find_child_by_attribute("testcase", "name", "test_one/test_data_set_0"));
   EXPECT_THAT(ReadFile(md), HasSubstr("| test\\_one | float | [2,3] x [3,2] | PASS |"));
-  CliRun unwritable = Cli({"--data-dir", root.path().string(), "--json",
-                           (out.path() / "no" / "such" / "dir.json").string()});
+  CliRun unwritable = ConformanceCli({"--data-dir", root.path().string(), "--json",
+                                      (out.path() / "no" / "such" / "dir.json").string()});
   EXPECT_EQ(unwritable.code, kExitUsage);
   EXPECT_THAT(unwritable.err, HasSubstr("cannot open"));
 }
@@ -279,14 +276,15 @@ TEST(CliTest, OnlyARunOverTheOfficialRootGetsAnOfficialCorpusVerdict) {
   TempDir generated;
   testing::WriteFloatCase(generated.path(), "test_mm_fuzz_s1_float_0", {2, 3}, {3, 2});
   testing::WriteFloatCase(generated.path(), "test_mm_fuzz_s1_float_4", {3}, {3, 5});
-  CliRun own = Cli({"--data-dir", generated.path().string(), "--backend", "reference"});
+  CliRun own = ConformanceCli({"--data-dir", generated.path().string(), "--backend", "reference"});
   EXPECT_EQ(own.code, kExitPassed) << own.out << own.err;
   EXPECT_THAT(own.out + own.err, Not(HasSubstr("official corpus")));
   EXPECT_THAT(own.out + own.err, Not(HasSubstr("official")));
   const std::optional<fs::path> official = OfficialMatMul2d();
   if (!official) GTEST_SKIP() << "the official ONNX node tests are not on this machine";
-  CliRun with_official = Cli({"--data-dir", official->parent_path().string(), "--data-dir",
-                              generated.path().string(), "--backend", "reference", "--quiet"});
+  CliRun with_official =
+      ConformanceCli({"--data-dir", official->parent_path().string(), "--data-dir",
+                      generated.path().string(), "--backend", "reference", "--quiet"});
   // Debian's copy may be of another ONNX version than the SHA-256 sums: intact or not, it is said.
   EXPECT_THAT(with_official.out, ::testing::ContainsRegex("official corpus: [0-7] of 7 intact"));
 }
@@ -303,8 +301,8 @@ void ExpectOnePercentChangeFails(const std::function<void(const fs::path& root)>
   const fs::path output = copy / "test_data_set_0" / "output_0.pb";
 
   // Sanity: unaltered, the copy passes (so the FAIL below is caused by the change alone).
-  CliRun before =
-      Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  CliRun before = ConformanceCli(
+      {"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
   ASSERT_EQ(before.code, kExitPassed) << before.out << before.err;
 
   onnx::TensorProto expected;
@@ -322,7 +320,7 @@ void ExpectOnePercentChangeFails(const std::function<void(const fs::path& root)>
 
   // ONNX's rule fails every backend; the bound, around the exact product of the case's own A and
   // B, holds: BOUND, and the data, not the backends, is named as suspect.
-  CliRun after = Cli({"--data-dir", root.path().string(), "--no-builtin"});
+  CliRun after = ConformanceCli({"--data-dir", root.path().string(), "--no-builtin"});
   EXPECT_EQ(after.code, kExitFailed) << after.out;
   EXPECT_THAT(after.out, HasSubstr("BOUND       test_matmul_2d"));
   EXPECT_THAT(after.out, HasSubstr("1 of 9 elements differ; worst at [0,1]"));
@@ -347,7 +345,8 @@ TEST(CliTest, OfficialCaseWithOneExpectedValueOffByOnePercentFails) {
     fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
   }
   testing::WriteBytes(root.path() / "test_matmul_2d" / "test_data_set_0" / "output_0.pb", "x");
-  CliRun required = Cli({"--data-dir", root.path().string(), "--no-builtin", "--require-official"});
+  CliRun required =
+      ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--require-official"});
   EXPECT_EQ(required.code, kExitOfficial);
   EXPECT_THAT(required.out, HasSubstr("test_data_set_0/output_0.pb: SHA-256"));
 }
@@ -367,7 +366,7 @@ TEST_P(CliBadInputTest, ExitsOneWithAClearMessage) {
   const testing::BadCase& row = GetParam();
   TempDir root;
   row.write(root.path(), "test_broken");
-  CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin"});
+  CliRun r = ConformanceCli({"--data-dir", root.path().string(), "--no-builtin"});
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("ERROR       test_broken"));
   EXPECT_THAT(r.out, HasSubstr(row.expected_message));
@@ -387,30 +386,30 @@ TEST(CliIsolationTest, CrashesAndHangsCostTheirResultsAndEveryReportIsWritten) {
   testing::WriteFloatCase(root.path(), "test_zafter", {4, 5}, {5, 1});
   const fs::path json = out.path() / "r.json", xml = out.path() / "r.xml", md = out.path() / "r.md";
   const BackendRegistry registry = testing::FakeRegistry();
-  CliRun r = Cli({"--data-dir",
-                  root.path().string(),
-                  "--no-builtin",
-                  "--timeout",
-                  "0.5",
-                  "-j",
-                  "2",
-                  "--backend",
-                  "reference",
-                  "--backend",
-                  "segfault",
-                  "--backend",
-                  "divide_by_zero",
-                  "--backend",
-                  "abort",
-                  "--backend",
-                  "endless_loop",
-                  "--json",
-                  json.string(),
-                  "--junit",
-                  xml.string(),
-                  "--markdown",
-                  md.string()},
-                 registry);
+  CliRun r = ConformanceCli({"--data-dir",
+                             root.path().string(),
+                             "--no-builtin",
+                             "--timeout",
+                             "0.5",
+                             "-j",
+                             "2",
+                             "--backend",
+                             "reference",
+                             "--backend",
+                             "segfault",
+                             "--backend",
+                             "divide_by_zero",
+                             "--backend",
+                             "abort",
+                             "--backend",
+                             "endless_loop",
+                             "--json",
+                             json.string(),
+                             "--junit",
+                             xml.string(),
+                             "--markdown",
+                             md.string()},
+                            registry);
   EXPECT_EQ(r.code, kExitFailed) << r.err;
   EXPECT_THAT(r.out, HasSubstr("summary: 15 results (15 case x backend): 11 PASS, 0 FAIL, "
                                "0 UNSUPPORTED, 4 ERROR"));
@@ -440,7 +439,7 @@ TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
   auto run = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = common;
     args.insert(args.end(), extra.begin(), extra.end());
-    return Cli(args, registry);
+    return ConformanceCli(args, registry);
   };
   const fs::path whole = out.path() / "whole.json";
   const CliRun unsharded = run({"--json", whole.string()});
@@ -453,7 +452,7 @@ TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
   }
   const fs::path merged = out.path() / "merged.json";
   merge_args.insert(merge_args.end(), {"--json", merged.string()});
-  const CliRun m = Cli(merge_args, registry);
+  const CliRun m = ConformanceCli(merge_args, registry);
   EXPECT_EQ(m.code, unsharded.code);
   EXPECT_EQ(m.code, kExitFailed);  // "nudge" fails.
 
@@ -474,7 +473,7 @@ TEST(CliShardTest, MergedShardReportsEqualTheUnshardedRun) {
   EXPECT_EQ(summary(m.out), summary(unsharded.out));
 
   // A missing shard is an error, never a smaller report.
-  const CliRun partial = Cli({"merge", (out.path() / "shard1.json").string()}, registry);
+  const CliRun partial = ConformanceCli({"merge", (out.path() / "shard1.json").string()}, registry);
   EXPECT_EQ(partial.code, kExitUsage);
   EXPECT_THAT(partial.err, HasSubstr("shard 2/3 is missing"));
 }
@@ -489,7 +488,7 @@ TEST(CliShardTest, BadShardsAndJobsAreUsageErrors) {
                                              {"--timeout", "0"},
                                              {"--timeout", "-1"},
                                              {"merge"}}) {
-    CliRun r = Cli(args);
+    CliRun r = ConformanceCli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
   }
 }
@@ -504,17 +503,17 @@ TEST(CliExpectationsTest, FileFromTheOptionOrTheEnvironment) {
   const BackendRegistry registry = testing::FakeRegistry();
   const std::vector<std::string> args = {"--data-dir", root.path().string(), "--no-builtin",
                                          "--backend", "nudge"};
-  CliRun plain = Cli(args, registry);
+  CliRun plain = ConformanceCli(args, registry);
   EXPECT_EQ(plain.code, kExitFailed);
   std::vector<std::string> with = args;
   with.insert(with.end(), {"--expectations", file.string()});
-  CliRun declared = Cli(with, registry);
+  CliRun declared = ConformanceCli(with, registry);
   EXPECT_EQ(declared.code, kExitPassed) << declared.out;
   EXPECT_THAT(declared.out, HasSubstr("1 XFAIL"));
   EXPECT_THAT(declared.out, HasSubstr("matches nothing: SKIP case test_gone"));
-  std::ostringstream o, e;
-  EXPECT_EQ(RunConformanceCli(args, registry, nullptr, o, e, file.c_str()), kExitPassed);
-  CliRun missing = Cli({"--expectations", (out.path() / "nope.json").string()}, registry);
+  EXPECT_EQ(ConformanceCli(args, registry, nullptr, file.c_str()).code, kExitPassed);
+  CliRun missing =
+      ConformanceCli({"--expectations", (out.path() / "nope.json").string()}, registry);
   EXPECT_EQ(missing.code, kExitUsage);
   EXPECT_THAT(missing.err, HasSubstr("nope.json': no such file"));
 }
@@ -558,7 +557,7 @@ TEST(CliFilesTest, AFileThatIsNotARegularFileIsAUsageErrorAtOnce) {
   for (const Row& row : rows) {
     SCOPED_TRACE(::testing::PrintToString(row.args));
     const auto start = std::chrono::steady_clock::now();
-    const CliRun r = Cli(row.args);
+    const CliRun r = ConformanceCli(row.args);
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_THAT(r.err, HasSubstr(row.says));
@@ -572,8 +571,8 @@ TEST(CliFilesTest, AFifoInADataRootIsAnErrorOfItsCaseAtOnce) {
                          "test_data_set_0" / "input_0.pb";
   fs::remove(input);
   ASSERT_EQ(::mkfifo(input.c_str(), 0600), 0);
-  const CliRun r = Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend",
-                        "reference", "--no-isolate"});
+  const CliRun r = ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--backend",
+                                   "reference", "--no-isolate"});
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_THAT(r.out, HasSubstr(input.string() + "': a FIFO (named pipe), not a regular file"));
 }
@@ -587,8 +586,8 @@ TEST(CliFilesTest, LinksLeadingOutOfADataRootAreErrors) {
   const fs::path near = testing::WriteFloatCase(root.path(), "test_near", {2, 3}, {3, 4});
   fs::rename(near / "test_data_set_0", elsewhere.path() / "set");
   fs::create_directory_symlink(elsewhere.path() / "set", near / "test_data_set_0");
-  const CliRun r =
-      Cli({"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
+  const CliRun r = ConformanceCli(
+      {"--data-dir", root.path().string(), "--no-builtin", "--backend", "reference"});
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_THAT(r.out, HasSubstr("'" + (root.path() / "test_far").string() +
                                "' leads outside the data root"));
@@ -615,7 +614,7 @@ class CliResumeTest : public ::testing::Test {
         "nudge",      "--no-isolate",        "--quiet",      "--json",
         json.string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    return Cli(args, registry_);
+    return ConformanceCli(args, registry_);
   }
   static nlohmann::json Read(const fs::path& path) { return nlohmann::json::parse(ReadFile(path)); }
   static void Write(const fs::path& path, const nlohmann::json& report) {

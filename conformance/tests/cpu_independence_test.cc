@@ -12,8 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
-#include "mm/conformance/tools/cli.h"
+#include "mm/engine/process/process.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
@@ -33,20 +34,19 @@ Tensor Ramp(const Dims& dims) {
   return t;
 }
 
-struct CliRun {
-  int code;
-  std::string out, err;
+// A run of mm-conformance and its --json report.
+struct JudgedRun : testing::CliRun {
   nlohmann::json report;
 };
 
-CliRun RunCli(const fs::path& root, const fs::path& json) {
-  std::ostringstream out, err;
-  const int code =
-      RunConformanceCli({"--data-dir", root.string(), "--no-builtin", "--json", json.string()},
-                        BuiltinBackends(), nullptr, out, err);
+// mm-conformance over the cases of `root`, its JSON report written to `json` and read back.
+JudgedRun Judge(const fs::path& root, const fs::path& json) {
+  JudgedRun run{testing::ConformanceCli(
+                    {"--data-dir", root.string(), "--no-builtin", "--json", json.string()}),
+                {}};
   std::ifstream in(json);
-  nlohmann::json report = in ? nlohmann::json::parse(in) : nlohmann::json();
-  return {code, out.str(), err.str(), std::move(report)};
+  if (in) run.report = nlohmann::json::parse(in);
+  return run;
 }
 
 TEST(CpuIndependentVerdictsTest, SixteenBitCasesPassOnEveryBackendAndSayHow) {
@@ -56,7 +56,7 @@ TEST(CpuIndependentVerdictsTest, SixteenBitCasesPassOnEveryBackendAndSayHow) {
   testing::WriteCase(root.path(), "test_f16", Ramp<float16>({3, 1, 4, 9}),
                      Ramp<float16>({2, 9, 3}));
   testing::WriteCase(root.path(), "test_f32", Ramp<float>({4, 6}), Ramp<float>({6}));
-  const CliRun run = RunCli(root.path(), out.path() / "r.json");
+  const JudgedRun run = Judge(root.path(), out.path() / "r.json");
   ASSERT_EQ(run.code, kExitPassed) << run.out << run.err;
   const BackendRegistry registry = BuiltinBackends();
   ASSERT_EQ(run.report["results"].size(), 3 * registry.DefaultNames().size());
@@ -95,9 +95,7 @@ std::int64_t WorkerPeakGrowthBytes(Run run) {
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    rusage self{};
-    getrusage(RUSAGE_SELF, &self);
-    const std::int64_t start = static_cast<std::int64_t>(self.ru_maxrss) * 1024;
+    const std::int64_t start = process::PeakResidentBytes();
     const bool ok = run();
     rusage children{};
     getrusage(RUSAGE_CHILDREN, &children);
@@ -128,7 +126,7 @@ TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) 
     if (entry.is_regular_file()) bytes += entry.file_size();
   }
   EXPECT_LT(bytes, 1024u);
-  const CliRun run = RunCli(root.path(), out.path() / "r.json");
+  const JudgedRun run = Judge(root.path(), out.path() / "r.json");
   EXPECT_EQ(run.code, kExitPassed) << run.out << run.err;
   for (const nlohmann::json& r : run.report["results"]) {
     EXPECT_EQ(r["verdict"], "PASS") << r.dump();
@@ -137,10 +135,9 @@ TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) 
   // Measured on the workers, which run the backends: --memory-limit 0 lets a 16 GiB row through,
   // so a regression shows here as growth, not as an ERROR.
   const std::int64_t growth = WorkerPeakGrowthBytes([&] {
-    std::ostringstream sink_out, sink_err;
-    return RunConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--jobs", "1",
-                              "--memory-limit", "0"},
-                             BuiltinBackends(), nullptr, sink_out, sink_err) == kExitPassed;
+    return testing::ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--jobs",
+                                    "1", "--memory-limit", "0"})
+               .code == kExitPassed;
   });
   ASSERT_GE(growth, 0) << "the measured run failed";
   EXPECT_LT(growth, std::int64_t{64} << 20);
@@ -172,10 +169,9 @@ TEST(WorkerMemoryTest, AWorkerDoesNotGrowWithTheNumberOfShapesOneDnnCompiled) {
       } else {
         setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", capacity, 1);
       }
-      std::ostringstream sink_out, sink_err;
-      return RunConformanceCli({"--data-dir", root.string(), "--no-builtin", "--jobs", "1",
-                                "--backend", "onednn", "--memory-limit", "0"},
-                               BuiltinBackends(), nullptr, sink_out, sink_err) == kExitPassed;
+      return testing::ConformanceCli({"--data-dir", root.string(), "--no-builtin", "--jobs", "1",
+                                      "--backend", "onednn", "--memory-limit", "0"})
+                 .code == kExitPassed;
     });
   };
   const std::int64_t few_default = growth(few.path(), nullptr);

@@ -7,16 +7,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/reference_kernel.h"
 #include "mm/conformance/runner.h"
 #include "mm/conformance/worker_protocol.h"
+#include "mm/engine/process/process.h"
 #include "mm/engine/registry.h"
+#include "mm/engine/testing/fake_backend.h"
 
 namespace mm::conformance::testing {
 
@@ -41,16 +43,6 @@ enum class Fault {
   kForgesAnswer,        // Writes an answer for another task on its worker's socket, then computes.
 };
 
-// The resident memory of this process in KiB (/proc/self/statm), 0 when it cannot be read.
-inline long long ResidentKib() {
-  std::FILE* file = std::fopen("/proc/self/statm", "r");
-  if (file == nullptr) return 0;
-  long long size = 0, resident = 0;
-  const int read = std::fscanf(file, "%lld %lld", &size, &resident);
-  std::fclose(file);
-  return read == 2 ? resident * (sysconf(_SC_PAGESIZE) / 1024) : 0;
-}
-
 // Under AddressSanitizer a SIGSEGV or SIGFPE is caught by the sanitizer, reported, and the
 // process ends with an abort (abort_on_error=1, as the asan preset sets) or exit status 1 (UBSan
 // stops at the null store first): the worker still dies, but not of that signal.
@@ -72,15 +64,6 @@ inline const Dims kTriggerADims = {3, 7};
 [[gnu::noinline, gnu::no_sanitize("undefined")]] inline int DivideBy(int divisor) {
   volatile int dividend = 1, volatile_divisor = divisor;
   return dividend / volatile_divisor;
-}
-[[gnu::noinline]] inline void WriteThroughNull() {
-  volatile int* volatile pointer = nullptr;
-  *pointer = 42;
-}
-[[gnu::noinline]] inline void SpinForever() {
-  volatile bool forever = true;  // Volatile reads are observable: the loop is not optimised out.
-  while (forever) {
-  }
 }
 
 // Writes a well-formed PASS result, tagged for a task nobody sent, on every stream socket of this
@@ -106,20 +89,16 @@ inline void ForgeAnswer() {
   }
 }
 
-// Computes like the reference, then does what `fault` says.
-class FakePrimitive final : public MatMulPrimitive {
- public:
-  FakePrimitive(MatMulPlan plan, Fault fault) : MatMulPrimitive(plan), fault_(fault) {
-    inner_ = reference_.Prepare(plan).value();
-  }
-
- protected:
-  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-    if (fault_ == Fault::kThrows) throw std::runtime_error("kaboom");
-    if (plan().desc.a_dims == kTriggerADims) {
-      switch (fault_) {
+// The kernel of a backend with `fault`: the reference's answer, after the fault's misdeed on
+// kTriggerADims (kThrows on every product, kNudgeFirstElement after computing).
+inline ::mm::testing::FakeKernel FaultyKernel(Fault fault) {
+  return [fault, reference = ::mm::testing::ReferenceKernel()](
+             const MatMulPlan& plan, TensorView a, TensorView b, MutableTensorView y) -> Status {
+    if (fault == Fault::kThrows) throw std::runtime_error("kaboom");
+    if (plan.desc.a_dims == kTriggerADims) {
+      switch (fault) {
         case Fault::kSegfault:
-          WriteThroughNull();
+          ::mm::testing::WriteThroughNull();
           break;
         case Fault::kDivideByZero:
           y.Data<float>()[0] = static_cast<float>(DivideBy(0));
@@ -127,7 +106,7 @@ class FakePrimitive final : public MatMulPrimitive {
         case Fault::kAbort:
           std::abort();
         case Fault::kEndlessLoop:
-          SpinForever();
+          ::mm::testing::SpinForever();
           break;
         case Fault::kExit:
           std::exit(3);
@@ -138,46 +117,36 @@ class FakePrimitive final : public MatMulPrimitive {
           break;
       }
     }
-    MM_RETURN_IF_ERROR(inner_->Execute(a, b, y));
-    if (fault_ == Fault::kNudgeFirstElement && y.NumElements() > 0) {
+    MM_RETURN_IF_ERROR(reference(plan, a, b, y));
+    if (fault == Fault::kNudgeFirstElement && y.NumElements() > 0) {
       y.Data<float>()[0] *= 1.01f;  // One percent off: outside rtol 1e-3.
     }
     return OkStatus();
+  };
+}
+
+// What a backend with `fault` says it supports.
+inline Support FaultySupport(Fault fault) {
+  if (fault == Fault::kUnsupported) return Support::No("fake has no such kernel");
+  if (fault == Fault::kSlowReportsProcess) usleep(30'000);
+  if (fault == Fault::kReportsProcess || fault == Fault::kSlowReportsProcess) {
+    return Support::No("runs in process " + std::to_string(getpid()));
   }
-
- private:
-  Fault fault_;
-  ReferenceBackend reference_;
-  std::unique_ptr<MatMulPrimitive> inner_;
-};
-
-// Declares support according to `fault`.
-class FakeBackend final : public Backend {
- public:
-  explicit FakeBackend(Fault fault) : fault_(fault) {}
-  std::string_view name() const override { return "fake"; }
-  Support Supports(const MatMulDesc&) const override {
-    if (fault_ == Fault::kUnsupported) return Support::No("fake has no such kernel");
-    if (fault_ == Fault::kSlowReportsProcess) usleep(30'000);
-    if (fault_ == Fault::kReportsProcess || fault_ == Fault::kSlowReportsProcess) {
-      return Support::No("runs in process " + std::to_string(getpid()));
-    }
-    if (fault_ == Fault::kReportsResident) {
-      return Support::No("resident " + std::to_string(ResidentKib()) + " KiB");
-    }
-    if (fault_ == Fault::kByConversion) return Support::ByConversion("f32 via f64");
-    return Support::Native();
+  if (fault == Fault::kReportsResident) {
+    return Support::No("resident " + std::to_string(process::ResidentBytes() / 1024) + " KiB");
   }
+  if (fault == Fault::kByConversion) return Support::ByConversion("f32 via f64");
+  return Support::Native();
+}
 
- protected:
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    if (fault_ == Fault::kPrepareFails) return InternalError("out of primitives");
-    return std::unique_ptr<MatMulPrimitive>(std::make_unique<FakePrimitive>(plan, fault_));
-  }
-
- private:
-  Fault fault_;
-};
+// The backend "fake" that does what `fault` says.
+inline ::mm::testing::FakeBackend FaultyBackend(Fault fault) {
+  ::mm::testing::FakeBackend backend("fake");
+  backend.SupportsBy([fault](const MatMulDesc&) { return FaultySupport(fault); })
+      .Computing(FaultyKernel(fault));
+  if (fault == Fault::kPrepareFails) backend.FailingToPrepare(InternalError("out of primitives"));
+  return backend;
+}
 
 // "reference" plus one backend per Fault: "good", "nudge", "unsupported", "converting",
 // "prepare_fails", "throws", "segfault", "divide_by_zero", "abort", "endless_loop", "exit",
@@ -205,10 +174,7 @@ inline BackendRegistry FakeRegistry() {
                              {"resident", Fault::kReportsResident},
                              {"slow_process", Fault::kSlowReportsProcess},
                              {"forges_answer", Fault::kForgesAnswer}}) {
-    const Fault f = fault;
-    add(name, [f]() -> StatusOr<std::unique_ptr<Backend>> {
-      return std::unique_ptr<Backend>(std::make_unique<FakeBackend>(f));
-    });
+    add(name, FaultyBackend(fault).Factory());
   }
   add("cannot_start",
       []() -> StatusOr<std::unique_ptr<Backend>> { return InternalError("no device"); });

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/backend.h"
@@ -35,16 +36,8 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::TempDir;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+using testing::ConformanceCli;
 
 nlohmann::json ReadJson(const fs::path& path) {
   std::ifstream in(path);
@@ -166,10 +159,10 @@ TEST_F(InterruptTest, SigtermWritesReportsOfExactlyTheFinishedResultsAndResumeCo
 
   // Every result kept is the one an uninterrupted run gives, and resuming gives that run's report.
   const fs::path full = out_.path() / "full.json", resumed = out_.path() / "resumed.json";
-  const CliRun whole = Cli(RunArgs(full));
+  const CliRun whole = ConformanceCli(RunArgs(full));
   std::vector<std::string> resume_args = RunArgs(resumed);
   resume_args.insert(resume_args.end(), {"--resume", json.string()});
-  const CliRun again = Cli(resume_args);
+  const CliRun again = ConformanceCli(resume_args);
   EXPECT_EQ(again.code, whole.code) << again.err;
   const nlohmann::json expected = Untimed(ReadJson(full));
   const nlohmann::json partial = Untimed(interrupted);
@@ -209,7 +202,7 @@ TEST_P(EarlySignalTest, LeavesEmptyReportsMarkedInterrupted) {
   const fs::path json = out_.path() / "r.json", junit = out_.path() / "r.xml";
   std::vector<std::string> args = RunArgs(json);
   args.insert(args.end(), {"--junit", junit.string()});
-  const CliRun run = Cli(args);
+  const CliRun run = ConformanceCli(args);
   SetStartHookForTesting(nullptr);
   EXPECT_EQ(run.code, 128 + SIGTERM) << run.err;
   EXPECT_THAT(run.out, HasSubstr("interrupted by SIGTERM (signal 15) after 0 of 300 results"));
@@ -333,23 +326,23 @@ TEST(DieWithMmTest, SigkillWhileTheDescriberIsBlockedLeavesNoProcessBehind) {
 
 TEST_F(InterruptTest, ResumeRefusesAReportOfAnotherRun) {
   const fs::path json = out_.path() / "r.json";
-  Cli(RunArgs(json));
+  ConformanceCli(RunArgs(json));
   std::vector<std::string> other_backends = {"--data-dir",   (corpus_.path() / "c").string(),
                                              "--no-builtin", "--backend",
                                              "reference",    "--resume",
                                              json.string()};
-  CliRun r = Cli(other_backends);
+  CliRun r = ConformanceCli(other_backends);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err,
               HasSubstr("ran the backends reference, wrong_slow, this run selects reference"));
   std::vector<std::string> other_rule = RunArgs(out_.path() / "x.json");
   other_rule.insert(other_rule.end(), {"--tolerance", "bound", "--resume", json.string()});
-  r = Cli(other_rule);
+  r = ConformanceCli(other_rule);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("judged under --tolerance onnx, this run under bound"));
   std::vector<std::string> other_cases = RunArgs(out_.path() / "y.json");
   other_cases.insert(other_cases.end(), {"--filter", "float", "--resume", json.string()});
-  r = Cli(other_cases);
+  r = ConformanceCli(other_cases);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("it selected other cases (150 cases"));
 }
@@ -368,9 +361,9 @@ TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
   unsetenv("MM_BACKEND_LIBS");
   TempDir out;
   const fs::path json = out.path() / "r.json", junit = out.path() / "r.xml";
-  CliRun r = Cli({"--backend-lib", GetParam().path, "--backend", "reference", "--backend",
-                  GetParam().backend, "--filter", "^test_cc_", "--timeout", "2", "--json",
-                  json.string(), "--junit", junit.string()});
+  CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--backend", "reference",
+                             "--backend", GetParam().backend, "--filter", "^test_cc_", "--timeout",
+                             "2", "--json", json.string(), "--junit", junit.string()});
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   const nlohmann::json report = ReadJson(json);
   ASSERT_EQ(report["results"].size(), 18u);

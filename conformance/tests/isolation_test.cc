@@ -182,17 +182,11 @@ TEST_P(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparis
   BackendRegistry registry;
   ASSERT_TRUE(registry
                   .Register("reference", "crashes on the trigger",
-                            []() -> StatusOr<std::unique_ptr<Backend>> {
-                              return std::unique_ptr<Backend>(
-                                  std::make_unique<testing::FakeBackend>(testing::Fault::kAbort));
-                            })
+                            testing::FaultyBackend(testing::Fault::kAbort).Factory())
                   .ok());
   ASSERT_TRUE(registry
                   .Register("good", "correct",
-                            []() -> StatusOr<std::unique_ptr<Backend>> {
-                              return std::unique_ptr<Backend>(
-                                  std::make_unique<testing::FakeBackend>(testing::Fault::kNone));
-                            })
+                            testing::FaultyBackend(testing::Fault::kNone).Factory())
                   .ok());
   RunOptions options;
   options.backends = {"good", "reference"};

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_runs.h"
 #include "fake_backends.h"
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/report/report.h"
@@ -130,12 +131,11 @@ class MergeCliTest : public ::testing::Test {
   std::string RunShard(const std::string& shard, const std::string& name,
                        const std::string& filter = ".") {
     const std::string json = (out_.path() / name).string();
-    std::ostringstream out, err;
-    const int code = RunConformanceCli(
+    const testing::CliRun run = testing::ConformanceCli(
         {"--data-dir", root_.path().string(), "--no-builtin", "--backend", "reference", "--backend",
          "nudge", "--no-isolate", "--quiet", "--filter", filter, "--shard", shard, "--json", json},
-        registry_, nullptr, out, err);
-    EXPECT_EQ(code, kExitFailed) << err.str();
+        registry_);
+    EXPECT_EQ(run.code, kExitFailed) << run.err;
     return json;
   }
   struct Merged {
@@ -146,9 +146,8 @@ class MergeCliTest : public ::testing::Test {
     std::vector<std::string> args = {"merge", "--quiet", "--json",
                                      (out_.path() / "merged.json").string()};
     args.insert(args.end(), shards.begin(), shards.end());
-    std::ostringstream out, err;
-    const int code = RunConformanceCli(args, registry_, nullptr, out, err);
-    return {code, err.str()};
+    const testing::CliRun run = testing::ConformanceCli(args, registry_);
+    return {run.code, run.err};
   }
   static nlohmann::json Read(const std::string& path) {
     std::ifstream in(path);

@@ -12,24 +12,6 @@ namespace mm::conformance::testing {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  path_ = fs::temp_directory_path() /
-          ("mm_conformance_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  fs::remove_all(path_);
-  fs::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  // Copies of read-only official data must be made writable before they can be removed.
-  for (auto it = fs::recursive_directory_iterator(path_, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-  }
-  fs::remove_all(path_, ec);
-}
-
 namespace {
 
 // What the tests' models record (the loader ignores both names).

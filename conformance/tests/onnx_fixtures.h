@@ -10,22 +10,13 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/engine/tensor.h"
+#include "mm/engine/testing/temp_dir.h"
 #include "onnx/onnx_pb.h"
 
 namespace mm::conformance::testing {
 
-// A fresh directory under the system temp dir, removed (recursively) on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// The one TempDir of the tests (engine/testing/temp_dir.h), under the name these tests use.
+using ::mm::testing::TempDir;
 
 // The tests' node tests come from the one writer (conformance/loader/node_test_writer.h); these
 // are its calls with the tests' defaults and errors as exceptions (a fixture that cannot be written

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/auto_expectations.h"
 #include "mm/conformance/tools/cli.h"
@@ -24,16 +25,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::TempDir;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+using testing::ConformanceCli;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -118,8 +111,9 @@ TEST(OutputFileTest, LinksPlantedAtGuessableTemporaryNamesAreNeverFollowed) {
       fs::create_symlink(victim, (dir.path() / ("." + report.filename().string() + suffix)));
     }
   }
-  const CliRun r = Cli(With(QuickRun(), {"--json", json.string(), "--junit", junit.string(),
-                                         "--markdown", (dir.path() / "r.md").string()}));
+  const CliRun r =
+      ConformanceCli(With(QuickRun(), {"--json", json.string(), "--junit", junit.string(),
+                                       "--markdown", (dir.path() / "r.md").string()}));
   ASSERT_EQ(r.code, kExitPassed) << r.err;
   EXPECT_EQ(ReadFile(victim), "precious");
   EXPECT_THAT(ReadFile(json), HasSubstr("\"test_cc_matmul_2d\""));
@@ -152,20 +146,22 @@ TEST(OutputFileTest, TwoReportOptionsNamingOneFileAreAUsageError) {
        std::vector<std::vector<std::string>>{{"--json", r, "--junit", r},
                                              {"--json", r, "--markdown", also_r},
                                              {"--junit", also_r, "--markdown", r}}) {
-    const CliRun run = Cli(With(QuickRun(), reports));
+    const CliRun run = ConformanceCli(With(QuickRun(), reports));
     EXPECT_EQ(run.code, kExitUsage) << ::testing::PrintToString(reports);
     EXPECT_THAT(run.err, HasSubstr(reports[0] + " and " + reports[2] + " name the same file"));
     EXPECT_FALSE(fs::exists(r)) << "nothing was run or written";
   }
   // The same for merge, whose input exists.
   WriteText(r, "{}");
-  const CliRun merge = Cli({"merge", r, "--json", also_r, "--junit", r});
+  const CliRun merge = ConformanceCli({"merge", r, "--json", also_r, "--junit", r});
   EXPECT_EQ(merge.code, kExitUsage);
   EXPECT_THAT(merge.err, HasSubstr("--json and --junit name the same file"));
   EXPECT_EQ(ReadFile(r), "{}");
   // Distinct files are fine; --resume may be the --json it resumes (docs/conformance.md).
-  EXPECT_EQ(Cli(With(QuickRun(), {"--json", r, "--junit", (dir.path() / "r.xml").string()})).code,
-            kExitPassed);
+  EXPECT_EQ(
+      ConformanceCli(With(QuickRun(), {"--json", r, "--junit", (dir.path() / "r.xml").string()}))
+          .code,
+      kExitPassed);
 }
 
 TEST(AutoExpectationsTest, EveryEntryBecomesADeviationForTheDtypesItsCasePatternNames) {
@@ -196,11 +192,11 @@ TEST(AutoExpectationsTest, AutoNeverRunsABackendTheExpectationsOptionDeclaresDev
                 "reason": "declared for the test", "link": "docs/conformance.md"}]})");
   setenv("MM_AUTO_TABLE", "", 1);  // The built-in defaults, whatever this machine calibrated.
   const std::vector<std::string> run = {"--backend", "auto", "--filter", "test_cc_matmul_2d"};
-  const CliRun plain = Cli(run);
+  const CliRun plain = ConformanceCli(run);
   for (const std::vector<std::string>& isolation :
        std::vector<std::vector<std::string>>{{}, {"--no-isolate"}}) {
     const CliRun declared =
-        Cli(With(With(run, isolation), {"--expectations", expectations.string()}));
+        ConformanceCli(With(With(run, isolation), {"--expectations", expectations.string()}));
     EXPECT_THAT(declared.out, HasSubstr("[ran: auto -> "));
     EXPECT_THAT(declared.out, Not(HasSubstr("auto -> eigen"))) << declared.out;
     EXPECT_THAT(declared.out, HasSubstr("eigen for every dtype: declared XFAIL in"));

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/report/escape.h"
@@ -27,17 +28,8 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun Cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = RunConformanceCli(args, BuiltinBackends(), nullptr, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::CliRun;
+using testing::ConformanceCli;
 
 // The environment variable is read by the CLI itself; each test leaves it unset.
 class PluginCliTest : public ::testing::Test {
@@ -48,8 +40,8 @@ class PluginCliTest : public ::testing::Test {
 
 TEST_F(PluginCliTest, TheExamplePluginPassesEveryBuiltInCaseAsABackendLikeAnyOther) {
   // Only the built-in cases: the data on this machine does not matter here.
-  CliRun r = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--backend",
-                  "reference", "--strict", "--filter", "^test_cc_"});
+  CliRun r = ConformanceCli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example",
+                             "--backend", "reference", "--strict", "--filter", "^test_cc_"});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("summary: 18 results (18 case x backend): 18 PASS, 0 FAIL"));
   EXPECT_THAT(r.out, HasSubstr("test_cc_matmul_bcast"));
@@ -58,19 +50,21 @@ TEST_F(PluginCliTest, TheExamplePluginPassesEveryBuiltInCaseAsABackendLikeAnyOth
 // --backend-lib without --backend judges the plugin alone: the built-in backends run only when
 // --backend names them (the reference still computes the three-way comparison).
 TEST_F(PluginCliTest, ABackendLibWithoutBackendRunsOnlyThePlugin) {
-  CliRun alone = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--filter", "^test_cc_matmul_2d$"});
+  CliRun alone =
+      ConformanceCli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--filter", "^test_cc_matmul_2d$"});
   EXPECT_EQ(alone.code, kExitPassed) << alone.out << alone.err;
   EXPECT_THAT(alone.out, HasSubstr("summary: 1 results (1 case x backend): 1 PASS"));
-  EXPECT_THAT(
-      Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--list-tests", "--filter", "^test_cc_matmul_2d$"})
-          .out,
-      ::testing::StrEq("test_cc_matmul_2d\texample\n"));
-  CliRun asked = Cli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "reference", "--backend",
+  EXPECT_THAT(ConformanceCli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--list-tests", "--filter",
+                              "^test_cc_matmul_2d$"})
+                  .out,
+              ::testing::StrEq("test_cc_matmul_2d\texample\n"));
+  CliRun asked =
+      ConformanceCli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "reference", "--backend",
                       "example", "--list-tests", "--filter", "^test_cc_matmul_2d$"});
   EXPECT_EQ(asked.out, "test_cc_matmul_2d\treference\ntest_cc_matmul_2d\texample\n");
   // MM_BACKEND_LIBS's plugins are the machine's backends: they run beside the built-in ones.
   ASSERT_EQ(setenv("MM_BACKEND_LIBS", MM_EXAMPLE_PLUGIN, 1), 0);
-  CliRun from_env = Cli({"--list-tests", "--filter", "^test_cc_matmul_2d$"});
+  CliRun from_env = ConformanceCli({"--list-tests", "--filter", "^test_cc_matmul_2d$"});
   EXPECT_THAT(from_env.out, AllOf(HasSubstr("test_cc_matmul_2d\treference\n"),
                                   HasSubstr("test_cc_matmul_2d\texample\n")));
 }
@@ -91,8 +85,8 @@ TEST_F(PluginCliTest, ABfloat16SumDeclaredAsFloat32FailsUnderBothRules) {
           .ok());
   auto judged = [&](const char* plugin, const std::string& rule) {
     const std::filesystem::path json = corpus.path() / "report.json";
-    CliRun r = Cli({"--backend-lib", plugin, "--data-dir", corpus.path().string(), "--no-builtin",
-                    "--tolerance", rule, "--json", json.string()});
+    CliRun r = ConformanceCli({"--backend-lib", plugin, "--data-dir", corpus.path().string(),
+                               "--no-builtin", "--tolerance", rule, "--json", json.string()});
     std::ifstream in(json);
     const nlohmann::json result = nlohmann::json::parse(in)["results"].at(0);
     EXPECT_TRUE(result["data_suspect"].is_null()) << result.dump();
@@ -109,16 +103,16 @@ TEST_F(PluginCliTest, ABfloat16SumDeclaredAsFloat32FailsUnderBothRules) {
 
 TEST_F(PluginCliTest, BackendLibsFromTheEnvironmentAreLoadedToo) {
   ASSERT_EQ(setenv("MM_BACKEND_LIBS", MM_EXAMPLE_PLUGIN, 1), 0);
-  CliRun r = Cli({"--list"});
+  CliRun r = ConformanceCli({"--list"});
   EXPECT_EQ(r.code, kExitPassed) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("example C99 plugin"), HasSubstr(MM_EXAMPLE_PLUGIN)));
-  CliRun tests = Cli({"--list-tests", "--backend", "example"});
+  CliRun tests = ConformanceCli({"--list-tests", "--backend", "example"});
   EXPECT_THAT(tests.out, HasSubstr("test_cc_matmul_2d\texample\n"));
 }
 
 TEST_F(PluginCliTest, AWrongPluginIsAnErrorResultNotAPass) {
-  CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_WRITE_PAST_END, "--backend",
-                  "wrong_write_past_end", "--case", "test_cc_matmul_2d"});
+  CliRun r = ConformanceCli({"--backend-lib", MM_WRONG_PLUGIN_WRITE_PAST_END, "--backend",
+                             "wrong_write_past_end", "--case", "test_cc_matmul_2d"});
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_THAT(r.out,
               AllOf(HasSubstr("ERROR"),
@@ -136,7 +130,7 @@ void PrintTo(const Refusal& refusal, std::ostream* os) { *os << refusal.why; }
 class PluginCliRefusalTest : public PluginCliTest, public ::testing::WithParamInterface<Refusal> {};
 
 TEST_P(PluginCliRefusalTest, IsAUsageErrorNamingTheFileAndTheProblem) {
-  CliRun r = Cli({"--backend-lib", GetParam().path});
+  CliRun r = ConformanceCli({"--backend-lib", GetParam().path});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr(std::string("mm-conformance: backend library '") + GetParam().path +
                                "': " + GetParam().message));
@@ -182,7 +176,7 @@ class PluginCliLoadTimeFaultTest : public PluginCliTest,
                                    public ::testing::WithParamInterface<LoadTimeFault> {};
 
 TEST_P(PluginCliLoadTimeFaultTest, IsAUsageErrorNamingThePluginAndWhatHappened) {
-  CliRun r = Cli({"--backend-lib", GetParam().path, "--timeout", "1"});
+  CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--timeout", "1"});
   EXPECT_EQ(r.code, kExitUsage) << r.out << r.err;
   std::string message = GetParam().message;
 #ifdef __SANITIZE_ADDRESS__
@@ -230,9 +224,9 @@ TEST_F(PluginCliTest, AnExecuteThatForksAnswersOnceAsAnErrorAndLeavesNoProcessBe
   const std::filesystem::path pids = dir.path() / "pids";
   ASSERT_EQ(setenv("MM_TEST_FORKED_PIDS", pids.c_str(), 1), 0);
   const std::filesystem::path json = dir.path() / "r.json";
-  CliRun r =
-      Cli({"--backend-lib", MM_WRONG_PLUGIN_EXECUTE_FORKS, "--backend", "reference", "--backend",
-           "wrong_execute_forks", "--filter", "^test_cc_matmul_(2d|3d)$", "--json", json.string()});
+  CliRun r = ConformanceCli({"--backend-lib", MM_WRONG_PLUGIN_EXECUTE_FORKS, "--backend",
+                             "reference", "--backend", "wrong_execute_forks", "--filter",
+                             "^test_cc_matmul_(2d|3d)$", "--json", json.string()});
   unsetenv("MM_TEST_FORKED_PIDS");
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   std::ifstream in(json);
@@ -286,7 +280,7 @@ TEST_P(PluginResourceTest, IsAFindingWithItsFigureInEveryReportAndFailsUnderStri
       "--strict",      "--quiet",    "--json",         json.string(), "--junit",
       junit.string(),  "--markdown", markdown.string()};
   if (!fault.isolate) args.push_back("--no-isolate");
-  const CliRun r = Cli(args);
+  const CliRun r = ConformanceCli(args);
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("18 PASS, 0 FAIL"));
   EXPECT_THAT(r.out, HasSubstr(std::string("resources: ") + fault.backend + ": " + fault.finding +
@@ -335,14 +329,15 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST_F(PluginCliTest, TwoPluginsWithOneNameAreAUsageError) {
-  CliRun r = Cli({"--backend-lib", MM_WRONG_PLUGIN_NONE, "--backend-lib", MM_WRONG_PLUGIN_TWIN});
+  CliRun r = ConformanceCli(
+      {"--backend-lib", MM_WRONG_PLUGIN_NONE, "--backend-lib", MM_WRONG_PLUGIN_TWIN});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, AllOf(HasSubstr(std::string("backend library '") + MM_WRONG_PLUGIN_TWIN),
                            HasSubstr("the backend name 'wrong_none' is already taken")));
 }
 
 TEST_F(PluginCliTest, AMissingPathIsAUsageError) {
-  CliRun r = Cli({"--backend-lib"});
+  CliRun r = ConformanceCli({"--backend-lib"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("mm-conformance: --backend-lib"));
 }

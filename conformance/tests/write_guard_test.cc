@@ -10,40 +10,30 @@
 
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/reference_kernel.h"
 #include "mm/conformance/runner.h"
+#include "mm/engine/testing/fake_backend.h"
 
 namespace mm::conformance {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Computes like the reference, then does `after` to its arguments.
-class ScribblingPrimitive final : public MatMulPrimitive {
- public:
-  using Scribble = std::function<void(TensorView a, TensorView b, MutableTensorView y)>;
-  ScribblingPrimitive(MatMulPlan plan, Scribble after)
-      : MatMulPrimitive(plan), after_(std::move(after)) {
-    inner_ = reference_.Prepare(plan).value();
-  }
-
- protected:
-  Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-    MM_RETURN_IF_ERROR(inner_->Execute(a, b, y));
-    after_(a, b, y);
-    return OkStatus();
-  }
-
- private:
-  Scribble after_;
-  ReferenceBackend reference_;
-  std::unique_ptr<MatMulPrimitive> inner_;
-};
+// What a backend does to its arguments after computing like the reference.
+using Scribble = std::function<void(TensorView a, TensorView b, MutableTensorView y)>;
 
 class WriteGuardTest : public ::testing::Test {
  protected:
-  StatusOr<Tensor> Run(ScribblingPrimitive::Scribble scribble) {
-    ScribblingPrimitive primitive(plan_, std::move(scribble));
-    return ExecuteWithWriteGuard(primitive, a_.view(), b_.view());
+  StatusOr<Tensor> Run(Scribble scribble) {
+    mm::testing::FakeBackend backend("scribbling");
+    backend.Computing([scribble = std::move(scribble)](const MatMulPlan& plan, TensorView a,
+                                                       TensorView b, MutableTensorView y) {
+      MM_RETURN_IF_ERROR(mm::testing::ReferenceKernel()(plan, a, b, y));
+      scribble(a, b, y);
+      return OkStatus();
+    });
+    MM_ASSIGN_OR_RETURN(std::unique_ptr<MatMulPrimitive> primitive, backend.Prepare(plan_));
+    return ExecuteWithWriteGuard(*primitive, a_.view(), b_.view());
   }
   // float [2,3] x [3,4]: Y is 8 floats, 32 bytes (so the guard after Y starts in Y's padding).
   MatMulPlan plan_ = PlanMatMul({DType::kFloat, {2, 3}, {3, 4}}).value();

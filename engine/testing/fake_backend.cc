@@ -80,7 +80,11 @@ FakeBackend& FakeBackend::SupportsBy(std::function<Support(const MatMulDesc&)> s
   return *this;
 }
 FakeBackend& FakeBackend::Declaring(Arithmetic arithmetic) {
-  arithmetic_ = arithmetic;
+  arithmetic_ = [arithmetic](DType) { return arithmetic; };
+  return *this;
+}
+FakeBackend& FakeBackend::DeclaringBy(std::function<Arithmetic(DType)> arithmetic) {
+  arithmetic_ = std::move(arithmetic);
   return *this;
 }
 FakeBackend& FakeBackend::Computing(FakeKernel kernel) {
@@ -89,6 +93,10 @@ FakeBackend& FakeBackend::Computing(FakeKernel kernel) {
 }
 FakeBackend& FakeBackend::OffByOneAt(std::int64_t flat_index) {
   off_by_one_at_ = flat_index;
+  return *this;
+}
+FakeBackend& FakeBackend::WhenPrepared(std::function<void(const MatMulPlan&)> hook) {
+  when_prepared_ = std::move(hook);
   return *this;
 }
 FakeBackend& FakeBackend::FailingToPrepare(Status status) {
@@ -127,11 +135,12 @@ Support FakeBackend::Supports(const MatMulDesc& desc) const {
 }
 
 Arithmetic FakeBackend::DeclaredArithmetic(DType dtype) const {
-  return arithmetic_ ? *arithmetic_ : Arithmetic::OwnType(dtype);
+  return arithmetic_ ? arithmetic_(dtype) : Arithmetic::OwnType(dtype);
 }
 
 StatusOr<std::unique_ptr<MatMulPrimitive>> FakeBackend::PrepareProduct(const MatMulPlan& plan) {
   ++calls_->prepares;
+  if (when_prepared_) when_prepared_(plan);
   if (!prepare_status_.ok()) return prepare_status_;
   return std::unique_ptr<MatMulPrimitive>(std::make_unique<FakePrimitive>(plan, *this));
 }

@@ -14,16 +14,22 @@
 #include <sstream>
 #include <string>
 
+#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/fuzz/shrink.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/engine/testing/fake_backend.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
+using mm::testing::CliRun;
+using mm::testing::FuzzCli;
+using mm::testing::TempDir;
 
 const ErrorStats* Find(const FuzzReport& report, const std::string& backend, DType dtype) {
   for (const ErrorStats& e : report.error_stats) {
@@ -133,41 +139,22 @@ TEST(AccuracyTest, PerProblemRecordsAreCappedAndSaySo) {
 
 // A float MatMul that skips the terms whose A element is zero (a shortcut some GEMMs take): then
 // 0 * inf and 0 * NaN never make the NaN IEEE (and numpy) give.
-class SkipsZeroTerms final : public Backend {
- public:
-  std::string_view name() const override { return "skips_zero_terms"; }
-  Support Supports(const MatMulDesc& desc) const override {
-    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
-  }
-
- protected:
-  class Primitive final : public MatMulPrimitive {
-   public:
-    explicit Primitive(MatMulPlan plan) : MatMulPrimitive(std::move(plan)) {}
-
-   protected:
-    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-      const MatMulPlan& p = plan();
-      for (std::int64_t i = 0; i < p.batch; ++i) {
-        const auto [ao, bo] = p.BatchOffsets(i);
-        for (std::int64_t r = 0; r < p.m; ++r) {
-          for (std::int64_t c = 0; c < p.n; ++c) {
-            double sum = 0;
-            for (std::int64_t t = 0; t < p.k; ++t) {
-              const float x = a.Data<float>()[ao + r * p.k + t];
-              if (x != 0) sum += static_cast<double>(x) * b.Data<float>()[bo + t * p.n + c];
-            }
-            y.Data<float>()[(i * p.m + r) * p.n + c] = static_cast<float>(sum);
-          }
+Status SkipZeroTerms(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    const auto [ao, bo] = p.BatchOffsets(i);
+    for (std::int64_t r = 0; r < p.m; ++r) {
+      for (std::int64_t c = 0; c < p.n; ++c) {
+        double sum = 0;
+        for (std::int64_t t = 0; t < p.k; ++t) {
+          const float x = a.Data<float>()[ao + r * p.k + t];
+          if (x != 0) sum += static_cast<double>(x) * b.Data<float>()[bo + t * p.n + c];
         }
+        y.Data<float>()[(i * p.m + r) * p.n + c] = static_cast<float>(sum);
       }
-      return OkStatus();
     }
-  };
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan));
   }
-};
+  return OkStatus();
+}
 
 // The IEEE-specials counts of the JSON: results with NaN/inf inputs reaching Y, and those with a
 // wrong special. The reference gets every one right; a backend skipping zero terms does not.
@@ -175,9 +162,10 @@ TEST(AccuracyTest, SpecialValueResultsAreCountedAndWrongOnesFound) {
   BackendRegistry registry = BuiltinBackends();
   ASSERT_TRUE(registry
                   .Register("skips_zero_terms", "skips terms whose A element is 0",
-                            []() -> StatusOr<std::unique_ptr<Backend>> {
-                              return std::unique_ptr<Backend>(new SkipsZeroTerms());
-                            })
+                            mm::testing::FakeBackend("skips_zero_terms")
+                                .Supporting({DType::kFloat})
+                                .Computing(SkipZeroTerms)
+                                .Factory())
                   .ok());
   FuzzOptions options;
   options.seed = 5;
@@ -199,16 +187,13 @@ TEST(AccuracyTest, SpecialValueResultsAreCountedAndWrongOnesFound) {
 
 // The fields the comparison report reads (scripts/compare/render.py, docs/benchmarks.md).
 TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
-  const fs::path json =
-      fs::temp_directory_path() / ("mm_fuzz_accuracy_" + std::to_string(::getpid()) + ".json");
-  std::ostringstream out, err;
-  const int code = RunFuzzCli({"--seed", "3", "--cases", "200", "--dtype", "float", "--dtype",
-                               "int32", "--json", json.string()},
-                              BuiltinBackends(), out, err);
-  ASSERT_EQ(code, kExitClean) << out.str() << err.str();
+  const TempDir dir;
+  const fs::path json = dir.path() / "accuracy.json";
+  const CliRun run = FuzzCli({"--seed", "3", "--cases", "200", "--dtype", "float", "--dtype",
+                              "int32", "--json", json.string()});
+  ASSERT_EQ(run.code, kExitClean) << run.out << run.err;
   std::ifstream in(json);
   const nlohmann::json j = nlohmann::json::parse(in);
-  fs::remove(json);
   ASSERT_TRUE(j["statistics"].is_array());
   ASSERT_FALSE(j["statistics"].empty());
   std::set<std::string> backends;
@@ -248,25 +233,21 @@ TEST(AccuracyTest, JsonHasStatisticsAndProblemRecords) {
 
 // --backend-lib: a plugin is fuzzed and measured like a built-in backend.
 TEST(FuzzBackendLibTest, ThePluginIsFuzzedLikeABuiltinBackend) {
-  std::ostringstream out, err;
-  const int code = RunFuzzCli(
-      {"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--seed", "2", "--cases", "100"},
-      BuiltinBackends(), out, err);
-  EXPECT_EQ(code, kExitClean) << out.str() << err.str();
-  EXPECT_THAT(out.str(), ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
+  const CliRun run = FuzzCli({"--backend-lib", MM_EXAMPLE_PLUGIN, "--backend", "example", "--seed",
+                              "2", "--cases", "100"});
+  EXPECT_EQ(run.code, kExitClean) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::HasSubstr("100 problems x 1 backends = 100 results"));
 }
 
 // The backends a run fuzzed: the keys of its JSON report's per-backend counts.
 std::vector<std::string> FuzzedBackends(const std::vector<std::string>& args, int& code) {
-  const fs::path json =
-      fs::temp_directory_path() / ("mm_fuzzed_backends_" + std::to_string(::getpid()) + ".json");
+  const TempDir dir;
+  const fs::path json = dir.path() / "fuzzed.json";
   std::vector<std::string> all = args;
   all.insert(all.end(), {"--seed", "2", "--cases", "20", "--json", json.string()});
-  std::ostringstream out, err;
-  code = RunFuzzCli(all, BuiltinBackends(), out, err);
+  code = FuzzCli(all).code;
   std::ifstream in(json);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  fs::remove(json);
   std::vector<std::string> names;
   if (j.is_discarded()) return names;
   for (const auto& [name, counts] : j["stats"]["backends"].items()) names.push_back(name);
@@ -312,16 +293,14 @@ TEST(FuzzBackendCmdTest, WithoutBackendOnlyTheDriverIsFuzzed) {
 // it declares float32 accumulation, the same results are judged by float32's bound: caught.
 TEST(FuzzBackendLibTest, AFloat16KernelDeclaringFloat32ButSummingInFloat16IsCaught) {
   auto run = [](const char* path, const std::string& name) {
-    std::ostringstream out, err;
-    const fs::path json = fs::temp_directory_path() /
-                          ("mm_half_sum_" + name + "_" + std::to_string(::getpid()) + ".json");
-    const int code = RunFuzzCli(
-        {"--backend-lib", path, "--backend", name, "--dtype", "float16", "--seed", "3", "--cases",
-         "300", "--max-findings", "1", "--no-shrink", "--json", json.string()},
-        BuiltinBackends(), out, err);
+    const TempDir dir;
+    const fs::path json = dir.path() / (name + ".json");
+    const int code =
+        FuzzCli({"--backend-lib", path, "--backend", name, "--dtype", "float16", "--seed", "3",
+                 "--cases", "300", "--max-findings", "1", "--no-shrink", "--json", json.string()})
+            .code;
     std::ifstream in(json);
     nlohmann::json j = nlohmann::json::parse(in);
-    fs::remove(json);
     return std::pair{code, j["stats"]["backends"][name]};
   };
   const auto [undeclared_code, undeclared] =
@@ -340,12 +319,10 @@ TEST(FuzzBackendLibTest, AFloat16KernelDeclaringFloat32ButSummingInFloat16IsCaug
 
 // A file that is not a plugin is a usage error naming it, before any problem runs.
 TEST(FuzzBackendLibTest, ARefusedPluginIsAUsageErrorNamingTheFile) {
-  std::ostringstream out, err;
-  const int code =
-      RunFuzzCli({"--backend-lib", MM_NOT_A_PLUGIN, "--cases", "10"}, BuiltinBackends(), out, err);
-  EXPECT_EQ(code, kExitUsage);
-  EXPECT_THAT(err.str(), ::testing::HasSubstr(MM_NOT_A_PLUGIN));
-  EXPECT_EQ(out.str(), "");
+  const CliRun run = FuzzCli({"--backend-lib", MM_NOT_A_PLUGIN, "--cases", "10"});
+  EXPECT_EQ(run.code, kExitUsage);
+  EXPECT_THAT(run.err, ::testing::HasSubstr(MM_NOT_A_PLUGIN));
+  EXPECT_EQ(run.out, "");
 }
 
 }  // namespace

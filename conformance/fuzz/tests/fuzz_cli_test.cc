@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+#include "conformance/tests/cli_runs.h"
+#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/fuzz/problem.h"
@@ -23,6 +25,8 @@
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/conformance/shape_classes/shape_classes.h"
 #include "mm/conformance/tools/cli.h"
+#include "mm/engine/testing/fake_backend.h"
+#include "mm/engine/testing/temp_dir.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 
@@ -32,51 +36,22 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun Fuzz(const std::vector<std::string>& args,
-            const BackendRegistry& registry = BuiltinBackends()) {
-  std::ostringstream out, err;
-  const int code = RunFuzzCli(args, registry, out, err);
-  return {code, out.str(), err.str()};
-}
-
-CliRun Conformance(const std::vector<std::string>& args, const BackendRegistry& registry) {
-  std::ostringstream out, err;
-  const int code = conformance::RunConformanceCli(args, registry, nullptr, out, err);
-  return {code, out.str(), err.str()};
-}
-
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("mm_fuzz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using conformance::testing::ConformanceCli;
+using mm::testing::CliRun;
+using mm::testing::FuzzCli;
+using mm::testing::TempDir;
 
 TEST(FuzzCliTest, HelpAndUsageErrors) {
-  const CliRun help = Fuzz({"--help"});
+  const CliRun help = FuzzCli({"--help"});
   EXPECT_EQ(help.code, kExitClean);
   for (const char* text : {"--seed S", "--cases N", "--time SECONDS", "--dtype NAME",
                            "--tolerance bound|onnx", "--export-dir DIR", "--check-threads",
                            "--json FILE", "--shard I/N", "generate", "merge", "Exit codes:"}) {
     EXPECT_THAT(help.out, HasSubstr(text));
   }
-  EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--out DIR"));
-  EXPECT_THAT(Fuzz({"generate", "--help"}).out, HasSubstr("--keep-unfair"));
-  EXPECT_THAT(Fuzz({"merge", "--help"}).out, HasSubstr("reports"));
+  EXPECT_THAT(FuzzCli({"generate", "--help"}).out, HasSubstr("--out DIR"));
+  EXPECT_THAT(FuzzCli({"generate", "--help"}).out, HasSubstr("--keep-unfair"));
+  EXPECT_THAT(FuzzCli({"merge", "--help"}).out, HasSubstr("reports"));
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--frobnicate"},
                                              {"--backend", "nonesuch"},
@@ -88,7 +63,7 @@ TEST(FuzzCliTest, HelpAndUsageErrors) {
                                              {"--shard", "x"},
                                              {"merge"},
                                              {"generate"}}) {
-    const CliRun r = Fuzz(args);
+    const CliRun r = FuzzCli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_THAT(r.err, HasSubstr("mm-fuzz")) << ::testing::PrintToString(args);
   }
@@ -109,11 +84,11 @@ TEST(FuzzCliTest, SeedsAndIndicesOutOfRangeAreUsageErrorsNeverWrapped) {
                                              {"--cases", "99999999999999999999"},
                                              {"--max-elements", "-1"},
                                              {"generate", "--out", "x", "--first", "-2"}}) {
-    const CliRun r = Fuzz(args);
+    const CliRun r = FuzzCli(args);
     EXPECT_EQ(r.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_THAT(r.err, HasSubstr("is not an integer from 0 to")) << ::testing::PrintToString(args);
   }
-  const CliRun past = Fuzz({"--first", "9223372036854775807", "--cases", "2"});
+  const CliRun past = FuzzCli({"--first", "9223372036854775807", "--cases", "2"});
   EXPECT_EQ(past.code, kExitUsage);
   EXPECT_THAT(past.err, HasSubstr("--first 9223372036854775807 with --cases 2: the last "
                                   "problem's index would be past 9223372036854775807"));
@@ -122,8 +97,8 @@ TEST(FuzzCliTest, SeedsAndIndicesOutOfRangeAreUsageErrorsNeverWrapped) {
   const fs::path json = dir.path() / "r.json";
   for (const auto& [given, seed] : std::vector<std::pair<std::string, std::uint64_t>>{
            {"010", 10}, {"18446744073709551615", 18446744073709551615u}}) {
-    const CliRun r = Fuzz({"--seed", given, "--cases", "1", "--dtype", "int32", "--backend",
-                           "reference", "--quiet", "--json", json.string()});
+    const CliRun r = FuzzCli({"--seed", given, "--cases", "1", "--dtype", "int32", "--backend",
+                              "reference", "--quiet", "--json", json.string()});
     ASSERT_EQ(r.code, kExitClean) << r.err;
     std::ifstream in(json);
     EXPECT_EQ(nlohmann::json::parse(in).at("options").at("seed").get<std::uint64_t>(), seed);
@@ -134,8 +109,8 @@ TEST(FuzzCliTest, CleanRunExitsZeroAndWritesStatistics) {
   TempDir dir;
   const fs::path json = dir.path() / "fuzz.json";
   // Three backends named, so the counts do not depend on which BLAS libraries are installed.
-  const CliRun r = Fuzz({"--seed", "5", "--cases", "300", "--json", json.string(), "--backend",
-                         "reference", "--backend", "onednn", "--backend", "eigen"});
+  const CliRun r = FuzzCli({"--seed", "5", "--cases", "300", "--json", json.string(), "--backend",
+                            "reference", "--backend", "onednn", "--backend", "eigen"});
   EXPECT_EQ(r.code, kExitClean) << r.out << r.err;
   // Each named backend runs every problem.
   const std::int64_t backends = 3;
@@ -165,9 +140,9 @@ TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
   const self_check::PlantedBackend& bug =
       self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
   BackendRegistry registry = self_check::PlantedRegistry(bug);
-  const CliRun r = Fuzz({"--seed", "1", "--cases", "50", "--dtype", "int32", "--max-findings", "2",
-                         "--export-dir", dir.path().string()},
-                        registry);
+  const CliRun r = FuzzCli({"--seed", "1", "--cases", "50", "--dtype", "int32", "--max-findings",
+                            "2", "--export-dir", dir.path().string()},
+                           registry);
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   // The first finding's replay line: its problem index, one case, its dtype and backend.
   const std::string kReplay = "replay: mm-fuzz --seed 1 --first ";
@@ -185,16 +160,17 @@ TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
     onnx::ModelProto model = conformance::LoadModelFile(c / "model.onnx").value();
     EXPECT_NO_THROW(onnx::checker::check_model(model)) << c;
   }
-  const CliRun buggy = Conformance({"--data-dir", dir.path().string(), "--no-builtin"}, registry);
+  const CliRun buggy =
+      ConformanceCli({"--data-dir", dir.path().string(), "--no-builtin"}, registry);
   EXPECT_EQ(buggy.code, conformance::kExitFailed) << buggy.out;
   const CliRun reference =
-      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
-                  BuiltinBackends());
+      ConformanceCli({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                     BuiltinBackends());
   EXPECT_EQ(reference.code, conformance::kExitPassed) << reference.out;
   // The replay line reproduces the finding.
-  const CliRun replay = Fuzz({"--seed", "1", "--first", first, "--cases", "1", "--dtype", "int32",
-                              "--backend", "transposed_b"},
-                             registry);
+  const CliRun replay = FuzzCli({"--seed", "1", "--first", first, "--cases", "1", "--dtype",
+                                 "int32", "--backend", "transposed_b"},
+                                registry);
   EXPECT_EQ(replay.code, kExitFailed);
   EXPECT_THAT(replay.out, HasSubstr("FAIL transposed_b int32"));
 }
@@ -203,19 +179,20 @@ TEST(FuzzCliTest, FindingsReplayAndExportAsNodeTests) {
 TEST(FuzzCliTest, TheLargeFamilyFindsABugAndItsReplayLineNamesTheBudget) {
   BackendRegistry registry =
       self_check::PlantedRegistry(self_check::PlantedBackendOf(self_check::Fault::kTransposedB));
-  const CliRun r = Fuzz({"--large", "--large-products", "1048576", "--seed", "1", "--cases", "4",
-                         "--dtype", "float", "--no-shrink", "--max-findings", "1"},
-                        registry);
+  const CliRun r = FuzzCli({"--large", "--large-products", "1048576", "--seed", "1", "--cases", "4",
+                            "--dtype", "float", "--no-shrink", "--max-findings", "1"},
+                           registry);
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("--large --large-products 1048576")) << r.out;
-  const CliRun alone = Fuzz({"--large-products", "1048576"});
+  const CliRun alone = FuzzCli({"--large-products", "1048576"});
   EXPECT_EQ(alone.code, kExitUsage);
   EXPECT_THAT(alone.err, HasSubstr("--large-products needs --large"));
 }
 
 TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
   TempDir dir;
-  const CliRun r = Fuzz({"generate", "--out", dir.path().string(), "--cases", "40", "--seed", "9"});
+  const CliRun r =
+      FuzzCli({"generate", "--out", dir.path().string(), "--cases", "40", "--seed", "9"});
   ASSERT_EQ(r.code, kExitClean) << r.err;
   EXPECT_THAT(r.out, HasSubstr("wrote 40 cases"));
   EXPECT_TRUE(fs::is_regular_file(dir.path() / "README.md"));
@@ -229,13 +206,13 @@ TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
   }
   EXPECT_EQ(count, 40);
   const CliRun conformance =
-      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
-                  BuiltinBackends());
+      ConformanceCli({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                     BuiltinBackends());
   EXPECT_THAT(conformance.out, HasSubstr("40 results"));
   EXPECT_THAT(conformance.out, HasSubstr(", 0 ERROR"));
   // Same seed, same corpus: byte for byte.
   TempDir again;
-  Fuzz({"generate", "--out", again.path().string(), "--cases", "40", "--seed", "9"});
+  FuzzCli({"generate", "--out", again.path().string(), "--cases", "40", "--seed", "9"});
   for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
     if (!entry.is_regular_file()) continue;
     const fs::path twin = again.path() / fs::relative(entry.path(), dir.path());
@@ -263,7 +240,7 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
   };
   TempDir all, some;
   const CliRun r =
-      Fuzz({"generate", "--out", all.path().string(), "--cases-per-dtype", "3", "--seed", "4"});
+      FuzzCli({"generate", "--out", all.path().string(), "--cases-per-dtype", "3", "--seed", "4"});
   ASSERT_EQ(r.code, kExitClean) << r.err;
   EXPECT_THAT(r.out, HasSubstr("wrote 24 cases (3 per dtype, seed 4"));
   const auto [total, counts] = per_dtype(all.path());
@@ -272,8 +249,8 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
   for (DType d : kAllDTypes) EXPECT_EQ(counts.at(std::string(DTypeName(d))), 3) << DTypeName(d);
   EXPECT_THAT(ReadFile(all.path() / "README.md"), HasSubstr("--cases-per-dtype 3 --seed 4"));
   // --dtype restricts the set; each case is the problem its name says, as a replay makes it.
-  ASSERT_EQ(Fuzz({"generate", "--out", some.path().string(), "--cases-per-dtype", "2", "--seed",
-                  "4", "--dtype", "bfloat16", "--dtype", "int32"})
+  ASSERT_EQ(FuzzCli({"generate", "--out", some.path().string(), "--cases-per-dtype", "2", "--seed",
+                     "4", "--dtype", "bfloat16", "--dtype", "int32"})
                 .code,
             kExitClean);
   EXPECT_EQ(per_dtype(some.path()),
@@ -292,7 +269,7 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
            {"generate", "--out", "x", "--cases-per-dtype", "0"},
            {"generate", "--out", "x", "--cases-per-dtype", "-1"},
            {"generate", "--out", "x", "--cases-per-dtype", "3", "--cases", "10"}}) {
-    const CliRun bad = Fuzz(args);
+    const CliRun bad = FuzzCli(args);
     EXPECT_EQ(bad.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_THAT(bad.err, HasSubstr("--cases-per-dtype")) << ::testing::PrintToString(args);
   }
@@ -303,7 +280,7 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
 // mm-conformance's built-in cases expect, data set by data set.
 TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
   TempDir dir, tree, empty;
-  const CliRun r = Fuzz({"export-builtin", "--out", dir.path().string()});
+  const CliRun r = FuzzCli({"export-builtin", "--out", dir.path().string()});
   ASSERT_EQ(r.code, kExitClean) << r.err;
   const std::size_t shape_cases = conformance::ShapeCases().size();
   std::size_t data_sets = 9;
@@ -330,13 +307,13 @@ TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
                               std::to_string(9 + shape_cases) +
                               " case x backend): " + std::to_string(data_sets) + " PASS";
   const CliRun exported =
-      Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
-                  BuiltinBackends());
+      ConformanceCli({"--data-dir", dir.path().string(), "--no-builtin", "--backend", "reference"},
+                     BuiltinBackends());
   EXPECT_THAT(exported.out, HasSubstr(results));
   // Judged against the built-ins themselves (no data root holds them): every output bit-identical.
-  const CliRun builtin = Conformance({"--data-dir", empty.path().string(), "--outputs",
-                                      "rt=" + tree.path().string(), "--backend", "rt"},
-                                     BuiltinBackends());
+  const CliRun builtin = ConformanceCli({"--data-dir", empty.path().string(), "--outputs",
+                                         "rt=" + tree.path().string(), "--backend", "rt"},
+                                        BuiltinBackends());
   EXPECT_THAT(builtin.out, HasSubstr(results));
   std::size_t exact = 0;
   for (std::size_t at = 0;
@@ -351,7 +328,7 @@ TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
 // answers its K = 0 problem with the previous problem's Y (a stale output buffer) fails there.
 TEST(FuzzCliTest, ExportBuiltinWritesASequenceAsOneSymbolicModelAndItsKZeroBugFails) {
   TempDir dir, tree, empty;
-  ASSERT_EQ(Fuzz({"export-builtin", "--out", dir.path().string()}).code, kExitClean);
+  ASSERT_EQ(FuzzCli({"export-builtin", "--out", dir.path().string()}).code, kExitClean);
   const std::string name = "mm_shape_seq_k0_after_nonempty_float";
   const fs::path case_dir = dir.path() / name;
   const onnx::ModelProto model = conformance::LoadModelFile(case_dir / "model.onnx").value();
@@ -369,9 +346,9 @@ TEST(FuzzCliTest, ExportBuiltinWritesASequenceAsOneSymbolicModelAndItsKZeroBugFa
     fs::copy_file(case_dir / "test_data_set_0" / "output_0.pb",
                   tree.path() / name / set / "output_0.pb");
   }
-  const CliRun run = Conformance({"--data-dir", empty.path().string(), "--case", name, "--outputs",
-                                  "rt=" + tree.path().string(), "--backend", "rt"},
-                                 BuiltinBackends());
+  const CliRun run = ConformanceCli({"--data-dir", empty.path().string(), "--case", name,
+                                     "--outputs", "rt=" + tree.path().string(), "--backend", "rt"},
+                                    BuiltinBackends());
   EXPECT_THAT(run.out, HasSubstr("2 results (1 case x backend): 1 PASS, 1 FAIL")) << run.out;
   EXPECT_EQ(run.code, conformance::kExitFailed) << run.out;
 }
@@ -414,71 +391,50 @@ TEST(FuzzCliTest, GeneratorCoversFormsSizesAndValueFamilies) {
   EXPECT_TRUE(zero && wide_k && high_rank);
 }
 
-// A correct float backend whose summation order follows its thread count (as a parallel
+// A correct float kernel whose summation order follows its thread count (as a parallel
 // reduction's does): every result within the bound, but 1 thread and 2 differ in the last bits.
-class OrderByThreads final : public Backend {
- public:
-  std::string_view name() const override { return "order_by_threads"; }
-  Support Supports(const MatMulDesc& desc) const override {
-    return desc.dtype == DType::kFloat ? Support::Native() : Support::No("float only");
-  }
-
- protected:
-  class Primitive final : public MatMulPrimitive {
-   public:
-    Primitive(MatMulPlan plan, bool reversed)
-        : MatMulPrimitive(std::move(plan)), reversed_(reversed) {}
-
-   protected:
-    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-      const MatMulPlan& p = plan();
-      for (std::int64_t i = 0; i < p.batch; ++i) {
-        const auto [ao, bo] = p.BatchOffsets(i);
-        for (std::int64_t r = 0; r < p.m; ++r) {
-          for (std::int64_t c = 0; c < p.n; ++c) {
-            float sum = 0;
-            for (std::int64_t t = 0; t < p.k; ++t) {
-              const std::int64_t kk = reversed_ ? p.k - 1 - t : t;
-              sum += a.Data<float>()[ao + r * p.k + kk] * b.Data<float>()[bo + kk * p.n + c];
-            }
-            y.Data<float>()[(i * p.m + r) * p.n + c] = sum;
-          }
+Status SumInThreadOrder(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  const bool reversed = omp_get_max_threads() > 1;
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    const auto [ao, bo] = p.BatchOffsets(i);
+    for (std::int64_t r = 0; r < p.m; ++r) {
+      for (std::int64_t c = 0; c < p.n; ++c) {
+        float sum = 0;
+        for (std::int64_t t = 0; t < p.k; ++t) {
+          const std::int64_t kk = reversed ? p.k - 1 - t : t;
+          sum += a.Data<float>()[ao + r * p.k + kk] * b.Data<float>()[bo + kk * p.n + c];
         }
+        y.Data<float>()[(i * p.m + r) * p.n + c] = sum;
       }
-      return OkStatus();
     }
-
-   private:
-    bool reversed_;
-  };
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan, omp_get_max_threads() > 1));
   }
-};
+  return OkStatus();
+}
 
 TEST(FuzzCliTest, CheckThreadsFindsAThreadCountDependentResult) {
   if (omp_get_num_procs() < 2) GTEST_SKIP() << "needs 2 cores to compare 1 thread with more";
   BackendRegistry registry;
   ASSERT_TRUE(registry
                   .Register("order_by_threads", "sums in an order that follows the threads",
-                            []() -> StatusOr<std::unique_ptr<Backend>> {
-                              return std::unique_ptr<Backend>(new OrderByThreads());
-                            })
+                            mm::testing::FakeBackend("order_by_threads")
+                                .Supporting({DType::kFloat})
+                                .Computing(SumInThreadOrder)
+                                .Factory())
                   .ok());
   const std::vector<std::string> args = {"--seed",  "1",     "--cases",        "200",
                                          "--dtype", "float", "--check-threads"};
-  const CliRun found = Fuzz(args, registry);
+  const CliRun found = FuzzCli(args, registry);
   EXPECT_EQ(found.code, kExitClean) << found.out;  // A finding, not a failure...
   EXPECT_THAT(found.out, HasSubstr("NONDETERMINISTIC order_by_threads float"));
   EXPECT_THAT(found.out, HasSubstr("threads differ bit for bit"));
   std::vector<std::string> strict = args;
   strict.push_back("--require-deterministic");
-  EXPECT_EQ(Fuzz(strict, registry).code, kExitFailed);  // ...unless determinism is required.
+  EXPECT_EQ(FuzzCli(strict, registry).code, kExitFailed);  // ...unless determinism is required.
 }
 
 TEST(FuzzCliTest, CheckThreadsComparesOneThreadWithAllCores) {
-  const CliRun r = Fuzz({"--seed", "3", "--cases", "60", "--check-threads", "--backend", "eigen",
-                         "--backend", "onednn"});
+  const CliRun r = FuzzCli({"--seed", "3", "--cases", "60", "--check-threads", "--backend", "eigen",
+                            "--backend", "onednn"});
   // Thread-count differences are findings, not failures, unless asked.
   EXPECT_EQ(r.code, kExitClean) << r.out;
   EXPECT_THAT(r.out, HasSubstr("NONDETERMINISTIC"));
@@ -509,7 +465,7 @@ TEST(ConformanceToleranceTest, BoundFailsUnderOnnxAndPassesUnderBound) {
   for (const char* backend : {"eigen", "onednn"}) {
     const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
                                            "--backend", backend};
-    const CliRun onnx = Conformance(base, BuiltinBackends());
+    const CliRun onnx = ConformanceCli(base, BuiltinBackends());
     if (onnx.out.find("PASS ") != std::string::npos) continue;  // Exact by luck of its order.
     ++bound_seen;
     EXPECT_EQ(onnx.code, conformance::kExitFailed) << onnx.out;
@@ -517,7 +473,7 @@ TEST(ConformanceToleranceTest, BoundFailsUnderOnnxAndPassesUnderBound) {
     EXPECT_THAT(onnx.out, HasSubstr("within the bound"));
     std::vector<std::string> bound = base;
     bound.insert(bound.end(), {"--tolerance", "bound"});
-    const CliRun by_bound = Conformance(bound, BuiltinBackends());
+    const CliRun by_bound = ConformanceCli(bound, BuiltinBackends());
     EXPECT_EQ(by_bound.code, conformance::kExitPassed) << by_bound.out;
     EXPECT_THAT(by_bound.out, HasSubstr("1 BOUND"));
   }
@@ -539,17 +495,17 @@ TEST(ConformanceToleranceTest, XFailOfABoundResultFollowsTheRule) {
         "link": "docs/conformance.md"}]})";
     const std::vector<std::string> base = {"--data-dir", dir.path().string(), "--no-builtin",
                                            "--backend", backend};
-    if (Conformance(base, BuiltinBackends()).out.find("PASS ") != std::string::npos) {
+    if (ConformanceCli(base, BuiltinBackends()).out.find("PASS ") != std::string::npos) {
       continue;  // Exact by luck of its order: nothing to declare.
     }
     ++bound_seen;
     std::vector<std::string> declared = base;
     declared.insert(declared.end(), {"--expectations", expectations.string()});
-    const CliRun onnx = Conformance(declared, BuiltinBackends());
+    const CliRun onnx = ConformanceCli(declared, BuiltinBackends());
     EXPECT_EQ(onnx.code, conformance::kExitPassed) << onnx.out;
     EXPECT_THAT(onnx.out, HasSubstr("1 XFAIL"));
     declared.insert(declared.end(), {"--tolerance", "bound"});
-    const CliRun by_bound = Conformance(declared, BuiltinBackends());
+    const CliRun by_bound = ConformanceCli(declared, BuiltinBackends());
     EXPECT_EQ(by_bound.code, conformance::kExitFailed) << by_bound.out;
     EXPECT_THAT(by_bound.out, HasSubstr("1 XPASS"));
     EXPECT_THAT(by_bound.out, HasSubstr("passed (BOUND), but declared an expected failure"));
@@ -574,9 +530,9 @@ TEST(ConformanceToleranceTest, AWrongExpectedYOnlyInDataSetTwoOfThreeIsFound) {
   fs::copy(scratch.path() / "x" / "test_data_set_0", c / "test_data_set_1");
   fs::copy(c / "test_data_set_0", c / "test_data_set_2");
   for (const char* rule : {"onnx", "bound"}) {
-    const CliRun r = Conformance({"--data-dir", dir.path().string(), "--no-builtin", "--backend",
-                                  "reference", "--tolerance", rule},
-                                 BuiltinBackends());
+    const CliRun r = ConformanceCli({"--data-dir", dir.path().string(), "--no-builtin", "--backend",
+                                     "reference", "--tolerance", rule},
+                                    BuiltinBackends());
     EXPECT_EQ(r.code,
               std::string(rule) == "onnx" ? conformance::kExitFailed : conformance::kExitPassed)
         << r.out;
@@ -597,7 +553,7 @@ TEST(FuzzCliTest, ADeclaredDeviationIsShownAsXfailAndDoesNotFailTheRun) {
   if (!registry.Contains("blis")) GTEST_SKIP() << registry.UnavailableReason("blis");
   const std::vector<std::string> replay = {"--seed", "1",       "--first", "2427",      "--cases",
                                            "1",      "--dtype", "double",  "--backend", "blis"};
-  const CliRun plain = Fuzz(replay, registry);
+  const CliRun plain = FuzzCli(replay, registry);
   EXPECT_EQ(plain.code, 1) << plain.out;
   EXPECT_THAT(plain.out, HasSubstr("FAIL blis double"));
 
@@ -607,7 +563,7 @@ TEST(FuzzCliTest, ADeclaredDeviationIsShownAsXfailAndDoesNotFailTheRun) {
       "backend": "blis", "expect": "XFAIL", "reason": "0 * inf gives 0", "link": "docs"}]})";
   std::vector<std::string> args = replay;
   args.insert(args.end(), {"--expectations", file.string()});
-  const CliRun declared = Fuzz(args, registry);
+  const CliRun declared = FuzzCli(args, registry);
   EXPECT_EQ(declared.code, kExitClean) << declared.out;
   EXPECT_THAT(declared.out, HasSubstr("XFAIL blis double"));
   EXPECT_THAT(declared.out, HasSubstr("expected failure: 0 * inf gives 0 (docs)"));
@@ -625,10 +581,11 @@ namespace {
 // and --keep-unfair writes every index and says the corpus is fair under no fixed tolerance.
 TEST(FuzzCliTest, GenerateReplacesUnfairProblemsAndSaysWhichRuleTheCorpusIsFairUnder) {
   TempDir fair, all;
-  ASSERT_EQ(Fuzz({"generate", "--out", fair.path().string(), "--cases", "300", "--seed", "5"}).code,
-            kExitClean);
-  ASSERT_EQ(Fuzz({"generate", "--out", all.path().string(), "--cases", "300", "--seed", "5",
-                  "--keep-unfair"})
+  ASSERT_EQ(
+      FuzzCli({"generate", "--out", fair.path().string(), "--cases", "300", "--seed", "5"}).code,
+      kExitClean);
+  ASSERT_EQ(FuzzCli({"generate", "--out", all.path().string(), "--cases", "300", "--seed", "5",
+                     "--keep-unfair"})
                 .code,
             kExitClean);
   const auto manifest = [](const fs::path& dir) {
@@ -663,16 +620,16 @@ TEST(FuzzCliTest, GenerateReplacesUnfairProblemsAndSaysWhichRuleTheCorpusIsFairU
   EXPECT_EQ(u["case_list"].back()["index"], 299);
   // A fair corpus passes every built-in backend under the default rule; the unfair one does not
   // (its BOUND results are what the filter removes).
-  EXPECT_EQ(Conformance({"--data-dir", fair.path().string(), "--no-builtin", "--no-isolate"},
-                        BuiltinBackends())
+  EXPECT_EQ(ConformanceCli({"--data-dir", fair.path().string(), "--no-builtin", "--no-isolate"},
+                           BuiltinBackends())
                 .code,
             conformance::kExitPassed);
-  const CliRun unfair = Conformance(
+  const CliRun unfair = ConformanceCli(
       {"--data-dir", all.path().string(), "--no-builtin", "--no-isolate"}, BuiltinBackends());
   EXPECT_EQ(unfair.code, conformance::kExitFailed) << unfair.out;
-  EXPECT_EQ(Conformance({"--data-dir", all.path().string(), "--no-builtin", "--no-isolate",
-                         "--tolerance", "bound"},
-                        BuiltinBackends())
+  EXPECT_EQ(ConformanceCli({"--data-dir", all.path().string(), "--no-builtin", "--no-isolate",
+                            "--tolerance", "bound"},
+                           BuiltinBackends())
                 .code,
             conformance::kExitPassed);
 }

@@ -14,10 +14,12 @@
 #include <functional>
 #include <sstream>
 
+#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_reader.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/engine/testing/temp_dir.h"
 
 namespace mm::fuzz {
 namespace {
@@ -28,22 +30,14 @@ using ::testing::HasSubstr;
 
 class FuzzMergeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mm_fuzz_merge_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Path(const std::string& name) const { return (dir_.path() / name).string(); }
 
   int Fuzz(std::vector<std::string> args, const BackendRegistry& registry,
            std::string* out = nullptr, std::string* err = nullptr) {
-    std::ostringstream o, e;
-    const int code = RunFuzzCli(args, registry, o, e);
-    if (out) *out = o.str();
-    if (err) *err = e.str();
-    return code;
+    const mm::testing::CliRun run = mm::testing::FuzzCli(args, registry);
+    if (out) *out = run.out;
+    if (err) *err = run.err;
+    return run.code;
   }
 
   static ordered_json Read(const std::string& path) {
@@ -85,7 +79,7 @@ class FuzzMergeTest : public ::testing::Test {
     return {Untimed(full), Untimed(Read(Path("merged.json")))};
   }
 
-  fs::path dir_;
+  mm::testing::TempDir dir_;
 };
 
 // Every built-in backend, every dtype: counts, per-dtype problems, per-problem records and the

@@ -13,6 +13,7 @@
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/engine/error_bound.h"
+#include "mm/engine/testing/fake_backend.h"
 
 namespace mm::conformance {
 namespace {
@@ -206,36 +207,21 @@ TEST(JudgeTest, ABfloat16SumDeclaredAsFloat32FailsAsOnEveryOtherPath) {
   }
 }
 
-// A backend that never writes Y's last element, where the oracle itself says NaN: the first poison
+// A kernel that never writes Y's last element, where the oracle itself says NaN: the first poison
 // (NaN bytes) would match, so the fuzzer runs again over a finite poison, and the result fails.
-class LeavesLastElement final : public Backend {
- public:
-  std::string_view name() const override { return "leaves_last"; }
-  Support Supports(const MatMulDesc&) const override { return Support::Native(); }
-
- protected:
-  class Primitive final : public MatMulPrimitive {
-   public:
-    using MatMulPrimitive::MatMulPrimitive;
-
-   protected:
-    Status Run(TensorView a, TensorView b, MutableTensorView y) override {
-      const std::int64_t n = y.NumElements();
-      for (std::int64_t i = 0; i + 1 < n; ++i) {
-        y.Data<float>()[i] = a.Data<float>()[i] * b.Data<float>()[0];
-      }
-      return OkStatus();
-    }
-  };
-  StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override {
-    return std::unique_ptr<MatMulPrimitive>(new Primitive(plan));
+Status LeaveLastElement(const MatMulPlan&, TensorView a, TensorView b, MutableTensorView y) {
+  const std::int64_t n = y.NumElements();
+  for (std::int64_t i = 0; i + 1 < n; ++i) {
+    y.Data<float>()[i] = a.Data<float>()[i] * b.Data<float>()[0];
   }
-};
+  return OkStatus();
+}
 
 TEST(JudgeTest, AnElementNeverWrittenCannotPassByLuck) {
   const Tensor a = Floats({3, 1}, {1.0f, 2.0f, static_cast<float>(kNaN)});
   const Tensor b = Floats({1, 1}, {3.0f});
-  LeavesLastElement backend;
+  mm::testing::FakeBackend backend =
+      mm::testing::FakeBackend("leaves_last").Computing(LeaveLastElement);
   const fuzz::Outcome o = fuzz::RunOne(backend, a, b, {DType::kFloat, false}, {});
   EXPECT_EQ(o.verdict, fuzz::Verdict::kFail) << o.message;
   ASSERT_TRUE(o.judgement && o.judgement->bound.worst);

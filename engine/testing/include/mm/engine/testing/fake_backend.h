@@ -56,11 +56,15 @@ class FakeBackend final : public Backend {
   FakeBackend& SupportsBy(std::function<Support(const MatMulDesc&)> supports);
   // DeclaredArithmetic() answers `arithmetic` for every dtype. Default: Arithmetic::OwnType.
   FakeBackend& Declaring(Arithmetic arithmetic);
+  // DeclaredArithmetic() is `arithmetic` itself (another backend's, say).
+  FakeBackend& DeclaringBy(std::function<Arithmetic(DType)> arithmetic);
   // What Run writes into Y. Default: ExactKernel.
   FakeBackend& Computing(FakeKernel kernel);
   // After computing, adds one to Y's element `flat_index` (negative: from the end, -1 the last), in
   // Y's own dtype (integers wrap as they do).
   FakeBackend& OffByOneAt(std::int64_t flat_index);
+  // PrepareProduct calls `hook` first (to record the state it is prepared in, say).
+  FakeBackend& WhenPrepared(std::function<void(const MatMulPlan&)> hook);
   // PrepareProduct fails with `status`.
   FakeBackend& FailingToPrepare(Status status);
   // Run fails with `status` (without writing Y).
@@ -92,8 +96,9 @@ class FakeBackend final : public Backend {
   std::optional<std::vector<DType>> dtypes_;
   Support support_ = Support::Native();
   std::function<Support(const MatMulDesc&)> supports_by_;
-  std::optional<Arithmetic> arithmetic_;
+  std::function<Arithmetic(DType)> arithmetic_;
   FakeKernel kernel_;
+  std::function<void(const MatMulPlan&)> when_prepared_;
   std::optional<std::int64_t> off_by_one_at_;
   Status prepare_status_;
   Status run_status_;

@@ -12,7 +12,7 @@
 namespace mm::testing {
 
 // Creates <temp>/<prefix>_<pid>_<n> (n counts the directories of the process), empty; removes it
-// with all it holds at the end.
+// with all it holds at the end, read-only entries included.
 class TempDir {
  public:
   explicit TempDir(std::string_view prefix = "mm_test") {
@@ -24,8 +24,14 @@ class TempDir {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    // What a test made read-only (a copy of read-only data, say) must be writable to be removed.
+    for (auto it = fs::recursive_directory_iterator(path_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    }
+    fs::remove_all(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

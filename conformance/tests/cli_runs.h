@@ -1,0 +1,34 @@
+// mm-conformance run in the test's process (mm::testing::RunCli over its in-process entry point):
+// the one place the tests call that entry point.
+#ifndef MM_CONFORMANCE_TESTS_CLI_RUNS_H_
+#define MM_CONFORMANCE_TESTS_CLI_RUNS_H_
+
+#include <string>
+#include <vector>
+
+#include "mm/backends/backend_list.h"
+#include "mm/conformance/tools/cli.h"
+#include "mm/engine/registry.h"
+#include "mm/engine/testing/cli_run.h"
+
+namespace mm::conformance::testing {
+
+using ::mm::testing::CliRun;
+
+// Runs mm-conformance with `args` (without the program name) over the backends of `registry`,
+// with MM_ONNX_DATA read as `env_onnx_data` and MM_EXPECTATIONS as `env_expectations` (nullptr:
+// unset).
+inline CliRun ConformanceCli(const std::vector<std::string>& args,
+                             const BackendRegistry& registry = BuiltinBackends(),
+                             const char* env_onnx_data = nullptr,
+                             const char* env_expectations = nullptr) {
+  return ::mm::testing::RunCli(
+      [&](const std::vector<std::string>& a, std::ostream& out, std::ostream& err) {
+        return RunConformanceCli(a, registry, env_onnx_data, out, err, env_expectations);
+      },
+      args);
+}
+
+}  // namespace mm::conformance::testing
+
+#endif  // MM_CONFORMANCE_TESTS_CLI_RUNS_H_
