@@ -334,7 +334,7 @@ void ExpectOnePercentChangeFails(const std::function<void(const fs::path& root)>
 TEST(CliTest, OfficialCaseWithOneExpectedValueOffByOnePercentFails) {
   const auto official = OfficialMatMul2d();
   if (!official) GTEST_SKIP() << "no official test_matmul_2d here; the next test covers the rule";
-  std::cout << "altering a copy of " << official->string() << "\n";
+  SCOPED_TRACE("altering a copy of " + official->string());
   ExpectOnePercentChangeFails([&](const fs::path& root) {
     fs::copy(*official, root / "test_matmul_2d", fs::copy_options::recursive);
   });
@@ -373,7 +373,7 @@ TEST_P(CliBadInputTest, ExitsOneWithAClearMessage) {
   EXPECT_THAT(r.out, HasSubstr(": 0 PASS, 0 FAIL, 0 UNSUPPORTED, "));
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue3, CliBadInputTest, ::testing::ValuesIn(testing::BadCases()),
+INSTANTIATE_TEST_SUITE_P(MalformedCases, CliBadInputTest, ::testing::ValuesIn(testing::BadCases()),
                          mm::testing::NameFromWhy());
 
 // The acceptance test of isolation, end to end: broken backends registered only here crash or

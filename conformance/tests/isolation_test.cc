@@ -184,10 +184,9 @@ TEST_P(IsolationTest, CrashOfTheReferenceLeavesTheOthersWithoutAThreeWayComparis
                   .Register("reference", "crashes on the trigger",
                             testing::FaultyBackend(testing::Fault::kAbort).Factory())
                   .ok());
-  ASSERT_TRUE(registry
-                  .Register("good", "correct",
-                            testing::FaultyBackend(testing::Fault::kNone).Factory())
-                  .ok());
+  ASSERT_TRUE(
+      registry.Register("good", "correct", testing::FaultyBackend(testing::Fault::kNone).Factory())
+          .ok());
   RunOptions options;
   options.backends = {"good", "reference"};
   const std::vector<Result> results = RunWith(registry, options);

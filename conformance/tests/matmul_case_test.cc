@@ -136,7 +136,7 @@ TEST_P(BadInputTest, IsAnErrorNamingTheFile) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue3, BadInputTest, ::testing::ValuesIn(testing::BadCases()),
+INSTANTIATE_TEST_SUITE_P(MalformedCases, BadInputTest, ::testing::ValuesIn(testing::BadCases()),
                          mm::testing::NameFromWhy());
 
 }  // namespace

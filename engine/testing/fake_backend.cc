@@ -142,7 +142,11 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> FakeBackend::PrepareProduct(const Mat
   ++calls_->prepares;
   if (when_prepared_) when_prepared_(plan);
   if (!prepare_status_.ok()) return prepare_status_;
-  return std::unique_ptr<MatMulPrimitive>(std::make_unique<FakePrimitive>(plan, *this));
+  return PrimitiveFor(plan);
+}
+
+std::unique_ptr<MatMulPrimitive> FakeBackend::PrimitiveFor(const MatMulPlan& plan) const {
+  return std::make_unique<FakePrimitive>(plan, *this);
 }
 
 Status FakeBackend::RunKernel(const MatMulPlan& plan, TensorView a, TensorView b,

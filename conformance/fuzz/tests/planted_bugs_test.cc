@@ -72,9 +72,9 @@ TEST_P(PlantedBugTest, IsFoundAndShrunk) {
   EXPECT_THAT(f.replay,
               ::testing::HasSubstr("--seed 1 --first " + std::to_string(f.index) +
                                    " --cases 1 --dtype " + std::string(DTypeName(f.dtype))));
-  std::cout << bug.why << ": " << f.kind << " at problem " << f.index << " "
-            << f.original.ToString() << ", shrunk to " << f.minimal.ToString() << "\n  "
-            << f.message << "\n";
+  RecordProperty("finding", bug.why + ": " + f.kind + " at problem " + std::to_string(f.index) +
+                                " " + f.original.ToString() + ", shrunk to " +
+                                f.minimal.ToString() + ": " + f.message);
 }
 
 // The bugs the fuzzer must find and shrink within the budget: every planted kind a problem of at
@@ -90,7 +90,7 @@ std::vector<PlantedBackend> ReachableBugs() {
   return bugs;
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue9, PlantedBugTest, ::testing::ValuesIn(ReachableBugs()),
+INSTANTIATE_TEST_SUITE_P(ReachableBugs, PlantedBugTest, ::testing::ValuesIn(ReachableBugs()),
                          [](const auto& info) { return info.param.name; });
 
 // The engine answers K = 0 above every backend (exact zeros), so a backend that would leave Y
@@ -136,8 +136,9 @@ TEST(PlantedBugTest, TheGatesFuzzPassFindsABugOnlyAbove65536Elements) {
                       PlanMatMul({f.dtype, f.a.dims(), f.b.dims()})->y_elements}),
             std::int64_t{1} << 16)
       << f.minimal.ToString();
-  std::cout << bug.why << ": " << f.kind << " at problem " << f.index << " of "
-            << report.stats.problems << ", " << f.original.ToString() << "\n";
+  RecordProperty("finding", bug.why + ": " + f.kind + " at problem " + std::to_string(f.index) +
+                                " of " + std::to_string(report.stats.problems) + ", " +
+                                f.original.ToString());
 
   options.generator.threshold_chance = 0;
   const FuzzReport without = RunFuzz(options, self_check::PlantedRegistry(bug), nullptr);

@@ -19,8 +19,8 @@ struct CliRun {
 
 // A tool's in-process entry point: the arguments without the program name, its output streams;
 // returns the exit code.
-using CliEntry = std::function<int(const std::vector<std::string>& args, std::ostream& out,
-                                   std::ostream& err)>;
+using CliEntry =
+    std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)>;
 
 // Runs `entry` on `args`, capturing both streams.
 CliRun RunCli(const CliEntry& entry, const std::vector<std::string>& args);

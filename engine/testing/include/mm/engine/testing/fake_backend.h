@@ -80,6 +80,9 @@ class FakeBackend final : public Backend {
   const FakeCalls& calls() const { return *calls_; }
   // A registry factory creating copies of this backend as configured now.
   BackendFactory Factory() const;
+  // The primitive PrepareProduct makes for `plan`, without Prepare's checks and answers (Supports,
+  // K = 0, empty Y): for tests of what runs a primitive below the engine.
+  std::unique_ptr<MatMulPrimitive> PrimitiveFor(const MatMulPlan& plan) const;
 
   std::string_view name() const override { return name_; }
   Support Supports(const MatMulDesc& desc) const override;
