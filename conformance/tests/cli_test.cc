@@ -16,11 +16,11 @@
 #include <sstream>
 
 #include "bad_cases.h"
-#include "cli_runs.h"
 #include "fake_backends.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/testing/test_names.h"
 #include "onnx_fixtures.h"
 

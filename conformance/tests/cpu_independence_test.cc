@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/process/process.h"
 #include "onnx_fixtures.h"
 

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/backend.h"
 #include "onnx_fixtures.h"

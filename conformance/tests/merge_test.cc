@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli_runs.h"
 #include "fake_backends.h"
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/report/report.h"
 #include "mm/conformance/result_check.h"
 #include "mm/conformance/result_json.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/conformance/verdict.h"
 #include "onnx_fixtures.h"

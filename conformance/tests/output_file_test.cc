@@ -11,9 +11,9 @@
 #include <set>
 #include <sstream>
 
-#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "onnx_fixtures.h"
 

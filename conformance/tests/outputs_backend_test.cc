@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/loader/tensor_proto.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "onnx_fixtures.h"
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/report/escape.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "onnx_fixtures.h"
 

@@ -14,12 +14,12 @@
 #include <sstream>
 #include <string>
 
-#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/fuzz/shrink.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/testing/fake_backend.h"
 #include "mm/engine/testing/temp_dir.h"
 

@@ -15,8 +15,6 @@
 #include <set>
 #include <sstream>
 
-#include "conformance/tests/cli_runs.h"
-#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/fuzz/problem.h"
@@ -24,6 +22,7 @@
 #include "mm/conformance/loader/tensor_proto.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/testing/fake_backend.h"
 #include "mm/engine/testing/temp_dir.h"

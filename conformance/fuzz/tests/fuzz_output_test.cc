@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fuzz_cli_runs.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm::fuzz {

@@ -1,12 +1,13 @@
-// mm-conformance run in the test's process (mm::testing::RunCli over its in-process entry point):
-// the one place the tests call that entry point.
-#ifndef MM_CONFORMANCE_TESTS_CLI_RUNS_H_
-#define MM_CONFORMANCE_TESTS_CLI_RUNS_H_
+// mm-conformance and mm-fuzz run in the test's process (mm::testing::RunCli over their in-process
+// entry points): the one place the tests call those entry points.
+#ifndef MM_CONFORMANCE_TESTING_CLI_RUNS_H_
+#define MM_CONFORMANCE_TESTING_CLI_RUNS_H_
 
 #include <string>
 #include <vector>
 
 #include "mm/backends/backend_list.h"
+#include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/registry.h"
 #include "mm/engine/testing/cli_run.h"
@@ -31,4 +32,16 @@ inline CliRun ConformanceCli(const std::vector<std::string>& args,
 
 }  // namespace mm::conformance::testing
 
-#endif  // MM_CONFORMANCE_TESTS_CLI_RUNS_H_
+namespace mm::testing {
+
+// Runs mm-fuzz with `args` (without the program name) over the backends of `registry`.
+inline CliRun FuzzCli(const std::vector<std::string>& args,
+                      const BackendRegistry& registry = BuiltinBackends()) {
+  return RunCli([&](const std::vector<std::string>& a, std::ostream& out,
+                    std::ostream& err) { return fuzz::RunFuzzCli(a, registry, out, err); },
+                args);
+}
+
+}  // namespace mm::testing
+
+#endif  // MM_CONFORMANCE_TESTING_CLI_RUNS_H_
