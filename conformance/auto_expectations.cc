@@ -1,44 +1,24 @@
 #include "mm/conformance/auto_expectations.h"
 
-#include <algorithm>
-#include <cctype>
-#include <string>
-#include <string_view>
+#include "backends/auto/auto_deviations.h"
+#include "backends/deviations/deviations_file.h"
 
 namespace mm::conformance {
-namespace {
-
-// The dtypes a case pattern names ("test_matmul_float16_*" -> float16): the pattern's alphanumeric
-// words that DTypeFromName accepts. Empty when it names none.
-std::vector<DType> DTypesNamedIn(std::string_view pattern) {
-  std::vector<DType> out;
-  std::string word;
-  for (char c : std::string(pattern) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += c;
-      continue;
-    }
-    if (!word.empty()) {
-      auto dtype = DTypeFromName(word);
-      if (dtype.ok() && std::find(out.begin(), out.end(), *dtype) == out.end()) {
-        out.push_back(*dtype);
-      }
-    }
-    word.clear();
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<AutoDeviation> AutoDeviationsOf(const Expectations& expectations) {
-  std::vector<AutoDeviation> out;
+  DeviationsFile file;
+  file.source = expectations.source;
   for (const Expectation& e : expectations.entries) {
-    out.push_back({e.backend_pattern, DTypesNamedIn(e.case_pattern),
-                   "declared " + std::string(ExpectationKindName(e.kind)) + " in " +
-                       expectations.source + " (" + e.reason + ")"});
+    file.entries.push_back({.case_pattern = e.case_pattern,
+                            .backend_pattern = e.backend_pattern,
+                            .data_set_pattern = e.data_set_pattern,
+                            .kind = e.kind == Expectation::Kind::kXFail
+                                        ? DeclaredDeviation::Kind::kXFail
+                                        : DeclaredDeviation::Kind::kSkip,
+                            .reason = e.reason,
+                            .link = e.link});
   }
-  return out;
+  return mm::AutoDeviationsOf(file);
 }
 
 }  // namespace mm::conformance

@@ -2,11 +2,7 @@
 
 #include <fnmatch.h>
 
-#include <nlohmann/json.hpp>
-#include <set>
-
-#include "mm/engine/io/input_file.h"
-#include "mm/engine/io/json.h"
+#include "backends/deviations/deviations_file.h"
 
 namespace mm::conformance {
 
@@ -29,71 +25,36 @@ const Expectation* Expectations::Find(std::string_view case_name, std::string_vi
   return nullptr;
 }
 
-StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source) {
-  const std::string where(source);
-  MM_ASSIGN_OR_RETURN(const nlohmann::json j, io::ParseJson(text, where));
-  if (!j.is_object() || !j.contains("expectations") || !j.at("expectations").is_array()) {
-    return InvalidArgumentError(where + ": expected an object {\"expectations\": [...]}");
-  }
-  for (const auto& [key, value] : j.items()) {
-    if (key != "expectations") {
-      return InvalidArgumentError(where + ": unknown key \"" + key + "\" (only \"expectations\")");
-    }
-  }
+namespace {
+
+// The harness's view of a deviations file: its entries, each counting the results it decides.
+Expectations ExpectationsOf(const DeviationsFile& file) {
   Expectations out;
-  out.source = where;
-  const auto& list = j.at("expectations");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto& item = list[i];
-    std::string entry = where + ": entry " + std::to_string(i);
-    if (!item.is_object()) return InvalidArgumentError(entry + " is not an object");
-    if (item.contains("case") && item.at("case").is_string()) {
-      entry += " (case \"" + item.at("case").get<std::string>() + "\")";
-    }
-    static const std::set<std::string> kKeys = {"case",   "backend", "data_set",
-                                                "expect", "reason",  "link"};
-    for (const auto& [key, value] : item.items()) {
-      if (!kKeys.count(key)) {
-        return InvalidArgumentError(entry + ": unknown key \"" + key +
-                                    "\" (allowed: case, backend, data_set, expect, reason, link)");
-      }
-    }
-    auto text_of = [&](const char* key, std::string& field) -> Status {
-      if (!item.contains(key) || !item.at(key).is_string() ||
-          item.at(key).get_ref<const std::string&>().empty()) {
-        return InvalidArgumentError(
-            entry + ": \"" + key + "\" must be a non-empty string" +
-            (std::string_view(key) == "reason" || std::string_view(key) == "link"
-                 ? " (every known failure says why and where it is tracked)"
-                 : ""));
-      }
-      field = item.at(key).get<std::string>();
-      return OkStatus();
-    };
+  out.source = file.source;
+  for (const DeclaredDeviation& d : file.entries) {
     Expectation e;
-    std::string kind;
-    MM_RETURN_IF_ERROR(text_of("case", e.case_pattern));
-    MM_RETURN_IF_ERROR(text_of("backend", e.backend_pattern));
-    if (item.contains("data_set")) MM_RETURN_IF_ERROR(text_of("data_set", e.data_set_pattern));
-    MM_RETURN_IF_ERROR(text_of("expect", kind));
-    MM_RETURN_IF_ERROR(text_of("reason", e.reason));
-    MM_RETURN_IF_ERROR(text_of("link", e.link));
-    if (kind == "XFAIL") {
-      e.kind = Expectation::Kind::kXFail;
-    } else if (kind == "SKIP") {
-      e.kind = Expectation::Kind::kSkip;
-    } else {
-      return InvalidArgumentError(entry + ": \"expect\" is \"" + kind +
-                                  "\"; it must be \"XFAIL\" or \"SKIP\"");
-    }
+    e.case_pattern = d.case_pattern;
+    e.backend_pattern = d.backend_pattern;
+    e.kind = d.kind == DeclaredDeviation::Kind::kXFail ? Expectation::Kind::kXFail
+                                                       : Expectation::Kind::kSkip;
+    e.reason = d.reason;
+    e.link = d.link;
+    e.data_set_pattern = d.data_set_pattern;
     out.entries.push_back(std::move(e));
   }
   return out;
 }
 
+}  // namespace
+
+StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source) {
+  MM_ASSIGN_OR_RETURN(const DeviationsFile file, ParseDeviationsFile(text, source));
+  return ExpectationsOf(file);
+}
+
 StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path) {
-  MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kExpectationsFile));
-  return ParseExpectations(text, path.string());
+  MM_ASSIGN_OR_RETURN(const DeviationsFile file, LoadDeviationsFile(path));
+  return ExpectationsOf(file);
 }
 
 }  // namespace mm::conformance

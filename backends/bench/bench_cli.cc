@@ -12,7 +12,7 @@
 #include "mm/backends/bench/calibrate.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
-#include "mm/conformance/auto_expectations.h"
+#include "backends/auto/auto_deviations.h"
 #include "oracle_bench.h"
 
 namespace mm::bench {
@@ -123,9 +123,9 @@ StatusOr<bool> ParseMmFlag(const std::string& arg, BenchOptions& o) {
 StatusOr<std::optional<std::vector<AutoDeviation>>> ExpectedDeviations() {
   const char* path = std::getenv("MM_EXPECTATIONS");
   if (path == nullptr || *path == '\0') return std::optional<std::vector<AutoDeviation>>();
-  auto expectations = conformance::LoadExpectations(path);
-  if (!expectations.ok()) return expectations.status().WithContext("MM_EXPECTATIONS");
-  return std::optional<std::vector<AutoDeviation>>(conformance::AutoDeviationsOf(*expectations));
+  auto declared = LoadDeviationsFile(path);
+  if (!declared.ok()) return declared.status().WithContext("MM_EXPECTATIONS");
+  return std::optional<std::vector<AutoDeviation>>(AutoDeviationsOf(*declared));
 }
 
 // The built-in backends, the plugins of MM_BACKEND_LIBS and --backend-lib, the drivers of
