@@ -2,15 +2,12 @@
 
 #include <omp.h>
 #include <signal.h>
-#include <spawn.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -24,11 +21,12 @@
 #include <sstream>
 #include <thread>
 
-#include "mm/backends/auto/auto_backend.h"
-#include "mm/backends/backend_list.h"
-#include "mm/conformance/report/output_file.h"
-#include "mm/engine/io/input_file.h"
-#include "mm/engine/io/json.h"
+#include "backends/auto/auto_backend.h"
+#include "backends/backend_list.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
+#include "engine/io/output_file.h"
+#include "engine/process/process.h"
 
 extern char** environ;
 
@@ -296,22 +294,10 @@ class InterruptGuard {
   struct sigaction previous_[std::size(kSignals)]{};
 };
 
-std::string SignalName(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
-}
-
-// How a child ended, from waitpid's status: "exit 3", "killed by SIGKILL".
-std::string Ending(int status) {
-  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by " + SignalName(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
 // Writes `text` to `path` whole or not at all, as mm's reports are written: into a new file of an
 // unpredictable name beside it (never a planted link), renamed over `path` once complete.
 bool WriteWhole(const std::string& path, const std::string& text) {
-  return conformance::WriteFileAtomically(path, text).ok();
+  return io::WriteFileAtomically(path, text).ok();
 }
 
 // Removes the temporary files WriteFileAtomically leaves when a process is killed while writing
@@ -330,7 +316,7 @@ void RemoveTemporariesOf(const std::filesystem::path& path) {
 
 // Runs this executable again with OMP_NUM_THREADS=threads to measure that thread count's cells
 // (libraries read their thread count when they start, so it cannot change in-process). Returns
-// waitpid's status, or nullopt when it cannot be started.
+// its wait status, or nullopt when it cannot be started.
 std::optional<int> RunPart(const std::string& self, int threads, const std::string& out,
                            ShapeSet set) {
   std::vector<std::string> env_strings;
@@ -347,20 +333,21 @@ std::optional<int> RunPart(const std::string& self, int threads, const std::stri
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
-    return std::nullopt;
+  // Not a group of its own: a Ctrl-C at the terminal reaches the part as before.
+  process::ForkOptions options;
+  options.own_group = false;
+  const pid_t pid = process::Fork(options);
+  if (pid < 0) return std::nullopt;
+  if (pid == 0) {
+    execve(self.c_str(), argv.data(), envp.data());
+    _exit(127);
   }
   g_child = pid;
   if (const int signal = g_signal; signal != 0) kill(pid, signal);  // Came before g_child was set.
-  int status = 0;
-  pid_t waited = 0;
-  do {
-    waited = waitpid(pid, &status, 0);
-  } while (waited < 0 && errno == EINTR);
+  const StatusOr<process::Ended> ended = process::Reap(pid);
   g_child = 0;
-  if (waited != pid) return std::nullopt;
-  return status;
+  if (!ended.ok()) return std::nullopt;
+  return ended->wait_status;
 }
 
 std::string UtcNow() {
@@ -465,7 +452,7 @@ int Calibrate(const std::string& path, ShapeSet set) {
   auto interrupted = [&] {
     remove_parts();
     RemoveTemporariesOf(path);
-    std::cerr << "mm-bench: calibration interrupted by " << SignalName(g_signal)
+    std::cerr << "mm-bench: calibration interrupted by " << process::SignalName(g_signal)
               << "; no table written to " << path << "\n";
     return 128 + g_signal;
   };
@@ -477,7 +464,7 @@ int Calibrate(const std::string& path, ShapeSet set) {
     auto text = io::ReadInputFile(part, io::kCalibrationTableFile);
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || !text.ok()) {
       std::cerr << "mm-bench: calibration at " << threads << " thread(s) failed ("
-                << (status.has_value() ? Ending(*status) : "not started")
+                << (status.has_value() ? process::DescribeWaitStatus(*status) : "not started")
                 << (text.ok() ? "" : "; " + text.status().message()) << ")\n";
       remove_parts();
       return 1;
