@@ -473,9 +473,8 @@ class Pool {
   // How many cases a worker holds beyond the one it is on: about kQueuedSeconds of work at the
   // mean duration of the cases so far (one until a case has ended), at most kMaxQueuedPerWorker.
   // A worker then goes from case to case without waiting for the parent, which may be busy with
-  // the reports or waiting for a core: on 2 cores, 10,000 tiny cases on 3 backends ran in 1.35 s
-  // with one case queued, 1.22 s with 16 and 1.20 s with 64 (with --json --junit: 1.57, 1.36,
-  // 1.31 s). The bound on the work held keeps the end of a run of long cases even: no worker is
+  // the reports or waiting for a core (docs/notes/2026-12-03-measurements-behind-the-code.md).
+  // The bound on the work held keeps the end of a run of long cases even: no worker is
   // left with many cases while another has none.
   std::size_t QueueDepth() const {
     if (mean_case_seconds_ < 0) return 1;

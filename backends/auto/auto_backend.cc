@@ -455,9 +455,9 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
                                             const AutoDefaultsBasis& basis) {
   // Tiny problems (under 32^3 multiply-adds): the lowest per-call cost, eigen's. Otherwise the
   // backends that won the most cells of a full calibration (docs/backends.md, "auto"): with
-  // AVX-512, oneDNN then eigen for float and eigen for double (onednn's float 256^3 at 1 thread
-  // 248 GFLOP/s, eigen's 174, OpenBLAS's Haswell kernels 116; double eigen 83, OpenBLAS 55);
-  // without, OpenBLAS then oneDNN for float and OpenBLAS then eigen for double. oneDNN (native
+  // AVX-512, oneDNN then eigen for float and eigen for double (Debian's OpenBLAS runs its Haswell
+  // kernels there); without, OpenBLAS then oneDNN for float and OpenBLAS then eigen for double.
+  // The figures: docs/notes/2026-12-03-measurements-behind-the-code.md. oneDNN (native
   // bfloat16 where the CPU has it; float16 through float32) then eigen for the 16-bit floats,
   // eigen for the integers.
   const bool tiny = flops < 2.0 * 32 * 32 * 32;

@@ -297,10 +297,8 @@ const AutoDefaultsBasis kNoAvx512{.onednn_avx512 = false, .eigen_avx512 = false}
 const AutoDefaultsBasis kOneDnnAvx512{.onednn_avx512 = true, .eigen_avx512 = false};
 
 // Where oneDNN and Eigen have AVX-512 they go first for float and double: Debian's OpenBLAS and
-// BLIS run AVX2 or generic kernels on CPUs newer than they know (float 256^3 at 1 thread on an
-// AVX-512 EPYC: onednn 248 GFLOP/s, eigen 174, OpenBLAS 116; double: eigen 83, OpenBLAS 55). On
-// an AVX2 machine OpenBLAS won (float 64^3 at 2 threads: 63.0 GFLOP/s against 24.5 for the best
-// of onednn and eigen).
+// BLIS run AVX2 or generic kernels on CPUs newer than they know. On an AVX2 machine OpenBLAS goes
+// first.
 TEST(AutoDefaultsTest, RankOneDnnAndEigenFirstWhereTheyHaveAvx512AndOpenBlasWhereNot) {
   auto first_two = [](DType dtype, const AutoDefaultsBasis& basis) {
     const std::vector<std::string> ranking = DefaultAutoRanking(dtype, 1, kFlops256, basis);

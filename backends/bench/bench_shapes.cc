@@ -111,9 +111,8 @@ double SettleOtherThreads(double limit_seconds) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   const auto limit = std::chrono::duration<double>(limit_seconds);
-  // Polls without sleeping: a caller that slept between polls left its core idle, and the next
-  // library's first calls then took 4 to 8 ms each instead of 0.27 ms (eigen's double 257^3 at 2
-  // threads, after OpenBLAS's threads had stopped), as if its threads were woken on the same core.
+  // Polls without sleeping: a caller that slept left its core idle, and the next library's first
+  // calls were then many times slower, as if its threads were woken on the same core.
   while (OtherThreadRunning() && Clock::now() - start < limit) {
   }
   return std::chrono::duration<double>(Clock::now() - start).count();

@@ -59,9 +59,8 @@ struct Measured {
   bool pruned = false;          // Left out of later rounds: far slower than the fastest.
   int threads = 0;              // Fewer threads than the cell's it runs on ("name@N"); 0: all.
   // What ranks: FastestBlockMedian of the samples in blocks of kPruneAfterRounds (a candidate
-  // pruned on its warm-up has its one sample). By the median of all its samples, oneDNN's float
-  // 512^3 at 1 thread measured 2.27 ms (a busy phase over its last two blocks) against its 1.36 ms
-  // in mm-bench in the same hour, and eigen's 2.05 ms won the cell.
+  // pruned on its warm-up has its one sample), since a busy phase over some blocks would decide the
+  // median of all samples (figures: docs/notes/2026-12-03-measurements-behind-the-code.md).
   double Measure() const;
 };
 
@@ -152,28 +151,22 @@ AutoCell MeasureCell(
     m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
   };
   // In blocks: each candidate's rounds back to back, once the threads of the one before have
-  // stopped spinning (SettleOtherThreads). Interleaved at 2 threads, a candidate timed right after
-  // OpenBLAS shared both cores with OpenBLAS's spinning threads: oneDNN's 64x64x64 batch of 64
-  // measured 6.8 ms against 87 us alone, and auto chose a backend 2.3x slower. Interleaved at 1
-  // thread, 4 ms turns made oneDNN's bfloat16 256^3 350 us against its 310 us in longer runs, and
-  // eigen won the cell. The rounds are split over kBlockPasses passes, each over the candidates in
-  // the same order, so that a phase when other work takes a core lands in one block of a
-  // candidate, not in all its samples: in one block, OpenBLAS's double 511^3 measured 6.7 ms
-  // against 2.2 ms in the next calibration. (Passes forward, backward, forward put the first
-  // candidate's last two blocks back to back, and one such phase decided its rank.)
+  // stopped spinning (SettleOtherThreads), since interleaved candidates share the cores with the
+  // previous one's threads or are timed in turns too short. The rounds are split over kBlockPasses
+  // passes, each over the candidates in the same order, so that a phase when other work takes a
+  // core lands in one block of a candidate, not in all its samples (the cases behind this:
+  // docs/notes/2026-12-03-measurements-behind-the-code.md).
   //
   // settle: waits for the other threads, then calls `m` untimed for a sample's time and at least
   // `min_groups` groups of calls; returns its fastest time per call. The first calls after a wait
-  // are slower while the library's threads wake and its data comes back into cache (eigen's double
-  // 257^3 took 0.47 ms and more for its first ten calls, 0.30 ms from then on).
+  // are slower while the library's threads wake and its data comes back into cache.
   auto settle = [&](Measured& m, int min_groups) {
     SettleOtherThreads();
     omp_set_num_threads(m.threads > 0 ? m.threads : threads);
     double fastest = std::numeric_limits<double>::infinity();
     const double start = Now(false);
     // Timed in groups of calls that double until a group takes kGroupSeconds: reading the CPU-time
-    // clock costs about 0.2 us, more than a tiny call (timed one by one, eigen's 30 ns 3x4x3
-    // measured 225 ns, was pruned, and the reference won the cell).
+    // clock costs more than a tiny call, which timed alone would be ranked on the clock.
     std::int64_t group = 1;
     for (int groups = 0; groups < min_groups || Now(false) - start < kSampleSeconds; ++groups) {
       const double group_start = Now(cpu_time);
@@ -189,8 +182,8 @@ AutoCell MeasureCell(
   double best = std::numeric_limits<double>::infinity();
   for (Measured& m : measured) {
     // The fastest of at least 2 groups of calls sizes the samples and is the first prune's measure:
-    // one call can be stalled for milliseconds (OpenBLAS's float 65^3 once took 36.6 us against its
-    // 3.6), and a candidate pruned on it is ranked on it.
+    // one call can be stalled for many times its time, and a candidate pruned on it is ranked on
+    // it.
     const double once = settle(m, 2);
     m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
     m.samples = {once};

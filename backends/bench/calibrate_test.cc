@@ -40,8 +40,8 @@ using ::testing::IsEmpty;
 using testing::TempDir;
 
 TEST(FastestBlockMedianTest, ABusyPhaseOverTheLastTwoBlocksDoesNotRankTheCandidate) {
-  // oneDNN's float 512^3 at 1 thread: quiet for its first block, then a phase of other work over
-  // its last two; the median of all nine samples is the phase's 2.27 ms.
+  // Quiet for its first block, then a phase of other work over its last two: the median of all
+  // nine samples is the phase's.
   const std::vector<double> samples = {1.36, 1.40, 1.35, 2.27, 2.31, 2.20, 2.25, 2.40, 2.29};
   EXPECT_DOUBLE_EQ(FastestBlockMedian(samples, 3), 1.36);
 }
@@ -75,8 +75,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using ::testing::ElementsAre;
 
 TEST(CloseContendersTest, ACandidateWithinTheMarginIsTimedAgainBesideTheFastest) {
-  // The double [8,128,256]x[8,256,64] cell that BLIS lost: OpenBLAS 812 us, BLIS 815 (slowed by
-  // a phase of other work), eigen 1038, netlib pruned.
+  // A cell lost to a phase of other work: the second and third within the margin, the last
+  // pruned.
   const std::vector<double> measures = {1038e-6, 812e-6, 815e-6, kInf};
   EXPECT_THAT(CloseContenders(measures, 0.25), ElementsAre(1, 2));
 }

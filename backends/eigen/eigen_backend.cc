@@ -29,8 +29,7 @@ constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat1
 // The scalar Eigen multiplies in for storage type T:
 //  - float16, bfloat16: float (float32 accumulation, one rounding at the end);
 //  - int32, uint32: uint64. Exact modulo 2^32 (2^32 divides 2^64), and Eigen's uint64 product is
-//    2-3x faster than its int32 or uint32 one on this class of CPU (measured; see
-//    docs/backends.md);
+//    faster than its int32 or uint32 one (docs/backends.md);
 //  - int64: int64, its sums wrapping modulo 2^64 by definition (eigen_int32_native.cc, compiled
 //    with -fwrapv): the kernel bare Eigen runs; T itself otherwise.
 template <class T>
@@ -242,7 +241,7 @@ void Convert(const From* src, To* dst, std::int64_t count) {
         Eigen::Map<const Vector<From>>(src + begin, size).template cast<To>();
   };
   if (threads == 1) {
-    // Entering even a one-thread OpenMP region costs about 0.3 us, more than a tiny product.
+    // Entering even a one-thread OpenMP region costs more than a tiny product.
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) convert_chunk(chunk);
     return;
   }

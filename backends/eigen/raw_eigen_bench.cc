@@ -108,7 +108,7 @@ void RegisterRawEigen(ShapeSet set) {
           break;
         case DType::kBFloat16:
           bench = benchmark::RegisterBenchmark(name.c_str(), RawEigenBFloat16ViaFloat, shape);
-          // Eigen's native bfloat16 product is scalar code, about 1 GFLOPS: only small shapes,
+          // Eigen's native bfloat16 product is scalar code, hence slow: only small shapes,
           // and only in the full set.
           if (set == ShapeSet::kFull && !shape.Large() && shape.kind != ShapeKind::kSquare) {
             benchmark::RegisterBenchmark(("raw_eigen_native/bfloat16/" + shape.name).c_str(),

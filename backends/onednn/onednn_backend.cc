@@ -137,7 +137,7 @@ struct Compiled {
   std::string implementation;  // The matmul's impl_info_str ("brg:avx512_core", "gemm:jit").
   dnnl::memory::desc src_md, weights_md, dst_md;  // The matmul's (f32 on the via-f32 path).
   // Via f32 only: A, B and Y are converted by mm's vectorised conversions (half_convert.h), not by
-  // oneDNN's reorders (oneDNN 2.6 reorders f16 one element at a time, 20-50x slower than the f32
+  // oneDNN's reorders (oneDNN 2.6 reorders f16 one element at a time, far slower than the f32
   // matmul they feed).
   bool via_f32 = false;
 };
@@ -237,9 +237,9 @@ class OneDnnPrimitive final : public MatMulPrimitive {
   }
 
  private:
-  // Points the memory objects of A, B and Y at the caller's buffers. Rebinding costs ~10 ns per
-  // buffer inside oneDNN, so buffers already bound (the usual case of repeated calls on the same
-  // tensors) are left alone.
+  // Points the memory objects of A, B and Y at the caller's buffers. Rebinding has a cost inside
+  // oneDNN, so buffers already bound (the usual case of repeated calls on the same tensors) are
+  // left alone.
   dnnl_status_t Bind(const dnnl::memory& am, const void* a, const dnnl::memory& bm, const void* b,
                      const dnnl::memory& ym, void* y) {
     if (a == bound_a_ && b == bound_b_ && y == bound_y_) return dnnl_success;

@@ -11,8 +11,7 @@ namespace mm {
 // environment) with OMP_WAIT_POLICY=passive, so that idle OpenMP threads (oneDNN's, Eigen's,
 // BLIS's) sleep between parallel regions instead of spinning. The OpenMP runtime reads the
 // variable when it loads, before main, so it cannot be set in-process. A run of many tiny cases
-// spends its time in that spinning otherwise: 10,000 cases on 8 backends at --jobs 2 took 17 to
-// 19 s unset against 2.1 s passive on 2 cores. Returns when the variable was set (the user's
+// spends most of its time in that spinning otherwise. Returns when the variable was set (the user's
 // choice, "active" included, wins), or when the exec failed: then the environment is as it was and
 // `err` says why.
 void RunAgainWithPassiveOpenMpWaitIfUnset(char** argv, std::ostream& err);

@@ -49,9 +49,8 @@ struct BenchShape {
 // batched 64^3, 8 batched 128 x 256 x 64, a two-sided batch broadcast, and two tiny shapes.
 std::span<const BenchShape> Shapes(ShapeSet set);
 
-// Whether `shape` is benchmarked in `dtype`. Everything is, except the largest square (2048^3,
-// 17 GFLOP) outside float and bfloat16: in double and the integer types one product takes 0.3 to
-// 2 s, and those alone took half of the full report's 10-minute budget.
+// Whether `shape` is benchmarked in `dtype`. Everything is, except the largest square (2048^3)
+// outside float and bfloat16, whose slow products would take much of the full report's budget.
 bool Benchmarked(const BenchShape& shape, DType dtype);
 
 // The dtypes benchmarked in `set`: float, bfloat16, double, int32 (quick and full), float16 and
@@ -62,11 +61,9 @@ std::span<const DType> BenchDTypes(ShapeSet set);
 double MatMulFlops(const MatMulPlan& plan);
 
 // Waits until no other thread of this process is running, for at most `limit_seconds`, and returns
-// the seconds waited. After a call, a library's threads keep spinning for a while (OpenBLAS's for
-// up to about 0.1 s, OpenMP's briefly) and would share the cores with the next library timed: on
-// two cores that made oneDNN's 64x64x64 batch of 64 measure 6.8 ms against its own 87 us. Every
-// timing of mm-bench and of the calibration starts with it. The caller's thread keeps its core
-// busy while it waits.
+// the seconds waited. After a call, a library's threads keep spinning for a while and would share
+// the cores with the next library timed. Every timing of mm-bench and of the calibration starts
+// with it. The caller's thread keeps its core busy while it waits.
 double SettleOtherThreads(double limit_seconds = 0.25);
 
 // Sets the GFLOPS counter (flops per iteration, as a rate) and items processed on `state`.

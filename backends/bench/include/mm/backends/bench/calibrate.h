@@ -35,9 +35,8 @@ double FastestBlockMedian(std::span<const double> samples, int block);
 // The candidates of a close cell, which the calibration times again before it ranks: the indices
 // of `measures` (one per candidate, its FastestBlockMedian; infinity for a pruned one) at most
 // (1 + margin) times the fastest, the fastest first, then in their order; empty when no other is
-// that close (or none is finite). One phase of other work can slow every block of a candidate:
-// BLIS's double [8,128,256]x[8,256,64] measured 815 us in one calibration (662 us in the next,
-// 686 in mm-bench) and lost the cell to OpenBLAS's 812 us, 1.10x BLIS's time in mm-bench.
+// that close (or none is finite). One phase of other work can slow every block of a candidate and
+// lose it a cell it wins in mm-bench.
 std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin);
 
 }  // namespace mm::bench
