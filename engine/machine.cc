@@ -24,17 +24,27 @@ std::string Trim(const std::string& text) {
 
 }  // namespace
 
-std::string MachineInfo::ToString() const {
-  return cpu_model + ", " + std::to_string(logical_cpus) + " logical CPUs (" + cpu_features +
-         "), OMP_NUM_THREADS=" + omp_num_threads +
-         (onednn_max_cpu_isa == "unset" ? "" : ", ONEDNN_MAX_CPU_ISA=" + onednn_max_cpu_isa);
+std::string MachineInfo::KernelVariable(std::string_view name) const {
+  for (const auto& [variable, value] : kernel_variables) {
+    if (variable == name) return value;
+  }
+  return "";
 }
 
-MachineInfo DescribeMachine() {
+std::string MachineInfo::ToString() const {
+  std::string text = cpu_model + ", " + std::to_string(logical_cpus) + " logical CPUs (" +
+                     cpu_features + "), OMP_NUM_THREADS=" + omp_num_threads;
+  for (const auto& [variable, value] : kernel_variables) {
+    if (value != "unset") text += ", " + variable + "=" + value;
+  }
+  return text;
+}
+
+MachineInfo DescribeMachine(const std::vector<std::string>& kernel_variables) {
   MachineInfo info;
   info.cpu_model = "unknown";
   info.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
-  // The features that decide which kernels oneDNN and Eigen run, in order of capability.
+  // The features that decide which kernels the libraries run, in order of capability.
   static const char* const kFeatures[] = {"sse4_1",      "avx",         "avx2",        "fma",
                                           "f16c",        "avx512f",     "avx512bw",    "avx512vl",
                                           "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile"};
@@ -62,7 +72,9 @@ MachineInfo DescribeMachine() {
   }
   if (info.cpu_features.empty()) info.cpu_features = "none of sse4_1..avx512 reported";
   info.omp_num_threads = EnvOr("OMP_NUM_THREADS", "unset");
-  info.onednn_max_cpu_isa = EnvOr("ONEDNN_MAX_CPU_ISA", "unset");
+  for (const std::string& variable : kernel_variables) {
+    info.kernel_variables.emplace_back(variable, EnvOr(variable.c_str(), "unset"));
+  }
   utsname name{};
   if (uname(&name) == 0) {
     info.os = std::string(name.sysname) + " " + name.release + " " + name.machine;

@@ -20,11 +20,12 @@
 #include <sstream>
 #include <utility>
 
-#include "mm/engine/io/input_file.h"
-#include "mm/engine/io/json.h"
-#include "mm/engine/io/names.h"
-#include "mm/engine/machine.h"
-#include "mm/engine/process/process.h"
+#include "backends/onednn/onednn_settings.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
+#include "engine/io/names.h"
+#include "engine/machine.h"
+#include "engine/process/process.h"
 #include "mm/version.h"
 
 namespace mm {
@@ -181,11 +182,12 @@ int EnvironmentThreads() {
 }  // namespace
 
 std::string AutoTableKey() {
-  const MachineInfo machine = DescribeMachine();
-  const std::string text =
-      machine.cpu_model + "\n" + machine.cpu_features + "\n" +
-      std::to_string(machine.logical_cpus) + "\n" + machine.onednn_max_cpu_isa + "\n" + MM_VERSION +
-      "\n" + EnvOr("OMP_WAIT_POLICY", "unset") + "\n" + std::to_string(EnvironmentThreads());
+  const MachineInfo machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
+  const std::string text = machine.cpu_model + "\n" + machine.cpu_features + "\n" +
+                           std::to_string(machine.logical_cpus) + "\n" +
+                           machine.KernelVariable(kOneDnnMaxCpuIsaVariable) + "\n" + MM_VERSION +
+                           "\n" + EnvOr("OMP_WAIT_POLICY", "unset") + "\n" +
+                           std::to_string(EnvironmentThreads());
   // FNV-1a: the same name on every run and build, unlike std::hash.
   std::uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
@@ -281,12 +283,12 @@ std::string AutoIdentity::DifferenceFrom(const AutoIdentity& other) const {
 }
 
 AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates) {
-  const MachineInfo machine = DescribeMachine();
+  const MachineInfo machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
   AutoIdentity id;
   id.cpu_model = machine.cpu_model;
   id.cpu_features = machine.cpu_features;
   id.logical_cpus = machine.logical_cpus;
-  id.onednn_max_cpu_isa = machine.onednn_max_cpu_isa;
+  id.onednn_max_cpu_isa = machine.KernelVariable(kOneDnnMaxCpuIsaVariable);
   id.mm_version = MM_VERSION;
   id.omp_wait_policy = EnvOr("OMP_WAIT_POLICY", "unset");
   id.threads = EnvironmentThreads();
@@ -427,12 +429,12 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
 }
 
 AutoDefaultsBasis AutoDefaultsBasis::OfThisMachine() {
-  const MachineInfo machine = DescribeMachine();
+  const MachineInfo machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
   std::istringstream features(machine.cpu_features);
   const bool avx512f =
       std::find(std::istream_iterator<std::string>(features), std::istream_iterator<std::string>(),
                 "avx512f") != std::istream_iterator<std::string>();
-  std::string cap = machine.onednn_max_cpu_isa;
+  std::string cap = machine.KernelVariable(kOneDnnMaxCpuIsaVariable);
   std::transform(cap.begin(), cap.end(), cap.begin(),
                  [](unsigned char c) { return std::toupper(c); });
   // oneDNN's levels from AVX512_CORE up, and ALL, allow AVX-512; SSE41, AVX, AVX2, AVX2_VNNI not.

@@ -9,8 +9,9 @@
 #include <random>
 #include <string>
 
-#include "mm/engine/error_bound.h"
-#include "mm/engine/machine.h"
+#include "backends/onednn/onednn_settings.h"
+#include "engine/error_bound.h"
+#include "engine/machine.h"
 
 namespace mm::bench {
 namespace {
@@ -75,7 +76,7 @@ std::pair<double, std::string> FastestBackend(const BackendRegistry& registry,
 
 int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>& sizes,
                 std::ostream& out) {
-  out << "machine: " << DescribeMachine().ToString() << "\n";
+  out << "machine: " << DescribeMachine({kOneDnnMaxCpuIsaVariable}).ToString() << "\n";
   out << "threads: " << omp_get_max_threads() << " (OMP_NUM_THREADS)\n";
   out << Format("%5s %9s %12s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s", "exact-path",
                 "fastest GEMM", "GEMM t/s", "ratio");

@@ -28,7 +28,7 @@ Json MachineJson(const Report& report) {
           {"logical_cpus", m.logical_cpus},
           {"cpu_features", JsonText(m.cpu_features)},
           {"omp_num_threads", JsonText(m.omp_num_threads)},
-          {"onednn_max_cpu_isa", JsonText(m.onednn_max_cpu_isa)},
+          {"onednn_max_cpu_isa", JsonText(m.KernelVariable("ONEDNN_MAX_CPU_ISA"))},
           {"os", JsonText(m.os)},
           {"compiler", JsonText(m.compiler)},
           {"loader", JsonText(report.loader_versions)}};

@@ -73,7 +73,8 @@ class MarkdownRenderer final : public ReportRenderer {
         << " logical CPUs |\n"
         << "| CPU features | " << MarkdownEscape(m.cpu_features) << " |\n"
         << "| OMP_NUM_THREADS | " << MarkdownEscape(m.omp_num_threads) << " |\n"
-        << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.onednn_max_cpu_isa) << " |\n"
+        << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.KernelVariable("ONEDNN_MAX_CPU_ISA"))
+        << " |\n"
         << "| OS | " << MarkdownEscape(m.os) << " |\n"
         << "| Built with | " << MarkdownEscape(m.compiler) << " |\n"
         << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";

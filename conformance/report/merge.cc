@@ -106,7 +106,8 @@ Status ReadHeader(const Field& r, Report& report) {
     }
     MM_ASSIGN_OR_RETURN(m.cpu_features, OptionalString(*machine, "cpu_features"));
     MM_ASSIGN_OR_RETURN(m.omp_num_threads, OptionalString(*machine, "omp_num_threads"));
-    MM_ASSIGN_OR_RETURN(m.onednn_max_cpu_isa, OptionalString(*machine, "onednn_max_cpu_isa"));
+    MM_ASSIGN_OR_RETURN(std::string onednn_isa, OptionalString(*machine, "onednn_max_cpu_isa"));
+    m.kernel_variables = {{"ONEDNN_MAX_CPU_ISA", std::move(onednn_isa)}};
     MM_ASSIGN_OR_RETURN(m.os, OptionalString(*machine, "os"));
     MM_ASSIGN_OR_RETURN(m.compiler, OptionalString(*machine, "compiler"));
     MM_ASSIGN_OR_RETURN(report.loader_versions, OptionalString(*machine, "loader"));

@@ -109,7 +109,7 @@ Report SampleReport() {
                     .logical_cpus = 2,
                     .cpu_features = "sse4_1 avx avx2 fma",
                     .omp_num_threads = "2",
-                    .onednn_max_cpu_isa = "AVX2",
+                    .kernel_variables = {{"ONEDNN_MAX_CPU_ISA", "AVX2"}},
                     .os = "Linux 6.1 x86_64",
                     .compiler = "g++ 12"};
   report.loader_versions = "protobuf 3.21.12, ONNX schemas up to opset 17";

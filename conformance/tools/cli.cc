@@ -14,23 +14,24 @@
 #include <sstream>
 #include <thread>
 
-#include "mm/backends/cmd/cmd_backend.h"
-#include "mm/backends/plugin/plugin_loader.h"
-#include "mm/conformance/auto_expectations.h"
-#include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/loader/matmul_case.h"
-#include "mm/conformance/official/official_corpus.h"
-#include "mm/conformance/outputs_backend.h"
-#include "mm/conformance/report/console_report.h"
-#include "mm/conformance/report/escape.h"
-#include "mm/conformance/report/merge.h"
-#include "mm/conformance/report/report.h"
-#include "mm/conformance/report/report_files.h"
-#include "mm/conformance/result_check.h"
-#include "mm/conformance/runner.h"
-#include "mm/conformance/stop_signals.h"
-#include "mm/conformance/tools/cli_options.h"
-#include "mm/conformance/worker_pool.h"
+#include "backends/cmd/cmd_backend.h"
+#include "backends/onednn/onednn_settings.h"
+#include "backends/plugin/plugin_loader.h"
+#include "conformance/auto_expectations.h"
+#include "conformance/loader/catalog.h"
+#include "conformance/loader/matmul_case.h"
+#include "conformance/official/official_corpus.h"
+#include "conformance/outputs_backend.h"
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
+#include "conformance/report/merge.h"
+#include "conformance/report/report.h"
+#include "conformance/report/report_files.h"
+#include "conformance/result_check.h"
+#include "conformance/runner.h"
+#include "conformance/stop_signals.h"
+#include "conformance/tools/cli_options.h"
+#include "conformance/worker_pool.h"
 #include "mm/version.h"
 
 namespace mm::conformance {
@@ -629,7 +630,7 @@ int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistr
   for (const std::string& name : registry.UnavailableNames()) {
     report.unavailable_backends.push_back({name, registry.UnavailableReason(name)});
   }
-  report.machine = DescribeMachine();
+  report.machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
   report.loader_versions = LoaderVersions();
   report.roots = catalog.roots;
   report.skipped = catalog.skipped;

@@ -1,0 +1,42 @@
+// The machine description knows no library: the kernel variables it records are those its caller
+// names, each with its value or "unset", and the one-line text shows those that are set.
+#include "engine/machine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+namespace mm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::Pair;
+
+TEST(MachineTest, RecordsTheKernelVariablesItIsGivenWithTheirValuesOrUnset) {
+  setenv("MM_TEST_KERNEL_SET", "AVX2", 1);
+  unsetenv("MM_TEST_KERNEL_UNSET");
+  const MachineInfo machine = DescribeMachine({"MM_TEST_KERNEL_SET", "MM_TEST_KERNEL_UNSET"});
+  EXPECT_THAT(machine.kernel_variables, ElementsAre(Pair("MM_TEST_KERNEL_SET", "AVX2"),
+                                                    Pair("MM_TEST_KERNEL_UNSET", "unset")));
+  EXPECT_EQ(machine.KernelVariable("MM_TEST_KERNEL_SET"), "AVX2");
+  EXPECT_EQ(machine.KernelVariable("MM_TEST_KERNEL_UNSET"), "unset");
+  EXPECT_EQ(machine.KernelVariable("NOT_GIVEN"), "") << "a variable not asked for is not read";
+  EXPECT_TRUE(DescribeMachine().kernel_variables.empty());
+  unsetenv("MM_TEST_KERNEL_SET");
+}
+
+TEST(MachineTest, TheTextNamesTheKernelVariablesThatAreSet) {
+  MachineInfo machine;
+  machine.cpu_model = "CPU";
+  machine.logical_cpus = 2;
+  machine.cpu_features = "avx2";
+  machine.omp_num_threads = "2";
+  machine.kernel_variables = {{"A_ISA", "unset"}, {"B_ISA", "SSE41"}};
+  EXPECT_EQ(machine.ToString(), "CPU, 2 logical CPUs (avx2), OMP_NUM_THREADS=2, B_ISA=SSE41");
+  machine.kernel_variables = {{"B_ISA", "unset"}};
+  EXPECT_THAT(machine.ToString(), EndsWith("OMP_NUM_THREADS=2"));
+}
+
+}  // namespace
+}  // namespace mm
