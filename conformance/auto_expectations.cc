@@ -1,7 +1,7 @@
 #include "mm/conformance/auto_expectations.h"
 
-#include "backends/auto/auto_deviations.h"
-#include "backends/deviations/deviations_file.h"
+#include "mm/backends/auto/auto_deviations.h"
+#include "mm/backends/deviations/deviations_file.h"
 
 namespace mm::conformance {
 

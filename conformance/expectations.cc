@@ -2,7 +2,7 @@
 
 #include <fnmatch.h>
 
-#include "backends/deviations/deviations_file.h"
+#include "mm/backends/deviations/deviations_file.h"
 
 namespace mm::conformance {
 

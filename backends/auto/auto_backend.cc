@@ -20,12 +20,12 @@
 #include <sstream>
 #include <utility>
 
-#include "backends/onednn/onednn_settings.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/names.h"
-#include "engine/machine.h"
-#include "engine/process/process.h"
+#include "mm/backends/onednn/onednn_settings.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/names.h"
+#include "mm/engine/machine.h"
+#include "mm/engine/process/process.h"
 #include "mm/version.h"
 
 namespace mm {

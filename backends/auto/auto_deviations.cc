@@ -1,4 +1,4 @@
-#include "backends/auto/auto_deviations.h"
+#include "mm/backends/auto/auto_deviations.h"
 
 #include <algorithm>
 #include <cctype>

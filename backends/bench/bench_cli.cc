@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include "matmul_bench.h"
+#include "mm/backends/auto/auto_deviations.h"
 #include "mm/backends/backend_list.h"
 #include "mm/backends/bench/calibrate.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
-#include "backends/auto/auto_deviations.h"
 #include "oracle_bench.h"
 
 namespace mm::bench {

@@ -21,12 +21,12 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/backend_list.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
-#include "engine/io/output_file.h"
-#include "engine/process/process.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/backend_list.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
+#include "mm/engine/io/output_file.h"
+#include "mm/engine/process/process.h"
 
 extern char** environ;
 

@@ -9,9 +9,9 @@
 #include <random>
 #include <string>
 
-#include "backends/onednn/onednn_settings.h"
-#include "engine/error_bound.h"
-#include "engine/machine.h"
+#include "mm/backends/onednn/onednn_settings.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/machine.h"
 
 namespace mm::bench {
 namespace {

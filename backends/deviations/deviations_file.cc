@@ -1,10 +1,10 @@
-#include "backends/deviations/deviations_file.h"
+#include "mm/backends/deviations/deviations_file.h"
 
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 namespace mm {
 namespace {

@@ -1,11 +1,11 @@
 // A deviations file is data a backends-level reader takes: its entries in file order with every
 // field, a malformed one refused with the entry named, and auto's exclusions drawn from it.
-#include "backends/deviations/deviations_file.h"
+#include "mm/backends/deviations/deviations_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "backends/auto/auto_deviations.h"
+#include "mm/backends/auto/auto_deviations.h"
 
 namespace mm {
 namespace {

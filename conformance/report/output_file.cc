@@ -1,6 +1,6 @@
 #include "mm/conformance/report/output_file.h"
 
-#include "engine/io/output_file.h"
+#include "mm/engine/io/output_file.h"
 
 namespace mm::conformance {
 

@@ -1,4 +1,4 @@
-#include "engine/io/output_file.h"
+#include "mm/engine/io/output_file.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

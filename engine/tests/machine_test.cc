@@ -1,6 +1,6 @@
 // The machine description knows no library: the kernel variables it records are those its caller
 // names, each with its value or "unset", and the one-line text shows those that are set.
-#include "engine/machine.h"
+#include "mm/engine/machine.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/status.h"
+#include "mm/engine/status.h"
 
 namespace mm {
 

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "backends/deviations/deviations_file.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/backends/deviations/deviations_file.h"
 
 namespace mm {
 

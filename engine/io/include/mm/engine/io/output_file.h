@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string_view>
 
-#include "engine/status.h"
+#include "mm/engine/status.h"
 
 namespace mm::io {
 
