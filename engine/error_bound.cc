@@ -176,9 +176,12 @@ Status OracleLoop(const MatMulPlan& plan, const T* a, const T* b, const OracleOp
     }
     return FastIntegerMatMul(plan, a, b, out.y.Data<T>());
   } else if constexpr (std::is_same_v<T, double>) {
-    // No certified filter for double inputs yet: every element is an exact one.
-    out.exact_fallbacks = plan.y_elements;
-    return options.fast ? ExactDoubleMatMul(plan, a, b, out) : ExactFloatMatMul(plan, a, b, out);
+    if (!options.fast || plan.k == 0) {
+      out.exact_fallbacks = plan.y_elements;
+      return ExactFloatMatMul(plan, a, b, out);
+    }
+    MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastDoubleMatMul(plan, a, b, out));
+    return OkStatus();
   } else {
     if (!options.fast || plan.k == 0) {
       out.exact_fallbacks = plan.y_elements;

@@ -282,6 +282,240 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   return fallbacks;
 }
 
+// Double inputs (error_bound.h): each row of A and column of B split into three slices, the first
+// two on grids coarse enough that their double GEMMs are exact.
+
+// Bits per slice: two slices' products summed over 2K terms stay within 53 bits.
+int SliceBits(std::int64_t k) {
+  const int log2_k = std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(k, 1) - 1));
+  return (53 - log2_k) / 2;
+}
+// Row and column exponents the splitting handles (its powers of two stay normal).
+constexpr int kMaxSplitExponent = 960;
+// Fewer bits per slice (K beyond 2^37) would leave the remainder too coarse to decide anything.
+constexpr int kMinSliceBits = 8;
+// Element exponents e_i + f_j whose GEMMs neither underflow a slice's grid nor overflow.
+constexpr int kMinElementExponent = -900, kMaxElementExponent = 960;
+// Results the decision handles: their neighbours' gaps are normal and finite.
+constexpr double kMinDecided = 0x1p-1000, kMaxDecided = 0x1p1000;
+
+// x rounded to the nearest integer, for |x| < 2^51 (vectorises, unlike std::nearbyint).
+inline double RoundToInteger(double x) {
+  constexpr double kShifter = 0x1.8p52;
+  return (x + kShifter) - kShifter;
+}
+
+// One row of A or column of B split: its exponent e (every |x| < 2^e), whether the fast path may
+// use it (finite, no double subnormal, e in range), and the slices.
+struct SplitLine {
+  int exponent = 0;
+  bool usable = true;
+};
+
+// Finds count values' (stride apart) exponent and usability.
+SplitLine Examine(const double* from, std::int64_t stride, std::int64_t count) {
+  double largest = 0;
+  bool usable = true;
+  for (std::int64_t p = 0; p < count; ++p) {
+    const double magnitude = std::fabs(from[p * stride]);
+    usable &= magnitude <= std::numeric_limits<double>::max() &&
+              (magnitude == 0 || magnitude >= std::numeric_limits<double>::min());
+    largest = std::max(largest, magnitude);
+  }
+  SplitLine line;
+  line.exponent = usable && largest > 0 ? std::ilogb(largest) + 1 : 0;
+  line.usable = usable && std::abs(line.exponent) <= kMaxSplitExponent;
+  return line;
+}
+
+// Splits count values x (stride apart) of a usable line with exponent e, tau bits per slice:
+// x = h1 + h2 + r3 exactly, h1 on the grid 2^(e - tau) (|h1| <= 2^e), h2 on 2^(e - 2 tau)
+// (|h2| <= 2^(e - tau - 1)), |r3| <= 2^(e - 2 tau - 1). Writes h1, h2, h1 + h2 (exact: x on the
+// finer grid), r3, x and |x| at `out[0..5]` (stride `out_stride` between values; x is written
+// after h1 + h2 and before r3). An unusable line gets zeros: its elements take the exact path.
+void SplitValues(const double* from, std::int64_t stride, std::int64_t count, const SplitLine& line,
+                 int tau, double* const out[6], std::int64_t out_stride) {
+  const double p1 = std::ldexp(1.0, tau - line.exponent), q1 = std::ldexp(1.0, line.exponent - tau);
+  const double p2 = std::ldexp(1.0, 2 * tau - line.exponent);
+  const double q2 = std::ldexp(1.0, line.exponent - 2 * tau);
+  for (std::int64_t p = 0; p < count; ++p) {
+    const double x = line.usable ? from[p * stride] : 0.0;
+    // Scaling by a power of two is exact unless it underflows, and then below 1/2 it rounds to 0
+    // either way; the integer times the grid's power of two is exact (the grid is >= 2^-1074).
+    const double h1 = RoundToInteger(x * p1) * q1;
+    const double rest = x - h1;
+    const double h2 = RoundToInteger(rest * p2) * q2;
+    const std::int64_t at = p * out_stride;
+    // In this order: a caller may point x's output at h1 + h2's or r3's (then not needed).
+    out[0][at] = h1;
+    out[1][at] = h2;
+    out[2][at] = h1 + h2;
+    out[4][at] = x;
+    out[3][at] = rest - h2;
+    out[5][at] = std::fabs(x);
+  }
+}
+
+// One thread's buffers for a tile of A's rows: [A1 | A2], [A12 | A2 | A3] and |A|, and the
+// products.
+struct DoubleWorkspace {
+  Matrix cross, rest, abs, p11, pc, r, s;
+  std::vector<SplitLine> lines;
+};
+
+// Columns [j0, j0 + cols) of one B matrix split: [B2; B1], [B3; B2; B] and |B|, shared.
+struct DoublePanel {
+  std::int64_t j0 = 0;
+  ColMatrix cross, rest, abs;
+  std::vector<SplitLine> lines;
+};
+
+// Columns of a double panel: six copies of each, so a quarter of the float panel's width.
+std::int64_t DoublePanelCols(std::int64_t k, std::int64_t n) {
+  return std::min(n, std::clamp<std::int64_t>(
+                         (std::int64_t{1} << 19) / std::max<std::int64_t>(k, 1), 64, 4096));
+}
+
+bool ConvertDoublePanel(const double* b, std::int64_t k, std::int64_t n, std::int64_t j0,
+                        std::int64_t cols, int tau, DoublePanel& p) {
+  p.j0 = j0;
+  p.cross.resize(2 * k, cols);
+  p.rest.resize(3 * k, cols);
+  p.abs.resize(k, cols);
+  p.lines.assign(static_cast<std::size_t>(cols), SplitLine{});
+  const std::int64_t groups = (cols + kPanelGroup - 1) / kPanelGroup;
+  struct NoWorkspace {};
+  return Spread<NoWorkspace>(
+      groups, Threads(groups, static_cast<double>(k * cols)), [&](std::int64_t g, NoWorkspace&) {
+        for (std::int64_t j = g * kPanelGroup; j < std::min(cols, (g + 1) * kPanelGroup); ++j) {
+          SplitLine& line = p.lines[static_cast<std::size_t>(j)];
+          line = Examine(b + j0 + j, n, k);
+          // B1 below B2 in `cross`; B3, B2, B in `rest`; h1 + h2 is not needed for B.
+          double* const out[6] = {&p.cross(k, j), &p.cross(0, j),    &p.rest(2 * k, j),
+                                  &p.rest(0, j),  &p.rest(2 * k, j), &p.abs(0, j)};
+          SplitValues(b + j0 + j, n, k, line, tau, out, 1);
+          for (std::int64_t q = 0; q < k; ++q) p.rest(k + q, j) = p.cross(q, j);
+        }
+      });
+}
+
+// Splits rows [i0, i0 + rows) of `a` (m x k) into the workspace.
+void ConvertDoubleA(const double* a, std::int64_t k, std::int64_t i0, std::int64_t rows, int tau,
+                    DoubleWorkspace& w) {
+  w.cross.resize(rows, 2 * k);
+  w.rest.resize(rows, 3 * k);
+  w.abs.resize(rows, k);
+  w.lines.resize(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* row = a + (i0 + i) * k;
+    SplitLine& line = w.lines[static_cast<std::size_t>(i)];
+    line = Examine(row, 1, k);
+    // A2 is written twice (in `cross` and `rest`); x itself is not needed for A.
+    double* const out[6] = {&w.cross(i, 0),    &w.cross(i, k),    &w.rest(i, 0),
+                            &w.rest(i, 2 * k), &w.rest(i, 2 * k), &w.abs(i, 0)};
+    SplitValues(row, 1, k, line, tau, out, 1);
+    for (std::int64_t q = 0; q < k; ++q) w.rest(i, k + q) = w.cross(i, k + q);
+  }
+}
+
+// The decision for double: x lies within r of p11 + pc + rr (p11 and pc exact). True when every
+// real in that interval lies strictly between the two midpoints around one double *y.
+inline bool DecideDouble(double p11, double pc, double rr, double r, double* y) {
+  double s1, e1, s2, e2;
+  s1 = p11 + pc;
+  {
+    const double z = s1 - p11;
+    e1 = (p11 - (s1 - z)) + (pc - z);
+  }
+  s2 = s1 + rr;
+  {
+    const double z = s2 - s1;
+    e2 = (s1 - (s2 - z)) + (rr - z);
+  }
+  const double candidate = s2 + (e1 + e2);
+  const double magnitude = std::fabs(candidate);
+  if (!(magnitude >= kMinDecided && magnitude <= kMaxDecided) || !(r < kInf)) return false;
+  // x in [s2 + dlo, s2 + dhi]; the midpoints are candidate - gap_below / 2 and + gap_above / 2
+  // (exact: the gaps are normal). Every step rounds towards failing the test.
+  const double dlo = SumDown(SumDown(e1, e2), -r), dhi = SumUp(SumUp(e1, e2), r);
+  const double half_below = (candidate - NextDown(candidate)) * 0.5;
+  const double half_above = (NextUp(candidate) - candidate) * 0.5;
+  const bool above_lower = SumDown(SumDown(SumDown(s2, -candidate), half_below), dlo) > 0;
+  const bool below_upper = SumDown(SumDown(SumDown(candidate, -s2), half_above), -dhi) > 0;
+  *y = candidate;
+  return above_lower && below_upper;
+}
+
+// The radius of a double element (error_bound.h): the remainder GEMM's error plus the exact
+// path's own, both rounded up, with an allowance for products that underflow.
+struct DoubleRadius {
+  double remainder_factor;  // Times 2^(e_i + f_j - 2 tau).
+  double dot2_factor;       // Times s.
+  double underflow;
+};
+
+DoubleRadius MakeDoubleRadius(std::int64_t k) {
+  const double u = 0x1p-53, kd = static_cast<double>(k);
+  // The remainder sums 3K terms of magnitude at most 1.25 * 2^(e_i + f_j - 2 tau) in all.
+  const double remainder = Gamma(3 * k, u) * 1.25 * kd * (1 + 0x1p-40);
+  // Dot2's sum before its last rounding is within gamma_2K^2 S of x (Ogita, Rump, Oishi); with
+  // margin, over s (S <= s / (1 - gamma_K)).
+  const double g = Gamma(2 * k + 2, u);
+  return {remainder, 2 * g * g * (1 + 0x1p-40), 8 * kd * std::numeric_limits<double>::denorm_min()};
+}
+
+// Computes one double tile against the panel; returns the number of exact-path elements.
+std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const double* b_mat,
+                        const Tile& t, const DoublePanel& p, int tau, DoubleWorkspace& w,
+                        OracleResult& out) {
+  const std::int64_t k = plan.k, n = plan.n;
+  ConvertDoubleA(a_mat, k, t.i0, t.rows, tau, w);
+  w.p11.noalias() = w.cross.leftCols(k) * p.cross.block(k, t.c0, k, t.cols);
+  w.pc.noalias() = w.cross * p.cross.middleCols(t.c0, t.cols);
+  w.r.noalias() = w.rest * p.rest.middleCols(t.c0, t.cols);
+  w.s.noalias() = w.abs * p.abs.middleCols(t.c0, t.cols);
+  const DoubleRadius radius = MakeDoubleRadius(k);
+  const double up = 1 + Gamma(k + 1, 0x1p-53);
+  double* y = out.y.Data<double>();
+  std::int64_t fallbacks = 0;
+  for (std::int64_t i = 0; i < t.rows; ++i) {
+    const SplitLine& row = w.lines[static_cast<std::size_t>(i)];
+    const auto row_index =
+        static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
+    for (std::int64_t j = 0; j < t.cols; ++j) {
+      const std::size_t index = row_index + static_cast<std::size_t>(j);
+      const SplitLine& col = p.lines[static_cast<std::size_t>(t.c0 + j)];
+      const int exponent = row.exponent + col.exponent;
+      const double s = w.s(i, j);
+      double decided = 0;
+      bool ok = row.usable && col.usable && s < kMaxDecided;
+      if (ok && s > 0) {
+        ok = exponent >= kMinElementExponent && exponent <= kMaxElementExponent;
+        if (ok) {
+          const double grid = std::ldexp(1.0, exponent - 2 * tau);
+          const double r =
+              SumUp(SumUp(MulUp(radius.remainder_factor, grid), MulUp(radius.dot2_factor, s)),
+                    radius.underflow);
+          ok = DecideDouble(w.p11(i, j), w.pc(i, j), w.r(i, j), r, &decided);
+        }
+      }
+      if (ok) {
+        y[index] = decided;
+        out.exact[index] = decided;
+        out.exact_error[index] = 0;
+        out.abs_sum[index] = s * up;
+        out.subnormal_abs_sum[index] = 0;
+        out.special[index] = 0;
+        continue;
+      }
+      ++fallbacks;
+      StoreExact<double>(ExactDot<double>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n),
+                         index, out);
+    }
+  }
+  return fallbacks;
+}
+
 // Integer tile buffers (32-bit inputs widened to uint64).
 struct IntegerWorkspace {
   using Matrix64 = Eigen::Matrix<std::uint64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -378,10 +612,16 @@ double FastRadius(std::int64_t k, double s) {
   return factor == kInf ? kInf : MulUp(factor, s);
 }
 
-template <class T>
-StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
-                                       OracleResult& out) {
-  const std::int64_t rows = RowTile(plan.k), cols = PanelCols(plan.k, plan.n);
+namespace {
+
+// The panels-and-tiles loop of the fast paths: for each batch entry and each panel of `cols` of B's
+// columns, convert(b_batch, j0, width, panel) fills the shared panel, then tile(a_batch, b_batch,
+// Tile, panel, workspace) runs for every tile of `rows` of A's rows (the panel's columns split too
+// when A is short) on the threads and returns its exact-path count.
+template <class Panel, class Workspace, class T, class Convert, class TileFn>
+StatusOr<std::int64_t> ForEachTile(const MatMulPlan& plan, const T* a, const T* b,
+                                   std::int64_t rows, std::int64_t cols, const Convert& convert,
+                                   const TileFn& run_tile) {
   const std::int64_t row_tiles = (plan.m + rows - 1) / rows;
   // Few row tiles (a short A): the panel's columns are split too, so every thread has work.
   const std::int64_t splits = std::clamp<std::int64_t>(2 * omp_get_max_threads() / row_tiles, 1,
@@ -393,21 +633,20 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
     for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
       // Pointers, not a structured binding: clang 14 (the fuzz build) cannot capture a binding.
       const auto offsets = plan.BatchOffsets(batch);
-      const auto* a_batch = a + offsets.first;
-      const auto* b_batch = b + offsets.second;
+      const T* a_batch = a + offsets.first;
+      const T* b_batch = b + offsets.second;
       for (std::int64_t j0 = 0; j0 < plan.n; j0 += cols) {
         const std::int64_t width = std::min(cols, plan.n - j0);
         const std::int64_t tasks = row_tiles * ((width + split_cols - 1) / split_cols);
         const double work = static_cast<double>(plan.m * width) * static_cast<double>(plan.k);
-        const auto tile = [&](std::int64_t task, FloatWorkspace& w) {
+        const auto tile = [&](std::int64_t task, Workspace& w) {
           const std::int64_t i0 = task % row_tiles * rows, c0 = task / row_tiles * split_cols;
           const Tile t{batch, i0, std::min(rows, plan.m - i0), c0,
                        std::min(split_cols, width - c0)};
-          fallbacks.fetch_add(FloatTile(plan, a_batch, b_batch, t, panel, w, out),
-                              std::memory_order_relaxed);
+          fallbacks.fetch_add(run_tile(a_batch, b_batch, t, panel, w), std::memory_order_relaxed);
         };
-        if (!ConvertPanel(b_batch, plan.k, plan.n, j0, width, panel) ||
-            !Spread<FloatWorkspace>(tasks, Threads(tasks, work), tile)) {
+        if (!convert(b_batch, j0, width, panel) ||
+            !Spread<Workspace>(tasks, Threads(tasks, work), tile)) {
           return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
         }
       }
@@ -416,6 +655,39 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
     return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's panel of B");
   }
   return fallbacks.load();
+}
+
+}  // namespace
+
+template <class T>
+StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
+                                       OracleResult& out) {
+  return ForEachTile<Panel, FloatWorkspace>(
+      plan, a, b, RowTile(plan.k), PanelCols(plan.k, plan.n),
+      [&](const T* b_batch, std::int64_t j0, std::int64_t width, Panel& panel) {
+        return ConvertPanel(b_batch, plan.k, plan.n, j0, width, panel);
+      },
+      [&](const T* a_batch, const T* b_batch, const Tile& t, const Panel& panel,
+          FloatWorkspace& w) { return FloatTile(plan, a_batch, b_batch, t, panel, w, out); });
+}
+
+StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                                        OracleResult& out) {
+  const int tau = SliceBits(plan.k);
+  if (tau < kMinSliceBits) {
+    MM_RETURN_IF_ERROR(ExactDoubleMatMul(plan, a, b, out));
+    return plan.y_elements;
+  }
+  // A's tiles hold six copies of their rows: half the float path's rows.
+  return ForEachTile<DoublePanel, DoubleWorkspace>(
+      plan, a, b, std::max<std::int64_t>(RowTile(plan.k) / 2, 32), DoublePanelCols(plan.k, plan.n),
+      [&](const double* b_batch, std::int64_t j0, std::int64_t width, DoublePanel& panel) {
+        return ConvertDoublePanel(b_batch, plan.k, plan.n, j0, width, tau, panel);
+      },
+      [&](const double* a_batch, const double* b_batch, const Tile& t, const DoublePanel& panel,
+          DoubleWorkspace& w) {
+        return DoubleTile(plan, a_batch, b_batch, t, panel, tau, w, out);
+      });
 }
 
 template <class T>

@@ -61,6 +61,14 @@ template <class T>
 StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
                                        OracleResult& out);
 
+// The oracle for double inputs: each row of A and column of B split into three slices (two on
+// grids coarse enough for their double GEMMs to be exact, and the rest), four double GEMMs (the
+// exact A1 B1 and A1 B2 + A2 B1, the remainder's, and |A| |B|), exact summation only for the
+// elements they do not decide (error_bound.h). Fills `out`; returns the number of elements
+// computed by exact summation.
+StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                                        OracleResult& out);
+
 // Y = A x B modulo 2^bits through Eigen's uint64 GEMM (32-bit types widened to uint64 first: their
 // low 32 bits are exact). Uses the OpenMP threads.
 template <class T>
