@@ -11,7 +11,7 @@
 // inputs; TwoProduct's error-free split for double) summed with Ogita, Rump and Oishi's Dot2
 // (TwoSum with fma), as accurate as if summed in twice double's precision and rounded once:
 // |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. Y is that value rounded (nearest even)
-// to the output type. double inputs take this path for every element.
+// to the output type.
 //
 // The fast path (float16, bfloat16 and float inputs): a certified filter in front of the exact
 // path.
@@ -39,6 +39,31 @@
 //  - For a decided element, exact is v, off x by at most exact_error = R(K, s) (0 on the exact
 //    path), and abs_sum is s rounded up like the exact path's S; OracleBounds adds exact_error to
 //    the radius, so the bound still holds every value a correct backend may return.
+//
+// The fast path for double inputs: the same filter one level up (Ozaki's splitting).
+//  - Each row i of A (column j of B) has an exponent e_i (f_j) with every |x| < 2^e_i, and is split
+//    exactly into x = h1 + h2 + r3: h1 the nearest multiple of 2^(e_i - tau), h2 that of the rest
+//    on 2^(e_i - 2 tau), r3 what is left, |h1| <= 2^e_i, |h2| <= 2^(e_i - tau - 1),
+//    |r3| <= 2^(e_i - 2 tau - 1), with tau = floor((53 - ceil(log2 K)) / 2). Every term of
+//    A1 B1 is an integer multiple of 2^(E - 2 tau) (E = e_i + f_j) of at most 2^(2 tau) of them,
+//    and every term of [A1 A2] [B2; B1] one of 2^(E - 3 tau) of at most 2^(2 tau - 1): K or 2K such
+//    terms, and every partial sum in any order, blocking or with fma, are integers below 2^53 of
+//    that unit, so both double GEMMs are exact. The remainder x - those two is the GEMM
+//    [A1 + A2, A2, A3] [B3; B2; B] over 3K terms of magnitude at most 1.25 * 2^(E - 2 tau) in all:
+//    Higham's 3.1 bounds its error by gamma_3K * 1.25 K 2^(E - 2 tau), plus 2^-1075 per product
+//    that underflows (sums of subnormals are exact).
+//  - With x = P11 + Pc + R (two TwoSums give it as s2 + e1 + e2 exactly), the element is decided
+//    when every real within r of it lies strictly between the two midpoints around one double y:
+//    r = the remainder's bound + 2 gamma_(2K+2)^2 s (Dot2's sum before its last rounding is within
+//    gamma_2K^2 S of x, Ogita, Rump and Oishi; S <= s / (1 - gamma_K) from the GEMM of |A| |B|)
+//    + 8 K 2^-1074 (TwoProduct's errors that underflow), every step rounded upward and the
+//    comparisons rounded towards failing. Then the exact path's double rounds to y too: Y, and its
+//    exact value, are the exact path's bit for bit (exact_error 0, as there); abs_sum is s rounded
+//    up as above.
+//  - The splitting needs its powers of two normal and its grids above 2^-1074: a row or column with
+//    a NaN, infinity or double subnormal, or |e| > 960, and elements with E outside [-900, 960],
+//    s >= 2^1000 (no overflow anywhere), |y| outside [2^-1000, 2^1000] or undecided take the exact
+//    path; so does the whole problem when tau < 8 (K beyond 2^37). s = 0 gives +0 exactly.
 //
 // Bound. A backend that forms the K products and sums them in its declared accumulation type (unit
 // roundoff u; any order, blocking, fma or not) and rounds once to the output type gives, for every
