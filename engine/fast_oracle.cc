@@ -92,6 +92,15 @@ inline double MulUp(double a, double b) {
   return std::fma(a, b, -p) > 0 || p < 0x1p-960 ? NextUp(p) : p;
 }
 
+}  // namespace
+
+double RadiusFrom(double factor, double s) {
+  if (!std::isfinite(s) || !(factor < kInf)) return kInf;
+  return MulUp(factor, s);
+}
+
+namespace {
+
 template <class T>
 bool IsSubnormalIn(double x) {
   const double min_normal = std::is_same_v<T, float16> ? 0x1p-14 : 0x1p-126;
@@ -263,10 +272,10 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
       T decided{};
       // The decision covers the fast value's error and the exact path's own (FastRadius of K + 1,
       // see error_bound.h), so a decided element is the exact path's, bit for bit.
-      if (!special && (s == 0 || Decide(v, MulUp(decision_factor, s), &decided))) {
+      if (!special && (s == 0 || Decide(v, RadiusFrom(decision_factor, s), &decided))) {
         y[index] = s == 0 ? T(0.0f) : decided;
         out.exact[index] = s == 0 ? 0.0 : v;
-        out.exact_error[index] = MulUp(error_factor, s);
+        out.exact_error[index] = RadiusFrom(error_factor, s);
         out.abs_sum[index] = s * up;
         out.subnormal_abs_sum[index] = any_sub ? w.sub(i, j) * sub_up : 0.0;
         out.special[index] = 0;
@@ -418,9 +427,21 @@ void ConvertDoubleA(const double* a, std::int64_t k, std::int64_t i0, std::int64
   }
 }
 
-// The decision for double: x lies within r of p11 + pc + rr (p11 and pc exact). True when every
-// real in that interval lies strictly between the two midpoints around one double *y.
-inline bool DecideDouble(double p11, double pc, double rr, double r, double* y) {
+// Where [s2 + t + t_lo, s2 + t + t_hi] stands against the midpoints around the double y (exact:
+// the gaps are normal): 0 strictly between them, -1 reaching below the lower one only, +1 above
+// the upper one only, 2 both. Every step rounds towards failing.
+inline int MidpointSide(double s2, double t, double t_lo, double t_hi, double y) {
+  const double half_below = (y - NextDown(y)) * 0.5, half_above = (NextUp(y) - y) * 0.5;
+  const bool above_lower = SumDown(SumDown(SumDown(SumDown(s2, -y), half_below), t), t_lo) > 0;
+  const bool below_upper = SumDown(SumDown(SumDown(SumDown(y, -s2), half_above), -t), -t_hi) > 0;
+  if (above_lower && below_upper) return 0;
+  if (!above_lower && !below_upper) return 2;
+  return above_lower ? 1 : -1;
+}
+
+// DecideDouble, inlined into the tiles: x lies within r of p11 + pc + rr (p11 and pc exact). True
+// when every real in that interval lies strictly between the two midpoints around one double *y.
+inline bool DecideNearest(double p11, double pc, double rr, double r, double* y) {
   double s1, e1, s2, e2;
   s1 = p11 + pc;
   {
@@ -432,18 +453,24 @@ inline bool DecideDouble(double p11, double pc, double rr, double r, double* y) 
     const double z = s2 - s1;
     e2 = (s1 - (s2 - z)) + (rr - z);
   }
-  const double candidate = s2 + (e1 + e2);
-  const double magnitude = std::fabs(candidate);
-  if (!(magnitude >= kMinDecided && magnitude <= kMaxDecided) || !(r < kInf)) return false;
-  // x in [s2 + dlo, s2 + dhi]; the midpoints are candidate - gap_below / 2 and + gap_above / 2
-  // (exact: the gaps are normal). Every step rounds towards failing the test.
-  const double dlo = SumDown(SumDown(e1, e2), -r), dhi = SumUp(SumUp(e1, e2), r);
-  const double half_below = (candidate - NextDown(candidate)) * 0.5;
-  const double half_above = (NextUp(candidate) - candidate) * 0.5;
-  const bool above_lower = SumDown(SumDown(SumDown(s2, -candidate), half_below), dlo) > 0;
-  const bool below_upper = SumDown(SumDown(SumDown(candidate, -s2), half_above), -dhi) > 0;
-  *y = candidate;
-  return above_lower && below_upper;
+  // x in s2 + t + [t_lo, t_hi] with t + te = e1 + e2 exactly.
+  const double t = e1 + e2;
+  const double z = t - e1, te = (e1 - (t - z)) + (e2 - z);
+  const double t_lo = SumDown(te, -r), t_hi = SumUp(te, r);
+  if (!(r < kInf)) return false;
+  // s2 + t rounds twice: on a tie of the tail the nearest double is its neighbour.
+  double candidate = s2 + t;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!(std::fabs(candidate) >= kMinDecided && std::fabs(candidate) <= kMaxDecided)) break;
+    const int side = MidpointSide(s2, t, t_lo, t_hi, candidate);
+    if (side == 0) {
+      *y = candidate;
+      return true;
+    }
+    if (side == 2) break;
+    candidate = side > 0 ? NextUp(candidate) : NextDown(candidate);
+  }
+  return false;
 }
 
 // The radius of a double element (error_bound.h): the remainder GEMM's error plus the exact
@@ -496,7 +523,7 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
           const double r =
               SumUp(SumUp(MulUp(radius.remainder_factor, grid), MulUp(radius.dot2_factor, s)),
                     radius.underflow);
-          ok = DecideDouble(w.p11(i, j), w.pc(i, j), w.r(i, j), r, &decided);
+          ok = DecideNearest(w.p11(i, j), w.pc(i, j), w.r(i, j), r, &decided);
         }
       }
       if (ok) {
@@ -606,11 +633,7 @@ double RadiusFactor(std::int64_t k) {
   return std::fma(q, d, -ku) < 0 ? NextUp(q) : q;
 }
 
-double FastRadius(std::int64_t k, double s) {
-  if (!std::isfinite(s)) return kInf;
-  const double factor = RadiusFactor(k);
-  return factor == kInf ? kInf : MulUp(factor, s);
-}
+double FastRadius(std::int64_t k, double s) { return RadiusFrom(RadiusFactor(k), s); }
 
 namespace {
 
@@ -754,6 +777,10 @@ Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* 
 template <class T>
 bool DecideRounding(double v, double r, T* y) {
   return Decide(v, r, y);
+}
+
+bool DecideDouble(double p11, double pc, double rr, double r, double* y) {
+  return DecideNearest(p11, pc, rr, r, y);
 }
 
 #define MM_FAST_ORACLE_FLOAT(T)                                                             \

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mm/engine/error_bound.h"
@@ -28,15 +30,16 @@ bool CoversBound(double r, std::int64_t k, double s) {
   return static_cast<__float128>(r) * d >= static_cast<__float128>(k) * s * u;
 }
 
-TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
-  // A radius too small by one ULP fails the first expectation. Where s is a power of two the
-  // radius is the bound rounded up once: one ULP less no longer covers it (the radius is tight).
+// The first (k, s) where `radius` fails to be FastRadius's bound rounded up, "" if none: below the
+// bound anywhere, or above it by an ULP where s is a power of two (there the radius is the bound
+// rounded up once, so one ULP less no longer covers it).
+std::string RadiusFailure(const std::function<double(std::int64_t, double)>& radius) {
   for (const std::int64_t k : {1, 3, 4, 7, 1000, 4096, 12345, 999999}) {
     for (const double s : {1.0, 0.75, 3.0, 1e-30, 5e20, 0.1, 0x1p-300, 0x1p100}) {
-      const double r = FastRadius(k, s);
-      EXPECT_TRUE(CoversBound(r, k, s)) << k << " " << s;
-      if (std::ilogb(s) == std::log2(s)) {
-        EXPECT_FALSE(CoversBound(std::nextafter(r, 0.0), k, s)) << k << " " << s;
+      const double r = radius(k, s);
+      if (!CoversBound(r, k, s) ||
+          (std::ilogb(s) == std::log2(s) && CoversBound(std::nextafter(r, 0.0), k, s))) {
+        return std::to_string(k) + " " + std::to_string(s);
       }
     }
   }
@@ -45,11 +48,54 @@ TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
   for (int i = 0; i < 10000; ++i) {
     const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 100000);
     const double s = std::ldexp(mantissa(rng), static_cast<int>(rng() % 600) - 300);
-    EXPECT_TRUE(CoversBound(FastRadius(k, s), k, s)) << k << " " << s;
+    if (!CoversBound(radius(k, s), k, s)) return std::to_string(k) + " " + std::to_string(s);
   }
+  return "";
+}
+
+TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
+  EXPECT_EQ(RadiusFailure(FastRadius), "");
+  // The tiles' form, with the factor computed once, is the same function.
+  EXPECT_EQ(RadiusFailure([](std::int64_t k, double s) {
+              return oracle_internal::RadiusFrom(oracle_internal::RadiusFactor(k), s);
+            }),
+            "");
   EXPECT_EQ(FastRadius(5, 0.0), 0.0);
   EXPECT_EQ(FastRadius(std::int64_t{1} << 52, 1.0), kInf);
   EXPECT_EQ(FastRadius(3, kInf), kInf);
+}
+
+TEST(FastRadiusTest, ARadiusOneUlpTooSmallIsCaught) {
+  // The mutation the fast path's tests must catch: its bound made one ULP smaller.
+  EXPECT_NE(
+      RadiusFailure([](std::int64_t k, double s) { return std::nextafter(FastRadius(k, s), 0.0); }),
+      "");
+}
+
+TEST(DecideDoubleTest, AMidpointAtTheIntervalsEndIsUndecidedAndOneUlpLessDecides) {
+  using oracle_internal::DecideDouble;
+  double y = 0;
+  // x = 1 + 3 * 2^-56 within 5 * 2^-56: the upper end is the midpoint 1 + 2^-53.
+  const double r_up = 5 * 0x1p-56;
+  EXPECT_FALSE(DecideDouble(1, 0, 3 * 0x1p-56, r_up, &y));
+  ASSERT_TRUE(DecideDouble(1, 0, 3 * 0x1p-56, std::nextafter(r_up, 0.0), &y));
+  EXPECT_EQ(y, 1.0);
+  // Below a power of two the gap halves: x = 1 - 2^-56 within 3 * 2^-56 reaches 1 - 2^-54.
+  const double r_down = 3 * 0x1p-56;
+  EXPECT_FALSE(DecideDouble(1, -0x1p-56, 0, r_down, &y));
+  ASSERT_TRUE(DecideDouble(1, -0x1p-56, 0, std::nextafter(r_down, 0.0), &y));
+  EXPECT_EQ(y, 1.0);
+  // A tie, even with no radius.
+  EXPECT_FALSE(DecideDouble(1, 0x1p-53, 0, 0, &y));
+  // The three parts are summed exactly: 2^60 + 2^7 + 2^-60 is above the midpoint 2^60 + 2^7.
+  ASSERT_TRUE(DecideDouble(0x1p60, 0x1p7, 0x1p-60, 0x1p-70, &y));
+  EXPECT_EQ(y, 0x1p60 + 0x1p8);
+  ASSERT_TRUE(DecideDouble(-0x1p60, -0x1p7, 0x1p-60, 0x1p-70, &y));
+  EXPECT_EQ(y, -0x1p60);
+  // Outside the range the decision handles, or an infinite radius.
+  EXPECT_FALSE(DecideDouble(0x1p-1010, 0, 0, 0, &y));
+  EXPECT_FALSE(DecideDouble(0x1p1010, 0, 0, 0, &y));
+  EXPECT_FALSE(DecideDouble(1, 0, 0, kInf, &y));
 }
 
 TEST(DecideRoundingTest, AMidpointAtAnEndDecidesOnlyWhereBothEndsRoundAlike) {

@@ -52,12 +52,13 @@
 //    [A1 + A2, A2, A3] [B3; B2; B] over 3K terms of magnitude at most 1.25 * 2^(E - 2 tau) in all:
 //    Higham's 3.1 bounds its error by gamma_3K * 1.25 K 2^(E - 2 tau), plus 2^-1075 per product
 //    that underflows (sums of subnormals are exact).
-//  - With x = P11 + Pc + R (two TwoSums give it as s2 + e1 + e2 exactly), the element is decided
+//  - With x = P11 + Pc + R (three TwoSums give it as s2 + t + te exactly), the element is decided
 //    when every real within r of it lies strictly between the two midpoints around one double y:
 //    r = the remainder's bound + 2 gamma_(2K+2)^2 s (Dot2's sum before its last rounding is within
 //    gamma_2K^2 S of x, Ogita, Rump and Oishi; S <= s / (1 - gamma_K) from the GEMM of |A| |B|)
 //    + 8 K 2^-1074 (TwoProduct's errors that underflow), every step rounded upward and the
-//    comparisons rounded towards failing. Then the exact path's double rounds to y too: Y, and its
+//    comparisons rounded towards failing (the candidate y is s2 + t, or its neighbour when that
+//    rounded on a tie). Then the exact path's double rounds to y too: Y, and its
 //    exact value, are the exact path's bit for bit (exact_error 0, as there); abs_sum is s rounded
 //    up as above.
 //  - The splitting needs its powers of two normal and its grids above 2^-1074: a row or column with

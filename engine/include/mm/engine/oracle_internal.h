@@ -45,6 +45,14 @@ ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t strid
 double FastRadius(std::int64_t k, double s);
 // RU(K u / (1 - 2 K u)), +inf when 2 K u >= 1: FastRadius's factor, one per problem.
 double RadiusFactor(std::int64_t k);
+// RU(factor * s), +inf when either is not finite: FastRadius with its factor computed once. The
+// float path's tiles take their radii from it, so FastRadius's tests hold for them.
+double RadiusFrom(double factor, double s);
+
+// The decision for double inputs: x lies within r of p11 + pc + rr (three doubles). True when every
+// real in that interval lies strictly between the two midpoints around one double, which is *y;
+// false too when |y| is outside [2^-1000, 2^1000] or r is not finite.
+bool DecideDouble(double p11, double pc, double rr, double r, double* y);
 
 // True when every real number in [v - r, v + r] rounds (nearest even) to the same value of the
 // float type T, and that value's sign is decided (the interval does not reach zero); then *y is
