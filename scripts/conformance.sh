@@ -10,7 +10,8 @@
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
 # required and incomplete). Then a short fixed-seed differential fuzz pass (mm-fuzz, at most
-# MM_FUZZ_SECONDS, default 10 s; MM_FUZZ_SECONDS=0 skips it) writes build/reports/fuzz.json; a
+# MM_FUZZ_SECONDS, default 10 s, a third of it on the large shapes; MM_FUZZ_SECONDS=0 skips it)
+# writes build/reports/fuzz.json and build/reports/fuzz-large.json; a
 # failure there makes the exit code 1 when the corpus passed; the known deviations of the BLAS
 # libraries (backends/blas/deviations/expectations.json) are XFAIL in both. Extra arguments go to
 # mm-conformance,
@@ -53,10 +54,23 @@ fi
 fuzz_seconds="${MM_FUZZ_SECONDS:-10}"
 if [[ "$fuzz_seconds" != 0 ]]; then
   fuzz_status=0
-  build/bin/mm-fuzz --seed 1 --cases 20000 --time "$fuzz_seconds" --quiet \
+  # A third of the time (whole seconds) goes to the large family: K up to 16384, batched and
+  # broadcast forms of 2^26 products each, judged by the fast oracle.
+  large_seconds=0
+  if [[ "$fuzz_seconds" =~ ^[0-9]+$ ]]; then large_seconds=$((fuzz_seconds / 3)); fi
+  small_seconds="$fuzz_seconds"
+  if ((large_seconds > 0)); then small_seconds=$((fuzz_seconds - large_seconds)); fi
+  build/bin/mm-fuzz --seed 1 --cases 50000 --time "$small_seconds" --quiet \
     --expectations "$deviations/expectations.json" \
     --json build/reports/fuzz.json --export-dir build/reports/fuzz-findings || fuzz_status=$?
   echo "reports: build/reports/fuzz.json (minimal failing problems: build/reports/fuzz-findings)"
+  if ((large_seconds > 0)); then
+    build/bin/mm-fuzz --seed 1 --large --large-products $((1 << 26)) --cases 1000 \
+      --time "$large_seconds" --quiet --expectations "$deviations/expectations.json" \
+      --json build/reports/fuzz-large.json --export-dir build/reports/fuzz-large-findings ||
+      fuzz_status=$?
+    echo "reports: build/reports/fuzz-large.json (build/reports/fuzz-large-findings)"
+  fi
   if [[ "$status" == 0 && "$fuzz_status" != 0 ]]; then status=1; fi
 fi
 exit "$status"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -24,14 +25,19 @@ std::string Format(const char* format, Args... args) {
   return line;
 }
 
-// Seconds of the fastest of at least `min_runs` runs of `f`, run until about a second has passed.
-double BestSeconds(const std::function<bool()>& f, int min_runs = 2) {
+// Seconds of the fastest of at least `min_runs` runs of `f`, run until about a second has passed;
+// *cpu_seconds (when given): the process's CPU seconds during that run (all threads).
+double BestSeconds(const std::function<bool()>& f, int min_runs = 2,
+                   double* cpu_seconds = nullptr) {
   double best = 1e300, total = 0;
   for (int run = 0; run < min_runs || (total < 1.0 && run < 20); ++run) {
     const auto start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     if (!f()) return 0;
+    const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds < best && cpu_seconds != nullptr) *cpu_seconds = cpu;
     best = std::min(best, seconds);
     total += seconds;
   }
@@ -78,8 +84,9 @@ int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>
                 std::ostream& out) {
   out << "machine: " << DescribeMachine({kOneDnnMaxCpuIsaVariable}).ToString() << "\n";
   out << "threads: " << omp_get_max_threads() << " (OMP_NUM_THREADS)\n";
-  out << Format("%5s %9s %12s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s", "exact-path",
-                "fastest GEMM", "GEMM t/s", "ratio");
+  // The machine may be shared: the oracle's CPU seconds beside its wall time tell load apart.
+  out << Format("%5s %9s %12s %9s %9s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s", "wall s",
+                "cpu s", "exact-path", "fastest GEMM", "GEMM t/s", "ratio");
   std::mt19937_64 rng(1);
   for (const std::int64_t n : sizes) {
     const double terms = static_cast<double>(n) * n * n;
@@ -92,23 +99,25 @@ int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>
       if (dtype == DType::kDouble || dtype == DType::kInt64) {
         gemm = FastestBackend(registry, plan, a, b);
       }
-      // double's exact path is far slower: above 1024^3 only its GEMM is measured.
-      if (dtype == DType::kDouble && n > 1024) continue;
       std::int64_t fallbacks = 0;
-      const double seconds = BestSeconds([&] {
-        auto oracle = ExactMatMul(plan, a.view(), b.view());
-        if (!oracle.ok()) return false;
-        fallbacks = oracle->exact_fallbacks;
-        return true;
-      });
+      double cpu_seconds = 0;
+      const double seconds = BestSeconds(
+          [&] {
+            auto oracle = ExactMatMul(plan, a.view(), b.view());
+            if (!oracle.ok()) return false;
+            fallbacks = oracle->exact_fallbacks;
+            return true;
+          },
+          2, &cpu_seconds);
       if (seconds == 0) {
         out << "ExactMatMul failed for " << plan.desc.ToString() << "\n";
         return 1;
       }
       const double rate = terms / seconds;
       const double gemm_rate = gemm.first > 0 ? terms / gemm.first : 0;
-      out << Format("%5lld %9s %12.3e %10lld %14s %12.3e %7.3f\n", static_cast<long long>(n),
-                    std::string(DTypeName(dtype)).c_str(), rate, static_cast<long long>(fallbacks),
+      out << Format("%5lld %9s %12.3e %9.3f %9.3f %10lld %14s %12.3e %7.3f\n",
+                    static_cast<long long>(n), std::string(DTypeName(dtype)).c_str(), rate, seconds,
+                    cpu_seconds, static_cast<long long>(fallbacks),
                     gemm.second.empty() ? "none" : gemm.second.c_str(), gemm_rate,
                     gemm_rate > 0 ? rate / gemm_rate : 0.0);
       out.flush();
