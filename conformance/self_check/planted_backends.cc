@@ -76,260 +76,287 @@ struct InputCache {
   std::map<std::string, std::pair<Tensor, Tensor>> by_desc;
 };
 
+// The reference's answer for (a, b), written into y.
+Status Correct(TensorView a, TensorView b, MutableTensorView y) {
+  ReferenceBackend reference;
+  MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a, b));
+  std::memcpy(y.data, out.raw_data(), out.NumBytes());
+  return OkStatus();
+}
+
+// kTransposedB: B read as if stored transposed (each matrix K x N read as N x K).
+Tensor TransposedB(const MatMulPlan& p, TensorView b) {
+  const std::size_t elem = DTypeSize(p.desc.dtype);
+  Tensor bt = Copy(b);
+  const auto* src = static_cast<const char*>(b.data);
+  auto* dst = static_cast<char*>(bt.raw_data());
+  for (std::int64_t mat = 0; mat < b.NumElements() / std::max<std::int64_t>(1, p.k * p.n); ++mat) {
+    for (std::int64_t k = 0; k < p.k; ++k) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        std::memcpy(dst + ((mat * p.k + k) * p.n + j) * elem,
+                    src + (mat * p.k * p.n + j * p.k + k) * elem, elem);
+      }
+    }
+  }
+  return bt;
+}
+
+// kDroppedTerm: A with the last term of each row zeroed (a remainder loop that misses one).
+Tensor WithoutLastTerm(const MatMulPlan& p, TensorView a) {
+  const std::size_t elem = DTypeSize(p.desc.dtype);
+  Tensor a_copy = Copy(a);
+  for (std::int64_t row = 0; row < a_copy.NumElements() / p.k; ++row) {
+    std::memset(static_cast<char*>(a_copy.raw_data()) + (row * p.k + p.k - 1) * elem, 0, elem);
+  }
+  return a_copy;
+}
+
+// The faults of a float accumulation (rounding, accumulator type, lost NaNs) on T; true when
+// `fault` applies to T and Y was written.
+template <class T>
+bool WrongFloatSum(Fault fault, const MatMulPlan& p, TensorView a, TensorView b,
+                   MutableTensorView y) {
+  const bool half = kIsHalf<T>, single = std::is_same_v<T, float>;
+  auto keep = [](T acc) { return acc; };
+  auto truncating = [](T acc, T x, T w) {
+    return TowardZero<T>(ToDouble(acc) + Widen(x) * Widen(w));
+  };
+  if ((fault == Fault::kTruncatedHalf && half) || (fault == Fault::kTruncatedFloat && single)) {
+    EachDot<T, T>(p, a, b, y, truncating, keep);
+  } else if (fault == Fault::kHalfAccumulation && half) {
+    EachDot<T, T>(
+        p, a, b, y,
+        [](T acc, T x, T w) { return RoundFromDouble<T>(ToDouble(acc) + Widen(x) * Widen(w)); },
+        keep);
+  } else if (fault == Fault::kNanLost) {
+    EachDot<T, double>(
+        p, a, b, y,
+        [](double acc, T x, T w) {
+          return Widen(x) == 0 || Widen(w) == 0 ? acc : acc + Widen(x) * Widen(w);
+        },
+        [](double acc) { return RoundFromDouble<T>(acc); });
+  } else if (fault == Fault::kTruncatedHalfResult && half) {
+    EachDot<T, double>(
+        p, a, b, y, [](double acc, T x, T w) { return acc + Widen(x) * Widen(w); },
+        [](double acc) { return TowardZero<T>(static_cast<float>(acc)); });
+  } else if (fault == Fault::kDoubleInFloat && std::is_same_v<T, double>) {
+    EachDot<T, float>(
+        p, a, b, y,
+        [](float acc, T x, T w) { return acc + static_cast<float>(x) * static_cast<float>(w); },
+        [](float acc) { return static_cast<T>(acc); });
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The faults of an integer accumulation (saturating, through double) on T; true when `fault`
+// applies to T and Y was written.
+template <class T>
+bool WrongIntegerSum(Fault fault, const MatMulPlan& p, TensorView a, TensorView b,
+                     MutableTensorView y) {
+  using L = std::numeric_limits<T>;
+  if (fault == Fault::kSaturatingInts) {
+    EachDot<T, __int128>(
+        p, a, b, y,
+        [](__int128 acc, T x, T w) {
+          return std::clamp<__int128>(acc + static_cast<__int128>(x) * static_cast<__int128>(w),
+                                      L::min(), L::max());
+        },
+        [](__int128 acc) { return static_cast<T>(acc); });
+    return true;
+  }
+  if (fault == Fault::kInt64ViaDouble && sizeof(T) == 8) {
+    EachDot<T, double>(
+        p, a, b, y, [](double acc, T x, T w) { return acc + Widen(x) * Widen(w); },
+        [](double acc) {
+          // Clamped: converting an out-of-range double is undefined.
+          return acc <= static_cast<double>(L::min())   ? L::min()
+                 : acc >= static_cast<double>(L::max()) ? L::max()
+                                                        : static_cast<T>(acc);
+        });
+    return true;
+  }
+  return false;
+}
+
+// A wrong sum of `fault` (WrongFloatSum, WrongIntegerSum) for the plan's dtype; false when the
+// fault does not apply to it (Y is then not written).
+bool WrongSum(Fault fault, const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  bool handled = false;
+  VisitDType(p.desc.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T>) {
+      handled = WrongIntegerSum<T>(fault, p, a, b, y);
+    } else {
+      handled = WrongFloatSum<T>(fault, p, a, b, y);
+    }
+  });
+  return handled;
+}
+
+// kNanForSmall, kNanNearMax: the correct Y with NaN for its tiny or its huge elements.
+Status NanForSomeValues(Fault fault, const MatMulPlan& p, TensorView a, TensorView b,
+                        MutableTensorView y) {
+  MM_RETURN_IF_ERROR(Correct(a, b, y));
+  VisitDType(p.desc.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      const double top = Widen(std::numeric_limits<T>::max()) / 2;
+      for (std::int64_t i = 0; i < p.y_elements; ++i) {
+        const double v = std::fabs(Widen(y.Data<T>()[i]));
+        const bool hit =
+            fault == Fault::kNanForSmall ? v > 0 && v < 1e-30 : std::isfinite(v) && v > top;
+        if (hit) y.Data<T>()[i] = std::numeric_limits<T>::quiet_NaN();
+      }
+    }
+  });
+  return OkStatus();
+}
+
+// kUnwrittenZero, kUnwrittenNonzero: the correct Y but for rows never written (those of an
+// all-zero row of A, or the last of an odd M).
+Status UnwrittenRows(Fault fault, const MatMulPlan& p, TensorView a, TensorView b,
+                     MutableTensorView y) {
+  const std::size_t elem = DTypeSize(p.desc.dtype);
+  ReferenceBackend reference;
+  MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a, b));
+  const std::vector<char> zero_row(static_cast<std::size_t>(p.k) * elem, 0);
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    const std::int64_t a_offset = p.BatchOffsets(i).first;
+    for (std::int64_t r = 0; r < p.m; ++r) {
+      const bool skip =
+          fault == Fault::kUnwrittenZero
+              ? std::memcmp(static_cast<const char*>(a.data) + (a_offset + r * p.k) * elem,
+                            zero_row.data(), zero_row.size()) == 0
+              : p.m % 2 == 1 && p.m > 1 && r == p.m - 1;
+      if (skip) continue;
+      const std::size_t at = static_cast<std::size_t>((i * p.m + r) * p.n) * elem;
+      std::memcpy(static_cast<char*>(y.data) + at, static_cast<const char*>(out.raw_data()) + at,
+                  static_cast<std::size_t>(p.n) * elem);
+    }
+  }
+  return OkStatus();
+}
+
+// kWrongBatchOffset: each matrix of the batch from A and B by its index modulo their own batch
+// counts, ignoring how numpy broadcasts them.
+Status WrongBatchOffsets(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  const DType dtype = p.desc.dtype;
+  const std::size_t elem = DTypeSize(dtype);
+  ReferenceBackend reference;
+  MM_ASSIGN_OR_RETURN(MatMulPlan mat_plan, PlanMatMul({dtype, {p.m, p.k}, {p.k, p.n}}));
+  MM_ASSIGN_OR_RETURN(auto primitive, reference.Prepare(mat_plan));
+  const std::int64_t a_count = p.a_elements / std::max<std::int64_t>(1, p.m * p.k);
+  const std::int64_t b_count = p.b_elements / std::max<std::int64_t>(1, p.k * p.n);
+  const Dims a_dims = {p.m, p.k}, b_dims = {p.k, p.n}, y_dims = {p.m, p.n};
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    TensorView a_mat{dtype, a_dims,
+                     static_cast<const char*>(a.data) + (i % a_count) * p.m * p.k * elem};
+    TensorView b_mat{dtype, b_dims,
+                     static_cast<const char*>(b.data) + (i % b_count) * p.k * p.n * elem};
+    MutableTensorView y_mat{dtype, y_dims, static_cast<char*>(y.data) + i * p.m * p.n * elem};
+    MM_RETURN_IF_ERROR(primitive->Execute(a_mat, b_mat, y_mat));
+  }
+  return OkStatus();
+}
+
+// kWritePastY: the correct Y, and the element after it flipped.
+Status WritePastY(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  const std::size_t elem = DTypeSize(p.desc.dtype);
+  MM_RETURN_IF_ERROR(Correct(a, b, y));
+  // Y sits between the harness's guards, so this write changes a guard byte and nothing else.
+  auto* past = static_cast<unsigned char*>(y.data) + p.y_elements * elem;
+  for (std::size_t i = 0; i < elem; ++i) past[i] = static_cast<unsigned char>(~past[i]);
+  return OkStatus();
+}
+
+// kWrongAbove64K: the first element past 64Ki of A and B read as zero, and the first element past
+// 64Ki of Y never written (a 16-bit index wrapping).
+Status WrongAbove64K(const MatMulPlan& p, TensorView a, TensorView b, MutableTensorView y) {
+  constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+  const std::size_t elem = DTypeSize(p.desc.dtype);
+  auto zeroed = [&](TensorView t) {
+    Tensor copy = Copy(t);
+    if (copy.NumElements() > kChunk) {
+      std::memset(static_cast<char*>(copy.raw_data()) + kChunk * elem, 0, elem);
+    }
+    return copy;
+  };
+  const Tensor a0 = zeroed(a), b0 = zeroed(b);
+  ReferenceBackend reference;
+  MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a0.view(), b0.view()));
+  if (p.y_elements > kChunk) {
+    // Every element but the first of the second chunk.
+    std::memcpy(y.data, out.raw_data(), kChunk * elem);
+    std::memcpy(static_cast<char*>(y.data) + (kChunk + 1) * elem,
+                static_cast<const char*>(out.raw_data()) + (kChunk + 1) * elem,
+                (p.y_elements - kChunk - 1) * elem);
+  } else {
+    std::memcpy(y.data, out.raw_data(), out.NumBytes());
+  }
+  return OkStatus();
+}
+
 class PlantedPrimitive final : public MatMulPrimitive {
  public:
   PlantedPrimitive(MatMulPlan plan, Fault fault, std::shared_ptr<InputCache> cache)
       : MatMulPrimitive(std::move(plan)), fault_(fault), cache_(std::move(cache)) {}
 
  protected:
+  // The fault where it applies to this plan; elsewhere the correct answer.
   Status Run(TensorView a, TensorView b, MutableTensorView y) override {
     const MatMulPlan& p = plan();
-    const DType dtype = p.desc.dtype;
-    const std::size_t elem = DTypeSize(dtype);
-    ReferenceBackend reference;
-    // The reference's answer for (a, b), written into y.
-    auto correct = [&](TensorView a_in, TensorView b_in) -> Status {
-      MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a_in, b_in));
-      std::memcpy(y.data, out.raw_data(), out.NumBytes());
-      return OkStatus();
-    };
-    bool handled = false;
     switch (fault_) {
       case Fault::kNone:
         break;
-      case Fault::kTransposedB: {
-        Tensor bt = Copy(b);
-        const auto* src = static_cast<const char*>(b.data);
-        auto* dst = static_cast<char*>(bt.raw_data());
-        for (std::int64_t mat = 0; mat < b.NumElements() / std::max<std::int64_t>(1, p.k * p.n);
-             ++mat) {
-          for (std::int64_t k = 0; k < p.k; ++k) {
-            for (std::int64_t j = 0; j < p.n; ++j) {
-              std::memcpy(dst + ((mat * p.k + k) * p.n + j) * elem,
-                          src + (mat * p.k * p.n + j * p.k + k) * elem, elem);
-            }
-          }
-        }
-        return correct(a, bt.view());
-      }
-      case Fault::kDroppedTerm: {
+      case Fault::kTransposedB:
+        return Correct(a, TransposedB(p, b).view(), y);
+      case Fault::kDroppedTerm:
         if (p.k <= 16 || p.k % 16 == 0) break;
-        Tensor a_copy = Copy(a);
-        for (std::int64_t row = 0; row < a_copy.NumElements() / p.k; ++row) {
-          std::memset(static_cast<char*>(a_copy.raw_data()) + (row * p.k + p.k - 1) * elem, 0,
-                      elem);
-        }
-        return correct(a_copy.view(), b);
-      }
-      case Fault::kTruncatedHalf:
-      case Fault::kTruncatedFloat:
-      case Fault::kHalfAccumulation:
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (!std::is_integral_v<T>) {
-            const bool half = kIsHalf<T>, single = std::is_same_v<T, float>;
-            if (fault_ == Fault::kTruncatedHalf && half) {
-              EachDot<T, T>(
-                  p, a, b, y,
-                  [](T acc, T x, T w) {
-                    return TowardZero<T>(ToDouble(acc) + Widen(x) * Widen(w));
-                  },
-                  [](T acc) { return acc; });
-              handled = true;
-            } else if (fault_ == Fault::kTruncatedFloat && single) {
-              EachDot<T, T>(
-                  p, a, b, y,
-                  [](T acc, T x, T w) {
-                    return TowardZero<T>(ToDouble(acc) + Widen(x) * Widen(w));
-                  },
-                  [](T acc) { return acc; });
-              handled = true;
-            } else if (fault_ == Fault::kHalfAccumulation && half) {
-              EachDot<T, T>(
-                  p, a, b, y,
-                  [](T acc, T x, T w) {
-                    return RoundFromDouble<T>(ToDouble(acc) + Widen(x) * Widen(w));
-                  },
-                  [](T acc) { return acc; });
-              handled = true;
-            }
-          }
-        });
-        break;
-      case Fault::kNanLost:
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (!std::is_integral_v<T>) {
-            EachDot<T, double>(
-                p, a, b, y,
-                [](double acc, T x, T w) {
-                  return Widen(x) == 0 || Widen(w) == 0 ? acc : acc + Widen(x) * Widen(w);
-                },
-                [](double acc) { return RoundFromDouble<T>(acc); });
-            handled = true;
-          }
-        });
-        break;
+        return Correct(WithoutLastTerm(p, a).view(), b, y);
       case Fault::kNanForSmall:
-      case Fault::kNanNearMax: {
-        if (!IsFloat(dtype)) break;
-        MM_RETURN_IF_ERROR(correct(a, b));
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (!std::is_integral_v<T>) {
-            const double top = Widen(std::numeric_limits<T>::max()) / 2;
-            for (std::int64_t i = 0; i < p.y_elements; ++i) {
-              const double v = std::fabs(Widen(y.Data<T>()[i]));
-              const bool hit =
-                  fault_ == Fault::kNanForSmall ? v > 0 && v < 1e-30 : std::isfinite(v) && v > top;
-              if (hit) y.Data<T>()[i] = std::numeric_limits<T>::quiet_NaN();
-            }
-          }
-        });
-        return OkStatus();
-      }
+      case Fault::kNanNearMax:
+        if (!IsFloat(p.desc.dtype)) break;
+        return NanForSomeValues(fault_, p, a, b, y);
       case Fault::kUnwrittenZero:
-      case Fault::kUnwrittenNonzero: {
-        MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a, b));
-        const std::vector<char> zero_row(static_cast<std::size_t>(p.k) * elem, 0);
-        for (std::int64_t i = 0; i < p.batch; ++i) {
-          const std::int64_t a_offset = p.BatchOffsets(i).first;
-          for (std::int64_t r = 0; r < p.m; ++r) {
-            const bool skip =
-                fault_ == Fault::kUnwrittenZero
-                    ? std::memcmp(static_cast<const char*>(a.data) + (a_offset + r * p.k) * elem,
-                                  zero_row.data(), zero_row.size()) == 0
-                    : p.m % 2 == 1 && p.m > 1 && r == p.m - 1;
-            if (skip) continue;
-            const std::size_t at = static_cast<std::size_t>((i * p.m + r) * p.n) * elem;
-            std::memcpy(static_cast<char*>(y.data) + at,
-                        static_cast<const char*>(out.raw_data()) + at,
-                        static_cast<std::size_t>(p.n) * elem);
-          }
-        }
-        return OkStatus();
-      }
-      case Fault::kWrongBatchOffset: {
-        MM_ASSIGN_OR_RETURN(MatMulPlan mat_plan, PlanMatMul({dtype, {p.m, p.k}, {p.k, p.n}}));
-        MM_ASSIGN_OR_RETURN(auto primitive, reference.Prepare(mat_plan));
-        const std::int64_t a_count = p.a_elements / std::max<std::int64_t>(1, p.m * p.k);
-        const std::int64_t b_count = p.b_elements / std::max<std::int64_t>(1, p.k * p.n);
-        const Dims a_dims = {p.m, p.k}, b_dims = {p.k, p.n}, y_dims = {p.m, p.n};
-        for (std::int64_t i = 0; i < p.batch; ++i) {
-          TensorView a_mat{dtype, a_dims,
-                           static_cast<const char*>(a.data) + (i % a_count) * p.m * p.k * elem};
-          TensorView b_mat{dtype, b_dims,
-                           static_cast<const char*>(b.data) + (i % b_count) * p.k * p.n * elem};
-          MutableTensorView y_mat{dtype, y_dims, static_cast<char*>(y.data) + i * p.m * p.n * elem};
-          MM_RETURN_IF_ERROR(primitive->Execute(a_mat, b_mat, y_mat));
-        }
-        return OkStatus();
-      }
-      case Fault::kFirstDataSetInputs: {
-        const std::string key = std::string(DTypeName(dtype)) + DimsToString(p.desc.a_dims) +
-                                DimsToString(p.desc.b_dims);
-        auto it = cache_->by_desc.find(key);
-        if (it == cache_->by_desc.end()) {
-          it = cache_->by_desc.emplace(key, std::make_pair(Copy(a), Copy(b))).first;
-        }
-        return correct(it->second.first.view(), it->second.second.view());
-      }
-      case Fault::kSaturatingInts:
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (std::is_integral_v<T>) {
-            using L = std::numeric_limits<T>;
-            EachDot<T, __int128>(
-                p, a, b, y,
-                [](__int128 acc, T x, T w) {
-                  return std::clamp<__int128>(
-                      acc + static_cast<__int128>(x) * static_cast<__int128>(w), L::min(),
-                      L::max());
-                },
-                [](__int128 acc) { return static_cast<T>(acc); });
-            handled = true;
-          }
-        });
-        break;
-      case Fault::kInt64ViaDouble:
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t>) {
-            EachDot<T, double>(
-                p, a, b, y, [](double acc, T x, T w) { return acc + Widen(x) * Widen(w); },
-                [](double acc) {
-                  // Clamped: converting an out-of-range double is undefined.
-                  using L = std::numeric_limits<T>;
-                  return acc <= static_cast<double>(L::min())   ? L::min()
-                         : acc >= static_cast<double>(L::max()) ? L::max()
-                                                                : static_cast<T>(acc);
-                });
-            handled = true;
-          }
-        });
-        break;
-      case Fault::kDoubleInFloat:
-        if (dtype != DType::kDouble) break;
-        EachDot<double, float>(
-            p, a, b, y,
-            [](float acc, double x, double w) {
-              return acc + static_cast<float>(x) * static_cast<float>(w);
-            },
-            [](float acc) { return static_cast<double>(acc); });
-        return OkStatus();
+      case Fault::kUnwrittenNonzero:
+        return UnwrittenRows(fault_, p, a, b, y);
+      case Fault::kWrongBatchOffset:
+        return WrongBatchOffsets(p, a, b, y);
+      case Fault::kFirstDataSetInputs:
+        return FirstDataSetInputs(a, b, y);
       case Fault::kCrash:
         if (p.m == 1 && p.n == 1) std::raise(SIGSEGV);
         break;
-      case Fault::kWritePastY: {
-        MM_RETURN_IF_ERROR(correct(a, b));
-        // Y sits between the harness's guards, so this write changes a guard byte and nothing else.
-        auto* past = static_cast<unsigned char*>(y.data) + p.y_elements * elem;
-        for (std::size_t i = 0; i < elem; ++i) past[i] = static_cast<unsigned char>(~past[i]);
-        return OkStatus();
-      }
-      case Fault::kTruncatedHalfResult:
-        VisitDType(dtype, [&](auto tag) {
-          using T = CppType<decltype(tag)::value>;
-          if constexpr (kIsHalf<T>) {
-            EachDot<T, double>(
-                p, a, b, y, [](double acc, T x, T w) { return acc + Widen(x) * Widen(w); },
-                [](double acc) { return TowardZero<T>(static_cast<float>(acc)); });
-            handled = true;
-          }
-        });
-        break;
+      case Fault::kWritePastY:
+        return WritePastY(p, a, b, y);
       case Fault::kUnwrittenK0:
         if (p.k == 0) return OkStatus();  // Never writes Y.
         break;
-      case Fault::kWrongAbove64K: {
-        constexpr std::int64_t kChunk = std::int64_t{1} << 16;
-        if (std::max({p.a_elements, p.b_elements, p.y_elements}) <= kChunk) break;
-        auto zeroed = [&](TensorView t) {
-          Tensor copy = Copy(t);
-          if (copy.NumElements() > kChunk) {
-            std::memset(static_cast<char*>(copy.raw_data()) + kChunk * elem, 0, elem);
-          }
-          return copy;
-        };
-        const Tensor a0 = zeroed(a), b0 = zeroed(b);
-        MM_ASSIGN_OR_RETURN(Tensor out, MatMul(reference, a0.view(), b0.view()));
-        if (p.y_elements > kChunk) {
-          // Every element but the first of the second chunk.
-          std::memcpy(y.data, out.raw_data(), kChunk * elem);
-          std::memcpy(static_cast<char*>(y.data) + (kChunk + 1) * elem,
-                      static_cast<const char*>(out.raw_data()) + (kChunk + 1) * elem,
-                      (p.y_elements - kChunk - 1) * elem);
-        } else {
-          std::memcpy(y.data, out.raw_data(), out.NumBytes());
-        }
-        return OkStatus();
-      }
+      case Fault::kWrongAbove64K:
+        if (std::max({p.a_elements, p.b_elements, p.y_elements}) <= std::int64_t{1} << 16) break;
+        return WrongAbove64K(p, a, b, y);
+      default:  // The wrong sums.
+        if (WrongSum(fault_, p, a, b, y)) return OkStatus();
+        break;
     }
-    if (handled) return OkStatus();
-    return correct(a, b);
+    return Correct(a, b, y);
   }
 
  private:
+  // kFirstDataSetInputs: the answer for the inputs the first call with this desc got.
+  Status FirstDataSetInputs(TensorView a, TensorView b, MutableTensorView y) {
+    const MatMulPlan& p = plan();
+    const std::string key = std::string(DTypeName(p.desc.dtype)) + DimsToString(p.desc.a_dims) +
+                            DimsToString(p.desc.b_dims);
+    auto it = cache_->by_desc.find(key);
+    if (it == cache_->by_desc.end()) {
+      it = cache_->by_desc.emplace(key, std::make_pair(Copy(a), Copy(b))).first;
+    }
+    return Correct(it->second.first.view(), it->second.second.view(), y);
+  }
+
   Fault fault_;
   std::shared_ptr<InputCache> cache_;
 };
