@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -367,10 +368,50 @@ std::size_t ResultsOfCase(const Catalog& catalog, std::size_t case_index,
   return (entry.model ? entry.data_sets.size() : 1) * num_backends;
 }
 
-bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& registry,
-                             const RunOptions& options, const std::vector<CaseStart>& cases,
-                             ResultSink& sink) {
-  if (options.isolate) return RunIsolated(catalog, cases, registry, options, sink);
+namespace {
+
+// Applies the run's expectations to each result on its way to `next`.
+class ExpectationsApplied final : public ResultSink {
+ public:
+  ExpectationsApplied(const RunOptions& options, ResultSink& next)
+      : options_(options), next_(next) {}
+  void Add(Result r) override {
+    ApplyExpectation(options_.expectations, options_.rule, r);
+    next_.Add(std::move(r));
+  }
+
+ private:
+  const RunOptions& options_;
+  ResultSink& next_;
+};
+
+// Gives the extra results (by case index) after the last result of their case: before the first
+// result of a later case, or at Finish.
+class ExtrasMerger final : public ResultSink {
+ public:
+  ExtrasMerger(ExtraResults& extras, ResultSink& next) : extras_(extras), next_(next) {}
+  void Add(Result r) override {
+    Drain(r.case_index - 1);
+    next_.Add(std::move(r));
+  }
+  // Gives the extras not given yet.
+  void Finish() { Drain(std::numeric_limits<std::int64_t>::max()); }
+
+ private:
+  void Drain(std::int64_t upto) {
+    while (!extras_.empty() && extras_.begin()->first <= upto) {
+      next_.Add(std::move(extras_.begin()->second));
+      extras_.erase(extras_.begin());
+    }
+  }
+  ExtraResults& extras_;
+  ResultSink& next_;
+};
+
+// RunConformanceStreaming in this process, into `sink` as judged.
+bool RunInProcess(const Catalog& catalog, const BackendRegistry& registry,
+                  const RunOptions& options, const std::vector<CaseStart>& cases,
+                  ResultSink& sink) {
   struct Forward final : CaseEvents {
     void OnStage(Stage stage, const Result&, const CaseProgress&) override {
       in_backend = stage == Stage::kBackend;
@@ -381,16 +422,13 @@ bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& regi
         result.resources = monitor.After(result.backend, BackendComputed(result));
       }
       in_backend = false;
-      ApplyExpectation(options->expectations, options->rule, result);
       sink->Add(std::move(result));
     }
-    const RunOptions* options;
     ResultSink* sink;
     // Measured in this process too: the figures are this process's, with whatever else it runs.
     CallMonitor monitor;
     bool in_backend = false;
   } forward;
-  forward.options = &options;
   forward.sink = &sink;
   BackendInstances instances(registry);
   for (const CaseStart& c : cases) {
@@ -401,6 +439,19 @@ bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& regi
             {c.data_set, c.backend, ""}, forward);
   }
   return true;
+}
+
+}  // namespace
+
+bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& registry,
+                             const RunOptions& options, const std::vector<CaseStart>& cases,
+                             ResultSink& sink, ExtraResults extras) {
+  ExpectationsApplied applied(options, sink);
+  ExtrasMerger merged(extras, applied);
+  const bool finished = options.isolate ? RunIsolated(catalog, cases, registry, options, merged)
+                                        : RunInProcess(catalog, registry, options, cases, merged);
+  if (finished) merged.Finish();
+  return finished;
 }
 
 std::vector<Result> RunConformance(const Catalog& catalog, const BackendRegistry& registry,

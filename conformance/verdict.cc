@@ -98,4 +98,21 @@ Verdict ApplyXFail(Verdict verdict, ToleranceRule rule) {
   }
 }
 
+int ExitCodeOf(const VerdictCounts<int>& counts, const ExitFacts& facts) {
+  if (facts.official_failed) return kExitOfficial;
+  if (!facts.any_case) return kExitUsage;
+  int failures = 0;
+  for (Verdict verdict : kAllVerdicts) {
+    if (FailsUnder(verdict, facts.rule)) failures += counts[verdict];
+  }
+  const bool strict_failures =
+      facts.strict && (counts[Verdict::kUnsupported] > 0 || facts.resource_findings > 0);
+  if (failures > 0 || strict_failures) return kExitFailed;
+  const int not_run = counts[Verdict::kUnsupported] + counts[Verdict::kSkip];
+  if (facts.skip_exit_code && not_run == counts.total() && counts.total() > 0) {
+    return *facts.skip_exit_code;
+  }
+  return kExitPassed;
+}
+
 }  // namespace mm::conformance

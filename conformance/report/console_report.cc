@@ -194,6 +194,10 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
   out.flush();
 }
 
+void ConsoleWriter::Finish(const Report& report, const Summary& sum, std::ostream&) {
+  Finish(report, sum);
+}
+
 void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   std::size_t name_width = 4, backend_width = 7;
   for (const Result& r : report.results) {

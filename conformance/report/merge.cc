@@ -1,4 +1,4 @@
-#include "mm/conformance/report/merge.h"
+#include "conformance/report/merge.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,13 +9,14 @@
 #include <optional>
 #include <set>
 
-#include "mm/conformance/outputs_backend.h"
-#include "mm/conformance/result_check.h"
-#include "mm/conformance/result_json.h"
-#include "mm/conformance/tools/cli.h"
-#include "mm/conformance/verdict.h"
-#include "mm/engine/io/input_file.h"
-#include "mm/engine/io/json.h"
+#include "conformance/outputs_backend.h"
+#include "conformance/report/console_report.h"
+#include "conformance/report/report_files.h"
+#include "conformance/result_check.h"
+#include "conformance/result_json.h"
+#include "conformance/verdict.h"
+#include "engine/io/input_file.h"
+#include "engine/io/json.h"
 
 namespace mm::conformance {
 namespace {
@@ -453,21 +454,14 @@ namespace {
 int ExitCode(const Report& report, const Summary& sum,
              const std::vector<BackendResources>& resources, bool any_case,
              std::optional<int> skip_exit_code) {
-  if (report.require_official && !report.official.complete()) return kExitOfficial;
-  if (!any_case) return kExitUsage;
-  // Which verdicts fail a run is the verdict table's (conformance/verdict.h), plus --strict.
-  int failures = 0;
-  for (Verdict verdict : kAllVerdicts) {
-    if (FailsUnder(verdict, report.rule)) failures += sum[verdict];
-  }
-  const bool strict_failures =
-      report.strict && (sum[Verdict::kUnsupported] > 0 || BackendsWithFindings(resources) > 0);
-  if (failures > 0 || strict_failures) return kExitFailed;
-  if (skip_exit_code && sum[Verdict::kUnsupported] + sum[Verdict::kSkip] == sum.total() &&
-      sum.total() > 0) {
-    return *skip_exit_code;
-  }
-  return kExitPassed;
+  ExitFacts facts;
+  facts.rule = report.rule;
+  facts.strict = report.strict;
+  facts.official_failed = report.require_official && !report.official.complete();
+  facts.any_case = any_case;
+  facts.resource_findings = BackendsWithFindings(resources);
+  facts.skip_exit_code = skip_exit_code;
+  return ExitCodeOf(sum, facts);
 }
 
 }  // namespace
@@ -621,6 +615,95 @@ StatusOr<Report> MergeShardReports(const std::vector<Report>& shards) {
   merged.resources = TallyResources(merged.results, merged.backends);
   merged.exit_code = ExitCodeOf(merged, !merged.results.empty());
   return merged;
+}
+
+namespace {
+
+StatusOr<std::vector<Report>> ReadShardHeaders(const std::vector<std::string>& inputs) {
+  std::vector<Report> shards;
+  for (const std::string& path : inputs) {
+    MM_ASSIGN_OR_RETURN(Report header, ReadReportHeader(path));
+    shards.push_back(std::move(header));
+  }
+  return shards;
+}
+
+// A first pass over every shard's results: checks all of them before anything is written, so a
+// refused merge leaves no report. Gives the longest case name (the console's column width).
+StatusOr<std::size_t> CheckShardResults(const Report& merged, const std::vector<Report>& shards,
+                                        const std::vector<std::string>& inputs) {
+  std::size_t name_width = 4;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    ShardResultCheck check(merged);
+    check.Start(shards[i], "'" + inputs[i] + "'");
+    ResultReader reader;
+    MM_RETURN_IF_ERROR(reader.Open(inputs[i]));
+    while (true) {
+      MM_ASSIGN_OR_RETURN(std::optional<Result> r, reader.Next());
+      if (!r) break;
+      MM_RETURN_IF_ERROR(check.Add(*r));
+      name_width = std::max(name_width, r->case_name.size());
+    }
+    MM_RETURN_IF_ERROR(check.Finish());
+  }
+  return name_width;
+}
+
+// The second pass: every shard's results into `sink`, checked again (a file changed in between is
+// refused too). Each case ran whole in one shard, in order: the smallest case index comes next
+// (ties keep the shards' order).
+Status MergeShardResults(const Report& merged, const std::vector<Report>& shards,
+                         const std::vector<std::string>& inputs, ResultSink& sink) {
+  std::vector<ShardResultCheck> checks;
+  std::vector<std::unique_ptr<ResultReader>> readers;
+  std::vector<std::optional<Result>> heads;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    checks.emplace_back(merged);
+    checks.back().Start(shards[i], "'" + inputs[i] + "'");
+    readers.push_back(std::make_unique<ResultReader>());
+    MM_RETURN_IF_ERROR(readers.back()->Open(inputs[i]));
+    MM_ASSIGN_OR_RETURN(std::optional<Result> first, readers.back()->Next());
+    heads.push_back(std::move(first));
+  }
+  while (true) {
+    std::optional<std::size_t> next;
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      if (heads[i] && (!next || heads[i]->case_index < heads[*next]->case_index)) next = i;
+    }
+    if (!next) break;
+    Result r = std::move(*heads[*next]);
+    MM_RETURN_IF_ERROR(checks[*next].Add(r));
+    MM_ASSIGN_OR_RETURN(heads[*next], readers[*next]->Next());
+    sink.Add(std::move(r));
+  }
+  for (const ShardResultCheck& check : checks) MM_RETURN_IF_ERROR(check.Finish());
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<int> MergeShardReports(const MergeOptions& options, std::ostream& out) {
+  MM_ASSIGN_OR_RETURN(std::vector<Report> shards, ReadShardHeaders(options.inputs));
+  MM_ASSIGN_OR_RETURN(Report report, MergeShardHeaders(shards, options.inputs));
+  MM_ASSIGN_OR_RETURN(const std::size_t name_width,
+                      CheckShardResults(report, shards, options.inputs));
+  std::size_t backend_width = 7;
+  for (const std::string& b : report.backends) backend_width = std::max(backend_width, b.size());
+  ReportFiles reports;
+  MM_RETURN_IF_ERROR(reports.Open(options.json, options.junit, options.markdown, report));
+  reports.AddStream(std::make_unique<ConsoleWriter>(out, options.quiet, report.tolerance,
+                                                    name_width, backend_width),
+                    out);
+  if (report.expectations) {
+    for (Expectation& e : report.expectations->entries) e.matched = 0;
+    reports.CountMatches(&*report.expectations);
+  }
+  MM_RETURN_IF_ERROR(MergeShardResults(report, shards, options.inputs, reports));
+  report.resources = reports.Resources(report.backends);
+  const Summary& summary = reports.summary();
+  report.exit_code = ExitCodeOfSummary(report, summary, summary.total() > 0);
+  MM_RETURN_IF_ERROR(reports.Finish(report));
+  return report.exit_code;
 }
 
 }  // namespace mm::conformance

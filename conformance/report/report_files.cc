@@ -1,13 +1,17 @@
-#include "mm/conformance/report/report_files.h"
+#include "conformance/report/report_files.h"
 
-#include "mm/conformance/report/json_report.h"
-#include "mm/conformance/report/junit_report.h"
-#include "mm/conformance/report/markdown_report.h"
-#include "mm/conformance/report/output_file.h"
+#include <utility>
+#include <vector>
+
+#include "conformance/report/json_report.h"
+#include "conformance/report/junit_report.h"
+#include "conformance/report/markdown_report.h"
+#include "conformance/report/output_file.h"
 
 namespace mm::conformance {
 
 struct ReportFiles::Renderers {
+  std::vector<std::pair<std::unique_ptr<ReportRenderer>, std::ostream*>> streams;
   std::unique_ptr<ReportRenderer> json, junit, markdown;
 };
 
@@ -33,24 +37,31 @@ Status ReportFiles::Open(const std::string& json, const std::string& junit,
   return OkStatus();
 }
 
-void ReportFiles::Add(const Result& result) {
+void ReportFiles::AddStream(std::unique_ptr<ReportRenderer> renderer, std::ostream& out) {
+  renderers_->streams.emplace_back(std::move(renderer), &out);
+}
+
+void ReportFiles::Add(Result result) {
+  Count(summary_, result);
+  if (expectations_ != nullptr) CountMatch(*expectations_, result);
+  if (result.resources) resources_.Add(result.backend, *result.resources);
+  for (auto& [renderer, out] : renderers_->streams) renderer->Add(result);
   if (renderers_->json) renderers_->json->Add(result);
   if (renderers_->junit) renderers_->junit->Add(result);
   if (renderers_->markdown) renderers_->markdown->Add(result);
 }
 
-Status ReportFiles::Finish(const Report& report, const Summary& summary) {
-  if (renderers_->json) {
+Status ReportFiles::Finish(const Report& report, const std::function<void()>& after_streams) {
+  for (auto& [renderer, out] : renderers_->streams) renderer->Finish(report, summary_, *out);
+  if (after_streams) after_streams();
+  const std::pair<const std::string*, ReportRenderer*> files[] = {
+      {&json_, renderers_->json.get()},
+      {&junit_, renderers_->junit.get()},
+      {&markdown_, renderers_->markdown.get()}};
+  for (const auto& [path, renderer] : files) {
+    if (renderer == nullptr) continue;
     MM_RETURN_IF_ERROR(WriteFileAtomically(
-        json_, [&](std::ostream& out) { renderers_->json->Finish(report, summary, out); }));
-  }
-  if (renderers_->junit) {
-    MM_RETURN_IF_ERROR(WriteFileAtomically(
-        junit_, [&](std::ostream& out) { renderers_->junit->Finish(report, summary, out); }));
-  }
-  if (renderers_->markdown) {
-    MM_RETURN_IF_ERROR(WriteFileAtomically(
-        markdown_, [&](std::ostream& out) { renderers_->markdown->Finish(report, summary, out); }));
+        *path, [&](std::ostream& out) { renderer->Finish(report, summary_, out); }));
   }
   return OkStatus();
 }

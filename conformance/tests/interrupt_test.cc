@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 #include <sstream>
@@ -37,7 +38,20 @@ using ::testing::HasSubstr;
 using testing::TempDir;
 
 using testing::CliRun;
-using testing::ConformanceCli;
+
+// mm-conformance in-process over the built-in backends; `on_stage`: RunEnvironment::on_stage.
+CliRun Cli(const std::vector<std::string>& args,
+           std::function<void(const char*)> on_stage = nullptr) {
+  const BackendRegistry builtin = BuiltinBackends();
+  RunEnvironment env;
+  env.builtin = &builtin;
+  env.on_stage = std::move(on_stage);
+  return ::mm::testing::RunCli(
+      [&](const std::vector<std::string>& a, std::ostream& out, std::ostream& err) {
+        return RunCli(a, env, out, err);
+      },
+      args);
+}
 
 nlohmann::json ReadJson(const fs::path& path) {
   std::ifstream in(path);
@@ -159,10 +173,10 @@ TEST_F(InterruptTest, SigtermWritesReportsOfExactlyTheFinishedResultsAndResumeCo
 
   // Every result kept is the one an uninterrupted run gives, and resuming gives that run's report.
   const fs::path full = out_.path() / "full.json", resumed = out_.path() / "resumed.json";
-  const CliRun whole = ConformanceCli(RunArgs(full));
+  const CliRun whole = Cli(RunArgs(full));
   std::vector<std::string> resume_args = RunArgs(resumed);
   resume_args.insert(resume_args.end(), {"--resume", json.string()});
-  const CliRun again = ConformanceCli(resume_args);
+  const CliRun again = Cli(resume_args);
   EXPECT_EQ(again.code, whole.code) << again.err;
   const nlohmann::json expected = Untimed(ReadJson(full));
   const nlohmann::json partial = Untimed(interrupted);
@@ -198,12 +212,10 @@ class EarlySignalTest : public InterruptTest, public ::testing::WithParamInterfa
 
 TEST_P(EarlySignalTest, LeavesEmptyReportsMarkedInterrupted) {
   stage_ = GetParam();
-  SetStartHookForTesting(&EarlySignalTest::SignalAtTheStage);
   const fs::path json = out_.path() / "r.json", junit = out_.path() / "r.xml";
   std::vector<std::string> args = RunArgs(json);
   args.insert(args.end(), {"--junit", junit.string()});
-  const CliRun run = ConformanceCli(args);
-  SetStartHookForTesting(nullptr);
+  const CliRun run = Cli(args, &EarlySignalTest::SignalAtTheStage);
   EXPECT_EQ(run.code, 128 + SIGTERM) << run.err;
   EXPECT_THAT(run.out, HasSubstr("interrupted by SIGTERM (signal 15) after 0 of 300 results"));
 
@@ -326,23 +338,23 @@ TEST(DieWithMmTest, SigkillWhileTheDescriberIsBlockedLeavesNoProcessBehind) {
 
 TEST_F(InterruptTest, ResumeRefusesAReportOfAnotherRun) {
   const fs::path json = out_.path() / "r.json";
-  ConformanceCli(RunArgs(json));
+  Cli(RunArgs(json));
   std::vector<std::string> other_backends = {"--data-dir",   (corpus_.path() / "c").string(),
                                              "--no-builtin", "--backend",
                                              "reference",    "--resume",
                                              json.string()};
-  CliRun r = ConformanceCli(other_backends);
+  CliRun r = Cli(other_backends);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err,
               HasSubstr("ran the backends reference, wrong_slow, this run selects reference"));
   std::vector<std::string> other_rule = RunArgs(out_.path() / "x.json");
   other_rule.insert(other_rule.end(), {"--tolerance", "bound", "--resume", json.string()});
-  r = ConformanceCli(other_rule);
+  r = Cli(other_rule);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("judged under --tolerance onnx, this run under bound"));
   std::vector<std::string> other_cases = RunArgs(out_.path() / "y.json");
   other_cases.insert(other_cases.end(), {"--filter", "float", "--resume", json.string()});
-  r = ConformanceCli(other_cases);
+  r = Cli(other_cases);
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("it selected other cases (150 cases"));
 }
@@ -361,7 +373,7 @@ TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
   unsetenv("MM_BACKEND_LIBS");
   TempDir out;
   const fs::path json = out.path() / "r.json", junit = out.path() / "r.xml";
-  CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--backend", "reference",
+  CliRun r = Cli({"--backend-lib", GetParam().path, "--backend", "reference",
                              "--backend", GetParam().backend, "--filter", "^test_cc_", "--timeout",
                              "2", "--json", json.string(), "--junit", junit.string()});
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;

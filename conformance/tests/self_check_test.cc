@@ -226,11 +226,18 @@ TEST(SelfCheckTest, AHarnessThatFailsEverythingIsCaughtByTheControl) {
   EXPECT_EQ(result.Missed(), std::vector<std::string>{"correct"});
 }
 
+// mm-conformance's command line with the self-check given, as its main gives it.
+int CliWithSelfCheck(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const BackendRegistry none;
+  conformance::RunEnvironment env;
+  env.builtin = &none;
+  env.self_check = RunSelfCheckCommand;
+  return conformance::RunConformanceCli(args, env, out, err);
+}
+
 TEST(SelfCheckCliTest, SelfCheckRunsAloneAndExitsZeroWhenEveryFaultIsCaught) {
-  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
   std::ostringstream out, err;
-  const int code = conformance::RunConformanceCli({"--self-check", "--no-builtin", "-j", "1"},
-                                                  BackendRegistry(), nullptr, out, err);
+  const int code = CliWithSelfCheck({"--self-check", "--no-builtin", "-j", "1"}, out, err);
   EXPECT_EQ(code, conformance::kExitPassed) << out.str() << err.str();
   for (const PlantedBackend& planted : PlantedBackends()) {
     EXPECT_THAT(out.str(), HasSubstr("caught  " + planted.name + ": ")) << out.str();
@@ -240,36 +247,29 @@ TEST(SelfCheckCliTest, SelfCheckRunsAloneAndExitsZeroWhenEveryFaultIsCaught) {
 }
 
 TEST(SelfCheckCliTest, QuietPrintsOnlyTheSummaryWhenEveryFaultIsCaught) {
-  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
   std::ostringstream out, err;
-  EXPECT_EQ(conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
-                                           out, err),
-            conformance::kExitPassed)
+  EXPECT_EQ(CliWithSelfCheck({"--self-check", "--quiet"}, out, err), conformance::kExitPassed)
       << out.str() << err.str();
   EXPECT_THAT(out.str(), Not(HasSubstr("caught")));
   EXPECT_THAT(out.str(), HasSubstr("planted faults (the control included) judged as needed"));
 }
 
 TEST(SelfCheckCliTest, SelfCheckExitsOneNamingTheMissedFault) {
-  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
   std::ostringstream out, err;
   int code;
   {
     ScopedFault fault(JudgementFault::kNanMatchesAnything);
-    code = conformance::RunConformanceCli({"--self-check", "--quiet"}, BackendRegistry(), nullptr,
-                                          out, err);
+    code = CliWithSelfCheck({"--self-check", "--quiet"}, out, err);
   }
   EXPECT_EQ(code, conformance::kExitFailed);
   EXPECT_THAT(out.str(), HasSubstr("MISSED  nan_lost: PASS, exit 0 (needed FAIL, exit 1"));
 }
 
 TEST(SelfCheckCliTest, WithoutAnInstalledSelfCheckItIsAUsageError) {
-  conformance::SetSelfCheckCommand(nullptr);
   std::ostringstream out, err;
   EXPECT_EQ(conformance::RunConformanceCli({"--self-check"}, BackendRegistry(), nullptr, out, err),
             conformance::kExitUsage);
   EXPECT_THAT(err.str(), HasSubstr("--self-check is not available"));
-  conformance::SetSelfCheckCommand(RunSelfCheckCommand);
 }
 
 }  // namespace

@@ -86,5 +86,56 @@ TEST(VerdictTableTest, WorseVerdictFollowsTheDocumentedOrder) {
   }
 }
 
+// A run whose results were all `verdict` (one each), under `facts`.
+int ExitCodeOfOne(Verdict verdict, const ExitFacts& facts) {
+  VerdictCounts<int> counts;
+  counts[verdict] = 1;
+  return ExitCodeOf(counts, facts);
+}
+
+TEST(ExitCodeTest, AVerdictFailsTheRunExactlyWhenTheTableSaysItFailsUnderTheRule) {
+  for (ToleranceRule rule : {ToleranceRule::kOnnx, ToleranceRule::kBound}) {
+    ExitFacts facts;
+    facts.rule = rule;
+    for (Verdict v : kAllVerdicts) {
+      EXPECT_EQ(ExitCodeOfOne(v, facts), FailsUnder(v, rule) ? kExitFailed : kExitPassed)
+          << VerdictName(v);
+    }
+  }
+  ExitFacts onnx;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kBound, onnx), kExitFailed);
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kImprecise, onnx), kExitPassed);
+}
+
+TEST(ExitCodeTest, StrictFailsOnUnsupportedAndOnAResourceFinding) {
+  ExitFacts strict;
+  strict.strict = true;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kUnsupported, strict), kExitFailed);
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kUnsupported, ExitFacts{}), kExitPassed);
+  strict.resource_findings = 1;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kPass, strict), kExitFailed);
+}
+
+TEST(ExitCodeTest, OfficialThenNoCaseComeBeforeTheVerdicts) {
+  ExitFacts facts;
+  facts.any_case = false;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kFail, facts), kExitUsage);
+  facts.official_failed = true;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kFail, facts), kExitOfficial);
+}
+
+TEST(ExitCodeTest, SkipExitCodeOnlyWhenNothingRanAndNothingFailed) {
+  ExitFacts facts;
+  facts.skip_exit_code = 77;
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kUnsupported, facts), 77);
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kSkip, facts), 77);
+  EXPECT_EQ(ExitCodeOfOne(Verdict::kPass, facts), kExitPassed);
+  EXPECT_EQ(ExitCodeOf(VerdictCounts<int>{}, facts), kExitPassed);  // No result at all.
+  VerdictCounts<int> mixed;
+  mixed[Verdict::kSkip] = 2;
+  mixed[Verdict::kPass] = 1;
+  EXPECT_EQ(ExitCodeOf(mixed, facts), kExitPassed);
+}
+
 }  // namespace
 }  // namespace mm::conformance

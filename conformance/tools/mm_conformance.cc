@@ -12,9 +12,11 @@
 
 int main(int argc, char** argv) {
   mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  mm::conformance::SetSelfCheckCommand(mm::self_check::RunSelfCheckCommand);
   const mm::BackendRegistry registry = mm::BuiltinBackends();
-  return mm::conformance::RunConformanceCli(args, registry, std::getenv("MM_ONNX_DATA"), std::cout,
-                                            std::cerr, std::getenv("MM_EXPECTATIONS"));
+  mm::conformance::RunEnvironment env;
+  env.builtin = &registry;
+  env.onnx_data = std::getenv("MM_ONNX_DATA");
+  env.expectations = std::getenv("MM_EXPECTATIONS");
+  env.self_check = mm::self_check::RunSelfCheckCommand;
+  return mm::conformance::RunConformanceCli({argv + 1, argv + argc}, env, std::cout, std::cerr);
 }

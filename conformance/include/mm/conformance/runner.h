@@ -174,13 +174,20 @@ std::vector<CaseStart> CasesInShard(const Catalog& catalog, const Shard& shard);
 // backend, or one per backend when the case is invalid.
 std::size_t ResultsOfCase(const Catalog& catalog, std::size_t case_index, std::size_t num_backends);
 
+// Results given by case index (std::multimap: several per case, in order), such as the ERRORs of
+// an outputs tree's files that no case reads (ExtraOutputResults, conformance/outputs_backend.h).
+using ExtraResults = std::multimap<std::int64_t, Result>;
+
 // Runs `cases` (in catalog order) like RunConformance, handing each result to `sink` as soon as it
 // and every result before it are finished, so a run keeps only the cases in flight in memory.
+// Each of `extras` is given after the last result of its case (before the first of a later case,
+// or at the end of a finished run). Every result, extras included, has options.expectations
+// applied once, here (ApplyExpectation), in-process and isolated alike.
 // Returns false when options.stop ended the run early (the results given are then exactly those
-// finished: cases in flight give the results they had finished).
+// finished: cases in flight give the results they had finished; extras not given are dropped).
 bool RunConformanceStreaming(const Catalog& catalog, const BackendRegistry& registry,
                              const RunOptions& options, const std::vector<CaseStart>& cases,
-                             ResultSink& sink);
+                             ResultSink& sink, ExtraResults extras = {});
 
 // Runs every case of `catalog` in `options.shard` on every backend of `options`, and returns one
 // Result per (case, data set, backend) in catalog order, then data set, then backend order,
@@ -250,8 +257,9 @@ void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& i
              CaseEvents& events);
 
 // Decides `result` by the first entry of `expectations` matching its case and backend (none:
-// unchanged): XFAIL as ApplyXFail (verdict.h) says, SKIP makes it SKIP. The one place where
-// expectations apply, after the verdict, for in-process and isolated runs, crashes included.
+// unchanged): XFAIL as ApplyXFail (verdict.h) says, SKIP makes it SKIP. A run applies it in one
+// place, RunConformanceStreaming, after the verdict, for in-process and isolated runs, crashes
+// included; CheckResultConsistent derives a stored result's verdict with it.
 void ApplyExpectation(const Expectations* expectations, ToleranceRule rule, Result& result);
 
 // The ERROR results of the invalid case `entry`, at `case_index` in its catalog, one per backend.

@@ -37,6 +37,7 @@
 #include <array>
 #include <cstddef>
 #include <numeric>
+#include <optional>
 #include <string_view>
 
 #include "mm/engine/status.h"
@@ -93,6 +94,30 @@ bool FailsUnder(Verdict verdict, ToleranceRule rule);
 // `rule`, XPASS when it was judged and does not (PASS, and BOUND or IMPRECISE where `rule` lets it
 // pass); UNSUPPORTED, and a verdict an entry already decided (XFAIL, XPASS, SKIP), unchanged.
 Verdict ApplyXFail(Verdict verdict, ToleranceRule rule);
+
+// Exit codes of mm-conformance.
+inline constexpr int kExitPassed = 0;    // Every selected result passed (UNSUPPORTED allowed
+                                         // unless --strict).
+inline constexpr int kExitFailed = 1;    // Any FAIL or ERROR (or UNSUPPORTED under --strict).
+inline constexpr int kExitUsage = 2;     // Usage error, unwritable report, or no MatMul case.
+inline constexpr int kExitOfficial = 3;  // --require-official and an official case is missing
+                                         // or altered.
+
+// What besides the verdict counts decides a run's exit code.
+struct ExitFacts {
+  ToleranceRule rule = ToleranceRule::kOnnx;
+  bool strict = false;                // --strict: UNSUPPORTED and resource findings fail.
+  bool official_failed = false;       // --require-official and the corpus is incomplete or altered.
+  bool any_case = true;               // False when no MatMul case was found.
+  int resource_findings = 0;          // Backends with a resource finding.
+  std::optional<int> skip_exit_code;  // --skip-exit-code: when every result is UNSUPPORTED/SKIP.
+};
+
+// mm-conformance's exit code for a run whose results counted `counts`: kExitOfficial when
+// official_failed; kExitUsage without any case; kExitFailed when a verdict fails under `rule` (the
+// table above) or, under strict, on an UNSUPPORTED result or a resource finding;
+// skip_exit_code when every result (at least one) is UNSUPPORTED or SKIP; else kExitPassed.
+int ExitCodeOf(const VerdictCounts<int>& counts, const ExitFacts& facts);
 
 }  // namespace mm::conformance
 

@@ -7,7 +7,8 @@
 #include <ostream>
 #include <vector>
 
-#include "mm/conformance/report/report.h"
+#include "conformance/report/renderer.h"
+#include "conformance/report/report.h"
 
 namespace mm::conformance {
 
@@ -17,17 +18,21 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet = false);
 
 // WriteConsole as results arrive: the lines of a case are printed (and flushed, whatever `out`
 // is: a terminal, a file, a pipe) as soon as a result of the next case or Finish comes. Results
-// of one case must be contiguous (as every run gives them).
-class ConsoleWriter {
+// of one case must be contiguous (as every run gives them). A renderer like the report files'
+// (ReportFiles::AddStream), writing to its own stream as results arrive.
+class ConsoleWriter final : public ReportRenderer {
  public:
   // `name_width` and `backend_width`: the longest case and backend name (columns are 2 wider).
   ConsoleWriter(std::ostream& out, bool quiet, const Tolerance& tolerance, std::size_t name_width,
                 std::size_t backend_width);
-  void Add(const Result& result);
+  bool ok() const override { return true; }
+  void Add(const Result& result) override;
   // The pending lines, then everything after them: the official corpus, skipped and shadowed
   // models, the machine, expectations, the interruption and the summary of `report` (whose own
   // results are not looked at).
   void Finish(const Report& report, const Summary& summary);
+  // Finish(report, summary), to the stream given at construction (which `out` must be).
+  void Finish(const Report& report, const Summary& summary, std::ostream& out) override;
 
  private:
   void FlushCase();

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -109,6 +110,19 @@ class ShardResultCheck {
 // MergeShardHeaders on shards read whole (their results in memory), every result checked by a
 // ShardResultCheck; results are put in catalog order and the exit code is recomputed.
 StatusOr<Report> MergeShardReports(const std::vector<Report>& shards);
+
+// What `mm-conformance merge` takes: the shard reports and where to write the merged one.
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string json, junit, markdown;
+  bool quiet = false;
+};
+
+// Merges the shard reports `options.inputs` (MergeShardHeaders, then every result checked by
+// ShardResultCheck before anything is written, and checked again as it is merged, in catalog
+// order) into the report files of `options` and the console on `out`. Memory does not grow with
+// the results. Returns the merged run's exit code (ExitCodeOfSummary); the error names the file.
+StatusOr<int> MergeShardReports(const MergeOptions& options, std::ostream& out);
 
 }  // namespace mm::conformance
 

@@ -85,8 +85,8 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options);
 // only the MISSED lines and the summary.
 void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out, bool quiet = false);
 
-// --self-check of mm-conformance (conformance/tools/cli.h, SelfCheckCommand): RunSelfCheck over
-// `roots` and WriteSelfCheck to `out`; kExitPassed when nothing is missed, else kExitFailed.
+// --self-check of mm-conformance (RunEnvironment::self_check, conformance/session.h): RunSelfCheck
+// over `roots` and WriteSelfCheck to `out`; kExitPassed when nothing is missed, else kExitFailed.
 int RunSelfCheckCommand(const std::vector<conformance::DataRoot>& roots, bool builtin, int jobs,
                         bool quiet, std::ostream& out);
 

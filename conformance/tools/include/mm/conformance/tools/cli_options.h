@@ -10,48 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "mm/conformance/compare.h"
-#include "mm/conformance/runner.h"
+#include "conformance/compare.h"
+#include "conformance/report/merge.h"
+#include "conformance/runner.h"
+#include "conformance/session.h"
 
 namespace mm::conformance {
 
-// Everything the mm-conformance command line can say. Defaults are the behaviour without options.
-struct CliOptions {
-  std::vector<std::string> backend_libs;  // Plugin paths, in order (after MM_BACKEND_LIBS's).
-  std::vector<std::string> backend_cmds;  // Drivers, "NAME=COMMAND" (--backend-cmd), in order.
-  std::vector<std::string> data_dirs;
-  std::vector<std::string> backends;  // In order, each name once.
-  std::vector<std::string> cases;
-  std::optional<std::regex> filter, exclude;
-  Tolerance tolerance;
-  std::string rule = "onnx";  // --tolerance: "onnx" or "bound".
-  bool no_builtin = false, strict = false, require_official = false, list = false,
-       list_tests = false, quiet = false, version = false;
-  std::optional<int> skip_exit_code;
-  std::string json, junit, markdown;
-  // Running: in worker processes unless no_isolate; jobs 0 means one per core.
-  bool no_isolate = false;
-  int jobs = 0;
-  double timeout_seconds = 60;
-  // Per worker, in MiB; unset: DefaultMemoryLimitBytes(jobs); 0: no limit.
-  std::optional<std::int64_t> memory_limit_mib;
-  std::string resume;  // A JSON report of this run whose finished results are kept.
-  Shard shard;
-  std::string expectations;  // Empty: MM_EXPECTATIONS, when set.
-  // Outputs trees judged as backends: "NAME=DIR" and "NAME=ARITHMETIC", in order given.
-  std::vector<std::string> outputs, outputs_arithmetic;
-  bool self_check = false;  // --self-check: run only the self-check (cli.h, SelfCheckCommand).
-};
+// The options of mm-conformance (conformance/session.h).
+using CliOptions = ConformanceOptions;
 
 // Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.
 std::optional<std::string> ParseShard(const std::string& text, Shard& shard);
-
-// What `mm-conformance merge` takes: the shard reports and where to write the merged one.
-struct MergeOptions {
-  std::vector<std::string> inputs;
-  std::string json, junit, markdown;
-  bool quiet = false;
-};
 
 // Parses the arguments after "merge"; nullopt on success, "" for --help (text in `help`), or the
 // usage error (also: two of --json, --junit, --markdown naming one file).

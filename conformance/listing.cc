@@ -1,0 +1,92 @@
+#include <algorithm>
+#include <iomanip>
+
+#include "conformance/report/escape.h"
+#include "conformance/session.h"
+
+namespace mm::conformance {
+namespace {
+
+// The data roots, the cases (with their official state), the skipped and shadowed models.
+void PrintCases(const Catalog& catalog, const OfficialReport& official, std::ostream& out) {
+  out << "data roots (first wins):\n";
+  if (catalog.roots.empty()) out << "  (none)\n";
+  for (const DataRoot& root : catalog.roots) {
+    out << "  " << PrintableText(root.path.string()) << " (" << root.origin << ")\n";
+  }
+  std::size_t width = 4;
+  for (const CaseEntry& c : catalog.cases) width = std::max(width, c.name.size());
+  out << "MatMul cases (" << catalog.cases.size() << "):\n";
+  for (const CaseEntry& c : catalog.cases) {
+    out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(c.name);
+    if (c.model) {
+      out << std::setw(9) << DTypeName(c.model->a.dtype) << "opset " << c.model->opset
+          << " (MatMul-" << c.model->matmul_version << "), " << c.data_sets.size() << " data set"
+          << (c.data_sets.size() == 1 ? "" : "s") << ", ";
+    } else {
+      out << "INVALID (" << PrintableText(c.error.message()) << "), ";
+    }
+    out << PrintableText(c.dir_is == CaseEntry::DirIs::kNone ? c.source() : c.dir());
+    if (IsOfficialCase(c.name)) {
+      for (const OfficialStatus& s : official.cases) {
+        if (s.name == c.name) out << " [official: " << OfficialStateName(s.state) << "]";
+      }
+    }
+    out << "\n";
+  }
+  out << "skipped (" << catalog.skipped.size() << "):\n";
+  for (const SkippedModel& s : catalog.skipped) {
+    out << "  " << PrintableText(s.name) << ": " << PrintableText(s.reason) << " ("
+        << PrintableText(s.dir.string()) << ")\n";
+  }
+  if (!catalog.shadowed.empty()) {
+    out << "shadowed (" << catalog.shadowed.size() << "):\n";
+    for (const ShadowedCase& s : catalog.shadowed) {
+      out << "  " << PrintableText(s.name) << " at " << PrintableText(s.dir.string()) << " ("
+          << PrintableText(s.winner) << " wins)\n";
+    }
+  }
+}
+
+void PrintOfficial(const OfficialReport& official, std::ostream& out) {
+  out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
+      << official.cases.size() << " intact\n";
+  for (const OfficialStatus& s : official.cases) {
+    out << "  " << std::setw(20) << s.name << OfficialStateName(s.state);
+    if (!s.dir.empty()) out << " at " << s.dir.string();
+    for (const std::string& p : s.problems) out << "\n    " << p;
+    out << "\n";
+  }
+  if (const std::string hint = MissingOfficialHint(official); !hint.empty()) {
+    out << "  " << hint << "\n";
+  }
+}
+
+void PrintBackends(const BackendRegistry& registry, const std::vector<std::string>& backends,
+                   std::ostream& out) {
+  std::string selected;
+  for (const std::string& b : backends) selected += (selected.empty() ? "" : ", ") + b;
+  out << "backends (selected: " << selected << "):\n";
+  for (const std::string& name : registry.Names()) {
+    out << "  " << std::setw(12) << name << registry.Description(name) << "\n";
+  }
+  const std::vector<std::string> unavailable = registry.UnavailableNames();
+  if (!unavailable.empty()) {
+    out << "backends not available on this machine (" << unavailable.size() << "):\n";
+    for (const std::string& name : unavailable) {
+      out << "  " << std::setw(12) << name << registry.Description(name) << "\n"
+          << "  " << std::setw(12) << ""
+          << "not available: " << registry.UnavailableReason(name) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+void PrintList(const ConformanceRun& run, std::ostream& out) {
+  PrintCases(run.catalog, run.official, out);
+  PrintOfficial(run.official, out);
+  PrintBackends(run.registry, run.backends, out);
+}
+
+}  // namespace mm::conformance
