@@ -104,6 +104,35 @@ class ExpectationsRunTest : public ::testing::Test {
   BackendRegistry registry_ = testing::FakeRegistry();
 };
 
+// Expectations are applied in one place (RunConformanceStreaming), which both paths go through: a
+// declared result gets the declared verdict, its message saying so once, whether the run is
+// in-process or isolated.
+TEST_F(ExpectationsRunTest, AnEntryDecidesAResultOnceInProcessAndIsolated) {
+  const Expectations e = Parse(R"({"expectations": [
+      {"case": "test_before", "backend": "nudge", "expect": "XFAIL", "reason": "off", "link": "L1"},
+      {"case": "test_before", "backend": "good", "expect": "XFAIL", "reason": "rot", "link": "L2"},
+      {"case": "test_trigger", "backend": "*", "expect": "SKIP", "reason": "hangs", "link": "L3"}]})");
+  auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  for (const bool isolate : {false, true}) {
+    RunOptions options = testing::OnBackends({"nudge", "good"});
+    options.isolate = isolate;
+    options.jobs = 1;
+    options.expectations = &e;
+    const std::vector<Result> results = RunConformance(catalog_, registry_, options);
+    ASSERT_EQ(results.size(), 4u) << "isolate " << isolate;
+    EXPECT_EQ(results[0].verdict, Verdict::kXFail) << "isolate " << isolate;
+    EXPECT_EQ(count(results[0].message, "expected failure ("), 1u) << results[0].message;
+    EXPECT_EQ(results[1].verdict, Verdict::kXPass) << "isolate " << isolate;
+    EXPECT_EQ(count(results[1].message, "declared an expected failure"), 1u) << results[1].message;
+    EXPECT_EQ(results[2].verdict, Verdict::kSkip) << "isolate " << isolate;
+    EXPECT_EQ(results[3].verdict, Verdict::kSkip) << "isolate " << isolate;
+  }
+}
+
 TEST_F(ExpectationsRunTest, XFailThatFailsIsXFailAndThatPassesIsXPass) {
   Expectations e = Parse(R"({"expectations": [
       {"case": "*", "backend": "nudge", "expect": "XFAIL", "reason": "off by 1 %", "link": "L1"},

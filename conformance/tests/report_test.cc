@@ -1,6 +1,6 @@
 // Reports: the contents CI systems and people read, checked by parsing what was written (JSON with
 // nlohmann-json, XML with pugixml), and text that no format may be broken by.
-#include "mm/conformance/report/report.h"
+#include "conformance/report/report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,14 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
-#include "mm/conformance/report/console_report.h"
-#include "mm/conformance/report/escape.h"
-#include "mm/conformance/report/json_report.h"
-#include "mm/conformance/report/junit_report.h"
-#include "mm/conformance/report/markdown_report.h"
-#include "mm/conformance/report/merge.h"
-#include "mm/conformance/result_json.h"
-#include "mm/conformance/tools/cli.h"
+#include "conformance/report/console_report.h"
+#include "conformance/report/escape.h"
+#include "conformance/report/json_report.h"
+#include "conformance/report/junit_report.h"
+#include "conformance/report/markdown_report.h"
+#include "conformance/report/merge.h"
+#include "conformance/report/report_files.h"
+#include "conformance/result_json.h"
+#include "conformance/tools/cli.h"
 
 namespace mm::conformance {
 namespace {
@@ -360,6 +361,38 @@ TEST(ConsoleReportTest, OneLinePerCaseAndBackendAndASummary) {
   WriteConsole(SampleReport(), quiet, /*quiet=*/true);
   EXPECT_THAT(quiet.str(), Not(HasSubstr("PASS        test_a")));
   EXPECT_THAT(quiet.str(), ::testing::StartsWith("1 model(s) skipped"));
+}
+
+// The console is one renderer of the run's fan-out (ReportFiles), as the files are: results given
+// one at a time write what WriteConsole writes for the whole report, and the fan-out counts the
+// summary and the expectations' matches the report ends with, each result once.
+TEST(ReportFilesTest, TheConsoleIsARendererOfTheFanOutAndEachResultIsCountedOnce) {
+  Report report = SampleReport();
+  auto expectations = ParseExpectations(R"({"expectations": [{"case": "test_c", "backend": "*",
+      "expect": "XFAIL", "reason": "r", "link": "l"}]})",
+                                        "known.json");
+  ASSERT_TRUE(expectations.ok()) << expectations.status();
+  report.expectations = *expectations;
+  Report header = report;
+  header.results.clear();
+  CountMatches(*report.expectations, report.results);
+  std::ostringstream whole;
+  WriteConsole(report, whole);
+
+  std::ostringstream streamed;
+  ReportFiles reports;
+  ASSERT_TRUE(reports.Open("", "", "", report).ok());
+  reports.AddStream(std::make_unique<ConsoleWriter>(streamed, false, report.tolerance, 6, 9),
+                    streamed);
+  reports.CountMatches(&*header.expectations);
+  for (const Result& r : report.results) reports.Add(r);
+  EXPECT_EQ(reports.summary().total(), 4);
+  EXPECT_EQ(reports.summary()[Verdict::kFail], 1);
+  EXPECT_EQ(header.expectations->entries[0].matched, 1);
+  bool after_streams_called = false;
+  ASSERT_TRUE(reports.Finish(header, [&] { after_streams_called = true; }).ok());
+  EXPECT_TRUE(after_streams_called);
+  EXPECT_EQ(streamed.str(), whole.str());
 }
 
 // A conformance gap (a refusal of a declared dtype's problem) is an ERROR every format shows as
