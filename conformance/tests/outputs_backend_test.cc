@@ -416,6 +416,29 @@ TEST_F(OutputsTreeTest, ExpectationsApplyAsToAnyBackend) {
   EXPECT_EQ(ResultsOf(run, "rt").at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "XFAIL");
 }
 
+// An extra file's ERROR is decided by the expectations like every result (in the one place they
+// apply), in-process and isolated.
+TEST_F(OutputsTreeTest, ExpectationsDecideAnExtraFilesErrorToo) {
+  testing::WriteMessage(outputs_.path() / "test_rt_gone" / "test_data_set_0" / "output_0.pb",
+                        testing::RawTensorProto(ExpectedY(matrix_), "y"));
+  const fs::path file = work_.path() / "expect.json";
+  testing::WriteBytes(file, R"({"expectations": [{"case": "test_rt_gone", "backend": "rt",
+      "expect": "XFAIL", "reason": "a case removed since", "link": "https://x/2"}]})");
+  for (const char* isolation : {"--no-isolate", "--jobs=1"}) {
+    const CliRun run = Run({"--expectations", file.string(), isolation});
+    EXPECT_EQ(run.code, kExitPassed) << isolation << "\n" << run.out << run.err;
+    std::vector<nlohmann::json> gone;
+    for (const auto& r : run.report.at("results")) {
+      if (r.at("case") == "test_rt_gone") gone.push_back(r);
+    }
+    ASSERT_EQ(gone.size(), 1u) << isolation;
+    EXPECT_EQ(gone[0].at("verdict"), "XFAIL") << isolation;
+    EXPECT_THAT(gone[0].at("message").get<std::string>(),
+                HasSubstr("expected failure (a case removed since (https://x/2)): extra output "
+                          "file"));
+  }
+}
+
 TEST_F(OutputsTreeTest, ABuiltInCaseIsLookedForWhereExportBuiltinWritesIt) {
   const std::vector<std::string> args = {
       "--data-dir", corpus_.path().string(),          "--case",    "test_cc_matmul_2d",
