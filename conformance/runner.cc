@@ -231,6 +231,121 @@ std::vector<Result> InvalidCaseResults(const CaseEntry& entry, std::size_t case_
   return results;
 }
 
+namespace {
+
+// Why a data set's inputs and output cannot be a MatMul problem ("" when they can).
+std::string InvalidProblem(const StatusOr<MatMulPlan>& plan, const DataSet& set) {
+  if (!plan.ok()) return "invalid case: inputs are not a valid MatMul: " + plan.status().message();
+  if (!SameShape(plan->y_dims, set.y.dims())) {
+    return "invalid case: MatMul of " + DimsToString(set.a.dims()) + " and " +
+           DimsToString(set.b.dims()) + " gives " + DimsToString(plan->y_dims) +
+           " but output_0.pb has shape " + DimsToString(set.y.dims());
+  }
+  return "";
+}
+
+// The reference result of a data set, for the three-way comparison; computed only when the build
+// has a reference backend and a backend other than the reference remains to run.
+ReferenceY ReferenceOf(const MatMulPlan& plan, const DataSet& set, const Result& base,
+                       const CaseProgress& at, BackendInstances& instances,
+                       const BackendRegistry& registry, const RunOptions& options,
+                       CaseEvents& events) {
+  ReferenceY reference;
+  reference.missing = "n/a (no reference backend in this build)";
+  bool need_reference = false;
+  for (std::size_t b = at.backend; b < options.backends.size(); ++b) {
+    need_reference |= options.backends[b] != kReferenceBackend;
+  }
+  if (!at.reference_missing.empty()) {
+    reference.missing = at.reference_missing;
+    return reference;
+  }
+  if (!registry.Contains(kReferenceBackend) || !need_reference) return reference;
+  events.OnStage(CaseEvents::Stage::kReference, base, at);
+  auto& ref = instances.Get(std::string(kReferenceBackend));
+  if (!ref.ok()) {
+    reference.missing = "n/a (reference failed to start: " + ref.status().message() + ")";
+    return reference;
+  }
+  Support support;
+  auto y = Execute(**ref, plan, set, support);
+  if (!y.ok()) {
+    reference.missing = "n/a (reference failed: " + y.status().message() + ")";
+  } else if (!y->has_value()) {
+    reference.missing = "n/a (reference does not support it: " + support.note + ")";
+  } else {
+    reference.y = std::move(**y);
+  }
+  return reference;
+}
+
+// One backend's result `r` on a valid data set: SKIP when an entry declares it not to be run,
+// else executed and judged.
+void RunBackend(const MatMulPlan& plan, const DataSet& set, const ReferenceY& reference,
+                const CaseProgress& at, BackendInstances& instances, const RunOptions& options,
+                CaseEvents& events, Result r) {
+  // Declared not to be run (it may crash or hang): never touched.
+  if (const Expectation* e = options.expectations
+                                 ? options.expectations->Find(r.case_name, r.backend, r.data_set)
+                                 : nullptr;
+      e != nullptr && e->kind == Expectation::Kind::kSkip) {
+    r.verdict = Verdict::kSkip;
+    events.OnResult(std::move(r));
+    return;
+  }
+  events.OnStage(CaseEvents::Stage::kBackend, r, at);
+  auto& created = instances.Get(r.backend);
+  if (!created.ok()) {
+    r.verdict = Verdict::kError;
+    r.message = "backend failed to start: " + created.status().message();
+    r.vs_reference = "n/a";
+  } else {
+    ExecuteAndJudge(**created, plan, set, reference, options.tolerance, r);
+  }
+  events.OnResult(std::move(r));
+}
+
+// Data set `d` of a valid case from `at`: loaded, checked, its reference computed, and each
+// backend from at.backend run; a data set that is not a valid problem gives an ERROR per backend.
+void RunDataSet(const CaseEntry& entry, std::size_t d, Result base, CaseProgress at,
+                BackendInstances& instances, const BackendRegistry& registry,
+                const RunOptions& options, CaseEvents& events) {
+  // Each result carries its backend's name from here on.
+  auto for_each_backend = [&](auto&& fill) {
+    for (std::size_t b = at.backend; b < options.backends.size(); ++b) {
+      Result r = base;
+      r.backend = options.backends[b];
+      fill(r, b);
+    }
+  };
+  auto invalid = [&](const std::string& message) {
+    for_each_backend([&](Result& r, std::size_t) {
+      r.message = message;
+      r.vs_reference = "n/a (invalid case)";
+      events.OnResult(std::move(r));
+    });
+  };
+  events.OnStage(CaseEvents::Stage::kLoad, base, at);
+  auto loaded = LoadCaseDataSet(entry, d);
+  if (!loaded.ok()) {
+    base.dtype.reset();
+    return invalid("invalid case: " + loaded.status().message());
+  }
+  const DataSet& set = *loaded;
+  base.a_dims = set.a.dims();
+  base.b_dims = set.b.dims();
+  const auto plan = PlanMatMul({set.a.dtype(), set.a.dims(), set.b.dims()});
+  if (const std::string error = InvalidProblem(plan, set); !error.empty()) return invalid(error);
+  const ReferenceY reference =
+      ReferenceOf(*plan, set, base, at, instances, registry, options, events);
+  for_each_backend([&](Result& r, std::size_t b) {
+    at.backend = b;
+    RunBackend(*plan, set, reference, at, instances, options, events, std::move(r));
+  });
+}
+
+}  // namespace
+
 void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
              const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
              CaseEvents& events) {
@@ -240,7 +355,6 @@ void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& i
     }
     return;
   }
-  const bool have_reference = registry.Contains(kReferenceBackend);
   for (std::size_t d = from.data_set; d < entry.data_sets.size(); ++d) {
     const std::size_t first_backend = d == from.data_set ? from.backend : 0;
     CaseProgress at{d, first_backend, d == from.data_set ? from.reference_missing : ""};
@@ -250,99 +364,7 @@ void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& i
     base.source = entry.source();
     base.data_set = entry.data_sets.name(d);
     base.dtype = entry.model->a.dtype;
-    // Each result carries its backend's name from here on.
-    auto for_each_backend = [&](auto&& fill) {
-      for (std::size_t b = first_backend; b < options.backends.size(); ++b) {
-        Result r = base;
-        r.backend = options.backends[b];
-        fill(r, b);
-      }
-    };
-
-    events.OnStage(CaseEvents::Stage::kLoad, base, at);
-    auto loaded = LoadCaseDataSet(entry, d);
-    if (!loaded.ok()) {
-      base.dtype.reset();
-      for_each_backend([&](Result& r, std::size_t) {
-        r.dtype.reset();
-        r.message = "invalid case: " + loaded.status().message();
-        r.vs_reference = "n/a (invalid case)";
-        events.OnResult(std::move(r));
-      });
-      continue;
-    }
-    const DataSet& set = *loaded;
-    base.a_dims = set.a.dims();
-    base.b_dims = set.b.dims();
-
-    auto plan = PlanMatMul({set.a.dtype(), set.a.dims(), set.b.dims()});
-    std::string case_error;
-    if (!plan.ok()) {
-      case_error = "invalid case: inputs are not a valid MatMul: " + plan.status().message();
-    } else if (!SameShape(plan->y_dims, set.y.dims())) {
-      case_error = "invalid case: MatMul of " + DimsToString(set.a.dims()) + " and " +
-                   DimsToString(set.b.dims()) + " gives " + DimsToString(plan->y_dims) +
-                   " but output_0.pb has shape " + DimsToString(set.y.dims());
-    }
-    if (!case_error.empty()) {
-      for_each_backend([&](Result& r, std::size_t) {
-        r.message = case_error;
-        r.vs_reference = "n/a (invalid case)";
-        events.OnResult(std::move(r));
-      });
-      continue;
-    }
-
-    // The reference result, once per data set, for the three-way comparison; needed only when a
-    // backend other than the reference remains to run.
-    ReferenceY reference;
-    reference.missing = "n/a (no reference backend in this build)";
-    bool need_reference = false;
-    for (std::size_t b = first_backend; b < options.backends.size(); ++b) {
-      need_reference |= options.backends[b] != kReferenceBackend;
-    }
-    if (!at.reference_missing.empty()) {
-      reference.missing = at.reference_missing;
-    } else if (have_reference && need_reference) {
-      events.OnStage(CaseEvents::Stage::kReference, base, at);
-      auto& ref = instances.Get(std::string(kReferenceBackend));
-      if (!ref.ok()) {
-        reference.missing = "n/a (reference failed to start: " + ref.status().message() + ")";
-      } else {
-        Support support;
-        auto y = Execute(**ref, *plan, set, support);
-        if (!y.ok()) {
-          reference.missing = "n/a (reference failed: " + y.status().message() + ")";
-        } else if (!y->has_value()) {
-          reference.missing = "n/a (reference does not support it: " + support.note + ")";
-        } else {
-          reference.y = std::move(**y);
-        }
-      }
-    }
-
-    for_each_backend([&](Result& r, std::size_t b) {
-      at.backend = b;
-      // Declared not to be run (it may crash or hang): never touched.
-      if (const Expectation* e =
-              options.expectations ? options.expectations->Find(r.case_name, r.backend, r.data_set)
-                                   : nullptr;
-          e != nullptr && e->kind == Expectation::Kind::kSkip) {
-        r.verdict = Verdict::kSkip;
-        events.OnResult(std::move(r));
-        return;
-      }
-      events.OnStage(CaseEvents::Stage::kBackend, r, at);
-      auto& created = instances.Get(r.backend);
-      if (!created.ok()) {
-        r.verdict = Verdict::kError;
-        r.message = "backend failed to start: " + created.status().message();
-        r.vs_reference = "n/a";
-      } else {
-        ExecuteAndJudge(**created, *plan, set, reference, options.tolerance, r);
-      }
-      events.OnResult(std::move(r));
-    });
+    RunDataSet(entry, d, std::move(base), std::move(at), instances, registry, options, events);
   }
 }
 
