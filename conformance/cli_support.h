@@ -1,0 +1,45 @@
+// What mm's command lines (mm-conformance, mm-fuzz) share: CLI11 validators, the help layout and
+// small helpers for lists of names.
+#ifndef MM_CONFORMANCE_CLI_SUPPORT_H_
+#define MM_CONFORMANCE_CLI_SUPPORT_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/runner.h"
+
+namespace mm::conformance {
+
+// Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.
+std::optional<std::string> ParseShard(const std::string& text, Shard& shard);
+
+// CLI11 validators shared by mm's command lines; each names the offending value.
+namespace cli {
+// Rejects an empty value ("needs a non-empty value").
+const CLI::Validator& NonEmpty();
+// Accepts a finite decimal number >= 0.
+const CLI::Validator& FiniteNonNegative();
+// Accepts an ECMAScript regular expression.
+const CLI::Validator& Regex();
+// mm's help layout: an option's value shown as its option_text alone ("--data-dir DIR"), and
+// descriptions wrapped to 100 columns.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter();
+  std::string make_option_opts(const CLI::Option* opt) const override;
+  std::string make_option_desc(const CLI::Option* opt) const override;
+};
+// Appends `value` to `list` unless already there (a name given twice counts once).
+void AppendOnce(std::vector<std::string>& list, const std::string& value);
+// Joins `items` with ", ".
+std::string Joined(const std::vector<std::string>& items);
+// The names of `after` that `before` has not, in order: the backends an option registered.
+std::vector<std::string> NewNames(const std::vector<std::string>& before,
+                                  const std::vector<std::string>& after);
+}  // namespace cli
+
+}  // namespace mm::conformance
+
+#endif  // MM_CONFORMANCE_CLI_SUPPORT_H_
