@@ -1,4 +1,4 @@
-#include "conformance/cli_support.h"
+#include "mm/conformance/cli_support.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <iomanip>
 
-#include "conformance/report/escape.h"
-#include "conformance/session.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/session.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "conformance/resume.h"
+#include "mm/conformance/resume.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,16 +1,16 @@
-#include "conformance/session.h"
+#include "mm/conformance/session.h"
 
 #include <algorithm>
 #include <map>
 #include <thread>
 #include <utility>
 
-#include "backends/cmd/cmd_backend.h"
-#include "backends/plugin/plugin_loader.h"
-#include "conformance/auto_expectations.h"
-#include "conformance/loader/matmul_case.h"
-#include "conformance/report/console_report.h"
-#include "conformance/report/merge.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/loader/matmul_case.h"
+#include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/merge.h"
 #include "mm/version.h"
 
 namespace mm::conformance {

@@ -1,4 +1,4 @@
-#include "conformance/report/merge.h"
+#include "mm/conformance/report/merge.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,14 +9,14 @@
 #include <optional>
 #include <set>
 
-#include "conformance/outputs_backend.h"
-#include "conformance/report/console_report.h"
-#include "conformance/report/report_files.h"
-#include "conformance/result_check.h"
-#include "conformance/result_json.h"
-#include "conformance/verdict.h"
-#include "engine/io/input_file.h"
-#include "engine/io/json.h"
+#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/report_files.h"
+#include "mm/conformance/result_check.h"
+#include "mm/conformance/result_json.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/io/input_file.h"
+#include "mm/engine/io/json.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,12 +1,12 @@
-#include "conformance/report/report_files.h"
+#include "mm/conformance/report/report_files.h"
 
 #include <utility>
 #include <vector>
 
-#include "conformance/report/json_report.h"
-#include "conformance/report/junit_report.h"
-#include "conformance/report/markdown_report.h"
-#include "conformance/report/output_file.h"
+#include "mm/conformance/report/json_report.h"
+#include "mm/conformance/report/junit_report.h"
+#include "mm/conformance/report/markdown_report.h"
+#include "mm/conformance/report/output_file.h"
 
 namespace mm::conformance {
 

@@ -1,4 +1,4 @@
-#include "conformance/self_check/self_check.h"
+#include "mm/conformance/self_check/self_check.h"
 
 #include <bit>
 #include <cmath>
@@ -7,14 +7,14 @@
 #include <limits>
 #include <memory>
 
-#include "backends/cmd/cmd_backend.h"
-#include "conformance/report/escape.h"
-#include "conformance/report/json_report.h"
-#include "conformance/self_check/planted_backends.h"
-#include "conformance/verdict.h"
-#include "engine/error_bound.h"
-#include "engine/matmul_plan.h"
-#include "engine/process/process.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/report/json_report.h"
+#include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/error_bound.h"
+#include "mm/engine/matmul_plan.h"
+#include "mm/engine/process/process.h"
 
 namespace mm::self_check {
 namespace {

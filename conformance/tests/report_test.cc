@@ -1,6 +1,6 @@
 // Reports: the contents CI systems and people read, checked by parsing what was written (JSON with
 // nlohmann-json, XML with pugixml), and text that no format may be broken by.
-#include "conformance/report/report.h"
+#include "mm/conformance/report/report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
-#include "conformance/report/console_report.h"
-#include "conformance/report/escape.h"
-#include "conformance/report/json_report.h"
-#include "conformance/report/junit_report.h"
-#include "conformance/report/markdown_report.h"
-#include "conformance/report/merge.h"
-#include "conformance/report/report_files.h"
-#include "conformance/result_json.h"
-#include "conformance/tools/cli.h"
+#include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/report/json_report.h"
+#include "mm/conformance/report/junit_report.h"
+#include "mm/conformance/report/markdown_report.h"
+#include "mm/conformance/report/merge.h"
+#include "mm/conformance/report/report_files.h"
+#include "mm/conformance/result_json.h"
+#include "mm/conformance/tools/cli.h"
 
 namespace mm::conformance {
 namespace {

@@ -1,11 +1,11 @@
-#include "conformance/tools/cli.h"
+#include "mm/conformance/tools/cli.h"
 
-#include "conformance/official/official_corpus.h"
-#include "conformance/report/escape.h"
-#include "conformance/report/merge.h"
-#include "conformance/report/report_files.h"
-#include "conformance/stop_signals.h"
-#include "conformance/tools/cli_options.h"
+#include "mm/conformance/official/official_corpus.h"
+#include "mm/conformance/report/escape.h"
+#include "mm/conformance/report/merge.h"
+#include "mm/conformance/report/report_files.h"
+#include "mm/conformance/stop_signals.h"
+#include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
 namespace mm::conformance {

@@ -7,8 +7,8 @@
 #include <ostream>
 #include <vector>
 
-#include "conformance/report/renderer.h"
-#include "conformance/report/report.h"
+#include "mm/conformance/report/renderer.h"
+#include "mm/conformance/report/report.h"
 
 namespace mm::conformance {
 

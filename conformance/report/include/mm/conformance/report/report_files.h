@@ -7,10 +7,10 @@
 #include <ostream>
 #include <string>
 
-#include "conformance/report/renderer.h"
-#include "conformance/report/report.h"
-#include "conformance/resources.h"
-#include "engine/status.h"
+#include "mm/conformance/report/renderer.h"
+#include "mm/conformance/report/report.h"
+#include "mm/conformance/resources.h"
+#include "mm/engine/status.h"
 
 namespace mm::conformance {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "conformance/resume.h"
-#include "conformance/session.h"
-#include "conformance/verdict.h"
-#include "engine/registry.h"
+#include "mm/conformance/resume.h"
+#include "mm/conformance/session.h"
+#include "mm/conformance/verdict.h"
+#include "mm/engine/registry.h"
 
 namespace mm::conformance {
 

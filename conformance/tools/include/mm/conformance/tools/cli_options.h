@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "conformance/cli_support.h"
-#include "conformance/compare.h"
-#include "conformance/report/merge.h"
-#include "conformance/runner.h"
-#include "conformance/session.h"
+#include "mm/conformance/cli_support.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/report/merge.h"
+#include "mm/conformance/runner.h"
+#include "mm/conformance/session.h"
 
 namespace mm::conformance {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "conformance/runner.h"
+#include "mm/conformance/runner.h"
 
 namespace mm::conformance {
 

@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "backends/auto/auto_backend.h"
-#include "conformance/compare.h"
-#include "conformance/loader/catalog.h"
-#include "conformance/official/official_corpus.h"
-#include "conformance/outputs_backend.h"
-#include "conformance/report/report.h"
-#include "conformance/report/report_files.h"
-#include "conformance/resume.h"
-#include "conformance/runner.h"
-#include "conformance/stop_signals.h"
-#include "conformance/worker_launcher.h"
-#include "engine/registry.h"
+#include "mm/backends/auto/auto_backend.h"
+#include "mm/conformance/compare.h"
+#include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/official/official_corpus.h"
+#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/report/report.h"
+#include "mm/conformance/report/report_files.h"
+#include "mm/conformance/resume.h"
+#include "mm/conformance/runner.h"
+#include "mm/conformance/stop_signals.h"
+#include "mm/conformance/worker_launcher.h"
+#include "mm/engine/registry.h"
 
 namespace mm::conformance {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "conformance/loader/catalog.h"
-#include "conformance/report/merge.h"
-#include "conformance/report/report.h"
-#include "conformance/result_check.h"
-#include "conformance/runner.h"
-#include "engine/status.h"
+#include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/report/merge.h"
+#include "mm/conformance/report/report.h"
+#include "mm/conformance/result_check.h"
+#include "mm/conformance/runner.h"
+#include "mm/engine/status.h"
 
 namespace mm::conformance {
 
