@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/onednn/onednn_settings.h"
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/auto_expectations.h"
 #include "mm/conformance/loader/matmul_case.h"
@@ -132,7 +133,7 @@ void FillReportHeader(const ConformanceOptions& options, ConformanceRun& run) {
   for (const std::string& name : run.registry.UnavailableNames()) {
     report.unavailable_backends.push_back({name, run.registry.UnavailableReason(name)});
   }
-  report.machine = DescribeMachine();
+  report.machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
   report.loader_versions = LoaderVersions();
   report.roots = run.catalog.roots;
   report.skipped = run.catalog.skipped;

@@ -46,11 +46,9 @@ CliRun Cli(const std::vector<std::string>& args,
   RunEnvironment env;
   env.builtin = &builtin;
   env.on_stage = std::move(on_stage);
-  return ::mm::testing::RunCli(
-      [&](const std::vector<std::string>& a, std::ostream& out, std::ostream& err) {
-        return RunCli(a, env, out, err);
-      },
-      args);
+  return ::mm::testing::RunCli([&](const std::vector<std::string>& a, std::ostream& out,
+                                   std::ostream& err) { return RunCli(a, env, out, err); },
+                               args);
 }
 
 nlohmann::json ReadJson(const fs::path& path) {
@@ -373,9 +371,9 @@ TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
   unsetenv("MM_BACKEND_LIBS");
   TempDir out;
   const fs::path json = out.path() / "r.json", junit = out.path() / "r.xml";
-  CliRun r = Cli({"--backend-lib", GetParam().path, "--backend", "reference",
-                             "--backend", GetParam().backend, "--filter", "^test_cc_", "--timeout",
-                             "2", "--json", json.string(), "--junit", junit.string()});
+  CliRun r = Cli({"--backend-lib", GetParam().path, "--backend", "reference", "--backend",
+                  GetParam().backend, "--filter", "^test_cc_", "--timeout", "2", "--json",
+                  json.string(), "--junit", junit.string()});
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   const nlohmann::json report = ReadJson(json);
   ASSERT_EQ(report["results"].size(), 18u);
