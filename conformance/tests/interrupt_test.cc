@@ -46,9 +46,11 @@ CliRun Cli(const std::vector<std::string>& args,
   RunEnvironment env;
   env.builtin = &builtin;
   env.on_stage = std::move(on_stage);
-  return ::mm::testing::RunCli([&](const std::vector<std::string>& a, std::ostream& out,
-                                   std::ostream& err) { return RunCli(a, env, out, err); },
-                               args);
+  return ::mm::testing::RunCli(
+      [&](const std::vector<std::string>& a, std::ostream& out, std::ostream& err) {
+        return RunConformanceCli(a, env, out, err);
+      },
+      args);
 }
 
 nlohmann::json ReadJson(const fs::path& path) {

@@ -425,7 +425,7 @@ TEST_F(OutputsTreeTest, ExpectationsDecideAnExtraFilesErrorToo) {
   testing::WriteBytes(file, R"({"expectations": [{"case": "test_rt_gone", "backend": "rt",
       "expect": "XFAIL", "reason": "a case removed since", "link": "https://x/2"}]})");
   for (const char* isolation : {"--no-isolate", "--jobs=1"}) {
-    const CliRun run = Run({"--expectations", file.string(), isolation});
+    const JudgedRun run = Run({"--expectations", file.string(), isolation});
     EXPECT_EQ(run.code, kExitPassed) << isolation << "\n" << run.out << run.err;
     std::vector<nlohmann::json> gone;
     for (const auto& r : run.report.at("results")) {
