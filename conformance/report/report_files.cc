@@ -58,10 +58,13 @@ Status ReportFiles::Finish(const Report& report, const std::function<void()>& af
       {&json_, renderers_->json.get()},
       {&junit_, renderers_->junit.get()},
       {&markdown_, renderers_->markdown.get()}};
-  for (const auto& [path, renderer] : files) {
+  for (const auto& file : files) {
+    // A plain pointer, not a structured binding: clang 14 (the libFuzzer build) refuses a lambda
+    // that captures one.
+    ReportRenderer* renderer = file.second;
     if (renderer == nullptr) continue;
     MM_RETURN_IF_ERROR(WriteFileAtomically(
-        *path, [&](std::ostream& out) { renderer->Finish(report, summary_, out); }));
+        *file.first, [&](std::ostream& out) { renderer->Finish(report, summary_, out); }));
   }
   return OkStatus();
 }
