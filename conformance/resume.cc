@@ -5,14 +5,10 @@
 #include <string_view>
 #include <utility>
 
+#include "mm/conformance/cli_support.h"
+
 namespace mm::conformance {
 namespace {
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
 
 std::string_view RuleName(ToleranceRule rule) {
   return rule == ToleranceRule::kOnnx ? "onnx" : "bound";
@@ -30,8 +26,8 @@ Status CheckSameRun(const Report& before, const Report& now, const std::string& 
                                 ", this is mm " + now.version);
   }
   if (before.backends != now.backends) {
-    return InvalidArgumentError(refused + "it ran the backends " + Joined(before.backends) +
-                                ", this run selects " + Joined(now.backends) +
+    return InvalidArgumentError(refused + "it ran the backends " + cli::Joined(before.backends) +
+                                ", this run selects " + cli::Joined(now.backends) +
                                 " (give the same --backend and --backend-lib options)");
   }
   if (before.rule != now.rule) {

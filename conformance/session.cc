@@ -9,6 +9,7 @@
 #include "mm/backends/onednn/onednn_settings.h"
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/cli_support.h"
 #include "mm/conformance/loader/matmul_case.h"
 #include "mm/conformance/report/console_report.h"
 #include "mm/conformance/report/merge.h"
@@ -16,22 +17,6 @@
 
 namespace mm::conformance {
 namespace {
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
-// The names of `after` that `before` has not, in order: the backends an option registered.
-std::vector<std::string> NewNames(const std::vector<std::string>& before,
-                                  const std::vector<std::string>& after) {
-  std::vector<std::string> added;
-  for (const std::string& name : after) {
-    if (std::find(before.begin(), before.end(), name) == before.end()) added.push_back(name);
-  }
-  return added;
-}
 
 void AtStage(const RunEnvironment& env, const char* stage) {
   if (env.on_stage) env.on_stage(stage);
@@ -52,7 +37,7 @@ StatusOr<std::vector<std::string>> LoadPlugins(const ConformanceOptions& options
   runtime::SetDriverLimits({options.timeout_seconds, 0});
   if (loaded.ok()) loaded = runtime::RegisterCommandBackends(registry, options.backend_cmds);
   MM_RETURN_IF_ERROR(loaded);
-  return NewNames(before_flags, registry.Names());
+  return cli::NewNames(before_flags, registry.Names());
 }
 
 // The outputs trees of --outputs (with --outputs-arithmetic), registered as backends of their
@@ -97,7 +82,7 @@ Status SelectBackends(const ConformanceOptions& options, const std::vector<std::
     }
     if (!run.registry.Contains(name)) {
       return InvalidArgumentError("unknown backend '" + name +
-                                  "'; this build has: " + Joined(run.registry.Names()));
+                                  "'; this build has: " + cli::Joined(run.registry.Names()));
     }
   }
   return OkStatus();
