@@ -63,8 +63,8 @@ struct Expectations {
 StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a
-// regular file of at most 16 MiB; NOT_FOUND when missing, INVALID_ARGUMENT for a FIFO, device or
-// directory, RESOURCE_EXHAUSTED when larger), errors naming --expectations and the file.
+// regular file within that kind's size cap; NOT_FOUND when missing, INVALID_ARGUMENT for a FIFO,
+// device or directory, RESOURCE_EXHAUSTED when larger), errors naming --expectations and the file.
 StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path);
 
 }  // namespace mm::conformance
