@@ -1,6 +1,7 @@
 #include "mm/conformance/loader/catalog.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -283,133 +284,170 @@ std::vector<fs::path> DefaultDataRoots() {
           fs::path(MM_SOURCE_DIR) / "third_party" / "onnx-testdata" / "node"};
 }
 
-Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& options) {
-  Catalog catalog;
-  catalog.roots = roots;
-  // The names found in earlier sources, sorted, as indices into catalog.cases (kind 0) or
-  // catalog.skipped (kind 1): rebuilt before each source after the first, so discovery keeps no
-  // map of names and paths beside the catalog.
-  struct Seen {
-    std::uint32_t kind : 1;
-    std::uint32_t index : 31;
-  };
-  std::vector<Seen> seen;
-  auto seen_name = [&](const Seen& s) -> const std::string& {
-    return s.kind == 0 ? catalog.cases[s.index].name : catalog.skipped[s.index].name;
-  };
-  auto index_seen = [&] {
-    seen.clear();
-    seen.reserve(catalog.cases.size() + catalog.skipped.size());
-    for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
-      seen.push_back({0, static_cast<std::uint32_t>(i)});
-    }
-    for (std::size_t i = 0; i < catalog.skipped.size(); ++i) {
-      seen.push_back({1, static_cast<std::uint32_t>(i)});
-    }
-    std::sort(seen.begin(), seen.end(),
-              [&](const Seen& x, const Seen& y) { return seen_name(x) < seen_name(y); });
-  };
-  // Where the first copy of `name` is, when an earlier source has one.
-  auto winner = [&](const std::string& name) -> std::optional<std::string> {
-    auto it =
-        std::lower_bound(seen.begin(), seen.end(), name,
-                         [&](const Seen& x, const std::string& n) { return seen_name(x) < n; });
-    if (it == seen.end() || seen_name(*it) != name) return std::nullopt;
-    return it->kind == 0 ? catalog.cases[it->index].dir() : catalog.skipped[it->index].dir.string();
-  };
-  auto selected = [&](const std::string& name) { return !options.select || options.select(name); };
+namespace {
 
-  for (std::size_t r = 0; r < roots.size(); ++r) {
-    const DataRoot& root = roots[r];
-    if (r > 0) index_seen();
+// Builds a catalog source by source: a name met in an earlier source wins, and later copies are
+// recorded as shadowed.
+class CatalogBuilder {
+ public:
+  CatalogBuilder(const std::vector<DataRoot>& roots, const DiscoverOptions& options)
+      : options_(options) {
+    catalog_.roots = roots;
+  }
+
+  // Adds the cases of `root`, the `position`-th data root.
+  void AddRoot(const DataRoot& root, std::size_t position) {
+    if (position > 0) IndexSeen();
     bool is_root = false;
     std::vector<std::string> names = CaseNamesOf(root.path, &is_root);
-    catalog.cases.reserve(catalog.cases.size() + names.size());
+    catalog_.cases.reserve(catalog_.cases.size() + names.size());
     const auto source = std::make_shared<const std::string>(root.path.string());
     const io::RootDir root_dir(root.path);
     for (std::string& name : names) {
-      if (!selected(name)) continue;
+      if (!Selected(name)) continue;
       const std::string dir = is_root ? *source : (root.path / name).string();
-      if (auto first = winner(name)) {
-        catalog.shadowed.push_back({name, dir, *first});
+      if (auto first = Winner(name)) {
+        catalog_.shadowed.push_back({name, dir, *first});
         continue;
       }
-      // A case folder or model that is a link must not lead out of the root.
-      Status inside = OkStatus();
-      for (const fs::path& path : {fs::path(dir), fs::path(dir) / "model.onnx"}) {
-        std::error_code link_ec;
-        if (inside.ok() && fs::is_symlink(fs::symlink_status(path, link_ec))) {
-          inside = root_dir.Check(path, "the data root");
-        }
-      }
-      auto kind = inside.ok() ? ClassifyCaseDir(dir) : StatusOr<ModelKind>(inside);
-      if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
-        catalog.skipped.push_back({name, dir, "no model.onnx"});
-        continue;
-      }
-      CaseEntry entry;
-      entry.shared_source = source;
-      entry.dir_is = is_root ? CaseEntry::DirIs::kSource : CaseEntry::DirIs::kSourceSlashName;
-      if (!kind.ok()) {
-        entry.error = kind.status();
-      } else if (!kind->matmul) {
-        catalog.skipped.push_back({name, dir, kind->skip_reason});
-        continue;
-      } else {
-        auto sets = ListDataSets(dir, *kind->matmul, root.path);
-        if (sets.ok()) {
-          entry.data_sets = DataSetList(std::move(sets).value(), dir, *kind->matmul);
-          entry.model = std::move(kind->matmul);
-        } else {
-          entry.error = sets.status();
-        }
-      }
-      entry.name = std::move(name);
-      catalog.cases.push_back(std::move(entry));
+      AddCaseDir(std::move(name), dir, root, root_dir, source, is_root);
     }
   }
 
-  if (options.builtin) {
-    const auto source = std::make_shared<const std::string>(kBuiltinSource);
-    index_seen();
-    // A built-in case, unless a data root has one of its name (that copy wins).
-    auto add_builtin = [&](const std::string& name, const MatMulModel& model,
-                           const std::vector<std::string>& data_sets) {
-      if (!selected(name)) return;
-      if (auto first = winner(name)) {
-        catalog.shadowed.push_back({name, fs::path(kBuiltinSource), *first});
-        return;
-      }
-      CaseEntry entry;
-      entry.name = name;
-      entry.shared_source = source;
-      entry.model = model;
-      for (const std::string& set : data_sets) entry.data_sets.push_back({set, {}, {}, {}});
-      catalog.cases.push_back(std::move(entry));
-    };
+  // Adds the built-in examples (and shape-class cases when asked), unless a data root has a case
+  // of the same name (that copy wins).
+  void AddBuiltins() {
+    source_ = std::make_shared<const std::string>(kBuiltinSource);
+    IndexSeen();
     auto examples = BuiltinExamples();
     if (!examples.ok()) {
       CaseEntry entry;
       entry.name = "builtin";
-      entry.shared_source = source;
+      entry.shared_source = source_;
       entry.error = examples.status().WithContext("built-in examples");
-      catalog.cases.push_back(std::move(entry));
-      return catalog;
+      catalog_.cases.push_back(std::move(entry));
+      return;
     }
     for (ExampleCase& example : *examples) {
-      add_builtin(example.name, BuiltinModel(example), {std::string(kBuiltinDataSet)});
+      AddBuiltin(example.name, BuiltinModel(example), {std::string(kBuiltinDataSet)});
     }
-    if (options.shape_classes) {
-      for (const ShapeCase& shape_case : ShapeCases()) {
-        std::vector<std::string> sets;
-        for (std::size_t i = 0; i < shape_case.shape_class->problems.size(); ++i) {
-          sets.push_back(ShapeDataSetName(i));
-        }
-        add_builtin(shape_case.name, ShapeCaseModel(shape_case), sets);
+    if (!options_.shape_classes) return;
+    for (const ShapeCase& shape_case : ShapeCases()) {
+      std::vector<std::string> sets;
+      for (std::size_t i = 0; i < shape_case.shape_class->problems.size(); ++i) {
+        sets.push_back(ShapeDataSetName(i));
       }
+      AddBuiltin(shape_case.name, ShapeCaseModel(shape_case), sets);
     }
   }
-  return catalog;
+
+  Catalog Take() && { return std::move(catalog_); }
+
+ private:
+  // A name found in an earlier source, as an index into catalog_.cases (kind 0) or
+  // catalog_.skipped (kind 1): the sorted list is rebuilt before each source after the first, so
+  // discovery keeps no map of names and paths beside the catalog.
+  struct Seen {
+    std::uint32_t kind : 1;
+    std::uint32_t index : 31;
+  };
+
+  const std::string& SeenName(const Seen& s) const {
+    return s.kind == 0 ? catalog_.cases[s.index].name : catalog_.skipped[s.index].name;
+  }
+
+  void IndexSeen() {
+    seen_.clear();
+    seen_.reserve(catalog_.cases.size() + catalog_.skipped.size());
+    for (std::size_t i = 0; i < catalog_.cases.size(); ++i) {
+      seen_.push_back({0, static_cast<std::uint32_t>(i)});
+    }
+    for (std::size_t i = 0; i < catalog_.skipped.size(); ++i) {
+      seen_.push_back({1, static_cast<std::uint32_t>(i)});
+    }
+    std::sort(seen_.begin(), seen_.end(),
+              [&](const Seen& x, const Seen& y) { return SeenName(x) < SeenName(y); });
+  }
+
+  // Where the first copy of `name` is, when an earlier source has one.
+  std::optional<std::string> Winner(const std::string& name) const {
+    auto it =
+        std::lower_bound(seen_.begin(), seen_.end(), name,
+                         [&](const Seen& x, const std::string& n) { return SeenName(x) < n; });
+    if (it == seen_.end() || SeenName(*it) != name) return std::nullopt;
+    return it->kind == 0 ? catalog_.cases[it->index].dir()
+                         : catalog_.skipped[it->index].dir.string();
+  }
+
+  bool Selected(const std::string& name) const { return !options_.select || options_.select(name); }
+
+  // A case folder or model that is a link must not lead out of the root.
+  static Status InsideRoot(const std::string& dir, const io::RootDir& root_dir) {
+    for (const fs::path& path : {fs::path(dir), fs::path(dir) / "model.onnx"}) {
+      std::error_code link_ec;
+      if (fs::is_symlink(fs::symlink_status(path, link_ec))) {
+        MM_RETURN_IF_ERROR(root_dir.Check(path, "the data root"));
+      }
+    }
+    return OkStatus();
+  }
+
+  void AddCaseDir(std::string name, const std::string& dir, const DataRoot& root,
+                  const io::RootDir& root_dir, const std::shared_ptr<const std::string>& source,
+                  bool is_root) {
+    Status inside = InsideRoot(dir, root_dir);
+    auto kind = inside.ok() ? ClassifyCaseDir(dir) : StatusOr<ModelKind>(inside);
+    if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
+      catalog_.skipped.push_back({name, dir, "no model.onnx"});
+      return;
+    }
+    if (kind.ok() && !kind->matmul) {
+      catalog_.skipped.push_back({name, dir, kind->skip_reason});
+      return;
+    }
+    CaseEntry entry;
+    entry.shared_source = source;
+    entry.dir_is = is_root ? CaseEntry::DirIs::kSource : CaseEntry::DirIs::kSourceSlashName;
+    if (!kind.ok()) {
+      entry.error = kind.status();
+    } else if (auto sets = ListDataSets(dir, *kind->matmul, root.path); sets.ok()) {
+      entry.data_sets = DataSetList(std::move(sets).value(), dir, *kind->matmul);
+      entry.model = std::move(kind->matmul);
+    } else {
+      entry.error = sets.status();
+    }
+    entry.name = std::move(name);
+    catalog_.cases.push_back(std::move(entry));
+  }
+
+  void AddBuiltin(const std::string& name, const MatMulModel& model,
+                  const std::vector<std::string>& data_sets) {
+    if (!Selected(name)) return;
+    if (auto first = Winner(name)) {
+      catalog_.shadowed.push_back({name, fs::path(kBuiltinSource), *first});
+      return;
+    }
+    CaseEntry entry;
+    entry.name = name;
+    entry.shared_source = source_;
+    entry.model = model;
+    for (const std::string& set : data_sets) entry.data_sets.push_back({set, {}, {}, {}});
+    catalog_.cases.push_back(std::move(entry));
+  }
+
+  const DiscoverOptions& options_;
+  Catalog catalog_;
+  std::vector<Seen> seen_;
+  std::shared_ptr<const std::string> source_;
+};
+
+}  // namespace
+
+Catalog Discover(const std::vector<DataRoot>& roots, const DiscoverOptions& options) {
+  CatalogBuilder builder(roots, options);
+  for (std::size_t r = 0; r < roots.size(); ++r) builder.AddRoot(roots[r], r);
+  if (options.builtin) builder.AddBuiltins();
+  return std::move(builder).Take();
 }
 
 std::optional<fs::path> LocateCase(const std::vector<DataRoot>& roots, const std::string& name) {
