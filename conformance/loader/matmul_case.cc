@@ -136,23 +136,22 @@ StatusOr<Tensor> LoadChecked(const fs::path& file, const DeclaredTensor& declare
 
 }  // namespace
 
-StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
-  ModelKind kind;
-  if (!model.has_graph()) {
-    kind.skip_reason = "model has no graph";
-    return kind;
-  }
+namespace {
+
+// Why a model is not a MatMul case (a skip reason), "" when its graph is one MatMul node; an
+// error when it is a MatMul node ONNX would refuse.
+StatusOr<std::string> NotAMatMulCase(const onnx::ModelProto& model) {
+  if (!model.has_graph()) return std::string("model has no graph");
   const auto& graph = model.graph();
   if (graph.node_size() != 1) {
-    kind.skip_reason = "graph has " + std::to_string(graph.node_size()) +
-                       " nodes; a MatMul case has exactly one MatMul node";
-    return kind;
+    return "graph has " + std::to_string(graph.node_size()) +
+           " nodes; a MatMul case has exactly one MatMul node";
   }
   const auto& node = graph.node(0);
   if (node.op_type() != "MatMul") {
-    kind.skip_reason = "not a MatMul case: op " + node.op_type();
-    if (!node.domain().empty()) kind.skip_reason += " (domain " + node.domain() + ")";
-    return kind;
+    std::string reason = "not a MatMul case: op " + node.op_type();
+    if (!node.domain().empty()) reason += " (domain " + node.domain() + ")";
+    return reason;
   }
   if (!IsDefaultDomain(node.domain())) {
     return InvalidArgumentError("MatMul node is in domain '" + node.domain() +
@@ -166,8 +165,12 @@ StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
     return InvalidArgumentError("MatMul node has " + std::to_string(node.output_size()) +
                                 " outputs; MatMul produces exactly 1 (Y)");
   }
+  return std::string();
+}
 
-  MatMulModel out;
+// The opset the model imports for the default domain, the MatMul version it selects and that
+// version's dtypes, into `out`.
+Status ReadOpset(const onnx::ModelProto& model, MatMulModel& out) {
   bool found_opset = false;
   for (const auto& import : model.opset_import()) {
     if (IsDefaultDomain(import.domain())) {
@@ -201,8 +204,13 @@ StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
     return InternalError("ONNX's MatMul-" + std::to_string(out.matmul_version) +
                          " schema lists no dtype mm knows");
   }
+  return OkStatus();
+}
 
-  // The node's inputs must be exactly the graph's inputs, each fed by one input_K.pb.
+// The node's inputs must be exactly the graph's inputs, each fed by one input_K.pb: their
+// positions among the graph's inputs, into `out`.
+Status ReadInputs(const onnx::GraphProto& graph, MatMulModel& out) {
+  const auto& node = graph.node(0);
   std::map<std::string, int> graph_inputs;
   for (int i = 0; i < graph.input_size(); ++i) {
     if (!graph_inputs.emplace(graph.input(i).name(), i).second) {
@@ -233,13 +241,19 @@ StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
                                   "' is not used by the MatMul node (extra input)");
     }
   }
+  return OkStatus();
+}
+
+// The graph's one output is the node's; A, B and Y declared with one type T, into `out`.
+Status ReadDeclarations(const onnx::GraphProto& graph, MatMulModel& out) {
   if (graph.output_size() != 1) {
     return InvalidArgumentError("graph has " + std::to_string(graph.output_size()) +
                                 " outputs; a MatMul case has exactly 1");
   }
-  if (graph.output(0).name() != node.output(0)) {
+  if (graph.output(0).name() != graph.node(0).output(0)) {
     return InvalidArgumentError("graph output '" + graph.output(0).name() +
-                                "' is not the MatMul node's output '" + node.output(0) + "'");
+                                "' is not the MatMul node's output '" + graph.node(0).output(0) +
+                                "'");
   }
   MM_ASSIGN_OR_RETURN(out.a, Declare(graph.input(out.a_input_index), "input", out));
   MM_ASSIGN_OR_RETURN(out.b, Declare(graph.input(out.b_input_index), "input", out));
@@ -250,6 +264,19 @@ StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
                                 std::string(DTypeName(out.b.dtype)) + " and " +
                                 std::string(DTypeName(out.y.dtype)));
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<ModelKind> ClassifyModel(const onnx::ModelProto& model) {
+  ModelKind kind;
+  MM_ASSIGN_OR_RETURN(kind.skip_reason, NotAMatMulCase(model));
+  if (!kind.skip_reason.empty()) return kind;
+  MatMulModel out;
+  MM_RETURN_IF_ERROR(ReadOpset(model, out));
+  MM_RETURN_IF_ERROR(ReadInputs(model.graph(), out));
+  MM_RETURN_IF_ERROR(ReadDeclarations(model.graph(), out));
   kind.matmul = std::move(out);
   return kind;
 }
