@@ -1,20 +1,27 @@
 #!/usr/bin/python3
-"""Checks an mm-fuzz run of a JavaScript driver against its declared fuzz findings.
+"""Checks mm-fuzz runs of a JavaScript driver against its declared fuzz findings.
 
 mm-fuzz matches its expectations by dtype and value family only, too coarse for a runtime whose
 deviations are shape classes (a zero batch dimension, K = 0) of every dtype: declaring them so
 would hide a new deviation of the same dtype. The driver's fuzz declarations
 (expectations/<runtime>.fuzz.json) name each known deviation by the kind and message of its
 minimal problem instead ("k_zero": true: and K = 0 in it; "batch_broadcast": true: and a batch
-dimension broadcast in it; "dtype": and its dtype). This check passes when every failure of the
-run was shrunk to a finding (--max-findings large enough) and every finding matches a
-declaration; it prints the findings per declaration, with the minimal problem and replay line of
-the first, and any unmatched finding.
+dimension broadcast in it; "dtype": and its dtype). Declarations sharing a "group" are symptoms
+of one deviation whose verdict varies from run to run (uninitialised memory read as FAIL or
+IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
+
+This check passes when every failure of the runs was shrunk to a finding (--max-findings large
+enough), every finding matches a declaration, and every declaration (or one of its group) was
+found: a fixed deviation must be removed from the declarations, not carried on. It prints the
+findings per declaration, with the minimal problem and replay line of the first, and any
+unmatched finding. `check_fuzz.py --passes DECLARED` prints the passes' options, one pass a line.
 """
 import argparse
 import json
 import re
 import sys
+
+FINDING_FIELDS = ("kind", "dtype", "message", "minimal_a_shape", "minimal_b_shape", "replay")
 
 
 def batch_broadcast(a, b):
@@ -38,18 +45,27 @@ def matches(declared, finding):
     )
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("report", help="mm-fuzz's --json report")
-    parser.add_argument("declared", help="the runtime's expectations/<runtime>.fuzz.json")
-    args = parser.parse_args()
-    with open(args.report) as f:
+def read_report(path):
+    """The failures count and findings of one mm-fuzz --json report; ValueError if malformed."""
+    with open(path) as f:
         report = json.load(f)
-    with open(args.declared) as f:
-        declared = json.load(f)["findings"]
+    try:
+        failures = report["stats"]["failures"]
+        findings = report["findings"]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not an mm-fuzz report (no stats.failures or findings: {e})")
+    for i, finding in enumerate(findings):
+        missing = [k for k in FINDING_FIELDS if k not in finding]
+        if missing:
+            raise ValueError(f"{path}: findings[{i}] has no {', '.join(missing)}")
+    return failures, findings
+
+
+def check(reports, declared):
+    """The problems of the runs (failures, findings pairs) against `declared`; prints each one."""
     problems = []
-    failures = report["stats"]["failures"]
-    findings = report["findings"]
+    failures = sum(r[0] for r in reports)
+    findings = [f for r in reports for f in r[1]]
     if len(findings) < failures:
         problems.append(f"{failures} failures but {len(findings)} findings: raise --max-findings")
     seen = {d["name"]: [] for d in declared}
@@ -63,7 +79,9 @@ def main():
             )
         else:
             seen[match["name"]].append(finding)
+    groups = {}
     for d in declared:
+        groups.setdefault(d.get("group", d["name"]), []).append(d["name"])
         found = seen[d["name"]]
         if found:
             first = found[0]
@@ -73,16 +91,44 @@ def main():
             )
         else:
             print(f"declared, not found in this run: {d['name']}")
+    for group, names in groups.items():
+        if not any(seen[n] for n in names):
+            problems.append(
+                f"declared, not reproduced (fixed? or not reached): {' / '.join(names)}"
+            )
+    return problems, len(findings)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passes", action="store_true", help="print the declared passes' options")
+    parser.add_argument("reports", nargs="*", help="mm-fuzz's --json reports, one per pass")
+    parser.add_argument("declared", help="the runtime's expectations/<runtime>.fuzz.json")
+    args = parser.parse_args()
+    with open(args.declared) as f:
+        declarations = json.load(f)
+    if args.passes:
+        for options in declarations.get("passes", ["--seed 1 --cases 2000"]):
+            print(options)
+        return 0
+    if not args.reports:
+        parser.error("give at least one report")
+    try:
+        reports = [read_report(path) for path in args.reports]
+    except ValueError as e:
+        print(f"check_fuzz: {e}", file=sys.stderr)
+        return 2
+    problems, count = check(reports, declarations["findings"])
     if problems:
         print(
             f"check_fuzz: FAILED ({args.declared}): a new deviation, or a fixed one; declare a "
-            "genuine one with its reason, minimal problem and replay line:",
+            "genuine one with its reason, minimal problem and replay line, remove a fixed one:",
             file=sys.stderr,
         )
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
-    print(f"check_fuzz: {len(findings)} findings, each a declared deviation")
+    print(f"check_fuzz: {count} findings, each a declared deviation, every declared one found")
     return 0
 
 

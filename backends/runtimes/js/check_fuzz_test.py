@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""check_fuzz.py judges fuzz runs of a driver against its declarations: an undeclared finding, a
+failure left unshrunk and a declared finding not reproduced each fail the check."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(HERE, "check_fuzz.py")
+
+K_ZERO = {"name": "K = 0 refused", "kind": "ERROR", "k_zero": True, "message": "refused"}
+BROADCAST = {"name": "broadcast wrong", "kind": "FAIL", "batch_broadcast": True, "message": ""}
+NOT_ZEROED_FAIL = {"name": "not zeroed (FAIL)", "kind": "FAIL", "group": "not zeroed"}
+NOT_ZEROED_IMPRECISE = {
+    "name": "not zeroed (IMPRECISE)",
+    "kind": "IMPRECISE",
+    "group": "not zeroed",
+}
+
+
+def finding(kind, a, b, message="", dtype="float"):
+    """A finding of an mm-fuzz --json report, shrunk to A of shape `a` and B of shape `b`."""
+    return {
+        "kind": kind,
+        "dtype": dtype,
+        "message": message,
+        "minimal_a_shape": a,
+        "minimal_b_shape": b,
+        "replay": "mm-fuzz --seed 1 --first 7 --cases 1",
+    }
+
+
+class CheckFuzzTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.count = 0
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, value):
+        self.count += 1
+        path = os.path.join(self.dir.name, f"{self.count}.json")
+        with open(path, "w") as f:
+            json.dump(value, f)
+        return path
+
+    def report(self, *findings, failures=None):
+        count = len(findings) if failures is None else failures
+        return self.write({"stats": {"failures": count}, "findings": list(findings)})
+
+    def run_check(self, declared, *reports):
+        path = self.write({"runtime": "x", "passes": ["--seed 1 --cases 9"], "findings": declared})
+        return subprocess.run(
+            [sys.executable, CHECK, *reports, path], capture_output=True, text=True
+        )
+
+    def test_every_declared_finding_found_passes(self):
+        run = self.run_check(
+            [K_ZERO, BROADCAST],
+            self.report(
+                finding("ERROR", [1, 0], [0, 1], "K was refused"),
+                finding("FAIL", [2, 1, 1], [1, 1, 1]),
+            ),
+        )
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("2 findings, each a declared deviation, every declared one found", run.stdout)
+
+    def test_a_declared_finding_not_reproduced_fails(self):
+        run = self.run_check(
+            [K_ZERO, BROADCAST], self.report(finding("ERROR", [1, 0], [0, 1], "refused"))
+        )
+        self.assertEqual(run.returncode, 1)
+        self.assertIn(
+            "declared, not reproduced (fixed? or not reached): broadcast wrong", run.stderr
+        )
+
+    def test_a_finding_outside_the_declared_shape_class_is_undeclared(self):
+        # K = 1, not 0: the same message is a new deviation.
+        run = self.run_check([K_ZERO], self.report(finding("ERROR", [1, 1], [1, 1], "refused")))
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("undeclared ERROR float [1, 1] x [1, 1]: refused", run.stderr)
+
+    def test_a_failure_left_unshrunk_fails(self):
+        run = self.run_check(
+            [K_ZERO], self.report(finding("ERROR", [1, 0], [0, 1], "refused"), failures=2)
+        )
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("2 failures but 1 findings: raise --max-findings", run.stderr)
+
+    def test_one_symptom_of_a_group_reproduces_the_group(self):
+        both = [NOT_ZEROED_FAIL, NOT_ZEROED_IMPRECISE]
+        imprecise = self.run_check(both, self.report(finding("IMPRECISE", [0], [2, 0, 9])))
+        self.assertEqual(imprecise.returncode, 0, imprecise.stderr)
+        self.assertIn("declared, not found in this run: not zeroed (FAIL)", imprecise.stdout)
+        neither = self.run_check(both, self.report())
+        self.assertEqual(neither.returncode, 1)
+        self.assertIn("not zeroed (FAIL) / not zeroed (IMPRECISE)", neither.stderr)
+
+    def test_the_findings_of_every_pass_count_together(self):
+        first = self.report(finding("ERROR", [1, 0], [0, 1], "refused"))
+        second = self.report(finding("FAIL", [0], [2, 0, 9]), failures=1)
+        run = self.run_check([K_ZERO, NOT_ZEROED_FAIL], first, second)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        # A second pass cannot hide the first's unshrunk failures.
+        unshrunk = self.report(failures=3)
+        run = self.run_check([K_ZERO, NOT_ZEROED_FAIL], first, second, unshrunk)
+        self.assertIn("5 failures but 2 findings", run.stderr)
+
+    def test_a_report_without_findings_is_named(self):
+        path = self.write({"stats": {}})
+        run = self.run_check([K_ZERO], path)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn(f"{path}: not an mm-fuzz report", run.stderr)
+        partial = self.write({"stats": {"failures": 1}, "findings": [{"kind": "FAIL"}]})
+        run = self.run_check([K_ZERO], partial)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("findings[0] has no dtype, message, minimal_a_shape", run.stderr)
+
+    def test_passes_prints_the_declared_options_one_pass_a_line(self):
+        path = self.write({"passes": ["--seed 1 --cases 9", "--seed 2 --first 5 --cases 1"]})
+        run = subprocess.run(
+            [sys.executable, CHECK, "--passes", path], capture_output=True, text=True
+        )
+        self.assertEqual(run.stdout, "--seed 1 --cases 9\n--seed 2 --first 5 --cases 1\n")
+
+    def test_every_shipped_declaration_file_lists_its_passes(self):
+        folder = os.path.join(HERE, "expectations")
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".fuzz.json"):
+                continue
+            with open(os.path.join(folder, name)) as f:
+                declared = json.load(f)
+            self.assertTrue(declared["passes"], name)
+            for options in declared["passes"]:
+                self.assertRegex(options, r"^--seed [0-9]+( --first [0-9]+)? --cases [0-9]+", name)
+            self.assertEqual(
+                len({d["name"] for d in declared["findings"]}), len(declared["findings"])
+            )
+
+
+if __name__ == "__main__":
+    unittest.main()
