@@ -177,7 +177,10 @@ TEST_P(BrokenJudgementTest, TheSelfCheckNamesWhatItMisses) {
     EXPECT_THAT(text.str(), HasSubstr("MISSED  " + name + ": ")) << text.str();
   }
   EXPECT_THAT(text.str(), HasSubstr("; MISSED:"));
-  EXPECT_EQ(RunSelfCheckCommand({}, true, 1, false, text), conformance::kExitPassed)
+  // Every fault above misses in-process faults, so the in-process self-check alone shows whether
+  // the real judgement is back (the runtime-protocol path under a broken one is
+  // DriverFaultsTest's).
+  EXPECT_THAT(RunSelfCheck(BuiltinOnly()).Missed(), ::testing::IsEmpty())
       << "the fault must be gone once the test put the real judgement back";
 }
 
