@@ -52,31 +52,30 @@ PY
 expect 0 "formatted files" "3 files conform (2 C/C++, 1 Python)" \
   "$tmp/good.cc" "$tmp/good.h" "$tmp/good.py"
 
+# Each kind of misformatted file, checked in one run beside formatted ones: each is named with its
+# first differing lines, and exactly those fail.
 # Four-space indent and the brace on its own line: not Google style.
 printf 'int Twice(int x)\n{\n    return 2 * x;\n}\n' > "$tmp/bad.cc"
-expect 1 "misformatted C++" "$tmp/bad.cc: differs from .clang-format
--{
-+int Twice(int x) { return 2 * x; }
-1 of 2 files fail" "$tmp/good.cc" "$tmp/bad.cc"
-
 # A call past 100 columns must be wrapped.
 {
   printf 'void F(int, int, int);\n'
   printf 'void G() { F(1111111111, 2222222222, 3333333333); F(4444444444, 5555555555, 6666666666); }\n'
 } > "$tmp/long.cc"
-expect 1 "C++ line over 100 columns" "$tmp/long.cc: differs from .clang-format" "$tmp/long.cc"
-
 # Single quotes and a missing blank line before a def: black's layout differs.
 printf "import sys\ndef twice(x):\n    return x*2\nprint(twice(len(sys.argv)), 'x')\n" > "$tmp/bad.py"
-expect 1 "misformatted Python" "$tmp/bad.py: differs from black
-+    return x * 2
--print(twice(len(sys.argv)), 'x')" "$tmp/good.py" "$tmp/bad.py"
-
 # Well laid out, but an unused import and an undefined name: flake8's errors.
 printf 'import os\n\n\ndef f():\n    return undefined_name\n' > "$tmp/unused.py"
-expect 1 "Python errors" "'os' imported but unused
+expect 1 "misformatted files" "$tmp/bad.cc: differs from .clang-format
+-{
++int Twice(int x) { return 2 * x; }
+$tmp/long.cc: differs from .clang-format
+$tmp/bad.py: differs from black
++    return x * 2
+-print(twice(len(sys.argv)), 'x')
+'os' imported but unused
 undefined name 'undefined_name'
-1 of 1 files fail" "$tmp/unused.py"
+4 of 6 files fail: $tmp/bad.cc $tmp/bad.py $tmp/long.cc $tmp/unused.py" \
+  "$tmp/good.cc" "$tmp/bad.cc" "$tmp/long.cc" "$tmp/good.py" "$tmp/bad.py" "$tmp/unused.py"
 
 # --fix rewrites the layout (and says which files), after which the check passes.
 expect 0 "--fix" "reformatted $tmp/bad.cc
