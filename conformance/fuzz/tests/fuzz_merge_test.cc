@@ -53,30 +53,44 @@ class FuzzMergeTest : public ::testing::Test {
     return j;
   }
 
+  // Runs `campaign` unsharded; returns its report without timings.
+  ordered_json RunUnsharded(const std::vector<std::string>& campaign,
+                            const BackendRegistry& registry, int* code) {
+    std::vector<std::string> args = campaign;
+    args.insert(args.end(), {"--quiet", "--json", Path("full.json")});
+    *code = Fuzz(args, registry);
+    return Untimed(Read(Path("full.json")));
+  }
+
+  // Runs `campaign` as `count` shards, which must hold `problems` problems between them (disjoint
+  // and covering the campaign), merges them and returns the merged report without timings.
+  ordered_json RunMerged(const std::vector<std::string>& campaign, int count,
+                         const BackendRegistry& registry, std::int64_t problems, int* code) {
+    std::vector<std::string> merge = {"merge", "--json", Path("merged.json")};
+    std::int64_t sharded = 0;
+    for (int i = 1; i <= count; ++i) {
+      const std::string shard = std::to_string(i) + "/" + std::to_string(count);
+      const std::string json = Path("shard" + std::to_string(i) + ".json");
+      std::vector<std::string> args = campaign;
+      args.insert(args.end(), {"--quiet", "--shard", shard, "--json", json});
+      Fuzz(args, registry);
+      sharded += Read(json)["stats"]["problems"].get<std::int64_t>();
+      merge.push_back(json);
+    }
+    std::string out, err;
+    *code = Fuzz(merge, registry, &out, &err);
+    EXPECT_THAT(out, HasSubstr(std::to_string(count) + " shards merged")) << err;
+    EXPECT_EQ(sharded, problems) << "shards are disjoint and cover the campaign";
+    return Untimed(Read(Path("merged.json")));
+  }
+
   // Runs `campaign` unsharded and as `count` shards, merges the shards, and returns both reports.
   std::pair<ordered_json, ordered_json> RunBoth(const std::vector<std::string>& campaign, int count,
                                                 const BackendRegistry& registry,
                                                 int* unsharded_code, int* merged_code) {
-    std::vector<std::string> args = campaign;
-    args.insert(args.end(), {"--quiet", "--json", Path("full.json")});
-    *unsharded_code = Fuzz(args, registry);
-    std::vector<std::string> merge = {"merge", "--json", Path("merged.json")};
-    std::int64_t problems = 0;
-    for (int i = 1; i <= count; ++i) {
-      const std::string shard = std::to_string(i) + "/" + std::to_string(count);
-      const std::string json = Path("shard" + std::to_string(i) + ".json");
-      args = campaign;
-      args.insert(args.end(), {"--quiet", "--shard", shard, "--json", json});
-      Fuzz(args, registry);
-      problems += Read(json)["stats"]["problems"].get<std::int64_t>();
-      merge.push_back(json);
-    }
-    std::string out, err;
-    *merged_code = Fuzz(merge, registry, &out, &err);
-    EXPECT_THAT(out, HasSubstr(std::to_string(count) + " shards merged")) << err;
-    const ordered_json full = Read(Path("full.json"));
-    EXPECT_EQ(problems, full["stats"]["problems"]) << "shards are disjoint and cover the campaign";
-    return {Untimed(full), Untimed(Read(Path("merged.json")))};
+    ordered_json full = RunUnsharded(campaign, registry, unsharded_code);
+    const std::int64_t problems = full["stats"]["problems"].get<std::int64_t>();
+    return {std::move(full), RunMerged(campaign, count, registry, problems, merged_code)};
   }
 
   mm::testing::TempDir dir_;
@@ -85,15 +99,19 @@ class FuzzMergeTest : public ::testing::Test {
 // Every built-in backend, every dtype: counts, per-dtype problems, per-problem records and the
 // percentiles computed from them are the unsharded run's, whatever the shard count (1 included).
 TEST_F(FuzzMergeTest, MergedShardsAreTheUnshardedReport) {
+  const std::vector<std::string> campaign = {"--seed", "3", "--cases", "240"};
+  const BackendRegistry backends = BuiltinBackends();
+  int full_code = -1;
+  const ordered_json full = RunUnsharded(campaign, backends, &full_code);
+  EXPECT_FALSE(full["statistics"].empty());
+  const std::int64_t problems = full["stats"]["problems"].get<std::int64_t>();
   for (int count : {1, 3}) {
-    int full_code = -1, merged_code = -1;
-    auto [full, merged] = RunBoth({"--seed", "3", "--cases", "240"}, count, BuiltinBackends(),
-                                  &full_code, &merged_code);
+    int merged_code = -1;
+    const ordered_json merged = RunMerged(campaign, count, backends, problems, &merged_code);
     EXPECT_EQ(merged, full) << "shards: " << count << "\nmerged:\n"
                             << merged.dump(1).substr(0, 3000) << "\nfull:\n"
                             << full.dump(1).substr(0, 3000);
     EXPECT_EQ(merged_code, full_code);
-    EXPECT_FALSE(full["statistics"].empty());
   }
 }
 
