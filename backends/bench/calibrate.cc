@@ -75,6 +75,26 @@ constexpr int kPruneAfterRounds = 3;
 // The rounds are timed in this many blocks per candidate, of kPruneAfterRounds rounds each.
 constexpr int kBlockPasses = kRounds / kPruneAfterRounds;
 constexpr double kSampleSeconds = 0.004;
+// MM_CALIBRATE_SAMPLE_SECONDS, when set, replaces kSampleSeconds: a quicker calibration with
+// noisier rankings, for a run whose table matters more than its choices (the calibration's test).
+constexpr char kSampleSecondsVariable[] = "MM_CALIBRATE_SAMPLE_SECONDS";
+double g_sample_seconds = kSampleSeconds;
+
+// Sets g_sample_seconds from the environment; false (saying why) if the value is not a number of
+// seconds in (0, 1].
+bool LoadSampleSeconds() {
+  const char* text = std::getenv(kSampleSecondsVariable);
+  if (text == nullptr) return true;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value > 0 && value <= 1)) {
+    std::cerr << "mm-bench: " << kSampleSecondsVariable
+              << " must be a number of seconds in (0, 1], got '" << text << "'\n";
+    return false;
+  }
+  g_sample_seconds = value;
+  return true;
+}
 // The shortest group of calls the warm-up times as one (see MeasureCell's settle).
 constexpr double kGroupSeconds = 20e-6;
 constexpr double kPruneFactor = 1.5;
@@ -168,7 +188,7 @@ AutoCell MeasureCell(
     // Timed in groups of calls that double until a group takes kGroupSeconds: reading the CPU-time
     // clock costs more than a tiny call, which timed alone would be ranked on the clock.
     std::int64_t group = 1;
-    for (int groups = 0; groups < min_groups || Now(false) - start < kSampleSeconds; ++groups) {
+    for (int groups = 0; groups < min_groups || Now(false) - start < g_sample_seconds; ++groups) {
       const double group_start = Now(cpu_time);
       for (std::int64_t i = 0; i < group; ++i) {
         (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
@@ -185,7 +205,7 @@ AutoCell MeasureCell(
     // one call can be stalled for many times its time, and a candidate pruned on it is ranked on
     // it.
     const double once = settle(m, 2);
-    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSampleSeconds / once));
+    m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(g_sample_seconds / once));
     m.samples = {once};
     if (once > kPruneFactor * kPruneFactor * best) {
       m.pruned = true;  // Ranked on its fastest call.
@@ -383,6 +403,7 @@ std::vector<std::size_t> CloseContenders(std::span<const double> measures, doubl
 int CalibratePart(const std::string& out, ShapeSet set) {
   // A part whose parent is gone would measure on for minutes, for nobody, taking the cores.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (!LoadSampleSeconds()) return 1;
   // Created once: creating a backend (oneDNN's probes) costs more than timing a small cell.
   const BackendRegistry registry = AutoCandidateBackends();
   std::vector<std::pair<std::string, std::unique_ptr<Backend>>> candidates;
@@ -414,6 +435,7 @@ int CalibratePart(const std::string& out, ShapeSet set) {
 }
 
 int Calibrate(const std::string& path, ShapeSet set) {
+  if (!LoadSampleSeconds()) return 1;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   // The thread count auto is given here (OMP_NUM_THREADS, else every core), part of the table's
   // identity.

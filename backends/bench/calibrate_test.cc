@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -37,6 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::TempDir;
 
 TEST(FastestBlockMedianTest, ABusyPhaseOverTheLastTwoBlocksDoesNotRankTheCandidate) {
@@ -193,10 +195,16 @@ class Calibration {
 
 using CellKey = std::tuple<DType, int, Dims, Dims>;
 
+// Samples of an eighth of the usual time: the table's cells are what this test checks, not how
+// well the candidates were ranked.
+constexpr char kShortSamples[] = "0.0005";
+
 TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollowsIt) {
   TempDir dir("mm_calibrate_test");
   const fs::path table_path = dir.path() / "cache" / "mm" / "auto.json";  // Folders made for it.
+  setenv("MM_CALIBRATE_SAMPLE_SECONDS", kShortSamples, 1);
   Calibration run(table_path);
+  unsetenv("MM_CALIBRATE_SAMPLE_SECONDS");
   const int status = run.Finish();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << run.err();
   EXPECT_THAT(run.err(), HasSubstr("cells to " + table_path.string()));
@@ -263,6 +271,23 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
     EXPECT_EQ(choice->backend, first.substr(0, first.find('@'))) << choice->source;
     EXPECT_EQ(choice->threads, first.find('@') == std::string::npos ? 0 : 1) << choice->source;
     EXPECT_THAT(choice->source, HasSubstr("table cell"));
+  }
+}
+
+TEST(CalibrationRunTest, ASampleTimeThatIsNotSecondsIsRefusedBeforeMeasuring) {
+  TempDir dir("mm_calibrate_test");
+  const fs::path table_path = dir.path() / "auto.json";
+  for (const char* value : {"fast", "0", "-1", "2", "0.001s"}) {
+    setenv("MM_CALIBRATE_SAMPLE_SECONDS", value, 1);
+    Calibration run(table_path);
+    unsetenv("MM_CALIBRATE_SAMPLE_SECONDS");
+    const int status = run.Finish();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << value << ": " << status;
+    EXPECT_THAT(run.err(), HasSubstr("MM_CALIBRATE_SAMPLE_SECONDS must be a number of seconds in "
+                                     "(0, 1], got '" +
+                                     std::string(value) + "'"));
+    EXPECT_THAT(run.err(), Not(HasSubstr("calibrated"))) << value;
+    EXPECT_THAT(Files(dir.path()), IsEmpty()) << value;
   }
 }
 
