@@ -1,5 +1,6 @@
 #include "mm/conformance/cli_support.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>

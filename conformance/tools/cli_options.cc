@@ -1,5 +1,6 @@
 #include "mm/conformance/tools/cli_options.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>

@@ -3,12 +3,22 @@
 #ifndef MM_CONFORMANCE_CLI_SUPPORT_H_
 #define MM_CONFORMANCE_CLI_SUPPORT_H_
 
-#include <CLI/CLI.hpp>
+// Only CLI11's formatter and its forward declarations (CLI::App, CLI::Option): the whole of CLI11
+// defines its validators as objects in every file that includes it, so only the files that build
+// a parser include <CLI/CLI.hpp>. FormatterFwd.hpp uses std::function without including it.
+// clang-format off
+#include <functional>
+#include <CLI/FormatterFwd.hpp>
+// clang-format on
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "mm/conformance/runner.h"
+
+namespace CLI {
+class Validator;  // CLI/Validators.hpp, included by the files that use the validators below.
+}  // namespace CLI
 
 namespace mm::conformance {
 

@@ -3,14 +3,13 @@
 #ifndef MM_CONFORMANCE_TOOLS_CLI_OPTIONS_H_
 #define MM_CONFORMANCE_TOOLS_CLI_OPTIONS_H_
 
-#include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "mm/conformance/cli_support.h"
+#include "mm/conformance/cli_support.h"  // CLI::App (declared only)
 #include "mm/conformance/compare.h"
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/runner.h"
