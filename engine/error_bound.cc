@@ -218,10 +218,12 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
   MM_ASSIGN_OR_RETURN(out.y, Tensor::Create(plan.desc.dtype, plan.y_dims));
   if (IsFloat(plan.desc.dtype)) {
     const auto size = static_cast<std::size_t>(plan.y_elements);
-    out.exact.assign(size, 0.0);
-    out.exact_error.assign(size, 0.0);
-    out.abs_sum.assign(size, 0.0);
-    out.subnormal_abs_sum.assign(size, 0.0);
+    for (std::vector<double>* array :
+         {&out.exact, &out.exact_error, &out.abs_sum, &out.subnormal_abs_sum}) {
+      array->reserve(size);
+      oracle_internal::AdviseHugePages(array->data(), size * sizeof(double));
+      array->assign(size, 0.0);
+    }
     out.special.assign(size, 0);
   }
   // An empty Y has nothing to compute (its batch or M may still be huge: no loop over them).

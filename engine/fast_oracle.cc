@@ -16,9 +16,36 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace mm::oracle_internal {
+
+void AdviseHugePages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHugePage = std::uintptr_t{1} << 21;
+  const auto start = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (start + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t last = (start + bytes) & ~(kHugePage - 1);
+  // Advice only: a kernel without transparent huge pages refuses it, and the buffer works as is.
+  if (data != nullptr && last > first) {
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 namespace {
+
+// Resizes an Eigen matrix, its storage advised for huge pages before it is written.
+template <class M>
+void Resize(M& m, Eigen::Index rows, Eigen::Index cols) {
+  m.resize(rows, cols);
+  AdviseHugePages(m.data(), static_cast<std::size_t>(m.size()) * sizeof(typename M::Scalar));
+}
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Like Eigen's own GEMM, at most one thread per 50000 multiply-adds.
@@ -162,8 +189,8 @@ void Widen(const T* from, std::int64_t stride, std::int64_t count, double* to, d
 // Converts rows [i0, i0 + rows) of `a` (m x k) into the workspace; true when one is subnormal.
 template <class T>
 bool ConvertA(const T* a, std::int64_t k, std::int64_t i0, std::int64_t rows, FloatWorkspace& w) {
-  w.a.resize(rows, k);
-  w.a_abs.resize(rows, k);
+  Resize(w.a, rows, k);
+  Resize(w.a_abs, rows, k);
   w.row_special.assign(static_cast<std::size_t>(rows), 0);
   std::uint8_t subnormal = 0;
   for (std::int64_t i = 0; i < rows; ++i) {
@@ -184,8 +211,8 @@ template <class T>
 bool ConvertPanel(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
                   Panel& p) {
   p.j0 = j0;
-  p.b.resize(k, cols);
-  p.b_abs.resize(k, cols);
+  Resize(p.b, k, cols);
+  Resize(p.b_abs, k, cols);
   p.col_special.assign(static_cast<std::size_t>(cols), 0);
   p.col_subnormal.assign(static_cast<std::size_t>(cols), 0);
   const std::int64_t groups = (cols + kPanelGroup - 1) / kPanelGroup;
@@ -251,6 +278,8 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
                        const Panel& p, FloatWorkspace& w, OracleResult& out) {
   const std::int64_t k = plan.k, n = plan.n;
   const bool a_sub = ConvertA(a_mat, k, t.i0, t.rows, w);
+  Resize(w.v, t.rows, t.cols);
+  Resize(w.s, t.rows, t.cols);
   w.v.noalias() = w.a * p.b.middleCols(t.c0, t.cols);
   w.s.noalias() = w.a_abs * p.b_abs.middleCols(t.c0, t.cols);
   const bool any_sub = a_sub || p.subnormal;
@@ -388,9 +417,9 @@ std::int64_t DoublePanelCols(std::int64_t k, std::int64_t n) {
 bool ConvertDoublePanel(const double* b, std::int64_t k, std::int64_t n, std::int64_t j0,
                         std::int64_t cols, int tau, DoublePanel& p) {
   p.j0 = j0;
-  p.cross.resize(2 * k, cols);
-  p.rest.resize(3 * k, cols);
-  p.abs.resize(k, cols);
+  Resize(p.cross, 2 * k, cols);
+  Resize(p.rest, 3 * k, cols);
+  Resize(p.abs, k, cols);
   p.lines.assign(static_cast<std::size_t>(cols), SplitLine{});
   const std::int64_t groups = (cols + kPanelGroup - 1) / kPanelGroup;
   struct NoWorkspace {};
@@ -411,9 +440,9 @@ bool ConvertDoublePanel(const double* b, std::int64_t k, std::int64_t n, std::in
 // Splits rows [i0, i0 + rows) of `a` (m x k) into the workspace.
 void ConvertDoubleA(const double* a, std::int64_t k, std::int64_t i0, std::int64_t rows, int tau,
                     DoubleWorkspace& w) {
-  w.cross.resize(rows, 2 * k);
-  w.rest.resize(rows, 3 * k);
-  w.abs.resize(rows, k);
+  Resize(w.cross, rows, 2 * k);
+  Resize(w.rest, rows, 3 * k);
+  Resize(w.abs, rows, k);
   w.lines.resize(static_cast<std::size_t>(rows));
   for (std::int64_t i = 0; i < rows; ++i) {
     const double* row = a + (i0 + i) * k;
@@ -497,6 +526,7 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
                         OracleResult& out) {
   const std::int64_t k = plan.k, n = plan.n;
   ConvertDoubleA(a_mat, k, t.i0, t.rows, tau, w);
+  for (Matrix* product : {&w.p11, &w.pc, &w.r, &w.s}) Resize(*product, t.rows, t.cols);
   w.p11.noalias() = w.cross.leftCols(k) * p.cross.block(k, t.c0, k, t.cols);
   w.pc.noalias() = w.cross * p.cross.middleCols(t.c0, t.cols);
   w.r.noalias() = w.rest * p.rest.middleCols(t.c0, t.cols);

@@ -53,6 +53,23 @@ std::string RadiusFailure(const std::function<double(std::int64_t, double)>& rad
   return "";
 }
 
+// The huge-page advice must never change a buffer: written data survives it (an advice such as
+// MADV_DONTNEED or MADV_FREE would zero it), and so do the bytes around the advised range, however
+// the range sits against 2 MiB boundaries.
+TEST(AdviseHugePagesTest, KeepsEveryByteOfTheBufferAndAroundIt) {
+  constexpr std::size_t kBytes = std::size_t{9} << 20;
+  std::vector<std::uint8_t> buffer(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) buffer[i] = static_cast<std::uint8_t>(i * 131 + 7);
+  const std::vector<std::uint8_t> before = buffer;
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{4097}}) {
+    for (const std::size_t length : {std::size_t{0}, std::size_t{100}, std::size_t{5} << 20}) {
+      oracle_internal::AdviseHugePages(buffer.data() + offset, length);
+    }
+  }
+  oracle_internal::AdviseHugePages(nullptr, kBytes);
+  EXPECT_TRUE(buffer == before);
+}
+
 TEST(FastRadiusTest, IsTheUpwardRoundingOfGammaOverOneMinusGamma) {
   EXPECT_EQ(RadiusFailure(FastRadius), "");
   // The tiles' form, with the factor computed once, is the same function.

@@ -4,6 +4,7 @@
 #define MM_ENGINE_ORACLE_INTERNAL_H_
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -61,6 +62,11 @@ bool DecideDouble(double p11, double pc, double rr, double r, double* y);
 template <class T>
 bool DecideRounding(double v, double r, T* y);
 
+// Asks the kernel to back the 2 MiB-aligned part of [data, data + bytes) with huge pages, for a
+// buffer not yet written (Linux's transparent huge pages in "madvise" mode; elsewhere, or when the
+// kernel refuses, nothing changes). The oracle's arrays and tiles take tens of MB per call, and
+// each first touch of a 4 KiB page is a fault; with 2 MiB pages there are 512 times fewer.
+void AdviseHugePages(void* data, std::size_t bytes);
 // The whole oracle for float, float16 and bfloat16 inputs through a double GEMM of A and B and of
 // |A| and |B| (shared panels of B and tiles of A converted to double; Eigen's GEMM, one tile per
 // OpenMP task), exact summation only for the elements it does not decide. Fills `out` (sized by the
