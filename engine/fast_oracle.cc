@@ -7,6 +7,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -73,6 +75,48 @@ int Threads(std::int64_t tasks, double work) {
   return std::max(1, static_cast<int>(threads));
 }
 
+// Workspaces of a type that declares kKept, kept from call to call (at most one per thread that
+// ever ran a tile at once): their buffers, bounded by the tile sizes, are allocated and first
+// touched once, not on every call. Any other type is made fresh for each call.
+template <class W>
+struct KeptWorkspaces {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<W>> workspaces;
+
+  // Never destroyed: threads may still hold workspaces when the process exits.
+  static KeptWorkspaces& Get() {
+    static auto* const kept = new KeptWorkspaces;
+    return *kept;
+  }
+};
+
+template <class W>
+std::unique_ptr<W> TakeWorkspace() {
+  if constexpr (requires { W::kKept; }) {
+    auto& kept = KeptWorkspaces<W>::Get();
+    const std::lock_guard<std::mutex> lock(kept.mutex);
+    if (!kept.workspaces.empty()) {
+      std::unique_ptr<W> w = std::move(kept.workspaces.back());
+      kept.workspaces.pop_back();
+      return w;
+    }
+  }
+  return std::make_unique<W>();
+}
+
+template <class W>
+void ReturnWorkspace(std::unique_ptr<W> w) {
+  if constexpr (requires { W::kKept; }) {
+    auto& kept = KeptWorkspaces<W>::Get();
+    const std::lock_guard<std::mutex> lock(kept.mutex);
+    try {
+      kept.workspaces.push_back(std::move(w));
+    } catch (const std::bad_alloc&) {
+      // Not kept, then: a later call makes another.
+    }
+  }
+}
+
 // Runs task(0) .. task(count - 1) on `threads` threads; task(i, workspace) with one workspace per
 // thread. False when a task ran out of memory (no exception may leave an OpenMP region).
 template <class Workspace, class Task>
@@ -84,15 +128,22 @@ bool Spread(std::int64_t count, int threads, const Task& task) {
     // region) whose threads keep whatever flush-to-zero mode they have.
     omp_set_num_threads(1);
     GradualUnderflow gradual;
-    Workspace workspace;
+    std::unique_ptr<Workspace> workspace;
+    try {
+      workspace = TakeWorkspace<Workspace>();
+    } catch (const std::bad_alloc&) {
+      failed.store(true, std::memory_order_relaxed);
+    }
 #pragma omp for schedule(dynamic)
     for (std::int64_t i = 0; i < count; ++i) {
+      if (workspace == nullptr) continue;
       try {
-        task(i, workspace);
+        task(i, *workspace);
       } catch (const std::bad_alloc&) {
         failed.store(true, std::memory_order_relaxed);
       }
     }
+    if (workspace != nullptr) ReturnWorkspace(std::move(workspace));
   }
   return !failed.load();
 }
@@ -137,10 +188,59 @@ bool IsSubnormalIn(double x) {
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
+// Eigen's packing buffers for each product shape, kept from tile to tile: Eigen's own product
+// allocates them afresh on every call, and the first touch of each of their pages is a fault.
+class GemmBuffers {
+ public:
+  // out = a * b through Eigen's single-threaded GEMM, for a row-major a (a block of rows or
+  // columns is fine), column-major columns b and a row-major out already of the product's size.
+  template <class A, class B>
+  void Multiply(const A& a, const B& b, Matrix& out) {
+    static_assert(A::IsRowMajor && !B::IsRowMajor, "row-major A, column-major B");
+    out.setZero();  // Eigen's kernel adds the product to out.
+    if (out.size() == 0 || a.cols() == 0) return;
+    using Gemm =
+        Eigen::internal::general_matrix_matrix_product<Eigen::Index, double, Eigen::RowMajor, false,
+                                                       double, Eigen::ColMajor, false,
+                                                       Eigen::RowMajor, 1>;
+    Gemm::run(a.rows(), b.cols(), a.cols(), a.data(), a.outerStride(), b.data(), b.outerStride(),
+              out.data(), 1, out.outerStride(), 1.0, For(a.rows(), b.cols(), a.cols()));
+  }
+
+ private:
+  using Blocking =
+      Eigen::internal::gemm_blocking_space<Eigen::RowMajor, double, double, Eigen::Dynamic,
+                                           Eigen::Dynamic, Eigen::Dynamic>;
+  struct Entry {
+    Eigen::Index rows, cols, depth;
+    std::unique_ptr<Blocking> blocking;
+  };
+
+  // The buffers for a rows x depth by depth x cols product, made on first use (as Eigen's own
+  // product makes them: one thread, blocking for the last-level cache too).
+  Blocking& For(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
+    for (Entry& entry : entries_) {
+      if (entry.rows == rows && entry.cols == cols && entry.depth == depth) return *entry.blocking;
+    }
+    // A workspace kept by its thread meets many shapes over a campaign: the oldest go.
+    if (entries_.size() >= kMaxShapes) entries_.erase(entries_.begin());
+    auto blocking = std::make_unique<Blocking>(rows, cols, depth, 1, true);
+    blocking->allocateAll();
+    entries_.push_back({rows, cols, depth, std::move(blocking)});
+    return *entries_.back().blocking;
+  }
+
+  // The double path's tiles have three product depths; a fourth for the last tile's shape.
+  static constexpr std::size_t kMaxShapes = 4;
+  std::vector<Entry> entries_;
+};
+
 // One thread's buffers for a tile of A's rows, reused from tile to tile. A's rows are contiguous,
 // so the exact path can run on them too.
 struct FloatWorkspace {
+  static constexpr bool kKept = true;
   Matrix a, a_abs, a_sub, v, s, sub;
+  GemmBuffers gemm;
   std::vector<std::uint8_t> row_special;
 };
 
@@ -280,8 +380,8 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   const bool a_sub = ConvertA(a_mat, k, t.i0, t.rows, w);
   Resize(w.v, t.rows, t.cols);
   Resize(w.s, t.rows, t.cols);
-  w.v.noalias() = w.a * p.b.middleCols(t.c0, t.cols);
-  w.s.noalias() = w.a_abs * p.b_abs.middleCols(t.c0, t.cols);
+  w.gemm.Multiply(w.a, p.b.middleCols(t.c0, t.cols), w.v);
+  w.gemm.Multiply(w.a_abs, p.b_abs.middleCols(t.c0, t.cols), w.s);
   const bool any_sub = a_sub || p.subnormal;
   if (any_sub) SubnormalSums<T>(p, t, w);
   // S as computed may be low by gamma_K relative: rounded up as the exact path rounds it.
@@ -397,7 +497,9 @@ void SplitValues(const double* from, std::int64_t stride, std::int64_t count, co
 // One thread's buffers for a tile of A's rows: [A1 | A2], [A12 | A2 | A3] and |A|, and the
 // products.
 struct DoubleWorkspace {
+  static constexpr bool kKept = true;
   Matrix cross, rest, abs, p11, pc, r, s;
+  GemmBuffers gemm;
   std::vector<SplitLine> lines;
 };
 
@@ -527,10 +629,10 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
   const std::int64_t k = plan.k, n = plan.n;
   ConvertDoubleA(a_mat, k, t.i0, t.rows, tau, w);
   for (Matrix* product : {&w.p11, &w.pc, &w.r, &w.s}) Resize(*product, t.rows, t.cols);
-  w.p11.noalias() = w.cross.leftCols(k) * p.cross.block(k, t.c0, k, t.cols);
-  w.pc.noalias() = w.cross * p.cross.middleCols(t.c0, t.cols);
-  w.r.noalias() = w.rest * p.rest.middleCols(t.c0, t.cols);
-  w.s.noalias() = w.abs * p.abs.middleCols(t.c0, t.cols);
+  w.gemm.Multiply(w.cross.leftCols(k), p.cross.block(k, t.c0, k, t.cols), w.p11);
+  w.gemm.Multiply(w.cross, p.cross.middleCols(t.c0, t.cols), w.pc);
+  w.gemm.Multiply(w.rest, p.rest.middleCols(t.c0, t.cols), w.r);
+  w.gemm.Multiply(w.abs, p.abs.middleCols(t.c0, t.cols), w.s);
   const DoubleRadius radius = MakeDoubleRadius(k);
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   double* y = out.y.Data<double>();

@@ -130,7 +130,10 @@ struct OracleOptions {
 };
 
 // Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above, on the
-// OpenMP threads (omp_get_max_threads; one inside a parallel region).
+// OpenMP threads (omp_get_max_threads; one inside a parallel region). Memory: the result, a
+// double copy of a panel of B's columns and, per thread, a tile of A's rows and its products;
+// the per-thread buffers (tens of MB at most, bounded by the tile sizes) and Eigen's packing
+// buffers for up to four product shapes are kept for the next call, not freed.
 StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
                                    const OracleOptions& options = {});
 
