@@ -348,9 +348,58 @@ void SubnormalSums(const Panel& p, const Tile& t, FloatWorkspace& w) {
   }
 }
 
+// T's spacing: significand bits (with the implicit one), smallest normal exponent, largest value.
+template <class T>
+struct FloatFormat;
+template <>
+struct FloatFormat<float> {
+  static constexpr int kDigits = 24, kMinExponent = -126;
+  static constexpr double kMax = 0x1.fffffep127;
+};
+template <>
+struct FloatFormat<float16> {
+  static constexpr int kDigits = 11, kMinExponent = -14;
+  static constexpr double kMax = 65504;
+};
+template <>
+struct FloatFormat<bfloat16> {
+  static constexpr int kDigits = 8, kMinExponent = -126;
+  static constexpr double kMax = 0x1.fep127;
+};
+
+// 2^e as a double, for e within the normal range.
+inline double PowerOfTwo(int e) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
+// Decide's common case without its directed sums and two roundings: with q the spacing of T at v
+// and n = v / q rounded to an integer, every real within r of v rounds to n q when the distance
+// from v to the nearer midpoint, (1/2 - |v / q - n|) q, exceeds r (each step exact: powers of two
+// and Sterbenz's lemma). Leaves to Decide zero, values beyond T's largest and the first value of a
+// binade, where the spacing below is half the spacing above.
+template <class T>
+inline bool QuickDecide(double v, double r, T* y) {
+  using Format = FloatFormat<T>;
+  const double magnitude = std::fabs(v);
+  if (!(magnitude <= Format::kMax)) return false;
+  const int exponent = static_cast<int>(std::bit_cast<std::uint64_t>(magnitude) >> 52) - 1023;
+  const int scale = std::max(exponent, Format::kMinExponent) - (Format::kDigits - 1);
+  const double scaled = v * PowerOfTwo(-scale);
+  const double n = std::rint(scaled);
+  if (n == 0 || !((0.5 - std::fabs(scaled - n)) * PowerOfTwo(scale) > r)) return false;
+  if (std::fabs(n) == PowerOfTwo(Format::kDigits - 1) && exponent > Format::kMinExponent) {
+    return false;
+  }
+  const double value = n * PowerOfTwo(scale);
+  if (std::fabs(value) > Format::kMax) return false;
+  *y = static_cast<T>(static_cast<float>(value));
+  return true;
+}
+
 // DecideRounding, inlined into the tiles.
 template <class T>
 inline bool Decide(double v, double r, T* y) {
+  if (QuickDecide(v, r, y)) return true;
   if (!(r < kInf) || std::isnan(v)) return false;
   const double lo = SumDown(v, -r), hi = SumUp(v, r);
   if (!(lo > 0 || hi < 0)) return false;

@@ -131,6 +131,33 @@ TEST(DecideRoundingTest, AMidpointAtAnEndDecidesOnlyWhereBothEndsRoundAlike) {
   EXPECT_FALSE(DecideRounding<float>(up - r, r, &y));
 }
 
+TEST(DecideRoundingTest, AtABinadesFirstValueTheSpacingBelowIsHalf) {
+  // Above 1 the spacing is 2^-23, below it 2^-24: the midpoint under 1 is 1 - 2^-25.
+  const double v = 1 + std::ldexp(1.0, -30);
+  float y = 0;
+  EXPECT_FALSE(DecideRounding<float>(v, std::ldexp(1.0, -25) + std::ldexp(1.0, -29), &y));
+  ASSERT_TRUE(DecideRounding<float>(v, std::ldexp(1.0, -26), &y));
+  EXPECT_EQ(y, 1.0f);
+  ASSERT_TRUE(DecideRounding<float>(-v, std::ldexp(1.0, -26), &y));
+  EXPECT_EQ(y, -1.0f);
+  // The same in float16 (2^-10 above 1, 2^-11 below) and at bfloat16's smallest normal, where
+  // the spacing below does not halve (subnormals continue it).
+  float16 h;
+  EXPECT_FALSE(DecideRounding<float16>(1 + std::ldexp(1.0, -20), std::ldexp(1.0, -12) * 1.01, &h));
+  ASSERT_TRUE(DecideRounding<float16>(1 + std::ldexp(1.0, -20), std::ldexp(1.0, -13), &h));
+  EXPECT_EQ(static_cast<float>(h), 1.0f);
+  bfloat16 bf;
+  const double min_normal = std::ldexp(1.0, -126), spacing = std::ldexp(1.0, -133);
+  ASSERT_TRUE(DecideRounding<bfloat16>(min_normal, spacing * 0.4, &bf));
+  EXPECT_EQ(static_cast<double>(static_cast<float>(bf)), min_normal);
+  EXPECT_FALSE(DecideRounding<bfloat16>(min_normal, spacing * 0.6, &bf));
+  // The largest float and the values between it and the overflow threshold.
+  const double max = std::numeric_limits<float>::max(), ulp = std::ldexp(1.0, 104);
+  ASSERT_TRUE(DecideRounding<float>(max + ulp / 4, ulp / 8, &y));
+  EXPECT_EQ(y, std::numeric_limits<float>::max());
+  EXPECT_FALSE(DecideRounding<float>(max + ulp / 4, ulp / 4, &y));
+}
+
 TEST(DecideRoundingTest, EndsAreRoundedOutward) {
   // v - r is just above the midpoint m when rounded to nearest, below it exactly.
   const double m = 1 + std::ldexp(1.0, -24);
@@ -152,15 +179,17 @@ TEST(DecideRoundingTest, ZeroOverflowAndTheHalfTypes) {
   ASSERT_TRUE(DecideRounding<float>(1e39, 1e30, &y));
   EXPECT_EQ(y, std::numeric_limits<float>::infinity());
   EXPECT_FALSE(DecideRounding<float>(1.0, kInf, &y));
+  // Intervals whose end is exactly the tie (r a power of two, so v - r is exact).
+  const double r = std::ldexp(1.0, -30);
   float16 h;
   const double hm = 1 + std::ldexp(1.0, -11);  // float16 tie between 1 and 1 + 2^-10.
-  EXPECT_FALSE(DecideRounding<float16>(hm + 1e-9, 1e-9, &h));
-  ASSERT_TRUE(DecideRounding<float16>(hm - 1e-9, 1e-9, &h));
+  EXPECT_FALSE(DecideRounding<float16>(hm + r, r, &h));
+  ASSERT_TRUE(DecideRounding<float16>(hm - r, r, &h));
   EXPECT_EQ(static_cast<float>(h), 1.0f);
   bfloat16 bf;
   const double bm = 1 + std::ldexp(1.0, -8);
-  EXPECT_FALSE(DecideRounding<bfloat16>(bm + 1e-9, 1e-9, &bf));
-  ASSERT_TRUE(DecideRounding<bfloat16>(bm - 1e-9, 1e-9, &bf));
+  EXPECT_FALSE(DecideRounding<bfloat16>(bm + r, r, &bf));
+  ASSERT_TRUE(DecideRounding<bfloat16>(bm - r, r, &bf));
   EXPECT_EQ(static_cast<float>(bf), 1.0f);
 }
 
