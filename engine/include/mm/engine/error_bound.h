@@ -31,7 +31,12 @@
 //    path's double (off x by at most u S + gamma_K u^2 S <= R(K + 1, s) - R(K, s)), round to it, so
 //    Y is correctly rounded and equal bit for bit to the exact path's. A midpoint inside the
 //    interval leaves the element undecided (rounding is monotone: equal rounded ends mean no
-//    midpoint strictly inside; one at an end rounds to the same value as that end).
+//    midpoint strictly inside; one at an end rounds to the same value as that end). Most elements
+//    are decided without the outward sums: with q the output's spacing at v and n = v / q rounded
+//    to an integer (v / q exact: q is a power of two), every real within r of v rounds to n q
+//    when (1/2 - |v / q - n|) q > r, each step exact (Sterbenz: |v / q - n| <= 1/2, n != 0),
+//    unless n q is zero, beyond the largest value, or a binade's first value (the spacing below it
+//    is half), which take the test above.
 //  - Every other element takes the exact path: undecided ones, those a NaN or infinite input
 //    reaches (special), and those whose interval reaches zero (the sign of a zero is the exact
 //    path's). Elements with s = 0 are +0 exactly. There is no overflow: |v| and s stay below
