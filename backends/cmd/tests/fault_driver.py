@@ -101,9 +101,7 @@ def misbehave(request, y):
         # Slowly enough for mm's sampling to see it pass the limit before RLIMIT_DATA stops it.
         hogs = []
         for _ in range(50):
-            hogs.append(bytearray(20 << 20))
-            for i in range(0, len(hogs[-1]), 4096):
-                hogs[-1][i] = 1
+            hogs.append(b"\x01" * (20 << 20))  # Written whole, so resident at once.
             time.sleep(0.05)
         time.sleep(1000)
     elif FAULT == "stderr":
