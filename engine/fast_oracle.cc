@@ -237,20 +237,36 @@ class GemmBuffers {
 
 // One thread's buffers for a tile of A's rows, reused from tile to tile. A's rows are contiguous,
 // so the exact path can run on them too.
+// An input subnormal in T: its row and column (within a tile of A or a panel of B) and magnitude.
+struct SubnormalInput {
+  std::int64_t row, col;
+  double magnitude;
+};
+
+// Subnormal inputs are rare in most data: their terms of S are then added one by one. When more
+// than one input in kSparseSubnormals is subnormal, a GEMM over their magnitudes does it instead.
+constexpr std::int64_t kSparseSubnormals = 64;
+
 struct FloatWorkspace {
   static constexpr bool kKept = true;
   Matrix a, a_abs, a_sub, v, s, sub;
   GemmBuffers gemm;
   std::vector<std::uint8_t> row_special;
+  std::vector<SubnormalInput> a_subnormals;
 };
 
 // Columns [j0, j0 + cols) of one B matrix in double, converted once and shared by every thread's
 // row tiles (column-major: a column is contiguous for the exact path).
 struct Panel {
   std::int64_t j0 = 0;
-  ColMatrix b, b_abs, b_sub;  // b_sub: the magnitudes of T's subnormals, when there are any.
+  ColMatrix b, b_abs;
   std::vector<std::uint8_t> col_special, col_subnormal;
   bool subnormal = false;
+  // T's subnormals among the panel's inputs: listed by column when few, else as the magnitudes
+  // of the subnormals only (b_sub, zero elsewhere).
+  bool dense_subnormals = false;
+  std::vector<SubnormalInput> b_subnormals;
+  ColMatrix b_sub;
 };
 
 // Rows of a tile of A: the tile's double copies stay a few MB.
@@ -306,6 +322,22 @@ M SubnormalPart(const M& magnitudes) {
   return magnitudes.unaryExpr([](double x) { return IsSubnormalIn<T>(x) ? x : 0.0; });
 }
 
+// Appends the subnormals in T of `magnitudes` (a row or column of a tile or panel, at `row` and
+// `col`, the other coordinate counting along it) to `list`; false, once the list holds more than
+// `most`.
+template <class T, class Vector>
+bool ListSubnormals(const Vector& magnitudes, std::int64_t row, std::int64_t col, std::int64_t most,
+                    std::vector<SubnormalInput>& list) {
+  constexpr bool kAlongRow = Vector::IsRowMajor;
+  for (Eigen::Index q = 0; q < magnitudes.size(); ++q) {
+    const double x = magnitudes(q);
+    if (!IsSubnormalIn<T>(x)) continue;
+    list.push_back({kAlongRow ? row : q, kAlongRow ? q : col, x});
+    if (static_cast<std::int64_t>(list.size()) > most) return false;
+  }
+  return true;
+}
+
 // Fills `p` with columns [j0, j0 + cols) of `b` (k x n), groups of columns on the threads.
 template <class T>
 bool ConvertPanel(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, std::int64_t cols,
@@ -327,7 +359,16 @@ bool ConvertPanel(const T* b, std::int64_t k, std::int64_t n, std::int64_t j0, s
       });
   p.subnormal = std::any_of(p.col_subnormal.begin(), p.col_subnormal.end(),
                             [](std::uint8_t x) { return x != 0; });
-  if (p.subnormal) p.b_sub = SubnormalPart<T>(p.b_abs);
+  p.b_subnormals.clear();
+  p.dense_subnormals = false;
+  if (p.subnormal) {
+    const std::int64_t most = k * cols / kSparseSubnormals;
+    for (std::int64_t j = 0; j < cols && !p.dense_subnormals; ++j) {
+      if (p.col_subnormal[static_cast<std::size_t>(j)] == 0) continue;
+      p.dense_subnormals = !ListSubnormals<T>(p.b_abs.col(j), 0, j, most, p.b_subnormals);
+    }
+    if (p.dense_subnormals) p.b_sub = SubnormalPart<T>(p.b_abs);
+  }
   return ok;
 }
 
@@ -337,14 +378,40 @@ struct Tile {
 };
 
 // The part of S from terms with a subnormal input: |A_sub| |B| + (|A| - |A_sub|) |B_sub|, so no
-// term counts twice.
+// term counts twice. Nonnegative terms, at most 2K per element, in any order: error_bound.h's
+// bound holds for the term-by-term sums as for the GEMMs.
 template <class T>
-void SubnormalSums(const Panel& p, const Tile& t, FloatWorkspace& w) {
-  w.a_sub = SubnormalPart<T>(w.a_abs);
-  w.sub.noalias() = w.a_sub * p.b_abs.middleCols(t.c0, t.cols);
-  if (p.subnormal) {
+void SubnormalSums(const Panel& p, const Tile& t, bool a_subnormal, FloatWorkspace& w) {
+  const auto b_abs = p.b_abs.middleCols(t.c0, t.cols);
+  const std::int64_t k = w.a_abs.cols();
+  w.a_subnormals.clear();
+  bool a_dense = false;
+  for (std::int64_t i = 0; a_subnormal && i < t.rows && !a_dense; ++i) {
+    a_dense =
+        !ListSubnormals<T>(w.a_abs.row(i), i, 0, t.rows * k / kSparseSubnormals, w.a_subnormals);
+  }
+  if (a_dense || p.dense_subnormals) w.a_sub = SubnormalPart<T>(w.a_abs);
+  if (a_dense) {
+    w.sub.noalias() = w.a_sub * b_abs;
+  } else {
+    Resize(w.sub, t.rows, t.cols);
+    w.sub.setZero();
+    for (const SubnormalInput& e : w.a_subnormals)
+      w.sub.row(e.row) += e.magnitude * b_abs.row(e.col);
+  }
+  if (!p.subnormal) return;
+  if (p.dense_subnormals) {
     w.a_sub = w.a_abs - w.a_sub;
     w.sub.noalias() += w.a_sub * p.b_sub.middleCols(t.c0, t.cols);
+    return;
+  }
+  const auto by_col = [](const SubnormalInput& e, std::int64_t col) { return e.col < col; };
+  auto e = std::lower_bound(p.b_subnormals.begin(), p.b_subnormals.end(), t.c0, by_col);
+  for (; e != p.b_subnormals.end() && e->col < t.c0 + t.cols; ++e) {
+    for (std::int64_t i = 0; i < t.rows; ++i) {
+      const double a = w.a_abs(i, e->row);
+      if (!IsSubnormalIn<T>(a)) w.sub(i, e->col - t.c0) += a * e->magnitude;
+    }
   }
 }
 
@@ -432,7 +499,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   w.gemm.Multiply(w.a, p.b.middleCols(t.c0, t.cols), w.v);
   w.gemm.Multiply(w.a_abs, p.b_abs.middleCols(t.c0, t.cols), w.s);
   const bool any_sub = a_sub || p.subnormal;
-  if (any_sub) SubnormalSums<T>(p, t, w);
+  if (any_sub) SubnormalSums<T>(p, t, a_sub, w);
   // S as computed may be low by gamma_K relative: rounded up as the exact path rounds it.
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   const double sub_up = 1 + Gamma(2 * k + 1, 0x1p-53);

@@ -344,6 +344,42 @@ TYPED_TEST(FastOracleTest, ExactCancellationToZeroFallsBack) {
   EXPECT_EQ(o.exact[0], 0.0);
 }
 
+template <class T>
+class NarrowFastOracleTest : public testing::Test {};
+using NarrowTypes = testing::Types<float, float16, bfloat16>;
+TYPED_TEST_SUITE(NarrowFastOracleTest, NarrowTypes);
+
+// A few subnormal inputs among normal ones (their terms of S are added one by one, where many
+// go through a GEMM): S's subnormal part holds every term with a subnormal input once, and no
+// other.
+TYPED_TEST(NarrowFastOracleTest, AFewSubnormalInputsCountOnceInTheSubnormalPart) {
+  using T = TypeParam;
+  const double min_normal = std::is_same_v<T, float16> ? 0x1p-14 : 0x1p-126;
+  std::mt19937_64 rng(5);
+  const std::int64_t m = 70, k = 300, n = 90;
+  Tensor a = Random<T>({m, k}, rng, 1, 1), b = Random<T>({k, n}, rng, 1, 1);
+  for (Tensor* t : {&a, &b}) {
+    for (std::int64_t i = 0; i < t->NumElements(); ++i) {
+      if (std::fabs(ToDouble(t->Data<T>()[i])) < min_normal) t->Data<T>()[i] = T(1.0f);
+    }
+  }
+  const auto set = [](Tensor& t, std::int64_t index, double x) {
+    t.Data<T>()[index] = RoundFromDouble<T>(x);
+  };
+  set(a, 5 * k + 7, min_normal / 2);    // Row 5 of Y.
+  set(b, 7 * n + 11, -min_normal / 4);  // Column 11, and (5, 11) through both.
+  set(a, 9 * k + 100, -min_normal / 2);
+  set(b, 100 * n + 20, min_normal / 8);  // (9, 20): a term of two subnormals, counted once.
+  const OracleResult o = ExpectFastMatchesExact(a, b);
+  const auto sub = [&](std::int64_t i, std::int64_t j) { return o.subnormal_abs_sum[i * n + j]; };
+  EXPECT_GT(sub(5, 0), 0);
+  EXPECT_GT(sub(0, 11), 0);
+  EXPECT_GT(sub(9, 0), 0);
+  EXPECT_GT(sub(0, 20), 0);
+  EXPECT_EQ(sub(0, 0), 0);
+  EXPECT_EQ(sub(69, 89), 0);
+}
+
 TEST(FastOracleIntegerTest, MatchesTheElementLoopModuloTwoToTheBits) {
   std::mt19937_64 rng(5);
   const auto check = [&](auto tag) {
