@@ -8,8 +8,9 @@
 # Progress (what runs, how far, time left) goes to stderr.
 #
 # Usage: scripts/compare.sh [--quick] [extra arguments for every tool, e.g. --backend-lib FILE]
-#   --quick   a sample of every section (the full report takes
-#             6 to 7 minutes: the whole sweep, 3 repetitions each).
+#   --quick   a sample of every section (the full report, the whole sweep over every backend
+#             and runtime with 3 repetitions each and unstable figures measured again, took
+#             45 minutes on 2 idle cores).
 # Exits non-zero when a tool cannot run; FAIL and ERROR verdicts are shown (in red, at the top of
 # the page), not turned into an exit code: scripts/conformance.sh is the gate.
 set -euo pipefail
