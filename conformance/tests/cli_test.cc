@@ -21,6 +21,7 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/shape_classes/shape_classes.h"
 #include "mm/conformance/testing/cli_runs.h"
+#include "mm/engine/testing/files.h"
 #include "mm/engine/testing/test_names.h"
 #include "onnx_fixtures.h"
 
@@ -28,17 +29,13 @@ namespace mm::conformance {
 namespace {
 
 namespace fs = std::filesystem;
+using mm::testing::ReadFile;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::TempDir;
 
 using testing::CliRun;
 using testing::ConformanceCli;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 TEST(CliTest, HelpTeachesOptionsAndExitCodes) {
   CliRun r = ConformanceCli({"--help"});

@@ -15,27 +15,21 @@
 #include "mm/conformance/auto_expectations.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
+#include "mm/engine/testing/files.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
 namespace {
 
 namespace fs = std::filesystem;
+using mm::testing::ReadFile;
+using mm::testing::WriteText;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::TempDir;
 
 using testing::CliRun;
 using testing::ConformanceCli;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // The names in `dir`, links included.
 std::set<std::string> Names(const fs::path& dir) {

@@ -179,37 +179,37 @@ TEST(ShapeClassesTest, CoversEveryShapeClassOfNumpyMatmul) {
       }
     }
   }
-  EXPECT_THAT(covered, testing::IsSupersetOf<std::set<std::string>>({"1d x 1d",
-                                                                     "1d x nd",
-                                                                     "nd x 1d",
-                                                                     "2d",
-                                                                     "k1",
-                                                                     "batch equal",
-                                                                     "broadcast from a",
-                                                                     "broadcast from b",
-                                                                     "broadcast both",
-                                                                     "rank mismatch",
-                                                                     "rank 13",
-                                                                     "k0 1d x 1d",
-                                                                     "k0 1d a",
-                                                                     "k0 1d b",
-                                                                     "k0 2d",
-                                                                     "k0 batch",
-                                                                     "m0",
-                                                                     "m0 x 1d",
-                                                                     "m0 batch",
-                                                                     "m0 k0",
-                                                                     "n0",
-                                                                     "n0 1d",
-                                                                     "n0 batch",
-                                                                     "batch 0 vs 1",
-                                                                     "batch 1 vs 0",
-                                                                     "batch 0 vs 0",
-                                                                     "batch 0 vs missing",
-                                                                     "1d vs batch 0",
-                                                                     "k0 after nonempty",
-                                                                     "k0 1d after nonempty",
-                                                                     "empty after nonempty"}));
+  EXPECT_THAT(covered, ::testing::IsSupersetOf<std::set<std::string>>({"1d x 1d",
+                                                                       "1d x nd",
+                                                                       "nd x 1d",
+                                                                       "2d",
+                                                                       "k1",
+                                                                       "batch equal",
+                                                                       "broadcast from a",
+                                                                       "broadcast from b",
+                                                                       "broadcast both",
+                                                                       "rank mismatch",
+                                                                       "rank 13",
+                                                                       "k0 1d x 1d",
+                                                                       "k0 1d a",
+                                                                       "k0 1d b",
+                                                                       "k0 2d",
+                                                                       "k0 batch",
+                                                                       "m0",
+                                                                       "m0 x 1d",
+                                                                       "m0 batch",
+                                                                       "m0 k0",
+                                                                       "n0",
+                                                                       "n0 1d",
+                                                                       "n0 batch",
+                                                                       "batch 0 vs 1",
+                                                                       "batch 1 vs 0",
+                                                                       "batch 0 vs 0",
+                                                                       "batch 0 vs missing",
+                                                                       "1d vs batch 0",
+                                                                       "k0 after nonempty",
+                                                                       "k0 1d after nonempty",
+                                                                       "empty after nonempty"}));
 }
 
 TEST(ShapeClassesTest, SequencesAreOneSymbolicModelWithANonEmptyProblemFirst) {
@@ -217,7 +217,7 @@ TEST(ShapeClassesTest, SequencesAreOneSymbolicModelWithANonEmptyProblemFirst) {
   for (const ShapeCase& c : ShapeCases()) {
     const MatMulModel model = ShapeCaseModel(c);
     EXPECT_EQ(model.matmul_version, 13);
-    EXPECT_THAT(model.allowed_dtypes, testing::ElementsAre(c.dtype));
+    EXPECT_THAT(model.allowed_dtypes, ::testing::ElementsAre(c.dtype));
     for (const DeclaredTensor* t : {&model.a, &model.b, &model.y}) {
       EXPECT_TRUE(t->has_shape);
       for (const auto& dim : t->dims) EXPECT_EQ(dim.has_value(), !c.shape_class->sequence());

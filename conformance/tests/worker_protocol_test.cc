@@ -173,7 +173,9 @@ TEST(WorkerProtocolTest, AHugeCountIsRefusedWithoutSizingAnAllocation) {
 }
 
 TEST(WorkerProtocolTest, TasksStagesAndStringListsReadBackAndRefuseTrailingBytes) {
-  const TaskMessage task{987654, {2, 5, "n/a (reference crashed: SIGSEGV (signal 11))"}};
+  TaskMessage task;
+  task.case_index = 987654;
+  task.from = {2, 5, "n/a (reference crashed: SIGSEGV (signal 11))"};
   const std::optional<TaskMessage> task_back = DecodeTask(EncodeTask(task));
   ASSERT_TRUE(task_back.has_value());
   EXPECT_EQ(task_back->case_index, 987654u);

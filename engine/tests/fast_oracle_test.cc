@@ -238,8 +238,8 @@ Tensor Random(Dims dims, std::mt19937_64& rng, double scale = 1, double spread =
 }
 
 template <class T>
-class FastOracleTest : public testing::Test {};
-using FloatTypes = testing::Types<float, float16, bfloat16, double>;
+class FastOracleTest : public ::testing::Test {};
+using FloatTypes = ::testing::Types<float, float16, bfloat16, double>;
 TYPED_TEST_SUITE(FastOracleTest, FloatTypes);
 
 TYPED_TEST(FastOracleTest, RandomProblemsMatchAndRarelyFallBack) {
@@ -345,8 +345,8 @@ TYPED_TEST(FastOracleTest, ExactCancellationToZeroFallsBack) {
 }
 
 template <class T>
-class NarrowFastOracleTest : public testing::Test {};
-using NarrowTypes = testing::Types<float, float16, bfloat16>;
+class NarrowFastOracleTest : public ::testing::Test {};
+using NarrowTypes = ::testing::Types<float, float16, bfloat16>;
 TYPED_TEST_SUITE(NarrowFastOracleTest, NarrowTypes);
 
 // A few subnormal inputs among normal ones (their terms of S are added one by one, where many

@@ -25,6 +25,7 @@
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/testing/fake_backend.h"
+#include "mm/engine/testing/files.h"
 #include "mm/engine/testing/temp_dir.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -33,6 +34,7 @@ namespace mm::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
+using mm::testing::ReadFile;
 using ::testing::HasSubstr;
 
 using conformance::testing::ConformanceCli;
@@ -220,11 +222,6 @@ TEST(FuzzCliTest, GenerateWritesValidNodeTestsEveryToolLoads) {
               std::string(std::istreambuf_iterator<char>(y), {}))
         << twin;
   }
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // --cases-per-dtype balances a corpus: exactly N cases of each dtype selected (a random mix of

@@ -15,26 +15,20 @@
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/conformance/testing/cli_runs.h"
+#include "mm/engine/testing/files.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
+using mm::testing::ReadFile;
+using mm::testing::WriteText;
 using ::testing::HasSubstr;
 using testing::TempDir;
 
 using testing::CliRun;
 using testing::FuzzCli;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 ino_t Inode(const fs::path& path) {
   struct stat st {};
