@@ -223,7 +223,7 @@ void RegisterPeaks(ShapeSet set) {
   }
 }
 
-[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterPeaks);
+[[maybe_unused]] const bool kPeaksRegistered = AddRegistrar(&RegisterPeaks);
 
 }  // namespace
 }  // namespace mm::bench

@@ -68,7 +68,7 @@ void RegisterRuntimeRoundTrips(ShapeSet) {
   }
 }
 
-[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterRuntimeRoundTrips);
+[[maybe_unused]] const bool kRuntimeRoundTripsRegistered = AddRegistrar(&RegisterRuntimeRoundTrips);
 
 }  // namespace
 }  // namespace mm::bench

@@ -133,7 +133,7 @@ nlohmann::json DescribeEigen() {
       {"eigen_threads", Eigen::nbThreads()}};
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kRawEigenRegistered =
     AddRegistrar(&RegisterRawEigen) && AddDescriber("eigen", &DescribeEigen) &&
     AddBaseline({"raw_eigen", "raw Eigen", "eigen"}) &&
     AddBaseline({"raw_eigen_native", "raw Eigen (own bfloat16 product)", "eigen"});

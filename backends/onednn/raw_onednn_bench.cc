@@ -160,9 +160,9 @@ nlohmann::json DescribeOneDnn() {
   return out;
 }
 
-[[maybe_unused]] const bool kRegistered = AddRegistrar(&RegisterRawOneDnn) &&
-                                          AddDescriber("onednn", &DescribeOneDnn) &&
-                                          AddBaseline({"raw_onednn", "raw oneDNN", "onednn"});
+[[maybe_unused]] const bool kRawOneDnnRegistered =
+    AddRegistrar(&RegisterRawOneDnn) && AddDescriber("onednn", &DescribeOneDnn) &&
+    AddBaseline({"raw_onednn", "raw oneDNN", "onednn"});
 
 }  // namespace
 }  // namespace mm::bench
