@@ -13,6 +13,7 @@ from .plots import plot_accuracy, plot_scaling, plot_sweep, plot_tiny
 from .shape_matrix import CSS as SHAPE_MATRIX_CSS
 from .shape_matrix import shape_matrix, shape_matrix_html, shape_matrix_md
 from .tables import (
+    Figure,
     accuracy_table,
     auto_choice_table,
     conformance_tables,
@@ -84,11 +85,12 @@ def plot_html(plot, plot_id):
 
 
 def cell_md(cell):
-    text = (
-        f"{cell[0]}: {cell[1]}"
-        if isinstance(cell, tuple) and cell[0] not in ("PASS", "UNSUPPORTED")
-        else (cell[0] if isinstance(cell, tuple) else cell)
-    )
+    if isinstance(cell, Figure):
+        text = cell.summary  # Every attempt's details stay in the page and compare.json.
+    elif isinstance(cell, tuple):
+        text = f"{cell[0]}: {cell[1]}" if cell[0] not in ("PASS", "UNSUPPORTED") else cell[0]
+    else:
+        text = cell
     return text.replace("|", "\\|").replace("\n", " ")
 
 

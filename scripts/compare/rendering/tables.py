@@ -62,9 +62,27 @@ def fmt_measurement(r):
     )
 
 
+class Figure(tuple):
+    """A speed figure's cell: (text, details) like every cell with details, shown whole in the
+    page, and `summary`, what the Markdown twin shows instead of every attempt's details."""
+
+    def __new__(cls, text, details, summary):
+        cell = super().__new__(cls, (text, details))
+        cell.summary = summary
+        return cell
+
+
+def fmt_spread_summary(r):
+    """A measurement's repetitions and the other processes' load, briefly ("3 reps, others 0.12
+    cores")."""
+    load = r.get("load")
+    others = f"others {load['other_cores']:.2f} cores" if load else "load not measured"
+    return f"{r['repetitions']} reps, {others}"
+
+
 def fmt_speed(r, unit="gflops", extra=""):
-    """A speed figure with its spread ("12.3 [11.9–12.5]", details: repetitions and load), or
-    ("unstable", why) when no measurement passed the stability rule."""
+    """A speed figure with its spread (Figure: "12.3 [11.9–12.5]", details: repetitions and load),
+    or Figure("unstable", why) when no measurement passed the stability rule."""
     if r is None:
         return "–"
     if r.get("error"):
@@ -76,7 +94,12 @@ def fmt_speed(r, unit="gflops", extra=""):
         for i, a in enumerate(attempts)
     )
     if r.get("unstable"):
-        return ("unstable", f"not shown as the speed: {'; '.join(r['unstable'])}. {history}")
+        why = "; ".join(r["unstable"])
+        return Figure(
+            "unstable",
+            f"not shown as the speed: {why}. {history}",
+            f"unstable: {why} ({len(attempts)} attempt(s))",
+        )
     if unit == "time":
         low, high = r["min_seconds"], r["max_seconds"]
         text = f"{fmt_time(r['rate_seconds'])} [{fmt_time(low)}–{fmt_time(high)}]"
@@ -88,7 +111,7 @@ def fmt_speed(r, unit="gflops", extra=""):
             f"{fmt_num(scale / r['min_seconds'])}]"
         )
     clock = " Timed by the runtime's own clock." if r.get("runtime_clock") else ""
-    return (text + extra, history + clock)
+    return Figure(text + extra, history + clock, f"{text}{extra}, {fmt_spread_summary(r)}")
 
 
 def fmt_load(values):
