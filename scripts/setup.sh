@@ -32,7 +32,7 @@ packages=(
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
   libcli11-dev
-  # The loader fuzzing's libFuzzer target: clang with libFuzzer (CMake preset "loader-fuzz").
+  # The sanitizer tree and its libFuzzer targets: clang with libFuzzer (CMake preset "asan").
   clang-14 libclang-rt-14-dev
   # The format check (scripts/check-format.sh): C/C++ by .clang-format, Python by black and flake8.
   clang-format-14 black flake8
@@ -54,10 +54,14 @@ packages=(
 # with) it.
 command -v npm >/dev/null || packages+=(npm)
 
+# One query for every package (a process per package took over a second): the installed ones.
+declare -A installed=()
+while read -r name status; do
+  [[ "$status" == "installed" ]] && installed["$name"]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "installed" ]] || missing+=("$p")
+  [[ -n "${installed[$p]:-}" ]] || missing+=("$p")
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
