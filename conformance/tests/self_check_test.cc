@@ -60,8 +60,14 @@ const PlantedOutcome* Find(const SelfCheckResult& result, std::string_view name)
   return nullptr;
 }
 
+// The in-process self-check under the real judgement, run once for the tests that only read it.
+const SelfCheckResult& BuiltinResult() {
+  static const SelfCheckResult result = RunSelfCheck(BuiltinOnly());
+  return result;
+}
+
 TEST(SelfCheckTest, CatchesEveryPlantedFaultWithTheVerdictItDeserves) {
-  const SelfCheckResult result = RunSelfCheck(BuiltinOnly());
+  const SelfCheckResult& result = BuiltinResult();
   std::ostringstream text;
   WriteSelfCheck(result, text);
   EXPECT_THAT(result.Missed(), ::testing::IsEmpty()) << text.str();
@@ -81,7 +87,7 @@ TEST(SelfCheckTest, CatchesEveryPlantedFaultWithTheVerdictItDeserves) {
 }
 
 TEST(SelfCheckTest, TheControlPassesAndTheFaultsFailTheRun) {
-  const SelfCheckResult result = RunSelfCheck(BuiltinOnly());
+  const SelfCheckResult& result = BuiltinResult();
   const PlantedOutcome* control = Find(result, "correct");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->got, Verdict::kPass) << control->evidence;
@@ -177,10 +183,8 @@ TEST_P(BrokenJudgementTest, TheSelfCheckNamesWhatItMisses) {
     EXPECT_THAT(text.str(), HasSubstr("MISSED  " + name + ": ")) << text.str();
   }
   EXPECT_THAT(text.str(), HasSubstr("; MISSED:"));
-  // Every fault above misses in-process faults, so the in-process self-check alone shows whether
-  // the real judgement is back (the runtime-protocol path under a broken one is
-  // DriverFaultsTest's).
-  EXPECT_THAT(RunSelfCheck(BuiltinOnly()).Missed(), ::testing::IsEmpty())
+  // The real judgement is back for the tests after this one.
+  EXPECT_EQ(conformance::SetJudgementFaultForTesting(JudgementFault::kNone), JudgementFault::kNone)
       << "the fault must be gone once the test put the real judgement back";
 }
 
