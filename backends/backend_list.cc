@@ -39,7 +39,8 @@ void MustRegister(BackendRegistry& registry, std::string name, std::string descr
 }
 
 // A backend left out of this build (MM_WITH_<option>=OFF): listed, with how to build it.
-void MustRegisterNotBuilt(BackendRegistry& registry, std::string name, std::string_view option) {
+[[maybe_unused]] void MustRegisterNotBuilt(BackendRegistry& registry, std::string name,
+                                           std::string_view option) {
   std::string why = "not built: mm was configured with " + std::string(option) + "=OFF";
   Status status = registry.RegisterUnavailable(name, "left out of this build", std::move(why));
   if (!status.ok()) {

@@ -224,8 +224,8 @@ std::string EncodeTask(const TaskMessage& task) {
         entry.model ? std::optional<MatMulModel>(*entry.model) : std::nullopt;
     out.U64(entry.data_sets.size());
     for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
-      const DataSetFiles files =
-          model ? entry.data_sets.files(d, dir, *model) : DataSetFiles{entry.data_sets.name(d)};
+      const DataSetFiles files = model ? entry.data_sets.files(d, dir, *model)
+                                       : DataSetFiles{entry.data_sets.name(d), {}, {}, {}};
       out.Str(files.name);
       out.Str(files.a);
       out.Str(files.b);

@@ -15,6 +15,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/process/process.h"
+#include "mm/engine/testing/sanitizers.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
@@ -147,7 +148,7 @@ TEST(CpuIndependentVerdictsTest, AnEmptyOutputCostsOnlyItsFilesWhateverItsDims) 
 // up to 1,024 compiled primitives by default (tens of MB), and a conformance run sees each shape
 // once, so workers run with it off unless the user sets ONEDNN_PRIMITIVE_CACHE_CAPACITY.
 TEST(WorkerMemoryTest, AWorkerDoesNotGrowWithTheNumberOfShapesOneDnnCompiled) {
-#if defined(__SANITIZE_ADDRESS__)
+#if MM_UNDER_ASAN
   // Measured in the plain build, which CI runs too: AddressSanitizer keeps freed memory resident
   // in its quarantine (hundreds of MB), so here a worker's peak says nothing about what it keeps.
   GTEST_SKIP() << "resident memory under AddressSanitizer includes its quarantine";

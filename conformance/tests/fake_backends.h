@@ -19,6 +19,7 @@
 #include "mm/engine/process/process.h"
 #include "mm/engine/registry.h"
 #include "mm/engine/testing/fake_backend.h"
+#include "mm/engine/testing/sanitizers.h"
 
 namespace mm::conformance::testing {
 
@@ -46,7 +47,7 @@ enum class Fault {
 // Under AddressSanitizer a SIGSEGV or SIGFPE is caught by the sanitizer, reported, and the
 // process ends with an abort (abort_on_error=1, as the asan preset sets) or exit status 1 (UBSan
 // stops at the null store first): the worker still dies, but not of that signal.
-#if defined(__SANITIZE_ADDRESS__)
+#if MM_UNDER_ASAN
 inline constexpr bool kSanitizedBuild = true;
 #else
 inline constexpr bool kSanitizedBuild = false;
@@ -61,7 +62,7 @@ inline std::string CrashedBy(const std::string& signal_text) {
 inline const Dims kTriggerADims = {3, 7};
 
 // The crashes, kept out of the sanitizers' reach: the point is what the process dies of.
-[[gnu::noinline, gnu::no_sanitize("undefined")]] inline int DivideBy(int divisor) {
+__attribute__((noinline, no_sanitize("undefined"))) inline int DivideBy(int divisor) {
   volatile int dividend = 1, volatile_divisor = divisor;
   return dividend / volatile_divisor;
 }

@@ -26,6 +26,7 @@
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/backend.h"
+#include "mm/engine/testing/sanitizers.h"
 #include "onnx_fixtures.h"
 
 extern char** environ;
@@ -385,7 +386,7 @@ TEST_P(ProbeFaultTest, IsAnErrorBackendAmongJudgedOnes) {
     } else {
       EXPECT_EQ(result["verdict"], "ERROR");
       std::string what = GetParam().what;
-#ifdef __SANITIZE_ADDRESS__
+#if MM_UNDER_ASAN
       // AddressSanitizer catches the plugin's SIGSEGV itself and ends the probe with its exit code.
       if (what.find("SIGSEGV") != std::string::npos) what = "during the load probe";
 #endif

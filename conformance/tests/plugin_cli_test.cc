@@ -20,6 +20,7 @@
 #include "mm/conformance/report/escape.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
+#include "mm/engine/testing/sanitizers.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
@@ -179,7 +180,7 @@ TEST_P(PluginCliLoadTimeFaultTest, IsAUsageErrorNamingThePluginAndWhatHappened) 
   CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--timeout", "1"});
   EXPECT_EQ(r.code, kExitUsage) << r.out << r.err;
   std::string message = GetParam().message;
-#ifdef __SANITIZE_ADDRESS__
+#if MM_UNDER_ASAN
   // AddressSanitizer catches the plugin's SIGSEGV itself and ends the child with its exit code.
   if (const std::size_t signal = message.find(": SIGSEGV"); signal != std::string::npos) {
     const std::size_t where = message.find(' ') + 1;  // After "crashed".

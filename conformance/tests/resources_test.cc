@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "mm/engine/testing/sanitizers.h"
+
 namespace mm::conformance {
 namespace {
 
@@ -26,7 +28,7 @@ using ::testing::IsEmpty;
 
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // AddressSanitizer's shadow: a byte per 8 of memory touched, resident in the same process.
-#ifdef __SANITIZE_ADDRESS__
+#if MM_UNDER_ASAN
 constexpr double kShadowBytesPerByte = 1.0 / 8;
 #else
 constexpr double kShadowBytesPerByte = 0;

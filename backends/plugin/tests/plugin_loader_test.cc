@@ -20,6 +20,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/testing/sanitizers.h"
 #include "mm/engine/testing/temp_dir.h"
 #include "mm/engine/testing/test_names.h"
 
@@ -439,7 +440,7 @@ TEST_P(LoadTimeFaultTest, IsARefusalNamingThePluginAndWhatHappened) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   std::string message = fault.message;
-#ifdef __SANITIZE_ADDRESS__
+#if MM_UNDER_ASAN
   // AddressSanitizer catches the plugin's SIGSEGV itself and ends the child with its exit code.
   if (const std::size_t signal = message.find(": SIGSEGV"); signal != std::string::npos) {
     const std::size_t where = message.find(' ') + 1;  // After "crashed".
