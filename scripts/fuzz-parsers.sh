@@ -3,22 +3,22 @@
 # outputs tree's mm_outputs.json, auto's calibration table, a JSON report read back by --resume or
 # `mm-conformance merge`, an mm-fuzz report read back by `mm-fuzz merge`, the frames a runtime
 # driver writes to its stdout) with its own libFuzzer
-# target (conformance/libfuzzer/), built by the CMake preset "loader-fuzz" (clang 14,
-# -fsanitize=fuzzer,address,undefined) into build/loader-fuzz/. Makes the seeds with mm's own
+# target (conformance/libfuzzer/), built in the asan tree (build preset "loader-fuzz": clang 14,
+# -fsanitize=fuzzer,address,undefined, in build/asan/). Makes the seeds with mm's own
 # writers (each must parse), then runs every target for SECONDS (default 20) with a fixed seed and
 # prints its executions per second. Exits non-zero on any finding; the input that triggered it is
-# in build/loader-fuzz/findings/<kind>/. The ONNX loader has its own: scripts/fuzz-loader.sh.
+# in build/asan/fuzz/findings/<kind>/. The ONNX loader has its own: scripts/fuzz-loader.sh.
 # Usage: scripts/fuzz-parsers.sh [SECONDS] [more libFuzzer flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 bash scripts/setup.sh
-[[ -f build/loader-fuzz/build.ninja ]] || cmake --preset loader-fuzz >/dev/null
+[[ -f build/asan/build.ninja ]] || cmake --preset asan >/dev/null
 cmake --build --preset loader-fuzz
-out=build/loader-fuzz
+out=build/asan/fuzz
 seeds="$out/parser-seeds"
-bash conformance/libfuzzer/check_seeds.sh "$out/bin" "$seeds" \
+bash conformance/libfuzzer/check_seeds.sh build/asan/bin "$seeds" \
   backends/blas/deviations/expectations.json backends/runtimes/js/expectations/onnxruntime.json
 status=0
 for dir in "$seeds"/*/; do
@@ -27,7 +27,7 @@ for dir in "$seeds"/*/; do
   findings="$out/findings/$kind"
   mkdir -p "$corpus" "$findings"
   log="$out/parser-fuzz-$kind.log"
-  if "$out/bin/mm_${kind}_fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 \
+  if "build/asan/bin/mm_${kind}_fuzzer" -seed=1 -max_total_time="$seconds" -timeout=10 \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
        "$@" "$corpus" "$dir" > "$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)

@@ -4,7 +4,7 @@
 // text, given to the function that reads such a file: any crash, sanitizer report, leak or timeout
 // is a finding. With MM_PARSER_FUZZ_SEEDS_MUST_PARSE=1 an input that is refused aborts too, so a
 // run over the seeds (ctest's parser_fuzz.seeds) proves they reach past the first check.
-// Build and run: scripts/fuzz-parsers.sh [SECONDS] (CMake preset loader-fuzz).
+// Build and run: scripts/fuzz-parsers.sh [SECONDS] (the asan tree, build preset loader-fuzz).
 #include <unistd.h>
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // libFuzzer target over everything mm reads from untrusted files: TensorProto decoding, model
 // classification, and whole case directories (see fuzz_input.h for the input's structure).
-// Build and run: scripts/fuzz-loader.sh [SECONDS] (CMake preset "loader-fuzz", clang with
-// -fsanitize=fuzzer,address,undefined). Any crash, sanitizer report, leak or timeout is a finding.
+// Build and run: scripts/fuzz-loader.sh [SECONDS] (the asan tree, build preset "loader-fuzz":
+// clang with -fsanitize=fuzzer,address,undefined). Any crash, sanitizer report, leak or timeout
+// is a finding.
 #include <unistd.h>
 
 #include <cstdint>
