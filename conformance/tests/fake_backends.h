@@ -107,7 +107,7 @@ inline ::mm::testing::FakeKernel FaultyKernel(Fault fault) {
         case Fault::kAbort:
           std::abort();
         case Fault::kEndlessLoop:
-          ::mm::testing::SpinForever();
+          ::mm::testing::BlockForever();
           break;
         case Fault::kExit:
           std::exit(3);

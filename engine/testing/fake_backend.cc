@@ -1,5 +1,7 @@
 #include "mm/engine/testing/fake_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -20,10 +22,10 @@ void WriteThroughNull() {
   *pointer = 42;
 }
 
-void SpinForever() {
-  volatile bool forever = true;  // Volatile reads are observable: the loop is not optimised out.
-  while (forever) {
-  }
+void BlockForever() {
+  // Asleep rather than spinning: the timeout that ends a hang would otherwise burn a core the
+  // tests running beside it need.
+  for (;;) pause();
 }
 
 namespace {
@@ -153,7 +155,7 @@ Status FakeBackend::RunKernel(const MatMulPlan& plan, TensorView a, TensorView b
                               MutableTensorView y) const {
   ++calls_->runs;
   if (crashes_) WriteThroughNull();
-  if (hangs_) SpinForever();
+  if (hangs_) BlockForever();
   if (!run_status_.ok()) return run_status_;
   MM_RETURN_IF_ERROR(kernel_ ? kernel_(plan, a, b, y) : ExactKernel(plan, a, b, y));
   if (off_by_one_at_ && y.NumElements() > 0) {

@@ -38,8 +38,9 @@ Status ExactKernel(const MatMulPlan& plan, TensorView a, TensorView b, MutableTe
 
 // A crash the compiler and the sanitizers leave alone: a store through a null pointer (SIGSEGV).
 [[gnu::noinline]] void WriteThroughNull();
-// Never returns (a hung kernel); only a signal or a timeout ends it.
-[[gnu::noinline]] void SpinForever();
+// Never returns (a hung kernel, blocked without using the CPU); only a signal or a timeout
+// ends it.
+[[gnu::noinline]] void BlockForever();
 
 // A configurable Backend. Every setter returns *this; copies share their FakeCalls.
 class FakeBackend final : public Backend {
@@ -71,7 +72,7 @@ class FakeBackend final : public Backend {
   FakeBackend& FailingToRun(Status status);
   // Run crashes the process (WriteThroughNull).
   FakeBackend& Crashing();
-  // Run never returns (SpinForever).
+  // Run never returns (BlockForever).
   FakeBackend& Hanging();
   // The primitive's implementation() text. Default: empty.
   FakeBackend& Describing(std::string implementation);
