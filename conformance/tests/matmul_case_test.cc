@@ -18,7 +18,6 @@ namespace {
 
 using testing::BadCase;
 using ::testing::HasSubstr;
-using testing::MatMulModel;
 using testing::TempDir;
 
 struct OpsetRow {
@@ -33,7 +32,8 @@ class OpsetTest : public ::testing::TestWithParam<OpsetRow> {};
 
 TEST_P(OpsetTest, OpsetSelectsMatMulVersionAndDTypes) {
   const OpsetRow& row = GetParam();
-  auto model = MatMulModel(GetDTypeInfo(row.dtype).onnx_enum, {2, 3}, {3, 4}, {2, 4}, row.opset);
+  auto model =
+      testing::MatMulModel(GetDTypeInfo(row.dtype).onnx_enum, {2, 3}, {3, 4}, {2, 4}, row.opset);
   auto kind = ClassifyModel(model);
   if (!row.allowed) {
     ASSERT_FALSE(kind.ok());
@@ -61,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
     mm::testing::NameFromWhy());
 
 TEST(ClassifyModelTest, OtherOperatorsAreSkippedNotErrors) {
-  auto model = MatMulModel(onnx::TensorProto::FLOAT, {2}, {2}, {2});
+  auto model = testing::MatMulModel(onnx::TensorProto::FLOAT, {2}, {2}, {2});
   model.mutable_graph()->mutable_node(0)->set_op_type("Add");
   auto kind = ClassifyModel(model);
   ASSERT_TRUE(kind.ok()) << kind.status();
@@ -70,7 +70,7 @@ TEST(ClassifyModelTest, OtherOperatorsAreSkippedNotErrors) {
 }
 
 TEST(ClassifyModelTest, MultiNodeGraphsAreSkipped) {
-  auto model = MatMulModel(onnx::TensorProto::FLOAT, {2, 3}, {3, 4}, {2, 4});
+  auto model = testing::MatMulModel(onnx::TensorProto::FLOAT, {2, 3}, {3, 4}, {2, 4});
   *model.mutable_graph()->add_node() = model.graph().node(0);
   auto kind = ClassifyModel(model);
   ASSERT_TRUE(kind.ok()) << kind.status();
@@ -81,7 +81,7 @@ TEST(ClassifyModelTest, MultiNodeGraphsAreSkipped) {
 TEST(ClassifyModelTest, SymbolicDimsMatchAnyExtent) {
   TempDir root;
   const auto dir = testing::WriteFloatCase(root.path(), "case", {2, 3}, {3, 4});
-  auto model = MatMulModel(onnx::TensorProto::FLOAT, {2, 3}, {3, 4}, {2, 4});
+  auto model = testing::MatMulModel(onnx::TensorProto::FLOAT, {2, 3}, {3, 4}, {2, 4});
   model.mutable_graph()
       ->mutable_input(0)
       ->mutable_type()

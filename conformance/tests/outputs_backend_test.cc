@@ -32,16 +32,16 @@ using ::testing::Not;
 using testing::TempDir;
 
 // A run of mm-conformance and its --json report.
-struct JudgedRun : testing::CliRun {
+struct OutputsRun : testing::CliRun {
   nlohmann::json report;  // The --json report, when one was written.
 };
 
 // Runs mm-conformance in-process with --json into `json_dir`, and reads the report back.
-JudgedRun Judge(std::vector<std::string> args, const fs::path& json_dir) {
+OutputsRun Judge(std::vector<std::string> args, const fs::path& json_dir) {
   const fs::path json = json_dir / "report.json";
   fs::remove(json);
   args.insert(args.end(), {"--json", json.string()});
-  JudgedRun run{testing::ConformanceCli(args), {}};
+  OutputsRun run{testing::ConformanceCli(args), {}};
   std::ifstream in(json);
   if (in) run.report = nlohmann::json::parse(in);
   return run;
@@ -49,7 +49,7 @@ JudgedRun Judge(std::vector<std::string> args, const fs::path& json_dir) {
 
 // (case, data set) -> the result of backend `backend`.
 std::map<std::pair<std::string, std::string>, nlohmann::json> ResultsOf(
-    const JudgedRun& run, const std::string& backend) {
+    const OutputsRun& run, const std::string& backend) {
   std::map<std::pair<std::string, std::string>, nlohmann::json> results;
   for (const auto& r : run.report.at("results")) {
     if (r.at("backend") == backend) {
@@ -84,7 +84,7 @@ class OutputsTreeTest : public ::testing::Test {
   void WriteManifest(const std::string& text) {
     testing::WriteBytes(outputs_.path() / "mm_outputs.json", text);
   }
-  JudgedRun Run(std::vector<std::string> extra = {}) {
+  OutputsRun Run(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--data-dir",
                                      corpus_.path().string(),
                                      "--no-builtin",
@@ -103,7 +103,7 @@ class OutputsTreeTest : public ::testing::Test {
 };
 
 TEST_F(OutputsTreeTest, CorrectOutputsPassAndTheBackendSaysWhatItJudged) {
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   ASSERT_EQ(run.code, kExitPassed) << run.out << run.err;
   const auto results = ResultsOf(run, "rt");
   ASSERT_EQ(results.size(), 2u);
@@ -122,13 +122,13 @@ TEST_F(OutputsTreeTest, CorrectOutputsPassAndTheBackendSaysWhatItJudged) {
 TEST_F(OutputsTreeTest, WithoutBackendOnlyTheTreeIsJudged) {
   const std::vector<std::string> args = {"--data-dir", corpus_.path().string(), "--no-builtin",
                                          "--outputs", "rt=" + outputs_.path().string()};
-  const JudgedRun alone = Judge(args, work_.path());
+  const OutputsRun alone = Judge(args, work_.path());
   EXPECT_EQ(alone.code, kExitPassed) << alone.out << alone.err;
   EXPECT_EQ(alone.report.at("backends"), nlohmann::json({"rt"}));
   EXPECT_EQ(alone.report.at("results").size(), 2u);
   std::vector<std::string> asked = args;
   asked.insert(asked.end(), {"--backend", "reference", "--backend", "rt"});
-  const JudgedRun both = Judge(asked, work_.path());
+  const OutputsRun both = Judge(asked, work_.path());
   EXPECT_EQ(both.report.at("backends"), nlohmann::json({"reference", "rt"}));
   EXPECT_EQ(both.report.at("results").size(), 4u);
 }
@@ -137,7 +137,7 @@ TEST_F(OutputsTreeTest, AWrongValueFails) {
   Tensor y = ExpectedY(matrix_);
   y.Data<float>()[5] *= 1.01f;  // 1 %: far outside ONNX's rtol of 1e-3.
   WriteOutput("test_rt_matrix", y);
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   EXPECT_EQ(run.code, kExitFailed);
   const auto results = ResultsOf(run, "rt");
   EXPECT_EQ(results.at({"test_rt_matrix", "test_data_set_0"}).at("verdict"), "FAIL");
@@ -162,10 +162,10 @@ TEST(OutputsJudgementTest, ABfloat16SumDeclaredAsFloat32FailsUnderBothRules) {
       outputs.path() / "test_rt_k129" / "test_data_set_0" / "output_0.pb",
       testing::RawTensorProto(Tensor::FromValues<bfloat16>({1, 1}, summed).value(), "y"));
   for (const std::string rule : {"onnx", "bound"}) {
-    const JudgedRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
-                                 "rt=" + outputs.path().string(), "--outputs-arithmetic",
-                                 "rt=float32", "--backend", "rt", "--tolerance", rule},
-                                work.path());
+    const OutputsRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                                  "rt=" + outputs.path().string(), "--outputs-arithmetic",
+                                  "rt=float32", "--backend", "rt", "--tolerance", rule},
+                                 work.path());
     EXPECT_EQ(run.code, kExitFailed) << rule << "\n" << run.out << run.err;
     const auto result = ResultsOf(run, "rt").at({"test_rt_k129", "test_data_set_0"});
     EXPECT_EQ(result.at("verdict"), "FAIL") << rule << ": " << result.dump();
@@ -188,7 +188,7 @@ class BrokenOutputTest : public OutputsTreeTest,
 TEST_P(BrokenOutputTest, IsAnErrorNamingTheFile) {
   const fs::path file = OutputPath("test_rt_matrix");
   GetParam().make(*this, file);
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   EXPECT_EQ(run.code, kExitFailed) << GetParam().why;
   const auto results = ResultsOf(run, "rt");
   const auto& r = results.at({"test_rt_matrix", "test_data_set_0"});
@@ -261,9 +261,9 @@ TEST(OutputsJudgementTest, AYWhoseDataDisagreesWithItsShapeIsBlamedOnTheRuntimeI
   for (int i = 0; i < 18; ++i) typed.add_float_data(1.0f);
   for (const auto& [proto, field] : {std::pair(raw, "raw_data"), std::pair(typed, "float_data")}) {
     testing::WriteMessage(file, proto);
-    const JudgedRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
-                                 "rt=" + outputs.path().string(), "--backend", "rt"},
-                                work.path());
+    const OutputsRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                                  "rt=" + outputs.path().string(), "--backend", "rt"},
+                                 work.path());
     EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;
     const auto result = ResultsOf(run, "rt").at({"test_rt_4d", "test_data_set_0"});
     EXPECT_EQ(result.at("verdict"), "ERROR") << field;
@@ -279,7 +279,7 @@ TEST_F(OutputsTreeTest, TheRuntimesOwnErrorIsAnErrorAndItsRefusalUnsupported) {
        "message": "kernel crashed"},
       {"case": "test_rt_dot", "data_set": "test_data_set_0", "status": "unsupported",
        "message": "no kernel for this type"}]})");
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   EXPECT_EQ(run.code, kExitFailed);
   const auto results = ResultsOf(run, "rt");
   const auto& error = results.at({"test_rt_matrix", "test_data_set_0"});
@@ -313,7 +313,7 @@ TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
   testing::WriteBytes(stray, "hello");
   WriteManifest(R"({"records": [{"case": "test_rt_matrix", "data_set": "test_data_set_7",
       "status": "error", "message": "x"}]})");
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   EXPECT_EQ(run.code, kExitFailed);
   std::vector<std::string> errors;
   int passed = 0;
@@ -332,7 +332,7 @@ TEST_F(OutputsTreeTest, ExtraFilesAndRecordsAreErrorsNamingThem) {
   EXPECT_THAT(all, HasSubstr("extra record in"));
   EXPECT_THAT(all, HasSubstr("test_data_set_7"));
   // A case left out by --filter is not looked at: its outputs are not extra.
-  const JudgedRun filtered = Run({"--filter", "matrix"});
+  const OutputsRun filtered = Run({"--filter", "matrix"});
   for (const auto& r : filtered.report.at("results")) {
     EXPECT_NE(r.at("case"), "test_rt_dot");
   }
@@ -347,7 +347,7 @@ TEST_F(OutputsTreeTest, LinksLeadingOutsideTheTreeAreErrorsAndAreNeverWalked) {
   testing::WriteBytes(elsewhere.path() / "dot" / "stray" / "x.pb", "x");
   fs::create_directory_symlink(elsewhere.path() / "dot", outputs_.path() / "test_rt_dot");
   fs::create_directory_symlink("/usr", outputs_.path() / "test_rt_usr");
-  const JudgedRun run = Run();
+  const OutputsRun run = Run();
   EXPECT_EQ(run.code, kExitFailed);
   // In catalog order, the name the catalog does not have last.
   const nlohmann::json& results = run.report.at("results");
@@ -370,15 +370,15 @@ TEST_F(OutputsTreeTest, ShardsMergeIntoTheUnshardedReportExtrasIncluded) {
   testing::WriteBytes(outputs_.path() / "test_rt_zz_unknown" / "test_data_set_0" / "output_0.pb",
                       "x");
   testing::WriteBytes(outputs_.path() / "test_rt_aa_unknown" / "x.pb", "x");
-  const JudgedRun whole = Run();
+  const OutputsRun whole = Run();
   std::vector<std::string> merge = {"merge"};
   for (const char* shard : {"1/2", "2/2"}) {
-    const JudgedRun part = Run({"--shard", shard});
+    const OutputsRun part = Run({"--shard", shard});
     const fs::path file = work_.path() / (std::string("shard") + shard[0] + ".json");
     std::ofstream(file) << part.report.dump();
     merge.push_back(file.string());
   }
-  const JudgedRun merged = Judge(merge, work_.path());
+  const OutputsRun merged = Judge(merge, work_.path());
   ASSERT_EQ(merged.code, whole.code) << merged.err;
   // Equal but for the wall times and what the calls left behind (measured afresh in every run).
   auto untimed = [](nlohmann::json results) {
@@ -394,9 +394,9 @@ TEST_F(OutputsTreeTest, ShardsMergeIntoTheUnshardedReportExtrasIncluded) {
 
 TEST_F(OutputsTreeTest, InProcessAndIsolatedRunsAgree) {
   fs::remove(OutputPath("test_rt_dot"));
-  const JudgedRun isolated = Run();
-  const JudgedRun in_process = Run({"--no-isolate"});
-  auto verdicts = [](const JudgedRun& run) {
+  const OutputsRun isolated = Run();
+  const OutputsRun in_process = Run({"--no-isolate"});
+  auto verdicts = [](const OutputsRun& run) {
     std::vector<std::string> v;
     for (const auto& r : run.report.at("results")) v.push_back(r.at("verdict"));
     return v;
@@ -411,7 +411,7 @@ TEST_F(OutputsTreeTest, ExpectationsApplyAsToAnyBackend) {
   const fs::path file = work_.path() / "expect.json";
   testing::WriteBytes(file, R"({"expectations": [{"case": "test_rt_dot", "backend": "rt",
       "expect": "XFAIL", "reason": "the runtime drops rank-0 outputs", "link": "https://x/1"}]})");
-  const JudgedRun run = Run({"--expectations", file.string()});
+  const OutputsRun run = Run({"--expectations", file.string()});
   EXPECT_EQ(run.code, kExitPassed) << run.out;
   EXPECT_EQ(ResultsOf(run, "rt").at({"test_rt_dot", "test_data_set_0"}).at("verdict"), "XFAIL");
 }
@@ -425,7 +425,7 @@ TEST_F(OutputsTreeTest, ExpectationsDecideAnExtraFilesErrorToo) {
   testing::WriteBytes(file, R"({"expectations": [{"case": "test_rt_gone", "backend": "rt",
       "expect": "XFAIL", "reason": "a case removed since", "link": "https://x/2"}]})");
   for (const char* isolation : {"--no-isolate", "--jobs=1"}) {
-    const JudgedRun run = Run({"--expectations", file.string(), isolation});
+    const OutputsRun run = Run({"--expectations", file.string(), isolation});
     EXPECT_EQ(run.code, kExitPassed) << isolation << "\n" << run.out << run.err;
     std::vector<nlohmann::json> gone;
     for (const auto& r : run.report.at("results")) {
@@ -443,7 +443,7 @@ TEST_F(OutputsTreeTest, ABuiltInCaseIsLookedForWhereExportBuiltinWritesIt) {
   const std::vector<std::string> args = {
       "--data-dir", corpus_.path().string(),          "--case",    "test_cc_matmul_2d",
       "--outputs",  "rt=" + outputs_.path().string(), "--backend", "rt"};
-  const JudgedRun missing = Judge(args, work_.path());
+  const OutputsRun missing = Judge(args, work_.path());
   const nlohmann::json r = ResultsOf(missing, "rt").at({"test_cc_matmul_2d", "example"});
   EXPECT_EQ(r.at("verdict"), "ERROR");
   EXPECT_THAT(r.at("message").get<std::string>(),
@@ -454,7 +454,7 @@ TEST_F(OutputsTreeTest, ABuiltInCaseIsLookedForWhereExportBuiltinWritesIt) {
   const Catalog builtins = Discover({}, discover);
   ASSERT_EQ(builtins.cases.size(), 1u);
   WriteOutput("test_cc_matmul_2d", LoadCaseDataSet(builtins.cases[0], 0).value().y);
-  const JudgedRun found = Judge(args, work_.path());
+  const OutputsRun found = Judge(args, work_.path());
   EXPECT_EQ(found.code, kExitPassed) << found.out;
 }
 
@@ -474,13 +474,13 @@ TEST(OutputsCliTest, BadTreesAndDeclarationsAreUsageErrors) {
        "is longer than 64 characters"},
   };
   for (const auto& [args, says] : cases) {
-    const JudgedRun run = Judge(args, dir.path());
+    const OutputsRun run = Judge(args, dir.path());
     EXPECT_EQ(run.code, kExitUsage) << says;
     EXPECT_THAT(run.err, HasSubstr(says));
   }
   testing::WriteBytes(dir.path() / "mm_outputs.json", R"({"records": [{"case": "c",
       "data_set": "d", "status": "maybe", "message": ""}]})");
-  const JudgedRun bad = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  const OutputsRun bad = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_THAT(bad.err, HasSubstr("mm_outputs.json"));
   EXPECT_THAT(bad.err, HasSubstr("'maybe'"));
@@ -496,14 +496,14 @@ TEST(OutputsCliTest, AManifestThatIsNotARegularFileIsRefusedAtOnce) {
   const fs::path manifest = dir.path() / "mm_outputs.json";
   ASSERT_EQ(::mkfifo(manifest.c_str(), 0600), 0);
   const auto start = std::chrono::steady_clock::now();
-  const JudgedRun fifo = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  const OutputsRun fifo = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_EQ(fifo.code, kExitUsage);
   EXPECT_THAT(fifo.err, HasSubstr("outputs manifest '" + manifest.string() +
                                   "': a FIFO (named pipe), not a regular file"));
   fs::remove(manifest);
   fs::create_symlink("/dev/zero", manifest);
-  const JudgedRun zero = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
+  const OutputsRun zero = Judge({"--outputs", "rt=" + dir.path().string()}, dir.path());
   EXPECT_EQ(zero.code, kExitUsage);
   EXPECT_THAT(zero.err, HasSubstr("leads outside the outputs tree"));
   fs::remove(manifest);
@@ -576,10 +576,10 @@ TEST(OutputsArithmeticTest, AFlushingRuntimePassesOnlyWhenItDeclaresTheFlush) {
       testing::RawTensorProto(
           Tensor::FromValues<bfloat16>({1, 1}, std::vector{bfloat16(0.0f)}).value(), "y"));
   auto verdict = [&](const std::string& declaration) {
-    const JudgedRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
-                                 "rt=" + outputs.path().string(), "--outputs-arithmetic",
-                                 "rt=" + declaration, "--backend", "rt", "--tolerance", "bound"},
-                                work.path());
+    const OutputsRun run = Judge({"--data-dir", corpus.path().string(), "--no-builtin", "--outputs",
+                                  "rt=" + outputs.path().string(), "--outputs-arithmetic",
+                                  "rt=" + declaration, "--backend", "rt", "--tolerance", "bound"},
+                                 work.path());
     const auto result = ResultsOf(run, "rt").at({"test_rt_flush", "test_data_set_0"});
     return std::pair(run.code, result.at("verdict").get<std::string>());
   };

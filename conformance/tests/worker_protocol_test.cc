@@ -18,7 +18,7 @@
 namespace mm::conformance {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A NaN with a payload of its own and a sign: the wire keeps bits, not just "nan".
 double OddNan() { return std::bit_cast<double>(std::uint64_t{0xfff8'0000'dead'beefULL}); }
@@ -46,9 +46,9 @@ Result EveryFieldSet() {
   c.elements = 6;
   c.differing = 1;
   c.bitwise_equal = true;
-  c.max_abs_error = kInf;
+  c.max_abs_error = kInfinity;
   c.max_rel_error = OddNan();
-  c.worst = WorstElement{3, {1, 1}, "nan", "1.5", OddNan(), -0.0, kInf, 0.1, 2e-300};
+  c.worst = WorstElement{3, {1, 1}, "nan", "1.5", OddNan(), -0.0, kInfinity, 0.1, 2e-300};
   r.vs_expected = c;
   BoundCheck bound;
   bound.elements = 6;
