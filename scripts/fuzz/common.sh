@@ -1,0 +1,91 @@
+# Sourced by scripts/fuzz-loader.sh, scripts/fuzz-parsers.sh and scripts/fuzz.sh (not run on its
+# own): building the libFuzzer targets, making their seeds and running one target for a time with
+# the flags every run shares. Expects the repository root as the working directory.
+
+fuzz_out=build/asan/fuzz
+
+# Set-up, configure when needed, and the build preset that holds every libFuzzer target.
+fuzz_build() {
+  bash scripts/setup.sh
+  [[ -f build/asan/build.ninja ]] || cmake --preset asan >/dev/null
+  cmake --build --preset loader-fuzz
+}
+
+# The loader's seeds in $fuzz_out/seeds: the MatMul cases of every data root (MM_ONNX_DATA, else
+# Debian's libonnx-testdata, whose root holds ~930 other operators' cases) and the built-in ones.
+fuzz_loader_seeds() {
+  local roots=() existing=() matmul_roots=() r c tmp
+  IFS=: read -r -a roots <<< "${MM_ONNX_DATA:-}"
+  [[ -d /usr/share/libonnx-testdata/data/node ]] && roots+=(/usr/share/libonnx-testdata/data/node)
+  for r in "${roots[@]}"; do [[ -n "$r" && -d "$r" ]] && existing+=("$r"); done
+  rm -rf "$fuzz_out/seeds" && mkdir -p "$fuzz_out/seeds" "$fuzz_out/corpus" "$fuzz_out/findings"
+  for r in "${existing[@]}"; do
+    if [[ -f "$r/model.onnx" ]]; then matmul_roots+=("$(dirname "$r")"); continue; fi
+    tmp="$fuzz_out/roots/$(echo "$r" | tr / _)"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    for c in "$r"/test_matmul*; do [[ -d "$c" ]] && ln -s "$(cd "$c" && pwd)" "$tmp/"; done
+    matmul_roots+=("$tmp")
+  done
+  build/asan/bin/mm-loader-fuzz-seeds "$fuzz_out/seeds" "${matmul_roots[@]}"
+}
+
+# The parsers' seeds in $fuzz_out/parser-seeds/<kind>/, made by mm's own writers and each checked
+# to parse (conformance/libfuzzer/check_seeds.sh).
+fuzz_parser_seeds() {
+  bash conformance/libfuzzer/check_seeds.sh build/asan/bin "$fuzz_out/parser-seeds" \
+    backends/blas/deviations/expectations.json backends/runtimes/js/expectations/onnxruntime.json
+}
+
+# The kinds of file with a parser target, one per line (after fuzz_parser_seeds).
+fuzz_parser_kinds() {
+  local dir
+  for dir in "$fuzz_out"/parser-seeds/*/; do basename "$dir"; done
+}
+
+# Sets fuzz_cmd to the libFuzzer command line every run shares: TARGET for SECONDS with seed 1, a
+# finding's input kept in FINDINGS/, then MORE flags and the corpus directories.
+# Usage: fuzz_command TARGET SECONDS FINDINGS [MORE...] CORPUS...
+fuzz_command() {
+  local target="$1" seconds="$2" findings="$3"
+  shift 3
+  mkdir -p "$findings"
+  fuzz_cmd=("build/asan/bin/$target" -seed=1 -max_total_time="$seconds" -timeout=10
+            -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/"
+            "$@")
+}
+
+# Runs the loader's target (after fuzz_loader_seeds) into LOG, then prints one line.
+# Usage: fuzz_run_loader SECONDS LOG [libFuzzer flags]
+fuzz_run_loader() {
+  local seconds="$1" log="$2"
+  shift 2
+  fuzz_command mm_loader_fuzzer "$seconds" "$fuzz_out/findings" "$@" \
+    "$fuzz_out/corpus" "$fuzz_out/seeds"
+  fuzz_run_logged loader "$seconds" "$log" "$fuzz_out/findings"
+}
+
+# Runs the parser target of KIND (after fuzz_parser_seeds) into LOG, then prints one line.
+# Usage: fuzz_run_parser KIND SECONDS LOG [libFuzzer flags]
+fuzz_run_parser() {
+  local kind="$1" seconds="$2" log="$3"
+  shift 3
+  mkdir -p "$fuzz_out/parser-corpus/$kind"
+  fuzz_command "mm_${kind}_fuzzer" "$seconds" "$fuzz_out/findings/$kind" "$@" \
+    "$fuzz_out/parser-corpus/$kind" "$fuzz_out/parser-seeds/$kind"
+  fuzz_run_logged "$kind" "$seconds" "$log" "$fuzz_out/findings/$kind"
+}
+
+# Runs fuzz_cmd with its output in LOG and prints what it did: its executions, or its finding
+# (with the log's last lines, on stderr) and a non-zero status.
+fuzz_run_logged() {
+  local name="$1" seconds="$2" log="$3" findings="$4" runs rate
+  if "${fuzz_cmd[@]}" > "$log" 2>&1; then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    echo "fuzz: $name: ${runs:-?} inputs in ${seconds} s (${rate:-?} per second), no finding"
+  else
+    tail -n 40 "$log" >&2
+    echo "fuzz: $name: FINDING (log $log, input in $findings/)" >&2
+    return 1
+  fi
+}
