@@ -169,6 +169,9 @@ struct LoadTimeFault {
   const char* why;
   const char* path;
   const char* message;  // After "backend library '<path>' ".
+  // The hang's is short, for a quick test; the others' long, since a child under ASan that crashes
+  // or exits symbolizes its report or checks for leaks first (over 1 s on a loaded machine).
+  const char* timeout = "60";
 };
 
 void PrintTo(const LoadTimeFault& fault, std::ostream* os) { *os << fault.why; }
@@ -177,7 +180,7 @@ class PluginCliLoadTimeFaultTest : public PluginCliTest,
                                    public ::testing::WithParamInterface<LoadTimeFault> {};
 
 TEST_P(PluginCliLoadTimeFaultTest, IsAUsageErrorNamingThePluginAndWhatHappened) {
-  CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--timeout", "1"});
+  CliRun r = ConformanceCli({"--backend-lib", GetParam().path, "--timeout", GetParam().timeout});
   EXPECT_EQ(r.code, kExitUsage) << r.out << r.err;
   std::string message = GetParam().message;
 #if MM_UNDER_ASAN
@@ -201,7 +204,8 @@ INSTANTIATE_TEST_SUITE_P(
         LoadTimeFault{"constructor_calls_exit", MM_WRONG_PLUGIN_CTOR_EXIT,
                       "exited with status 7 while loading (constructor or entry function)"},
         LoadTimeFault{"constructor_hangs", MM_WRONG_PLUGIN_CTOR_HANG,
-                      "hung while loading (constructor or entry function): no answer within 1 s"},
+                      "hung while loading (constructor or entry function): no answer within 1 s",
+                      "1"},
         LoadTimeFault{"arithmetic_crashes", MM_WRONG_PLUGIN_ARITHMETIC_CRASH,
                       "crashed in arithmetic() while loading: SIGSEGV (signal 11)"}),
     [](const ::testing::TestParamInfo<LoadTimeFault>& info) {
