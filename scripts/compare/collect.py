@@ -11,6 +11,7 @@ Progress goes to stderr: the phase, how far it is and an estimate of the time le
 
 import argparse
 import datetime
+import fnmatch
 import json
 import os
 import pathlib
@@ -545,6 +546,81 @@ def stability_settings():
     }
 
 
+# The deviations this project found in the libraries and runtimes it judges, each declared with its
+# reason and link (docs/backends.md, docs/runtimes.md). The comparison applies them, so a declared
+# deviation shows as XFAIL with its reason, and only an undeclared one as a problem.
+REPO = pathlib.Path(__file__).resolve().parents[2]
+DECLARED_EXPECTATIONS = [
+    "backends/blas/deviations/expectations.json",
+    "backends/runtimes/js/expectations/*.json",
+]
+
+
+def gives_expectations(args):
+    return any(a == "--expectations" or a.startswith("--expectations=") for a in args)
+
+
+def declared_expectations(names, out_dir, tool_args, environ=os.environ, repo=REPO):
+    """One expectations file (in out_dir) with every declared entry for a backend in `names`, added
+    to the conformance and fuzz runs' arguments; returns what was applied (for compare.json).
+
+    A user's own expectations (--expectations or MM_EXPECTATIONS) win: nothing is added."""
+    if environ.get("MM_EXPECTATIONS") or any(
+        gives_expectations(tool_args[tool]) for tool in ("conformance", "fuzz")
+    ):
+        return {"applied": False, "why": "the user's expectations were given"}
+    files = sorted(
+        path
+        for pattern in DECLARED_EXPECTATIONS
+        for path in repo.glob(pattern)
+        if not path.name.endswith(".fuzz.json")  # mm-fuzz findings, not expectations
+    )
+    entries, sources = [], []
+    for path in files:
+        mine = [
+            e
+            for e in json.loads(path.read_text())["expectations"]
+            if any(fnmatch.fnmatchcase(name, e["backend"]) for name in names)
+        ]
+        if mine:
+            entries += mine
+            sources.append(str(path.relative_to(repo)))
+    if not entries:
+        return {"applied": False, "why": "no declared entry for these backends"}
+    merged = out_dir / "declared-expectations.json"
+    merged.write_text(json.dumps({"expectations": entries}, indent=1))
+    for tool in ("conformance", "fuzz"):
+        tool_args[tool] += ["--expectations", str(merged)]
+    return {"applied": True, "files": sources, "entries": len(entries)}
+
+
+def mark_declared_findings(findings, repo=REPO):
+    """Marks each mm-fuzz finding that a runtime's declared fuzz deviations name
+    (backends/runtimes/js/expectations/RUNTIME.fuzz.json, matched as check_fuzz.py matches them:
+    kind, message, dtype and shape class) with "declared": its name, reason and file."""
+    if str(repo / "backends/runtimes/js") not in sys.path:
+        sys.path.insert(0, str(repo / "backends/runtimes/js"))
+    from check_fuzz import matches
+
+    declarations = {}
+    for finding in findings:
+        path = repo / "backends/runtimes/js/expectations" / f"{finding.get('backend')}.fuzz.json"
+        if path not in declarations:
+            declarations[path] = json.loads(path.read_text())["findings"] if path.is_file() else []
+        for declared in declarations[path]:
+            try:
+                found = matches(declared, finding)
+            except (KeyError, IndexError, TypeError, re.error):
+                found = False
+            if found:
+                finding["declared"] = {
+                    "name": declared["name"],
+                    "reason": declared["reason"],
+                    "file": str(path.relative_to(repo)),
+                }
+                break
+
+
 def split_tool_args(extra):
     """Extra arguments of compare.sh go to every tool (e.g. --backend-lib for plugins)."""
     return {"bench": list(extra), "conformance": list(extra), "fuzz": list(extra)}
@@ -579,6 +655,11 @@ def main():
         log("[machine] mm-bench --mm_describe")
         report["machine"] = machine(args.bin, threads, tool_args)
         timings["machine"] = time.monotonic() - start
+        # Beside compare.json, so the commands the report shows can be run again.
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        report["declared_expectations"] = declared_expectations(
+            [b["name"] for b in report["machine"]["backends"]], args.out.parent, tool_args
+        )
 
         start = time.monotonic()
         log("[conformance] mm-conformance over the default data roots")
@@ -592,6 +673,7 @@ def main():
         report["accuracy"] = accuracy(
             args.bin, work, args.mode, tool_args, report["machine"]["backends"]
         )
+        mark_declared_findings((report["accuracy"].get("report") or {}).get("findings", []))
         timings["accuracy"] = time.monotonic() - start
 
         start = time.monotonic()

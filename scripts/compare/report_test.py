@@ -19,6 +19,7 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import browser_check  # noqa: E402
+import collect  # noqa: E402
 import render  # noqa: E402  (the command line)
 from rendering import data, emit, plots, shape_matrix, stability  # noqa: E402
 
@@ -220,6 +221,18 @@ def render_quiet(report, *args, **kwargs):
     return emit.render(quiet(report), *args, **kwargs)
 
 
+def declared_entry(case, backend, reason, matched):
+    """An entry of a conformance report's expectations, as mm-conformance writes it."""
+    return {
+        "case": case,
+        "backend": backend,
+        "expect": "XFAIL",
+        "reason": reason,
+        "link": "docs/runtimes.md",
+        "matched": matched,
+    }
+
+
 def shape_result(backend, shape_class, dtype, verdict, data_set="test_data_set_0"):
     return {
         "case": f"mm_shape_{shape_class}_{dtype}",
@@ -282,6 +295,108 @@ class ShapeMatrixTest(unittest.TestCase):
             self.assertEqual(browser_check.check(path), [])
 
 
+class DeclaredExpectationsTest(unittest.TestCase):
+    """collect.py applies the project's declared deviations of the backends it compares."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = pathlib.Path(self.tmp.name)
+        self.repo = self.root / "repo"
+        js = self.repo / "backends/runtimes/js/expectations"
+        js.mkdir(parents=True)
+        (self.repo / "backends/blas/deviations").mkdir(parents=True)
+        self.write(js / "rt.json", [declared_entry("mm_shape_k0_*", "rt", "rt drops K = 0", 0)])
+        self.write(js / "other.json", [declared_entry("test_*", "other", "not judged here", 0)])
+        (js / "rt.fuzz.json").write_text('{"runtime": "rt", "findings": []}')
+        self.write(
+            self.repo / "backends/blas/deviations/expectations.json",
+            [declared_entry("test_mm_fuzz_fail_*", "blis", "0 * inf is 0", 0)],
+        )
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    @staticmethod
+    def write(path, entries):
+        path.write_text(json.dumps({"expectations": entries}))
+
+    def apply(self, names, tool_args, environ=None):
+        return collect.declared_expectations(
+            names, self.root, tool_args, environ=environ or {}, repo=self.repo
+        )
+
+    def test_the_entries_of_the_compared_backends_go_to_both_tools(self):
+        tool_args = collect.split_tool_args([])
+        applied = self.apply(["reference", "rt", "blis"], tool_args)
+        merged = self.root / "declared-expectations.json"
+        self.assertEqual(tool_args["conformance"], ["--expectations", str(merged)])
+        self.assertEqual(tool_args["fuzz"], ["--expectations", str(merged)])
+        self.assertEqual(tool_args["bench"], [])
+        backends = [e["backend"] for e in json.loads(merged.read_text())["expectations"]]
+        self.assertEqual(sorted(backends), ["blis", "rt"])
+        self.assertEqual(applied["entries"], 2)
+        self.assertEqual(
+            applied["files"],
+            [
+                "backends/blas/deviations/expectations.json",
+                "backends/runtimes/js/expectations/rt.json",
+            ],
+        )
+
+    def test_the_users_own_expectations_win(self):
+        for extra, environ in (
+            (["--expectations", "mine.json"], {}),
+            (["--expectations=mine.json"], {}),
+            ([], {"MM_EXPECTATIONS": "mine.json"}),
+        ):
+            tool_args = collect.split_tool_args(extra)
+            applied = self.apply(["rt"], tool_args, environ)
+            self.assertFalse(applied["applied"], (extra, environ))
+            self.assertEqual(tool_args["conformance"], extra)
+
+    def test_a_runtimes_declared_fuzz_finding_is_marked_and_no_other(self):
+        declared = {
+            "name": "K = 0 refused",
+            "kind": "ERROR",
+            "k_zero": True,
+            "message": "cannot broadcast",
+            "reason": "rt refuses K = 0",
+        }
+        (self.repo / "backends/runtimes/js/expectations/rt.fuzz.json").write_text(
+            json.dumps({"runtime": "rt", "findings": [declared]})
+        )
+        (self.repo / "backends/runtimes/js/check_fuzz.py").write_text(
+            (collect.REPO / "backends/runtimes/js/check_fuzz.py").read_text()
+        )
+
+        def finding(backend, k, message="rt: cannot broadcast on dim 0"):
+            return {
+                "kind": "ERROR",
+                "backend": backend,
+                "dtype": "float",
+                "minimal_a_shape": [2, k],
+                "minimal_b_shape": [k, 3],
+                "message": message,
+            }
+
+        findings = [finding("rt", 0), finding("rt", 4), finding("rt", 0, "other"), finding("x", 0)]
+        collect.mark_declared_findings(findings, repo=self.repo)
+        self.assertEqual(
+            findings[0]["declared"],
+            {
+                "name": "K = 0 refused",
+                "reason": "rt refuses K = 0",
+                "file": "backends/runtimes/js/expectations/rt.fuzz.json",
+            },
+        )
+        self.assertEqual([("declared" in f) for f in findings], [True, False, False, False])
+
+    def test_no_entry_for_the_compared_backends_adds_nothing(self):
+        tool_args = collect.split_tool_args([])
+        self.assertFalse(self.apply(["reference"], tool_args)["applied"])
+        self.assertEqual(tool_args["conformance"], [])
+
+
 class RenderTest(unittest.TestCase):
     def test_fail_is_first_and_red(self):
         html_text, markdown, derived = render_quiet(synthetic_report("FAIL"))
@@ -290,6 +405,55 @@ class RenderTest(unittest.TestCase):
         self.assertIn("conformance FAIL: test_matmul_2d", html_text[problems_at:])
         self.assertTrue(markdown.split("## Summary", 1)[1].lstrip().startswith("**Problems"))
         self.assertEqual(len(derived["problems"]), 1)
+
+    def test_a_declared_deviation_is_listed_with_its_reason_not_as_a_problem(self):
+        report = synthetic_report("XFAIL")
+        report["conformance"]["expectations"] = {
+            "file": "build/reports/declared-expectations.json",
+            "entries": [
+                declared_entry("test_matmul_2d", "beta", "beta 1.0 drops the last row", 1),
+                declared_entry("test_matmul_3d", "beta", "beta 1.0 refuses rank 3", 0),
+            ],
+        }
+        report["declared_expectations"] = {
+            "applied": True,
+            "files": ["backends/runtimes/js/expectations/beta.json"],
+            "entries": 2,
+        }
+        html_text, markdown, derived = render_quiet(report)
+        self.assertEqual(derived["problems"], [])
+        declared = markdown[markdown.index("Declared deviations") :]
+        self.assertIn("backends/runtimes/js/expectations/beta.json", declared)
+        self.assertIn("| beta | test_matmul_2d | XFAIL | 1 | beta 1.0 drops the last row", declared)
+        self.assertNotIn("refuses rank 3", declared)
+        self.assertIn("1 more entry matched no result here", declared)
+        self.assertIn("1 XFAIL (declared deviations)", markdown)
+        self.assertIn("No FAIL and no ERROR beyond 1 declared deviation(s)", html_text)
+
+    def test_a_fuzz_finding_a_runtime_declared_is_shown_but_not_a_problem(self):
+        report = synthetic_report()
+        finding = {
+            "kind": "ERROR",
+            "backend": "beta",
+            "dtype": "float",
+            "minimal_a_shape": [1, 0],
+            "minimal_b_shape": [0, 1],
+            "message": "refused K = 0",
+            "replay": "mm-fuzz --seed 1 --first 3 --cases 1 --backend beta",
+        }
+        report["accuracy"]["report"]["findings"] = [finding]
+        report["accuracy"]["exit_code"] = 1
+        _, _, derived = render_quiet(report)
+        self.assertEqual(len(derived["problems"]), 2, "the finding and mm-fuzz's exit code")
+        finding["declared"] = {"name": "K = 0", "reason": "beta refuses K = 0", "file": "f.json"}
+        _, markdown, derived = render_quiet(report)
+        self.assertEqual(derived["problems"], [])
+        self.assertIn("| ERROR (declared) | beta | float |", markdown)
+
+    def test_a_declared_deviation_that_did_not_occur_is_a_problem(self):
+        _, _, derived = render_quiet(synthetic_report("XPASS"))
+        self.assertEqual(len(derived["problems"]), 1)
+        self.assertIn("conformance XPASS: test_matmul_2d", derived["problems"][0])
 
     def test_all_pass_says_so(self):
         html_text, _, derived = render_quiet(synthetic_report("PASS"))

@@ -255,10 +255,14 @@ def conformance_tables(report):
     caption = (
         f"Conformance: {s.get('total', 0)} results, {s.get('PASS', 0)} PASS, "
         f"{s.get('FAIL', 0)} FAIL, {s.get('UNSUPPORTED', 0)} UNSUPPORTED, "
-        f"{s.get('ERROR', 0)} ERROR (tolerance rtol {c.get('tolerance', {}).get('rtol')}, "
+        f"{s.get('ERROR', 0)} ERROR, {s.get('XFAIL', 0)} XFAIL (declared deviations), "
+        f"{s.get('XPASS', 0)} XPASS (tolerance rtol {c.get('tolerance', {}).get('rtol')}, "
         f"atol {c.get('tolerance', {}).get('atol')}; click a verdict for its details)"
     )
     tables = [(caption, ["case / data set", *backends], rows)]
+    declared = declared_table(report)
+    if declared:
+        tables.append(declared)
     official = c.get("official", {})
     if official:
         found = official.get("found", [])
@@ -277,6 +281,43 @@ def conformance_tables(report):
             )
         )
     return tables
+
+
+def declared_table(report):
+    """The declared deviations (expectations) the conformance run applied: each entry that decided
+    a result, with its reason and link; None when the run had none."""
+    c = report.get("conformance", {})
+    expectations = c.get("expectations") or {}
+    entries = expectations.get("entries") or []
+    if not entries:
+        return None
+    rows = [
+        [
+            str(e.get("backend", "")),
+            str(e.get("case", "")) + (f" / {e['data_set']}" if e.get("data_set") else ""),
+            str(e.get("expect", "")),
+            str(e.get("matched", 0)),
+            f"{e.get('reason', '')} ({e.get('link', '')})",
+        ]
+        for e in entries
+        if e.get("matched")
+    ]
+    unmatched = sum(1 for e in entries if not e.get("matched"))
+    applied = report.get("declared_expectations") or {}
+    source = ", ".join(applied.get("files", [])) or expectations.get("file", "?")
+    caption = (
+        f"Declared deviations: the known failures of libraries and runtimes ({source}), applied "
+        "to this run; their results are XFAIL (or SKIP), not problems"
+        + (
+            f"; {unmatched} more entr{'y' if unmatched == 1 else 'ies'} matched no result here "
+            "(cases this run did not judge)"
+            if unmatched
+            else ""
+        )
+    )
+    if not rows:
+        rows = [["–", "no entry matched a result of this run", "", "0", ""]]
+    return (caption, ["backend", "cases", "expect", "results", "reason (link)"], rows)
 
 
 def fuzz_tables(report):
@@ -311,9 +352,10 @@ def fuzz_tables(report):
                 and worst["bound"] > 0
             ):
                 fraction = worst["abs_error"] / worst["bound"]
+            declared = f.get("declared") or {}
             rows.append(
                 [
-                    str(f.get("kind", "")),
+                    str(f.get("kind", "")) + (" (declared)" if declared else ""),
                     str(f.get("backend", "")),
                     str(f.get("dtype", "")),
                     f"{f.get('minimal_a_shape', f.get('a_shape'))} x "
@@ -323,7 +365,13 @@ def fuzz_tables(report):
                     fmt_num(fraction),
                     (
                         str(f.get("message", ""))[:60] + "…",
-                        f"{f.get('message', '')} Replay: {f.get('replay', '')}",
+                        f"{f.get('message', '')} Replay: {f.get('replay', '')}"
+                        + (f" Declared: {f['expectation']}" if f.get("expectation") else "")
+                        + (
+                            f" Declared: {declared.get('reason')} ({declared.get('file')})"
+                            if declared
+                            else ""
+                        ),
                     ),
                 ]
             )
