@@ -17,6 +17,6 @@ shift || true
 fuzz_build
 fuzz_loader_seeds
 echo "loader-fuzz: ${seconds} s, seed 1 (corpus $fuzz_out/corpus, seeds $fuzz_out/seeds)"
-fuzz_command mm_loader_fuzzer "$seconds" "$fuzz_out/findings" "$@" \
+fuzz_command mm_loader_fuzzer -max_total_time="$seconds" "$fuzz_out/findings" "$@" \
   "$fuzz_out/corpus" "$fuzz_out/seeds"
 exec "${fuzz_cmd[@]}"

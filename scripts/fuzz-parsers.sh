@@ -19,6 +19,7 @@ fuzz_build
 fuzz_parser_seeds
 status=0
 for kind in $(fuzz_parser_kinds); do
-  fuzz_run_parser "$kind" "$seconds" "$fuzz_out/parser-fuzz-$kind.log" "$@" || status=1
+  fuzz_run_parser "$kind" -max_total_time="$seconds" "$fuzz_out/parser-fuzz-$kind.log" "$@" ||
+    status=1
 done
 exit "$status"

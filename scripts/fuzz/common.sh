@@ -42,47 +42,55 @@ fuzz_parser_kinds() {
   for dir in "$fuzz_out"/parser-seeds/*/; do basename "$dir"; done
 }
 
-# Sets fuzz_cmd to the libFuzzer command line every run shares: TARGET for SECONDS with seed 1, a
-# finding's input kept in FINDINGS/, then MORE flags and the corpus directories.
-# Usage: fuzz_command TARGET SECONDS FINDINGS [MORE...] CORPUS...
+# Fixed amounts of work (inputs run) per target, for scripts/fuzz.sh --runs: about what the timed
+# runs of CI (the loader 60 s, each parser 20 s) get through on one core of a 2-core development
+# machine. The same seed and count make the same campaign on any machine, however loaded.
+declare -A fuzz_fixed_runs=(
+  [loader]=270000 [calibration_table]=140000 [conformance_report]=4400 [expectations]=200000
+  [fuzz_report]=130000 [outputs_manifest]=370000 [runtime_frames]=290000)
+
+# Sets fuzz_cmd to the libFuzzer command line every run shares: TARGET until LIMIT (a libFuzzer
+# flag: -max_total_time=SECONDS or -runs=N) with seed 1, a finding's input kept in FINDINGS/, then
+# MORE flags and the corpus directories.
+# Usage: fuzz_command TARGET LIMIT FINDINGS [MORE...] CORPUS...
 fuzz_command() {
-  local target="$1" seconds="$2" findings="$3"
+  local target="$1" limit="$2" findings="$3"
   shift 3
   mkdir -p "$findings"
-  fuzz_cmd=("build/asan/bin/$target" -seed=1 -max_total_time="$seconds" -timeout=10
-            -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/"
-            "$@")
+  fuzz_cmd=("build/asan/bin/$target" -seed=1 "$limit" -timeout=10 -rss_limit_mb=2048
+            -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" "$@")
 }
 
 # Runs the loader's target (after fuzz_loader_seeds) into LOG, then prints one line.
-# Usage: fuzz_run_loader SECONDS LOG [libFuzzer flags]
+# Usage: fuzz_run_loader LIMIT LOG [libFuzzer flags]
 fuzz_run_loader() {
-  local seconds="$1" log="$2"
+  local limit="$1" log="$2"
   shift 2
-  fuzz_command mm_loader_fuzzer "$seconds" "$fuzz_out/findings" "$@" \
+  fuzz_command mm_loader_fuzzer "$limit" "$fuzz_out/findings" "$@" \
     "$fuzz_out/corpus" "$fuzz_out/seeds"
-  fuzz_run_logged loader "$seconds" "$log" "$fuzz_out/findings"
+  fuzz_run_logged loader "$log" "$fuzz_out/findings"
 }
 
 # Runs the parser target of KIND (after fuzz_parser_seeds) into LOG, then prints one line.
-# Usage: fuzz_run_parser KIND SECONDS LOG [libFuzzer flags]
+# Usage: fuzz_run_parser KIND LIMIT LOG [libFuzzer flags]
 fuzz_run_parser() {
-  local kind="$1" seconds="$2" log="$3"
+  local kind="$1" limit="$2" log="$3"
   shift 3
   mkdir -p "$fuzz_out/parser-corpus/$kind"
-  fuzz_command "mm_${kind}_fuzzer" "$seconds" "$fuzz_out/findings/$kind" "$@" \
+  fuzz_command "mm_${kind}_fuzzer" "$limit" "$fuzz_out/findings/$kind" "$@" \
     "$fuzz_out/parser-corpus/$kind" "$fuzz_out/parser-seeds/$kind"
-  fuzz_run_logged "$kind" "$seconds" "$log" "$fuzz_out/findings/$kind"
+  fuzz_run_logged "$kind" "$log" "$fuzz_out/findings/$kind"
 }
 
 # Runs fuzz_cmd with its output in LOG and prints what it did: its executions, or its finding
 # (with the log's last lines, on stderr) and a non-zero status.
 fuzz_run_logged() {
-  local name="$1" seconds="$2" log="$3" findings="$4" runs rate
+  local name="$1" log="$2" findings="$3" runs rate start=$SECONDS
   if "${fuzz_cmd[@]}" > "$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
     rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    echo "fuzz: $name: ${runs:-?} inputs in ${seconds} s (${rate:-?} per second), no finding"
+    echo "fuzz: $name: ${runs:-?} inputs in $((SECONDS - start)) s (${rate:-?} per second)," \
+      "no finding"
   else
     tail -n 40 "$log" >&2
     echo "fuzz: $name: FINDING (log $log, input in $findings/)" >&2
