@@ -136,11 +136,30 @@ StatusOr<std::pair<FramePrefix, std::string>> ReadHead(ByteSource& source,
 
 }  // namespace
 
+namespace {
+
+// The length of the ANSI escape sequence at the start of `text` (ESC '[' parameters, intermediates
+// and a final byte; or ESC and one byte of 0x40 to 0x5F), 0 when none starts there.
+std::size_t EscapeSequenceLength(std::string_view text) {
+  if (text.size() < 2 || text[0] != '\x1b') return 0;
+  if (text[1] != '[') return text[1] >= 0x40 && text[1] <= 0x5F ? 2 : 0;
+  std::size_t i = 2;
+  while (i < text.size() && text[i] >= 0x20 && text[i] <= 0x3F) ++i;
+  return i < text.size() && text[i] >= 0x40 && text[i] <= 0x7E ? i + 1 : 0;
+}
+
+}  // namespace
+
 std::string DriverText(std::string_view text, std::size_t max_bytes) {
   std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7F ? '?' : c;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    // A runtime's logger colours its lines: the colour codes are noise in a message.
+    if (const std::size_t escape = EscapeSequenceLength(text.substr(i)); escape > 0) {
+      i += escape - 1;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(text[i]);
+    out += byte < 0x20 || byte == 0x7F ? '?' : text[i];
   }
   if (out.size() <= max_bytes) return out;
   std::size_t cut = max_bytes;

@@ -191,5 +191,16 @@ TEST(RuntimeProtocolTest, DriverTextIsPrintableAndBounded) {
   EXPECT_EQ(DriverText("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // Never half a character.
 }
 
+TEST(RuntimeProtocolTest, DriverTextDropsALoggersColoursAndKeepsTheRest) {
+  // ONNX Runtime's logger, as a driver's stderr carries it.
+  EXPECT_EQ(DriverText("\x1b[1;31m2026 [E:onnxruntime:] failed\x1b[m|next"),
+            "2026 [E:onnxruntime:] failed|next");
+  EXPECT_EQ(DriverText("a\x1bMb"), "ab");  // ESC M: a two-byte sequence.
+  // No sequence: an ESC alone, or a '[' sequence without its final byte, is a control character.
+  EXPECT_EQ(DriverText("a\x1b"), "a?");
+  EXPECT_EQ(DriverText("\x1b[12"), "?[12");
+  EXPECT_EQ(DriverText("\x1b[1;\n"), "?[1;?");
+}
+
 }  // namespace
 }  // namespace mm::runtime

@@ -114,8 +114,9 @@ StatusOr<Hello> ReadHello(ByteSource& source);
 // read straight into `y` (which has exactly Y's bytes), nothing is allocated for it.
 StatusOr<Reply> ReadReply(ByteSource& source, const Expected& expected, std::span<std::byte> y);
 
-// Text from a driver as mm stores and prints it: control characters replaced by '?', cut to
-// `max_bytes` (on a UTF-8 boundary) with "..." appended.
+// Text from a driver as mm stores and prints it: ANSI escape sequences (a logger's colours)
+// removed, other control characters replaced by '?', cut to `max_bytes` (on a UTF-8 boundary)
+// with "..." appended.
 std::string DriverText(std::string_view text, std::size_t max_bytes = kMaxTextBytes);
 
 }  // namespace mm::runtime
