@@ -54,6 +54,18 @@ done
 # Each run's one line (or its finding) goes to a file of its own, printed whole when the run ends.
 declare -A summary_of=()
 status=0
+# Each run in a process group of its own (job control), so that a stop (Ctrl-C, kill -TERM) ends
+# the runs in progress whole, never leaving a fuzzer running on.
+set -m
+stop() {
+  local pid
+  for pid in "${!summary_of[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  wait
+  echo "fuzz: stopped by SIG$1; the runs in progress were ended" >&2
+  exit $((128 + $(kill -l "$1")))
+}
+trap 'stop INT' INT
+trap 'stop TERM' TERM
 reap() {
   local pid
   wait -n -p pid || status=1
