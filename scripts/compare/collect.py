@@ -270,7 +270,8 @@ def merge_fuzz(reports):
     """One mm-fuzz report from runs over disjoint (backend, dtype) sets with the same seed."""
     merged = {
         "tool": "mm-fuzz",
-        "stats": {"problems": 0, "seconds": 0.0, "backends": {}, "by_dtype": {}},
+        "stats": {"problems": 0, "failures": 0, "seconds": 0.0, "backends": {}, "by_dtype": {}},
+        "errors": [],
         "statistics": [],
         "problems": [],
         "findings": [],
@@ -280,6 +281,10 @@ def merge_fuzz(reports):
         stats = report.get("stats", {})
         merged["stats"]["problems"] = max(merged["stats"]["problems"], stats.get("problems", 0))
         merged["stats"]["seconds"] += stats.get("seconds", 0.0)
+        # Failures beyond the findings (--max-findings) are counted, never shown: kept to be told.
+        merged["stats"]["failures"] += stats.get("failures", 0)
+        if report.get("error"):
+            merged["errors"].append(report["error"])
         for backend, counts in stats.get("backends", {}).items():
             total = merged["stats"]["backends"].setdefault(backend, {})
             for verdict, count in counts.items():

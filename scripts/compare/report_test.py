@@ -397,6 +397,20 @@ class DeclaredExpectationsTest(unittest.TestCase):
         self.assertEqual(tool_args["conformance"], [])
 
 
+class MergeFuzzTest(unittest.TestCase):
+    def test_runs_per_backend_add_their_failures_and_keep_their_errors(self):
+        runs = [
+            {"stats": {"problems": 10, "failures": 3}, "findings": [{"kind": "FAIL"}]},
+            {"stats": {"problems": 10, "failures": 0}, "error": "driver died"},
+            {"stats": {"problems": 10, "failures": 2}, "findings": [{"kind": "ERROR"}]},
+        ]
+        merged = collect.merge_fuzz(runs)
+        self.assertEqual(merged["stats"]["failures"], 5)
+        self.assertEqual(merged["stats"]["problems"], 10, "the same problems for each backend")
+        self.assertEqual(merged["errors"], ["driver died"])
+        self.assertEqual([f["kind"] for f in merged["findings"]], ["FAIL", "ERROR"])
+
+
 class RenderTest(unittest.TestCase):
     def test_fail_is_first_and_red(self):
         html_text, markdown, derived = render_quiet(synthetic_report("FAIL"))
@@ -442,6 +456,7 @@ class RenderTest(unittest.TestCase):
             "replay": "mm-fuzz --seed 1 --first 3 --cases 1 --backend beta",
         }
         report["accuracy"]["report"]["findings"] = [finding]
+        report["accuracy"]["report"]["stats"] = {"failures": 1}
         report["accuracy"]["exit_code"] = 1
         _, _, derived = render_quiet(report)
         self.assertEqual(len(derived["problems"]), 2, "the finding and mm-fuzz's exit code")
@@ -449,6 +464,45 @@ class RenderTest(unittest.TestCase):
         _, markdown, derived = render_quiet(report)
         self.assertEqual(derived["problems"], [])
         self.assertIn("| ERROR (declared) | beta | float |", markdown)
+
+    def declared_finding_report(self, failures, error=None):
+        report = synthetic_report()
+        report["accuracy"]["report"]["findings"] = [
+            {
+                "kind": "FAIL",
+                "backend": "beta",
+                "dtype": "float",
+                "message": "wrong",
+                "declared": {"name": "n", "reason": "r", "file": "f.json"},
+            },
+            {"kind": "XFAIL", "backend": "alpha", "dtype": "float", "message": "declared"},
+        ]
+        report["accuracy"]["report"]["stats"] = {"failures": failures}
+        if error:
+            report["accuracy"]["report"]["errors"] = [error]
+        report["accuracy"]["exit_code"] = 1
+        return report
+
+    def test_failures_beyond_the_declared_findings_keep_the_exit_code_a_problem(self):
+        _, _, derived = render_quiet(self.declared_finding_report(failures=1))
+        self.assertEqual(derived["problems"], [])
+        _, _, derived = render_quiet(self.declared_finding_report(failures=5))
+        self.assertEqual(len(derived["problems"]), 1)
+        self.assertIn("mm-fuzz exited 1: 5 failure(s), 1 of them declared", derived["problems"][0])
+        self.assertIn("4 beyond the findings shown (raise --max-findings)", derived["problems"][0])
+
+    def test_an_error_of_the_fuzzer_is_a_problem_even_with_every_finding_declared(self):
+        report = self.declared_finding_report(failures=1, error="backend beta: driver died")
+        _, _, derived = render_quiet(report)
+        self.assertEqual(len(derived["problems"]), 1)
+        self.assertIn("error: backend beta: driver died", derived["problems"][0])
+
+    def test_a_report_without_a_failure_count_does_not_explain_an_exit_code(self):
+        report = self.declared_finding_report(failures=1)
+        del report["accuracy"]["report"]["stats"]
+        _, _, derived = render_quiet(report)
+        self.assertEqual(len(derived["problems"]), 1)
+        self.assertIn("counts no failures", derived["problems"][0])
 
     def test_a_declared_deviation_that_did_not_occur_is_a_problem(self):
         _, _, derived = render_quiet(synthetic_report("XPASS"))

@@ -335,6 +335,34 @@ def accuracy_tables(accuracy):
     return ordered, ulp_points, bound_points
 
 
+def fuzz_exit_reasons(fuzz_report, findings):
+    """Why mm-fuzz failed beyond the declared findings that `findings` shows: its errors, and
+    failures that no declared finding accounts for (uncounted ones are beyond --max-findings).
+    Empty when every failure is a declared finding, so the exit code is no further problem."""
+    reasons = [
+        f"error: {e}" for e in fuzz_report.get("errors", []) + [fuzz_report.get("error")] if e
+    ]
+    failing = [
+        f
+        for f in findings
+        if isinstance(f, dict) and str(f.get("kind", "")) not in ("XFAIL", "NONDETERMINISTIC")
+    ]
+    declared = sum(1 for f in failing if f.get("declared"))
+    failures = (fuzz_report.get("stats") or {}).get("failures")
+    if not isinstance(failures, int):
+        reasons.append("its report counts no failures (stats.failures)")
+    elif failures > declared:
+        reasons.append(
+            f"{failures} failure(s), {declared} of them declared findings"
+            + (
+                f", {failures - len(failing)} beyond the findings shown (raise --max-findings)"
+                if failures > len(failing)
+                else ""
+            )
+        )
+    return reasons
+
+
 def derive(report):
     records = benchmark_records(report.get("speed", {}))
     threads_list = sorted({r["threads"] for r in records if r["kind"] != "peak"})
@@ -465,14 +493,14 @@ def derive(report):
             f"{c.get('command', '')})"
         )
     findings = (accuracy.get("report") or {}).get("findings") or []
-    if (
-        accuracy.get("report")
-        and accuracy.get("exit_code") not in (0, None)
-        and (undeclared or not findings)
-    ):
-        problems.append(
-            f"mm-fuzz exited {accuracy['exit_code']} (findings: see the accuracy " f"section)"
-        )
+    if accuracy.get("report") and accuracy.get("exit_code") not in (0, None):
+        unexplained = fuzz_exit_reasons(accuracy["report"], findings)
+        if undeclared or unexplained:
+            problems.append(
+                f"mm-fuzz exited {accuracy['exit_code']}"
+                + (f": {'; '.join(unexplained)}" if unexplained else "")
+                + " (findings: see the accuracy section)"
+            )
     declared = sum(1 for r in conformance.get("results", []) if r.get("verdict") == "XFAIL") + sum(
         1
         for f in findings
