@@ -9,9 +9,12 @@
 #include "mm/backends/openmp_wait_policy.h"
 #include "mm/conformance/self_check/self_check.h"
 #include "mm/conformance/tools/cli.h"
+#include "mm/engine/memory_reuse.h"
 
 int main(int argc, char** argv) {
   mm::RunAgainWithPassiveOpenMpWaitIfUnset(argv, std::cerr);
+  // The oracle's and the backends' arrays reused from call to call (false under a sanitizer).
+  mm::KeepFreedMemoryForReuse();
   const mm::BackendRegistry registry = mm::BuiltinBackends();
   mm::conformance::RunEnvironment env;
   env.builtin = &registry;
