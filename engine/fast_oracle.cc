@@ -252,6 +252,7 @@ struct FloatWorkspace {
   Matrix a, a_abs, a_sub, v, s, sub;
   GemmBuffers gemm;
   std::vector<std::uint8_t> row_special;
+  std::vector<double> quick;  // One row's QuickValue.
   std::vector<SubnormalInput> a_subnormals;
 };
 
@@ -463,6 +464,37 @@ inline bool QuickDecide(double v, double r, T* y) {
   return true;
 }
 
+// QuickDecide's value before its conversion to T, or NaN where QuickDecide returns false: the same
+// steps without branches, so that a row of them vectorises.
+template <class T>
+inline double QuickValue(double v, double r) {
+  using Format = FloatFormat<T>;
+  const double magnitude = std::fabs(v);
+  const auto exponent =
+      static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(magnitude) >> 52) - 1023;
+  const std::int64_t scale =
+      std::max<std::int64_t>(exponent, Format::kMinExponent) - (Format::kDigits - 1);
+  const double unit = std::bit_cast<double>(static_cast<std::uint64_t>(scale + 1023) << 52);
+  const double scaled = v * std::bit_cast<double>(static_cast<std::uint64_t>(1023 - scale) << 52);
+  const double n = std::rint(scaled);
+  const double value = n * unit;
+  const bool first_of_binade =
+      (std::fabs(n) == PowerOfTwo(Format::kDigits - 1)) & (exponent > Format::kMinExponent);
+  const bool decided = (magnitude <= Format::kMax) & (n != 0) &
+                       ((0.5 - std::fabs(scaled - n)) * unit > r) & !first_of_binade &
+                       (std::fabs(value) <= Format::kMax);
+  return decided ? value : std::numeric_limits<double>::quiet_NaN();
+}
+
+// RadiusFrom(factor, s) for s >= 0, NaN or infinite, without branches (as QuickValue).
+inline double RadiusFromRow(double factor, double s) {
+  const double p = factor * s;
+  const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
+  const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
+  const bool finite = std::isfinite(s) & (factor < kInf);
+  return finite ? (s == 0 ? 0.0 : r) : kInf;
+}
+
 // DecideRounding, inlined into the tiles.
 template <class T>
 inline bool Decide(double v, double r, T* y) {
@@ -506,25 +538,59 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   const double error_factor = RadiusFactor(k), decision_factor = RadiusFactor(k + 1);
   T* y = out.y.Data<T>();
   std::int64_t fallbacks = 0;
+  w.quick.resize(static_cast<std::size_t>(t.cols));
   for (std::int64_t i = 0; i < t.rows; ++i) {
-    const bool row_special = w.row_special[static_cast<std::size_t>(i)] != 0;
     const auto row_index =
         static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
+    const double* v = &w.v(i, 0);
+    const double* s = &w.s(i, 0);
+    // First every element as if decided by QuickDecide (vectorised), then the others one by one.
+    {
+      double* exact = out.exact.data() + row_index;
+      double* exact_error = out.exact_error.data() + row_index;
+      double* abs_sum = out.abs_sum.data() + row_index;
+      double* subnormal_abs_sum = out.subnormal_abs_sum.data() + row_index;
+      double* quick = w.quick.data();
+      const double* sub = any_sub ? &w.sub(i, 0) : nullptr;
+      // Loops of few arrays each: g++ vectorises a loop only when it can check that its arrays
+      // do not overlap in a few tests.
+      for (std::int64_t j = 0; j < t.cols; ++j) {
+        // The decision covers the fast value's error and the exact path's own (FastRadius of
+        // K + 1, see error_bound.h), so a decided element is the exact path's, bit for bit.
+        quick[j] = QuickValue<T>(v[j], RadiusFromRow(decision_factor, s[j]));
+      }
+      std::copy_n(v, t.cols, exact);
+      for (std::int64_t j = 0; j < t.cols; ++j) {
+        exact_error[j] = RadiusFromRow(error_factor, s[j]);
+        abs_sum[j] = s[j] * up;
+      }
+      if (sub != nullptr) {
+        for (std::int64_t j = 0; j < t.cols; ++j) subnormal_abs_sum[j] = sub[j] * sub_up;
+      } else {
+        std::fill_n(subnormal_abs_sum, t.cols, 0.0);
+      }
+      std::fill_n(out.special.data() + row_index, t.cols, std::uint8_t{0});
+    }
+    const bool row_special = w.row_special[static_cast<std::size_t>(i)] != 0;
     for (std::int64_t j = 0; j < t.cols; ++j) {
       const std::size_t index = row_index + static_cast<std::size_t>(j);
-      const double v = w.v(i, j), s = w.s(i, j);
       const bool special = row_special || p.col_special[static_cast<std::size_t>(t.c0 + j)] != 0;
-      T decided{};
-      // The decision covers the fast value's error and the exact path's own (FastRadius of K + 1,
-      // see error_bound.h), so a decided element is the exact path's, bit for bit.
-      if (!special && (s == 0 || Decide(v, RadiusFrom(decision_factor, s), &decided))) {
-        y[index] = s == 0 ? T(0.0f) : decided;
-        out.exact[index] = s == 0 ? 0.0 : v;
-        out.exact_error[index] = RadiusFrom(error_factor, s);
-        out.abs_sum[index] = s * up;
-        out.subnormal_abs_sum[index] = any_sub ? w.sub(i, j) * sub_up : 0.0;
-        out.special[index] = 0;
-        continue;
+      if (!special) {
+        const double quick = w.quick[static_cast<std::size_t>(j)];
+        if (s[j] == 0) {
+          y[index] = T(0.0f);
+          out.exact[index] = 0.0;
+          continue;
+        }
+        if (!std::isnan(quick)) {
+          y[index] = static_cast<T>(static_cast<float>(quick));
+          continue;
+        }
+        T decided{};
+        if (Decide(v[j], RadiusFrom(decision_factor, s[j]), &decided)) {
+          y[index] = decided;
+          continue;
+        }
       }
       ++fallbacks;
       // Specials from the inputs themselves (the tile holds 0 for their non-finite values).
