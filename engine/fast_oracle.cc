@@ -170,12 +170,19 @@ inline double MulUp(double a, double b) {
   return std::fma(a, b, -p) > 0 || p < 0x1p-960 ? NextUp(p) : p;
 }
 
+// RadiusFrom, for factor >= 0 and s >= 0, NaN or infinite: MulUp's steps without branches, so that
+// a row of them vectorises.
+inline double RadiusFromRow(double factor, double s) {
+  const double p = factor * s;
+  const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
+  const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
+  const bool finite = std::isfinite(s) & (factor < kInf);
+  return finite ? ((s == 0) | (factor == 0) ? 0.0 : r) : kInf;
+}
+
 }  // namespace
 
-double RadiusFrom(double factor, double s) {
-  if (!std::isfinite(s) || !(factor < kInf)) return kInf;
-  return MulUp(factor, s);
-}
+double RadiusFrom(double factor, double s) { return RadiusFromRow(factor, s); }
 
 namespace {
 
@@ -443,29 +450,9 @@ inline double PowerOfTwo(int e) {
 // Decide's common case without its directed sums and two roundings: with q the spacing of T at v
 // and n = v / q rounded to an integer, every real within r of v rounds to n q when the distance
 // from v to the nearer midpoint, (1/2 - |v / q - n|) q, exceeds r (each step exact: powers of two
-// and Sterbenz's lemma). Leaves to Decide zero, values beyond T's largest and the first value of a
-// binade, where the spacing below is half the spacing above.
-template <class T>
-inline bool QuickDecide(double v, double r, T* y) {
-  using Format = FloatFormat<T>;
-  const double magnitude = std::fabs(v);
-  if (!(magnitude <= Format::kMax)) return false;
-  const int exponent = static_cast<int>(std::bit_cast<std::uint64_t>(magnitude) >> 52) - 1023;
-  const int scale = std::max(exponent, Format::kMinExponent) - (Format::kDigits - 1);
-  const double scaled = v * PowerOfTwo(-scale);
-  const double n = std::rint(scaled);
-  if (n == 0 || !((0.5 - std::fabs(scaled - n)) * PowerOfTwo(scale) > r)) return false;
-  if (std::fabs(n) == PowerOfTwo(Format::kDigits - 1) && exponent > Format::kMinExponent) {
-    return false;
-  }
-  const double value = n * PowerOfTwo(scale);
-  if (std::fabs(value) > Format::kMax) return false;
-  *y = static_cast<T>(static_cast<float>(value));
-  return true;
-}
-
-// QuickDecide's value before its conversion to T, or NaN where QuickDecide returns false: the same
-// steps without branches, so that a row of them vectorises.
+// and Sterbenz's lemma). Returns n q, or NaN for Decide to look further: at zero, beyond T's
+// largest value and at the first value of a binade, where the spacing below is half the spacing
+// above. Without branches, so that a row of them vectorises.
 template <class T>
 inline double QuickValue(double v, double r) {
   using Format = FloatFormat<T>;
@@ -486,13 +473,13 @@ inline double QuickValue(double v, double r) {
   return decided ? value : std::numeric_limits<double>::quiet_NaN();
 }
 
-// RadiusFrom(factor, s) for s >= 0, NaN or infinite, without branches (as QuickValue).
-inline double RadiusFromRow(double factor, double s) {
-  const double p = factor * s;
-  const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
-  const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
-  const bool finite = std::isfinite(s) & (factor < kInf);
-  return finite ? (s == 0 ? 0.0 : r) : kInf;
+// Decide's common case: QuickValue's answer converted to T.
+template <class T>
+inline bool QuickDecide(double v, double r, T* y) {
+  const double value = QuickValue<T>(v, r);
+  if (std::isnan(value)) return false;
+  *y = static_cast<T>(static_cast<float>(value));
+  return true;
 }
 
 // DecideRounding, inlined into the tiles.
