@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "mm/backends/onednn/onednn_settings.h"
 #include "mm/engine/error_bound.h"
@@ -25,23 +26,31 @@ std::string Format(const char* format, Args... args) {
   return line;
 }
 
-// Seconds of the fastest of at least `min_runs` runs of `f`, run until about a second has passed;
-// *cpu_seconds (when given): the process's CPU seconds during that run (all threads).
-double BestSeconds(const std::function<bool()>& f, int min_runs = 2,
-                   double* cpu_seconds = nullptr) {
-  double best = 1e300, total = 0;
+// Wall seconds of a function's runs: the fastest (with the process's CPU seconds during it, all
+// threads) and the median (the upper one of an even count); all zero when a run failed.
+struct RunTimes {
+  double best = 0, best_cpu = 0, median = 0;
+};
+
+// Runs `f` at least `min_runs` times and until about a second has passed (at most 20 runs).
+RunTimes TimeRuns(const std::function<bool()>& f, int min_runs = 2) {
+  RunTimes times;
+  std::vector<double> runs;
+  double total = 0;
   for (int run = 0; run < min_runs || (total < 1.0 && run < 20); ++run) {
     const auto start = std::chrono::steady_clock::now();
     const std::clock_t cpu_start = std::clock();
-    if (!f()) return 0;
+    if (!f()) return {};
     const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds < best && cpu_seconds != nullptr) *cpu_seconds = cpu;
-    best = std::min(best, seconds);
+    if (runs.empty() || seconds < times.best) times = {seconds, cpu, 0};
+    runs.push_back(seconds);
     total += seconds;
   }
-  return best;
+  std::sort(runs.begin(), runs.end());
+  times.median = runs[runs.size() / 2];
+  return times;
 }
 
 Tensor RandomSquare(DType dtype, std::int64_t n, std::mt19937_64& rng) {
@@ -71,8 +80,10 @@ std::pair<double, std::string> FastestBackend(const BackendRegistry& registry,
     auto primitive = (*backend)->Prepare(plan);
     if (!primitive.ok()) continue;
     Tensor y = Tensor::Create(plan.desc.dtype, plan.y_dims).value();
-    const double seconds = BestSeconds(
-        [&] { return (*primitive)->Execute(a.view(), b.view(), y.mutable_view()).ok(); }, 3);
+    const double seconds =
+        TimeRuns([&] { return (*primitive)->Execute(a.view(), b.view(), y.mutable_view()).ok(); },
+                 3)
+            .best;
     if (seconds > 0 && (best.second.empty() || seconds < best.first)) best = {seconds, name};
   }
   return best;
@@ -84,9 +95,10 @@ int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>
                 std::ostream& out) {
   out << "machine: " << DescribeMachine({kOneDnnMaxCpuIsaVariable}).ToString() << "\n";
   out << "threads: " << omp_get_max_threads() << " (OMP_NUM_THREADS)\n";
-  // The machine may be shared: the oracle's CPU seconds beside its wall time tell load apart.
-  out << Format("%5s %9s %12s %9s %9s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s", "wall s",
-                "cpu s", "exact-path", "fastest GEMM", "GEMM t/s", "ratio");
+  // The machine may be shared: the oracle's CPU seconds beside its wall time tell load apart. The
+  // median beside the best shows what a loop of calls gets.
+  out << Format("%5s %9s %12s %9s %9s %9s %10s %14s %12s %7s\n", "n", "dtype", "oracle t/s",
+                "best s", "cpu s", "median s", "exact-path", "fastest GEMM", "GEMM t/s", "ratio");
   std::mt19937_64 rng(1);
   for (const std::int64_t n : sizes) {
     const double terms = static_cast<double>(n) * n * n;
@@ -100,24 +112,21 @@ int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>
         gemm = FastestBackend(registry, plan, a, b);
       }
       std::int64_t fallbacks = 0;
-      double cpu_seconds = 0;
-      const double seconds = BestSeconds(
-          [&] {
-            auto oracle = ExactMatMul(plan, a.view(), b.view());
-            if (!oracle.ok()) return false;
-            fallbacks = oracle->exact_fallbacks;
-            return true;
-          },
-          2, &cpu_seconds);
-      if (seconds == 0) {
+      const RunTimes times = TimeRuns([&] {
+        auto oracle = ExactMatMul(plan, a.view(), b.view());
+        if (!oracle.ok()) return false;
+        fallbacks = oracle->exact_fallbacks;
+        return true;
+      });
+      if (times.best == 0) {
         out << "ExactMatMul failed for " << plan.desc.ToString() << "\n";
         return 1;
       }
-      const double rate = terms / seconds;
+      const double rate = terms / times.best;
       const double gemm_rate = gemm.first > 0 ? terms / gemm.first : 0;
-      out << Format("%5lld %9s %12.3e %9.3f %9.3f %10lld %14s %12.3e %7.3f\n",
-                    static_cast<long long>(n), std::string(DTypeName(dtype)).c_str(), rate, seconds,
-                    cpu_seconds, static_cast<long long>(fallbacks),
+      out << Format("%5lld %9s %12.3e %9.3g %9.3g %9.3g %10lld %14s %12.3e %7.3f\n",
+                    static_cast<long long>(n), std::string(DTypeName(dtype)).c_str(), rate,
+                    times.best, times.best_cpu, times.median, static_cast<long long>(fallbacks),
                     gemm.second.empty() ? "none" : gemm.second.c_str(), gemm_rate,
                     gemm_rate > 0 ? rate / gemm_rate : 0.0);
       out.flush();
