@@ -554,11 +554,27 @@ TEST(MemoryLimitTest, ALeakThatRecyclingAbsorbsIsReportedWithItsGrowthAndFailsUn
 namespace mm::conformance {
 namespace {
 
+// Whether process `pid` has a handler of its own for `signal` (the SigCgt mask of /proc).
+bool CatchesSignal(pid_t pid, int signal) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigCgt:", 0) == 0) {
+      return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1) & 1) != 0;
+    }
+  }
+  return false;
+}
+
 TEST(FuzzInterruptTest, SigtermWritesTheJsonWithTheProblemsDone) {
   TempDir out;
   const fs::path json = out.path() / "fuzz.json";
   auto [pid, fd] = Spawn({MM_FUZZ_BIN, "--cases", "10000000", "--quiet", "--json", json.string()});
-  // The run would take hours; it is stopped once it has surely started.
+  // The run would take hours. It is stopped once its handler is in place (mm-fuzz first starts
+  // itself again with OpenMP's passive wait, which under a sanitizer on a loaded machine took
+  // more than a second and a half), and problems have had time to run.
+  for (int i = 0; i < 600 && !CatchesSignal(pid, SIGTERM); ++i) usleep(100 * 1000);
+  ASSERT_TRUE(CatchesSignal(pid, SIGTERM)) << "mm-fuzz set no SIGTERM handler within a minute";
   usleep(1500 * 1000);
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   ReadAll(fd);
