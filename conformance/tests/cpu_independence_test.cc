@@ -182,10 +182,13 @@ TEST(WorkerMemoryTest, AWorkerDoesNotGrowWithTheNumberOfShapesOneDnnCompiled) {
   for (const std::int64_t g : {few_default, many_default, few_cached, many_cached}) {
     ASSERT_GE(g, 0) << "a measured run failed";
   }
-  EXPECT_LT(many_default - few_default, std::int64_t{4} << 20)
+  const std::int64_t bound = std::int64_t{4} << 20;
+  EXPECT_LT(many_default - few_default, bound)
       << "20 shapes: " << few_default << " bytes, 1,000: " << many_default;
-  // The user's setting is kept, and this measurement sees what a cache of that size costs.
-  EXPECT_GT(many_cached - few_cached, std::int64_t{16} << 20)
+  // The user's setting is kept, and this measurement sees a cache of that size break the bound
+  // above. What 1,000 primitives cost depends on the kernels oneDNN compiles for the CPU
+  // (brgemm with AVX-512, smaller gemm:jit ones with AVX2), so the bound is the only fixed line.
+  EXPECT_GT(many_cached - few_cached, bound)
       << "20 shapes: " << few_cached << " bytes, 1,000: " << many_cached;
 }
 
