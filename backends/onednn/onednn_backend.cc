@@ -1,6 +1,7 @@
 #include "mm/backends/onednn/onednn_backend.h"
 
 #include <cpuid.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
@@ -142,17 +143,22 @@ struct Compiled {
   bool via_f32 = false;
 };
 
+// oneDNN fixes a primitive's thread count when it creates it (OpenMP's omp_get_max_threads() then)
+// and runs it on that many threads whatever the caller's count later: a product prepared on fewer
+// threads (auto's "1 of 2 threads", its calibration, mm-fuzz's 1-thread reruns) is its own entry.
 struct CacheKey {
   DType dtype;
   bool via_f32;
   Dims src;
   Dims weights;
+  int threads;
   friend bool operator==(const CacheKey&, const CacheKey&) = default;
 };
 
 struct CacheKeyHash {
   std::size_t operator()(const CacheKey& key) const {
     std::size_t h = static_cast<std::size_t>(key.dtype) * 2 + (key.via_f32 ? 1 : 0);
+    h = h * 1000003u ^ static_cast<std::size_t>(key.threads);
     for (const Dims* dims : {&key.src, &key.weights}) {
       h = h * 1000003u ^ dims->size();
       for (std::int64_t d : *dims) h = h * 1000003u ^ std::hash<std::int64_t>()(d);
@@ -578,7 +584,7 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> OneDnnBackend::PrepareProduct(const M
     const ProblemShapes shapes = CollapseShapes(plan);
     const DType dtype = plan.desc.dtype;
     const bool via_f32 = dtype != DType::kFloat && !state_->Native(dtype);
-    const CacheKey key{dtype, via_f32, shapes.src, shapes.weights};
+    const CacheKey key{dtype, via_f32, shapes.src, shapes.weights, omp_get_max_threads()};
     std::shared_ptr<const Compiled> compiled = state_->GetOrCompile(key, shapes);
     return std::unique_ptr<MatMulPrimitive>(std::make_unique<OneDnnPrimitive>(
         plan, std::move(compiled), state_->engine, state_->stream, state_->isa, state_->convert));

@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <unistd.h>
 
@@ -357,6 +358,29 @@ TEST(OneDnnCacheTest, TheSameProblemTwiceCompilesOnce) {
   ASSERT_TRUE(backend->Prepare(PlanMatMul({DType::kFloat, {1, 4}, {4, 5}}).value()).ok());
   EXPECT_EQ(backend->cache_stats().misses, 2);
   EXPECT_EQ(backend->cache_stats().hits, 5);
+}
+
+// oneDNN runs a primitive on the threads it was created for: one prepared on fewer threads than a
+// cached one (auto's "1 of 2 threads") must not be handed the cached one.
+TEST(OneDnnCacheTest, AProductPreparedOnOtherThreadsIsCompiledForThem) {
+  auto backend = MakeBackend();
+  ASSERT_NE(backend, nullptr);
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, {2, 3, 4}, {2, 4, 5}}).value();
+  const int given = omp_get_max_threads();
+  omp_set_num_threads(2);
+  ASSERT_TRUE(backend->Prepare(plan).ok());
+  omp_set_num_threads(1);
+  ASSERT_TRUE(backend->Prepare(plan).ok());
+  ASSERT_TRUE(backend->Prepare(plan).ok());
+  omp_set_num_threads(given);
+  EXPECT_EQ(backend->cache_stats().misses, 2);
+  EXPECT_EQ(backend->cache_stats().hits, 1);
+  EXPECT_EQ(backend->cache_stats().size, 2u);
+  // Each computes the product, on the threads it was prepared for or any other count.
+  omp_set_num_threads(1);
+  MatMulTester().a_dims({2, 3, 4}).b_dims({2, 4, 5}).Test(*backend);
+  omp_set_num_threads(given);
+  MatMulTester().a_dims({2, 3, 4}).b_dims({2, 4, 5}).Test(*backend);
 }
 
 TEST(OneDnnCacheTest, DifferentProblemsDoNotCollide) {
