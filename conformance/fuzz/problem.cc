@@ -320,13 +320,41 @@ double Normal(Rng& rng) {
   return sum - 6;
 }
 
-double FloatValue(Rng& rng, const std::string& family, const FloatFacts& f) {
-  if (family == "small-int") return static_cast<double>(rng.Between(-3, 3));
-  if (family == "uniform") return 2 * rng.Unit() - 1;
-  if (family == "normal") return Normal(rng);
-  if (family == "wide-exponent") {
-    const int e = static_cast<int>(rng.Between(f.min_exp / 2, f.max_exp / 2));
-    return (rng.Chance(0.5) ? -1 : 1) * std::ldexp(1 + rng.Unit(), e);
+// The value families, resolved from their names once per tensor rather than compared per element.
+enum class Family {
+  kSmallInt,
+  kUniform,
+  kNormal,
+  kWideExponent,
+  kExtremes,
+  kUniformBits,
+  kNearLimits
+};
+
+Family ParseFamily(const std::string& name) {
+  if (name == "small-int") return Family::kSmallInt;
+  if (name == "uniform") return Family::kUniform;
+  if (name == "normal") return Family::kNormal;
+  if (name == "wide-exponent") return Family::kWideExponent;
+  if (name == "uniform-bits") return Family::kUniformBits;
+  if (name == "near-limits") return Family::kNearLimits;
+  return Family::kExtremes;
+}
+
+double FloatValue(Rng& rng, Family family, const FloatFacts& f) {
+  switch (family) {
+    case Family::kSmallInt:
+      return static_cast<double>(rng.Between(-3, 3));
+    case Family::kUniform:
+      return 2 * rng.Unit() - 1;
+    case Family::kNormal:
+      return Normal(rng);
+    case Family::kWideExponent: {
+      const int e = static_cast<int>(rng.Between(f.min_exp / 2, f.max_exp / 2));
+      return (rng.Chance(0.5) ? -1 : 1) * std::ldexp(1 + rng.Unit(), e);
+    }
+    default:
+      break;
   }
   // extremes: the edges of the type, mixed with ordinary values.
   const double sign = rng.Chance(0.5) ? -1 : 1;
@@ -349,8 +377,9 @@ double FloatValue(Rng& rng, const std::string& family, const FloatFacts& f) {
 }
 
 template <class T>
-void FillFloats(Rng& rng, const std::string& family, DType dtype, Tensor& t) {
+void FillFloats(Rng& rng, const std::string& family_name, DType dtype, Tensor& t) {
   const FloatFacts f = Facts(dtype);
+  const Family family = ParseFamily(family_name);
   T* data = t.Data<T>();
   for (std::int64_t i = 0; i < t.NumElements(); ++i) {
     data[i] = RoundFromDouble<T>(FloatValue(rng, family, f));
@@ -358,13 +387,14 @@ void FillFloats(Rng& rng, const std::string& family, DType dtype, Tensor& t) {
 }
 
 template <class T>
-void FillInts(Rng& rng, const std::string& family, Tensor& t) {
+void FillInts(Rng& rng, const std::string& family_name, Tensor& t) {
   using L = std::numeric_limits<T>;
+  const Family family = ParseFamily(family_name);
   T* data = t.Data<T>();
   for (std::int64_t i = 0; i < t.NumElements(); ++i) {
-    if (family == "small-int") {
+    if (family == Family::kSmallInt) {
       data[i] = static_cast<T>(L::is_signed ? rng.Between(-3, 3) : rng.Between(0, 6));
-    } else if (family == "uniform-bits") {
+    } else if (family == Family::kUniformBits) {
       data[i] = static_cast<T>(rng.Next());
     } else {  // near-limits
       static constexpr T kSmall[] = {0, 1, 2, 3};
