@@ -17,6 +17,7 @@ It fails (exit 1, naming each problem) on:
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import pathlib
@@ -114,16 +115,29 @@ class Chromium:
                 return message.get("result", {})
             self.events.append(message)
 
-    def wait_for(self, method, timeout=30):
+    def wait_for(self, method, session=None, timeout=30):
+        """The first event `method` (of `session`, when given), waiting for it if need be."""
+
+        def matches(event):
+            return event.get("method") == method and (
+                session is None or event.get("sessionId") == session
+            )
+
         deadline = time.monotonic() + timeout
         for i, event in enumerate(self.events):
-            if event.get("method") == method:
+            if matches(event):
                 return self.events.pop(i)
         while True:
             message = self.read_message(deadline)
             self.events.append(message)
-            if message.get("method") == method:
+            if matches(message):
                 return message
+
+    def take_events(self, session):
+        """Removes and returns the events of `session` received so far."""
+        taken = [e for e in self.events if e.get("sessionId") == session]
+        self.events = [e for e in self.events if e.get("sessionId") != session]
+        return taken
 
     def close(self):
         try:
@@ -138,40 +152,62 @@ class Chromium:
             self.process.stderr.close()
 
 
-def check(page, screenshot=None):
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not binary:
-        return ["chromium is not installed (scripts/setup.sh installs it)"]
-    url = page.resolve().as_uri()
-    problems = []
+def chromium_binary():
+    """Debian's chromium, or None when it is not installed."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextlib.contextmanager
+def open_browser(binary):
+    """A headless Chromium in a profile of its own, for one check or many (check's `browser`)."""
     with tempfile.TemporaryDirectory(prefix="mm-browser-") as profile:
         browser = Chromium(binary, profile)
         try:
-            target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
-                "sessionId"
-            ]
-            for domain in ("Page", "Runtime", "Log", "Network"):
-                browser.call(f"{domain}.enable", session=session)
-            if screenshot:
-                browser.call(
-                    "Emulation.setDeviceMetricsOverride",
-                    {"width": 1100, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
-                    session=session,
-                )
-            browser.call("Page.navigate", {"url": url}, session=session)
-            browser.wait_for("Page.loadEventFired")
-            result = browser.call(
-                "Runtime.evaluate", {"expression": INSPECT, "returnByValue": True}, session=session
-            )
-            if screenshot:
-                shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)
-                pathlib.Path(screenshot).write_bytes(base64.b64decode(shot["data"]))
-            # Anything logged after load (late image decoding errors) is in by now.
-            browser.call("Runtime.evaluate", {"expression": "1"}, session=session)
+            yield browser
         finally:
             browser.close()
-    for event in browser.events:
+
+
+def check(page, screenshot=None, browser=None):
+    """The problems of `page` (a list, empty when it renders cleanly), opened in a new tab of
+    `browser`, or of a Chromium started for this check alone."""
+    if browser is None:
+        binary = chromium_binary()
+        if not binary:
+            return ["chromium is not installed (scripts/setup.sh installs it)"]
+        with open_browser(binary) as own:
+            return check(page, screenshot, own)
+    url = page.resolve().as_uri()
+    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+        "sessionId"
+    ]
+    try:
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.call(f"{domain}.enable", session=session)
+        if screenshot:
+            browser.call(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": 1100, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+                session=session,
+            )
+        browser.call("Page.navigate", {"url": url}, session=session)
+        browser.wait_for("Page.loadEventFired", session)
+        result = browser.call(
+            "Runtime.evaluate", {"expression": INSPECT, "returnByValue": True}, session=session
+        )
+        if screenshot:
+            shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)
+            pathlib.Path(screenshot).write_bytes(base64.b64decode(shot["data"]))
+        # Anything logged after load (late image decoding errors) is in by now.
+        browser.call("Runtime.evaluate", {"expression": "1"}, session=session)
+    finally:
+        try:
+            browser.call("Target.closeTarget", {"targetId": target}, timeout=10)
+        except (RuntimeError, TimeoutError, OSError):
+            pass  # A browser that died shows in the check's own error, or in the next check's.
+    problems = []
+    for event in browser.take_events(session):
         method, params = event.get("method"), event.get("params", {})
         if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
             text = " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])

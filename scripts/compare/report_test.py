@@ -49,11 +49,30 @@ def page(extra="", plot=None, table_rows="<tr><td>1</td></tr>"):
 
 
 class BrowserCheckTest(unittest.TestCase):
+    """Each check opens its page in a new tab of one Chromium (a start per test cost most of the
+    suite's time); a tab sees only its own page's events."""
+
+    @classmethod
+    def setUpClass(cls):
+        binary = browser_check.chromium_binary()
+        if not binary:
+            raise RuntimeError("chromium is not installed (scripts/setup.sh installs it)")
+        cls.browser_context = browser_check.open_browser(binary)
+        cls.browser = cls.browser_context.__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser_context.__exit__(None, None, None)
+
     def check(self, html_text):
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp) / "page.html"
             path.write_text(html_text)
-            return browser_check.check(path)
+            return browser_check.check(path, browser=self.browser)
+
+    def test_a_broken_page_does_not_leak_into_the_next_check(self):
+        self.assertTrue(self.check(page("<script>console.error('boom')</script>")))
+        self.assertEqual(self.check(page()), [])
 
     def test_good_page_passes(self):
         self.assertEqual(self.check(page()), [])
