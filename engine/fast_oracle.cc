@@ -177,7 +177,8 @@ inline double RadiusFromRow(double factor, double s) {
   const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
   const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
   const bool finite = std::isfinite(s) & (factor < kInf);
-  return finite ? ((s == 0) | (factor == 0) ? 0.0 : r) : kInf;
+  const bool zero = (s == 0) | (factor == 0);
+  return finite ? (zero ? 0.0 : r) : kInf;
 }
 
 }  // namespace
