@@ -240,8 +240,10 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
 double AccumulationError(DType accumulation, std::int64_t k, double abs_sum) {
   if (!IsFloat(accumulation)) return 0;
   if (!(abs_sum < MaxFinite(accumulation))) return std::numeric_limits<double>::infinity();
-  return Gamma(k, UnitRoundoff(accumulation)) * abs_sum +
-         static_cast<double>(k) * HalfDenormMin(accumulation);
+  // S = 0: every product is zero and so is every sum, whatever gamma_K is (infinite once K u >= 1,
+  // and inf * 0 would make the bound NaN, rejecting every value).
+  const double summed = abs_sum == 0 ? 0 : Gamma(k, UnitRoundoff(accumulation)) * abs_sum;
+  return summed + static_cast<double>(k) * HalfDenormMin(accumulation);
 }
 
 double AccumulationError(const Arithmetic& arithmetic, std::int64_t k, double abs_sum,

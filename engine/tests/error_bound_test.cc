@@ -119,6 +119,18 @@ TEST(ErrorBoundTest, AccumulationErrorIsInfiniteWhenTheSumMayOverflow) {
   EXPECT_EQ(AccumulationError(DType::kInt32, 100, 1e30), 0);
 }
 
+// K u >= 1 leaves no bound on a sum of nonzero terms (gamma_K is infinite), but a sum of zero
+// terms is exactly zero in any arithmetic: its bound is finite, not inf * 0.
+TEST(ErrorBoundTest, ASumOfZeroTermsHasAFiniteBoundWhenKuReachesOne) {
+  EXPECT_TRUE(std::isinf(Gamma(1000, UnitRoundoff(DType::kBFloat16))));
+  const double zero_terms = AccumulationError(DType::kBFloat16, 1000, 0.0);
+  EXPECT_TRUE(std::isfinite(zero_terms));
+  EXPECT_LT(zero_terms, 1e-30);
+  EXPECT_TRUE(std::isinf(AccumulationError(DType::kBFloat16, 1000, 1e-30)));
+  EXPECT_TRUE(WithinBound(DType::kBFloat16, {0.0, zero_terms, false, false}, 0.0));
+  EXPECT_FALSE(WithinBound(DType::kBFloat16, {0.0, zero_terms, false, false}, 1.0));
+}
+
 TEST(ErrorBoundTest, AFlushedSubnormalInputMayCostItsWholeTerm) {
   const Arithmetic flush{DType::kFloat, true};
   EXPECT_GE(AccumulationError(flush, 1, 4.0, 4.0), 4.0);
