@@ -7,7 +7,10 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <utility>
+
+#include "mm/engine/parallel.h"
 
 namespace mm::conformance {
 namespace {
@@ -48,84 +51,120 @@ Dims Unflatten(std::int64_t flat, std::span<const std::int64_t> dims) {
   return index;
 }
 
+// One element's standing under ONNX's rule.
+struct ElementError {
+  bool ok = true;
+  double abs_error = 0, rel_error = 0, allowed = 0;
+};
+
+template <class T>
+ElementError CompareElement(T a, T e, const Tolerance& tol) {
+  ElementError out;
+  if constexpr (std::is_integral_v<T>) {
+    out.ok = a == e;
+    if (out.ok) return out;
+    // Exact for the decision; the doubles only describe the size of the miss.
+    const double ad = static_cast<double>(a), ed = static_cast<double>(e);
+    if constexpr (std::is_unsigned_v<T>) {
+      out.abs_error = static_cast<double>(a > e ? a - e : e - a);
+    } else {
+      // a - e can overflow in a signed type; the double difference is close enough to report.
+      out.abs_error = std::fabs(ad - ed);
+    }
+    out.rel_error = ed == 0 ? kInf : out.abs_error / std::fabs(ed);
+  } else {
+    const double ad = ToDouble(a), ed = ToDouble(e);
+    out.ok = FloatElementMatches(ad, ed, tol);
+    if (std::isnan(ad) || std::isnan(ed)) {
+      out.ok = out.ok || g_fault == JudgementFault::kNanMatchesAnything;
+      out.abs_error = out.ok ? 0 : kInf;  // A NaN on one side is an unbounded miss.
+    } else if (std::isinf(ad) || std::isinf(ed)) {
+      out.abs_error = out.ok ? 0 : kInf;
+    } else {
+      out.abs_error = std::fabs(ad - ed);
+    }
+    out.allowed = std::isfinite(ed) ? tol.Allowed(ed) : 0;
+    out.rel_error = out.abs_error == 0          ? 0
+                    : ed == 0 || std::isinf(ed) ? kInf
+                                                : out.abs_error / std::fabs(ed);
+  }
+  return out;
+}
+
+// What a pass over a range of elements found: counts, maxima and its worst element.
+struct ComparePartial {
+  std::int64_t differing = 0;
+  bool bitwise_equal = true;
+  double max_abs_error = 0, max_rel_error = 0;
+  std::int64_t worst_index = -1;
+  bool worst_is_match = true;
+  double worst_key = 0;
+  ElementError worst;
+
+  // A mismatch outranks any match; among mismatches the largest excess over the allowance wins,
+  // among matches the largest error; ties keep the first index (`index` comes after the others).
+  void Offer(std::int64_t index, const ElementError& e) {
+    const double key = e.ok ? e.abs_error : e.abs_error - e.allowed;
+    if (worst_index < 0 || (!e.ok && worst_is_match) ||
+        (e.ok == worst_is_match && key > worst_key)) {
+      worst_index = index;
+      worst_is_match = e.ok;
+      worst_key = key;
+      worst = e;
+    }
+  }
+  void Merge(ComparePartial&& later) {
+    differing += later.differing;
+    bitwise_equal = bitwise_equal && later.bitwise_equal;
+    max_abs_error = std::max(max_abs_error, later.max_abs_error);
+    max_rel_error = std::max(max_rel_error, later.max_rel_error);
+    if (later.worst_index >= 0) Offer(later.worst_index, later.worst);
+  }
+};
+
 template <class T>
 Comparison CompareTyped(TensorView actual, TensorView expected, const Tolerance& tol) {
   Comparison out;
   out.elements = expected.NumElements();
-  out.bitwise_equal = true;
   const T* a = actual.Data<T>();
   const T* e = expected.Data<T>();
-  std::int64_t worst_index = -1;
-  bool worst_is_match = true;
-  double worst_key = 0;
-  double worst_abs = 0, worst_rel = 0, worst_allowed = 0;
-  for (std::int64_t i = 0; i < Examined(out.elements); ++i) {
-    double abs_error = 0, rel_error = 0, allowed = 0;
-    bool ok;
-    if constexpr (std::is_integral_v<T>) {
-      ok = a[i] == e[i];
-      // Exact for the decision; the doubles only describe the size of the miss.
-      const double ad = static_cast<double>(a[i]), ed = static_cast<double>(e[i]);
-      if (ok) {
-        abs_error = 0;
-      } else if constexpr (std::is_unsigned_v<T>) {
-        abs_error = static_cast<double>(a[i] > e[i] ? a[i] - e[i] : e[i] - a[i]);
-      } else {
-        // a - e can overflow in a signed type; the double difference is close enough to report.
-        abs_error = std::fabs(ad - ed);
-      }
-      rel_error = ok ? 0 : (ed == 0 ? kInf : abs_error / std::fabs(ed));
-    } else {
-      const double ad = ToDouble(a[i]), ed = ToDouble(e[i]);
-      allowed = tol.Allowed(ed);
-      ok = FloatElementMatches(ad, ed, tol);
-      if (std::isnan(ad) || std::isnan(ed)) {
-        ok = ok || g_fault == JudgementFault::kNanMatchesAnything;
-        abs_error = ok ? 0 : std::numeric_limits<double>::quiet_NaN();
-      } else if (std::isinf(ad) || std::isinf(ed)) {
-        abs_error = ok ? 0 : kInf;
-      } else {
-        abs_error = std::fabs(ad - ed);
-      }
-      if (std::isnan(abs_error)) abs_error = kInf;  // A NaN on one side is an unbounded miss.
-      allowed = std::isinf(ed) ? 0 : allowed;
-      rel_error =
-          abs_error == 0 ? 0 : (ed == 0 || std::isinf(ed) ? kInf : abs_error / std::fabs(ed));
-    }
-    if (!SameBits(a[i], e[i])) out.bitwise_equal = false;
-    if (!ok) ++out.differing;
-    out.max_abs_error = std::max(out.max_abs_error, abs_error);
-    out.max_rel_error = std::max(out.max_rel_error, rel_error);
-    // A mismatch outranks any match; among mismatches the largest excess over the allowance wins,
-    // among matches the largest error; ties keep the first index.
-    const double key = ok ? abs_error : abs_error - allowed;
-    if (worst_index < 0 || (!ok && worst_is_match) || (ok == worst_is_match && key > worst_key)) {
-      worst_index = i;
-      worst_is_match = ok;
-      worst_key = key;
-      worst_abs = abs_error;
-      worst_rel = rel_error;
-      worst_allowed = allowed;
-    }
-  }
+  const ComparePartial found = ReduceInOrder<ComparePartial>(
+      Examined(out.elements),
+      [&](std::int64_t begin, std::int64_t end) {
+        ComparePartial part;
+        for (std::int64_t i = begin; i < end; ++i) {
+          const ElementError error = CompareElement(a[i], e[i], tol);
+          if (!SameBits(a[i], e[i])) part.bitwise_equal = false;
+          if (!error.ok) ++part.differing;
+          part.max_abs_error = std::max(part.max_abs_error, error.abs_error);
+          part.max_rel_error = std::max(part.max_rel_error, error.rel_error);
+          part.Offer(i, error);
+        }
+        return part;
+      },
+      [](ComparePartial& left, ComparePartial&& right) { left.Merge(std::move(right)); });
+  out.differing = found.differing;
+  out.bitwise_equal = found.bitwise_equal;
+  out.max_abs_error = found.max_abs_error;
+  out.max_rel_error = found.max_rel_error;
   out.match = out.differing == 0;
-  if (worst_index >= 0) {
-    WorstElement w;
-    w.flat_index = worst_index;
-    w.index = Unflatten(worst_index, expected.dims);
-    w.expected = ElementText(e[worst_index]);
-    w.actual = ElementText(a[worst_index]);
+  if (const std::int64_t w = found.worst_index; w >= 0) {
+    WorstElement worst;
+    worst.flat_index = w;
+    worst.index = Unflatten(w, expected.dims);
+    worst.expected = ElementText(e[w]);
+    worst.actual = ElementText(a[w]);
     if constexpr (std::is_integral_v<T>) {
-      w.expected_value = static_cast<double>(e[worst_index]);
-      w.actual_value = static_cast<double>(a[worst_index]);
+      worst.expected_value = static_cast<double>(e[w]);
+      worst.actual_value = static_cast<double>(a[w]);
     } else {
-      w.expected_value = ToDouble(e[worst_index]);
-      w.actual_value = ToDouble(a[worst_index]);
+      worst.expected_value = ToDouble(e[w]);
+      worst.actual_value = ToDouble(a[w]);
     }
-    w.abs_error = worst_abs;
-    w.rel_error = worst_rel;
-    w.allowed = worst_allowed;
-    out.worst = std::move(w);
+    worst.abs_error = found.worst.abs_error;
+    worst.rel_error = found.worst.rel_error;
+    worst.allowed = found.worst.allowed;
+    out.worst = std::move(worst);
   }
   return out;
 }
@@ -212,41 +251,75 @@ std::string BoundCheck::Describe() const {
 
 namespace {
 
-template <class T>
-BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
-                           std::span<const ElementBound> bounds) {
-  BoundCheck out;
-  out.elements = expected.NumElements();
-  const T* a = actual.Data<T>();
-  double worst_key = -kInf;
-  bool worst_outside = false;
+// What a pass of the bound rule over a range of elements found.
+struct BoundPartial {
+  std::int64_t outside = 0, unbounded = 0;
   std::int64_t worst_index = -1;
-  for (std::int64_t i = 0; i < Examined(out.elements); ++i) {
-    bool ok;
-    double key;  // How far outside (> 0) or inside (<= 0) the bound, in units of the radius.
-    if constexpr (std::is_integral_v<T>) {
-      ok = a[i] == expected.Data<T>()[i];
-      key = ok ? 0 : 1;
-    } else {
-      const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
-      const double got = ToDouble(a[i]);
-      ok = WithinBound(DTypeOf<T>(), bound, got) ||
-           (g_fault == JudgementFault::kNanMatchesAnything &&
-            (std::isnan(got) || std::isnan(bound.center)));
-      if (std::isinf(bound.radius)) ++out.unbounded;
-      const double miss = std::fabs(got - bound.center);
-      key = std::isnan(miss)   ? kInf
-            : bound.radius > 0 ? miss / bound.radius - 1
-                               : (miss > 0 ? kInf : -1);
-      if (ok) key = std::min(key, 0.0);
-    }
-    if (!ok) ++out.outside;
-    if (worst_index < 0 || (!ok && !worst_outside) || (!ok == worst_outside && key > worst_key)) {
-      worst_index = i;
-      worst_outside = !ok;
+  bool worst_outside = false;
+  double worst_key = -kInf;
+
+  // An element outside outranks any inside; then the larger key; ties keep the first index.
+  void Offer(std::int64_t index, bool outside_bound, double key) {
+    if (worst_index < 0 || (outside_bound && !worst_outside) ||
+        (outside_bound == worst_outside && key > worst_key)) {
+      worst_index = index;
+      worst_outside = outside_bound;
       worst_key = key;
     }
   }
+  void Merge(BoundPartial&& later) {
+    outside += later.outside;
+    unbounded += later.unbounded;
+    if (later.worst_index >= 0) Offer(later.worst_index, later.worst_outside, later.worst_key);
+  }
+};
+
+// Whether a float element is within its bound, and how far outside (> 0) or inside (<= 0) it
+// is, in units of the radius.
+std::pair<bool, double> StandingInBound(DType dtype, const ElementBound& bound, double got) {
+  const bool ok =
+      WithinBound(dtype, bound, got) || (g_fault == JudgementFault::kNanMatchesAnything &&
+                                         (std::isnan(got) || std::isnan(bound.center)));
+  const double miss = std::fabs(got - bound.center);
+  double key = std::isnan(miss)   ? kInf
+               : bound.radius > 0 ? miss / bound.radius - 1
+                                  : (miss > 0 ? kInf : -1);
+  if (ok) key = std::min(key, 0.0);
+  // An infinity within an infinite radius: no distance to speak of (and a NaN key would make the
+  // worst element depend on how the pass was split).
+  if (std::isnan(key)) key = ok ? 0 : kInf;
+  return {ok, key};
+}
+
+template <class T>
+BoundCheck CheckBoundTyped(TensorView actual, TensorView expected, const OracleBounds& bounds) {
+  BoundCheck out;
+  out.elements = expected.NumElements();
+  const T* a = actual.Data<T>();
+  const BoundPartial found = ReduceInOrder<BoundPartial>(
+      Examined(out.elements),
+      [&](std::int64_t begin, std::int64_t end) {
+        BoundPartial part;
+        for (std::int64_t i = begin; i < end; ++i) {
+          bool ok;
+          double key;
+          if constexpr (std::is_integral_v<T>) {
+            ok = a[i] == expected.Data<T>()[i];
+            key = ok ? 0 : 1;
+          } else {
+            const ElementBound bound = bounds[static_cast<std::size_t>(i)];
+            std::tie(ok, key) = StandingInBound(DTypeOf<T>(), bound, ToDouble(a[i]));
+            if (std::isinf(bound.radius)) ++part.unbounded;
+          }
+          if (!ok) ++part.outside;
+          part.Offer(i, !ok, key);
+        }
+        return part;
+      },
+      [](BoundPartial& left, BoundPartial&& right) { left.Merge(std::move(right)); });
+  out.outside = found.outside;
+  out.unbounded = found.unbounded;
+  const std::int64_t worst_index = found.worst_index;
   if (worst_index >= 0) {
     WorstElement w;
     w.flat_index = worst_index;
@@ -259,7 +332,7 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
       w.actual_value = static_cast<double>(a[worst_index]);
       w.abs_error = std::fabs(w.actual_value - w.expected_value);
     } else {
-      const ElementBound& bound = bounds[static_cast<std::size_t>(worst_index)];
+      const ElementBound bound = bounds[static_cast<std::size_t>(worst_index)];
       w.expected = FormatDouble(bound.center);
       w.expected_value = bound.center;
       w.actual_value = ToDouble(a[worst_index]);
@@ -279,7 +352,7 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected,
 
 }  // namespace
 
-BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const ElementBound> bounds) {
+BoundCheck CheckBound(TensorView actual, TensorView exact, const OracleBounds& bounds) {
   if (IsFloat(exact.dtype) && bounds.size() != static_cast<std::size_t>(exact.NumElements())) {
     BoundCheck out;
     out.elements = exact.NumElements();
@@ -292,7 +365,7 @@ BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const Eleme
 }
 
 Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
-                std::span<const ElementBound> bounds, const Tolerance& tolerance) {
+                const OracleBounds& bounds, const Tolerance& tolerance) {
   Judgement out;
   out.tolerance = Compare(actual, expected, tolerance);
   if (!out.tolerance.mismatch.empty()) {
@@ -314,7 +387,7 @@ Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
   return out;
 }
 
-Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
+Judgement Judge(TensorView actual, TensorView expected, const OracleBounds& bounds,
                 const Tolerance& tolerance) {
   return Judge(actual, expected, expected, bounds, tolerance);
 }

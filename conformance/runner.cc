@@ -49,9 +49,7 @@ StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan
 std::string SuspectExpectedY(const MatMulPlan& plan, const OracleResult& oracle,
                              const DataSet& set) {
   const DType dtype = plan.desc.dtype;
-  const std::vector<ElementBound> own = IsFloat(dtype)
-                                            ? OracleBounds(oracle, Arithmetic{dtype, false}, plan.k)
-                                            : std::vector<ElementBound>{};
+  const OracleBounds own(oracle, Arithmetic{dtype, false}, plan.k);
   const BoundCheck check = CheckBound(set.y.view(), oracle.y.view(), own);
   if (check.outside == 0) return "";
   std::string out = "the expected Y of " + set.name + " is not the product of its inputs";
@@ -78,9 +76,7 @@ void JudgeNodeTestResult(const MatMulPlan& plan, const DataSet& set, const Tenso
     r.message = "the exact product could not be computed: " + oracle.status().ToString();
     return;
   }
-  const std::vector<ElementBound> bounds = IsFloat(plan.desc.dtype)
-                                               ? OracleBounds(*oracle, arithmetic, plan.k)
-                                               : std::vector<ElementBound>{};
+  const OracleBounds bounds(*oracle, arithmetic, plan.k);
   Judgement j = Judge(actual.view(), set.y.view(), oracle->y.view(), bounds, tolerance);
   r.verdict = j.verdict;
   r.message = j.tolerance.Describe();

@@ -317,19 +317,23 @@ double BoundFraction(DType output, const ElementBound& bound, double got) {
   return std::min(fraction, 1.0);
 }
 
-std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
-                                       std::int64_t k) {
-  std::vector<ElementBound> bounds(oracle.exact.size());
-  for (std::size_t i = 0; i < bounds.size(); ++i) {
-    // The oracle's own error widens the bound: every value within e of the exact one is then
-    // within e + exact_error of the oracle's.
-    const double error = oracle.exact_error.empty() ? 0.0 : oracle.exact_error[i];
-    bounds[i] = {
-        oracle.exact[i],
-        AccumulationError(arithmetic, k, oracle.abs_sum[i], oracle.subnormal_abs_sum[i]) + error,
-        oracle.special[i] != 0, oracle.special[i] != 0 && arithmetic.flushes_subnormals};
-  }
-  return bounds;
+OracleBounds::OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic, std::int64_t k)
+    : size_(oracle.exact.size()) {
+  if (size_ == 0) return;
+  exact_ = oracle.exact.data();
+  exact_error_ = oracle.exact_error.empty() ? nullptr : oracle.exact_error.data();
+  abs_sum_ = oracle.abs_sum.data();
+  subnormal_abs_sum_ = oracle.subnormal_abs_sum.data();
+  special_ = oracle.special.data();
+  const DType accumulation = arithmetic.accumulation;
+  float_accumulation_ = IsFloat(accumulation);
+  nan_allowed_ = arithmetic.flushes_subnormals;
+  if (!float_accumulation_) return;
+  gamma_ = Gamma(k, UnitRoundoff(accumulation));
+  k_eta_ = static_cast<double>(k) * HalfDenormMin(accumulation);
+  max_finite_ = MaxFinite(accumulation);
+  flushes_ = arithmetic.flushes_subnormals;
+  k_min_normal_ = static_cast<double>(k) * 2 * MinNormal(accumulation);
 }
 
 }  // namespace mm

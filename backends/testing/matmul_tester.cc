@@ -60,7 +60,7 @@ void MatMulTester::Test(Backend& backend) const {
   ASSERT_TRUE(oracle.ok()) << oracle.status();
   const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype_);
   // Empty for integers, which are judged exactly.
-  const std::vector<ElementBound> bounds = OracleBounds(*oracle, arithmetic, plan->k);
+  const OracleBounds bounds(*oracle, arithmetic, plan->k);
 
   auto primitive = backend.Prepare(*plan);
   ASSERT_TRUE(primitive.ok()) << primitive.status();
@@ -89,7 +89,7 @@ void MatMulTester::Test(Backend& backend) const {
             ++bad;
           }
         } else {
-          const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
+          const ElementBound bound = bounds[static_cast<std::size_t>(i)];
           const double g = ToDouble(got[i]);
           if (WithinBound(dtype_, bound, g)) continue;
           ++bad;
@@ -108,7 +108,7 @@ void MatMulTester::Test(Backend& backend) const {
         if constexpr (std::is_integral_v<T>) {
           os << +got[worst] << ", exact " << +exact_y[worst];
         } else {
-          const ElementBound& bound = bounds[static_cast<std::size_t>(worst)];
+          const ElementBound bound = bounds[static_cast<std::size_t>(worst)];
           os.precision(17);
           os << ToDouble(got[worst]) << ", exact " << bound.center;
           if (!bound.special && !std::isinf(bound.radius)) {

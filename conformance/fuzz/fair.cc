@@ -212,7 +212,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
   const DType dtype = plan.desc.dtype;
   if (!IsFloat(dtype) || plan.y_elements == 0) return "";
   const Arithmetic arithmetic = FairArithmetic(dtype);
-  const std::vector<ElementBound> bounds = OracleBounds(oracle, arithmetic, plan.k);
+  const OracleBounds bounds(oracle, arithmetic, plan.k);
   const Limits limits = LimitsOf(dtype, arithmetic.accumulation);
   std::string reason;
   VisitDType(dtype, [&](auto tag) {

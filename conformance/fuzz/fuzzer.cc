@@ -19,6 +19,7 @@
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/poison.h"
 #include "mm/conformance/report/output_file.h"
+#include "mm/engine/parallel.h"
 
 namespace mm::fuzz {
 
@@ -52,7 +53,7 @@ std::string Describe(const Judgement& j, DType dtype) {
 
 // Executes a prepared problem and judges it (the oracle already computed).
 Outcome ExecuteAndJudge(MatMulPrimitive& primitive, const Tensor& a, const Tensor& b,
-                        const OracleResult& oracle, const std::vector<ElementBound>& bounds,
+                        const OracleResult& oracle, const OracleBounds& bounds,
                         const conformance::Tolerance& tolerance) {
   Outcome out;
   auto y = Tensor::Create(a.dtype(), oracle.y.dims());
@@ -79,7 +80,7 @@ Outcome ExecuteAndJudge(MatMulPrimitive& primitive, const Tensor& a, const Tenso
 }
 
 Outcome RunPrepared(Backend& backend, const MatMulPlan& plan, const Tensor& a, const Tensor& b,
-                    const OracleResult& oracle, const std::vector<ElementBound>& bounds,
+                    const OracleResult& oracle, const OracleBounds& bounds,
                     const conformance::Tolerance& tolerance) {
   Outcome out;
   try {
@@ -188,25 +189,39 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
 // judgement accepts it (WithinBound): NaN where the exact value is NaN, the same infinity where it
 // is one; any non-finite value where finite terms may overflow too; NaN also where the declared
 // arithmetic flushes subnormals. Counts those elements into `elements`.
-bool SpecialsCorrect(TensorView y, const std::vector<ElementBound>& bounds,
-                     std::int64_t& elements) {
+bool SpecialsCorrect(TensorView y, const OracleBounds& bounds, std::int64_t& elements) {
   if (bounds.size() != static_cast<std::size_t>(y.NumElements())) return true;
-  bool correct = true;
-  for (std::size_t i = 0; i < bounds.size(); ++i) {
-    if (!bounds[i].special) continue;
-    ++elements;
-    const double got = VisitDType(y.dtype, [&](auto tag) -> double {
-      constexpr DType kD = decltype(tag)::value;
-      if constexpr (kD == DType::kFloat || kD == DType::kDouble || kD == DType::kFloat16 ||
-                    kD == DType::kBFloat16) {
-        return ToDouble(y.Data<CppType<kD>>()[i]);
-      } else {
-        return 0;
-      }
-    });
-    if (!WithinBound(y.dtype, bounds[i], got)) correct = false;
-  }
-  return correct;
+  return VisitDType(y.dtype, [&](auto tag) -> bool {
+    constexpr DType kD = decltype(tag)::value;
+    if constexpr (kD == DType::kFloat || kD == DType::kDouble || kD == DType::kFloat16 ||
+                  kD == DType::kBFloat16) {
+      const CppType<kD>* got = y.Data<CppType<kD>>();
+      struct Specials {
+        std::int64_t elements = 0;
+        bool correct = true;
+      };
+      const Specials found = ReduceInOrder<Specials>(
+          y.NumElements(),
+          [&](std::int64_t begin, std::int64_t end) {
+            Specials part;
+            for (std::int64_t i = begin; i < end; ++i) {
+              const ElementBound bound = bounds[static_cast<std::size_t>(i)];
+              if (!bound.special) continue;
+              ++part.elements;
+              if (!WithinBound(kD, bound, ToDouble(got[i]))) part.correct = false;
+            }
+            return part;
+          },
+          [](Specials& left, Specials&& right) {
+            left.elements += right.elements;
+            left.correct = left.correct && right.correct;
+          });
+      elements += found.elements;
+      return found.correct;
+    } else {
+      return true;
+    }
+  });
 }
 
 std::string CaseName(const Finding& f) {
@@ -268,32 +283,41 @@ constexpr FloatFormat FormatOf() {
 
 template <DType D>
 ResultError MeasureErrorTyped(TensorView y, const OracleResult& oracle,
-                              const std::vector<ElementBound>& bounds) {
+                              const OracleBounds& bounds) {
   using T = CppType<D>;
-  ResultError out;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const T* got = y.Data<T>();
   const T* rounded = oracle.y.view().Data<T>();
-  const std::int64_t n = y.NumElements();
   constexpr FloatFormat kFormat = FormatOf<D>();
   const double max_finite = kFormat.MaxFinite();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double exact = oracle.exact[static_cast<std::size_t>(i)];
-    const ElementBound& bound = bounds[static_cast<std::size_t>(i)];
-    if (!std::isfinite(exact) || bound.special) continue;
-    const double radius = bound.radius;
-    // Overflow possible: the bound reaches an infinity, and no error size means anything.
-    if (std::isinf(radius) || std::fabs(exact) + radius > max_finite) continue;
-    const double g = ToDouble(got[i]);
-    out.bound_fraction = std::max(out.bound_fraction.value_or(0), 0.0);
-    // The correctly rounded value is the best a result can be: no error to report.
-    if (g == ToDouble(rounded[i])) continue;
-    const double miss = std::isfinite(g) ? std::fabs(g - exact) : kInf;
-    out.max_ulp = std::max(out.max_ulp, miss / kFormat.Ulp(exact));
-    // The judgement's own interval (WithinBound), so the fraction is > 1 exactly where it failed.
-    out.bound_fraction = std::max(*out.bound_fraction, BoundFraction(D, bound, g));
-  }
-  return out;
+  auto examine = [&](std::int64_t begin, std::int64_t end) {
+    ResultError out;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double exact = oracle.exact[static_cast<std::size_t>(i)];
+      const ElementBound bound = bounds[static_cast<std::size_t>(i)];
+      if (!std::isfinite(exact) || bound.special) continue;
+      const double radius = bound.radius;
+      // Overflow possible: the bound reaches an infinity, and no error size means anything.
+      if (std::isinf(radius) || std::fabs(exact) + radius > max_finite) continue;
+      const double g = ToDouble(got[i]);
+      out.bound_fraction = std::max(out.bound_fraction.value_or(0), 0.0);
+      // The correctly rounded value is the best a result can be: no error to report.
+      if (g == ToDouble(rounded[i])) continue;
+      const double miss = std::isfinite(g) ? std::fabs(g - exact) : kInf;
+      out.max_ulp = std::max(out.max_ulp, miss / kFormat.Ulp(exact));
+      // The judgement's own interval (WithinBound): the fraction is > 1 exactly where it failed.
+      out.bound_fraction = std::max(*out.bound_fraction, BoundFraction(D, bound, g));
+    }
+    return out;
+  };
+  // Maxima: the order of the ranges does not matter.
+  return ReduceInOrder<ResultError>(
+      y.NumElements(), examine, [](ResultError& left, ResultError&& right) {
+        left.max_ulp = std::max(left.max_ulp, right.max_ulp);
+        if (right.bound_fraction) {
+          left.bound_fraction = std::max(left.bound_fraction.value_or(0), *right.bound_fraction);
+        }
+      });
 }
 
 }  // namespace
@@ -305,8 +329,7 @@ double Percentile(std::vector<double>& values, double p) {
   return values[std::min(values.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
 
-ResultError MeasureError(TensorView y, const OracleResult& oracle,
-                         const std::vector<ElementBound>& bounds) {
+ResultError MeasureError(TensorView y, const OracleResult& oracle, const OracleBounds& bounds) {
   if (!IsFloat(y.dtype) || oracle.exact.size() != static_cast<std::size_t>(y.NumElements()) ||
       bounds.size() != oracle.exact.size()) {
     return {};
@@ -456,7 +479,7 @@ class Campaign {
       expected_outcome = &report_.expectations[entry];
       ++expected_outcome->matched;
     }
-    const std::vector<ElementBound> bounds = OracleBounds(oracle, arithmetic, plan.k);
+    const OracleBounds bounds(oracle, arithmetic, plan.k);
     const Outcome outcome =
         RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
     ++report_.stats.results;
@@ -490,7 +513,7 @@ class Campaign {
   // right.
   void RecordAccuracy(std::size_t bi, std::int64_t index, DType dtype, std::int64_t k,
                       const Outcome& outcome, const OracleResult& oracle,
-                      const std::vector<ElementBound>& bounds) {
+                      const OracleBounds& bounds) {
     const ResultError error = MeasureError(outcome.y.view(), oracle, bounds);
     auto& [ulps, fractions] = errors_[{bi, dtype}];
     ulps.push_back(error.max_ulp);

@@ -138,5 +138,45 @@ TEST(ErrorBoundTest, AFlushedSubnormalInputMayCostItsWholeTerm) {
   EXPECT_LT(AccumulationError(exact_subnormals, 1, 4.0, 4.0), 1e-6);
 }
 
+// The bounds are computed when read, with per-problem factors hoisted out of the element: each
+// must still be AccumulationError's value bit for bit, for every kind of arithmetic.
+TEST(OracleBoundsTest, EachElementIsTheAccumulationErrorOfItsSumsPlusTheOraclesError) {
+  OracleResult o;
+  o.exact = {1.5, -2.0, std::numeric_limits<double>::quiet_NaN(), 0.0, 3e38};
+  o.exact_error = {1e-12, 0.0, 0.0, 0.0, 2e-9};
+  o.abs_sum = {2.5, 1e-40, 0.0, 0.0, 4e38};
+  o.subnormal_abs_sum = {0.0, 1e-40, 0.0, 0.0, 0.0};
+  o.special = {0, 0, 1, 0, 0};
+  const std::int64_t k = 1000;
+  for (const Arithmetic arithmetic :
+       {Arithmetic{DType::kFloat, false}, Arithmetic{DType::kFloat, true},
+        Arithmetic{DType::kDouble, false}, Arithmetic{DType::kBFloat16, true},
+        Arithmetic{DType::kFloat16, false}, Arithmetic{DType::kInt64, true}}) {
+    const OracleBounds bounds(o, arithmetic, k);
+    ASSERT_EQ(bounds.size(), o.exact.size());
+    for (std::size_t i = 0; i < o.exact.size(); ++i) {
+      SCOPED_TRACE(arithmetic.ToString() + ", element " + std::to_string(i));
+      const ElementBound bound = bounds[i];
+      EXPECT_EQ(bound.radius,
+                AccumulationError(arithmetic, k, o.abs_sum[i], o.subnormal_abs_sum[i]) +
+                    o.exact_error[i]);
+      EXPECT_TRUE(bound.center == o.exact[i] || (std::isnan(bound.center) && i == 2));
+      EXPECT_EQ(bound.special, i == 2);
+      EXPECT_EQ(bound.nan_allowed, i == 2 && arithmetic.flushes_subnormals);
+    }
+  }
+  EXPECT_TRUE(std::isinf(OracleBounds(o, Arithmetic{DType::kFloat, false}, k)[4].radius));
+}
+
+TEST(OracleBoundsTest, ListedBoundsAreReadBackAsGiven) {
+  const std::vector<ElementBound> listed = {{1.0, 0.5, false, false}, {2.0, 0.0, true, true}};
+  const OracleBounds bounds(listed);
+  ASSERT_EQ(bounds.size(), 2u);
+  EXPECT_EQ(bounds[1].center, 2.0);
+  EXPECT_TRUE(bounds[1].nan_allowed);
+  EXPECT_TRUE(OracleBounds().empty());
+  EXPECT_TRUE(OracleBounds(OracleResult{}, Arithmetic{DType::kInt32, false}, 3).empty());
+}
+
 }  // namespace
 }  // namespace mm

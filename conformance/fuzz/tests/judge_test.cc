@@ -3,6 +3,7 @@
 // with the same element count, the four grades, and poisoned outputs.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <limits>
@@ -52,6 +53,39 @@ TEST(JudgeTest, EveryElementIsExaminedFirstMiddleAndLast) {
     EXPECT_EQ(j.bound.worst->flat_index, position);
   }
   EXPECT_EQ(Judge(expected.view(), expected.view(), bounds, {}).verdict, Verdict::kPass);
+}
+
+// The pass over the elements is split over the OpenMP threads; what it reports must not depend on
+// how: the same counts and maxima, and among equally bad elements the first, at 1 to 4 threads.
+TEST(JudgeTest, ThreadsDoNotChangeTheJudgementAndTiesKeepTheFirstElement) {
+  constexpr std::int64_t kCount = 1 << 19;
+  std::vector<float> values(kCount);
+  for (std::int64_t i = 0; i < kCount; ++i) values[i] = static_cast<float>(i % 89) - 44.0f;
+  const Tensor expected = Floats({kCount / 128, 128}, values);
+  std::vector<ElementBound> bounds = ExactBounds(expected);
+  for (ElementBound& bound : bounds) bound.radius = 0.5;
+  // Two equal misses, one in the last quarter and one in the second; one smaller in the first.
+  std::vector<float> wrong = values;
+  for (const std::int64_t i : {kCount - 7, kCount / 4 + 3}) wrong[i] += 2.0f;
+  wrong[5] += 1.0f;
+  const Tensor actual = Floats({kCount / 128, 128}, wrong);
+  const int saved = omp_get_max_threads();
+  for (const int threads : {1, 2, 3, 4}) {
+    omp_set_num_threads(threads);
+    const Judgement j = Judge(actual.view(), expected.view(), bounds, {});
+    EXPECT_EQ(j.tolerance.differing, 3) << threads;
+    EXPECT_EQ(j.bound.outside, 3) << threads;
+    EXPECT_FALSE(j.tolerance.bitwise_equal) << threads;
+    EXPECT_EQ(j.tolerance.max_abs_error, 2.0) << threads;
+    ASSERT_TRUE(j.tolerance.worst && j.bound.worst);
+    EXPECT_EQ(j.bound.worst->flat_index, kCount / 4 + 3) << threads;
+    // ONNX's allowance grows with |expected|: the worst is the miss furthest beyond it.
+    const std::int64_t beyond = std::fabs(values[kCount - 7]) < std::fabs(values[kCount / 4 + 3])
+                                    ? kCount - 7
+                                    : kCount / 4 + 3;
+    EXPECT_EQ(j.tolerance.worst->flat_index, beyond) << threads;
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(JudgeTest, NaNMatchesOnlyNaN) {

@@ -81,16 +81,16 @@ struct Judgement {
 // never looks at `expected`, so a wrong expected file cannot widen it. `exact` must have
 // `expected`'s dtype and shape. Every element is examined; dtype or shape disagreements are FAIL.
 Judgement Judge(TensorView actual, TensorView expected, TensorView exact,
-                std::span<const ElementBound> bounds, const Tolerance& tolerance);
+                const OracleBounds& bounds, const Tolerance& tolerance);
 
 // The same where `expected` is the exact product itself (the differential fuzzer's case: its
 // expected Y is the oracle's).
-Judgement Judge(TensorView actual, TensorView expected, std::span<const ElementBound> bounds,
+Judgement Judge(TensorView actual, TensorView expected, const OracleBounds& bounds,
                 const Tolerance& tolerance);
 
 // The bound rule alone: `actual` against `bounds` (float dtypes) or equal to `exact` (integers).
 // `actual` and `exact` must have one dtype and shape.
-BoundCheck CheckBound(TensorView actual, TensorView exact, std::span<const ElementBound> bounds);
+BoundCheck CheckBound(TensorView actual, TensorView exact, const OracleBounds& bounds);
 
 // The verdict of a judged result from its two checks, as Judge decides it: FAIL when the
 // tolerance check found a dtype or shape disagreement, else JudgedVerdict(tolerance.match,

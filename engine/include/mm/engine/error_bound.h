@@ -86,6 +86,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -179,10 +181,59 @@ AcceptedValues AcceptedRange(DType output, const ElementBound& bound);
 // special nor infinite.
 double BoundFraction(DType output, const ElementBound& bound, double got);
 
-// One ElementBound per element of the oracle's Y for a backend accumulating in `accumulation`
-// over `k` terms. Empty for integer dtypes (they are judged exactly).
-std::vector<ElementBound> OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic,
-                                       std::int64_t k);
+// The ElementBound of every element of a product, read one element at a time: those of the
+// oracle's Y for a backend with `arithmetic` over `k` terms, each computed when read (a stored
+// table would take 24 bytes per element: 400 MB for a 4096 x 4096 Y), or bounds listed one by
+// one. A view: the oracle result or the list must outlive it. Copying it is cheap.
+class OracleBounds {
+ public:
+  // No elements: what an integer dtype is judged with (exactly, against the exact product).
+  OracleBounds() = default;
+  // The oracle's bounds; none for an integer dtype (oracle.exact is empty).
+  OracleBounds(const OracleResult& oracle, const Arithmetic& arithmetic, std::int64_t k);
+  // Bounds given element by element (tests, hand-made judgements).
+  OracleBounds(std::span<const ElementBound> listed) : listed_(listed), size_(listed.size()) {}
+  OracleBounds(const std::vector<ElementBound>& listed)
+      : OracleBounds(std::span<const ElementBound>(listed)) {}
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Element i's bound (i < size()): centre oracle.exact[i], radius
+  // AccumulationError(arithmetic, k, abs_sum[i], subnormal_abs_sum[i]) + exact_error[i] (the
+  // oracle's own error: every value within e of the exact one is within e + exact_error of the
+  // oracle's), special and nan_allowed from oracle.special[i] and the flushing.
+  ElementBound operator[](std::size_t i) const {
+    if (exact_ == nullptr) return listed_[i];
+    const bool special = special_[i] != 0;
+    return {exact_[i], Radius(i), special, special && nan_allowed_};
+  }
+
+ private:
+  // AccumulationError's steps in its order, with the per-problem factors computed once.
+  double Radius(std::size_t i) const {
+    double e = 0;
+    if (float_accumulation_) {
+      const double s = abs_sum_[i];
+      e = !(s < max_finite_) ? std::numeric_limits<double>::infinity()
+                             : (s == 0 ? 0 : gamma_ * s) + k_eta_;
+      if (flushes_) e += subnormal_abs_sum_[i] + k_min_normal_;
+    }
+    return exact_error_ == nullptr ? e : e + exact_error_[i];
+  }
+
+  std::span<const ElementBound> listed_;
+  std::size_t size_ = 0;
+  const double* exact_ = nullptr;
+  const double* exact_error_ = nullptr;  // Null when the oracle states no error of its own.
+  const double* abs_sum_ = nullptr;
+  const double* subnormal_abs_sum_ = nullptr;
+  const std::uint8_t* special_ = nullptr;
+  bool float_accumulation_ = false;
+  double gamma_ = 0, k_eta_ = 0, max_finite_ = 0, k_min_normal_ = 0;
+  bool flushes_ = false;      // Subnormals flushed in a float accumulation: the radius grows.
+  bool nan_allowed_ = false;  // Subnormals flushed: a special element may also be NaN.
+};
 
 }  // namespace mm
 

@@ -143,8 +143,7 @@ struct ResultError {
 };
 
 // The error of `y` (a float dtype) against `oracle`, with one bound per element.
-ResultError MeasureError(TensorView y, const OracleResult& oracle,
-                         const std::vector<ElementBound>& bounds);
+ResultError MeasureError(TensorView y, const OracleResult& oracle, const OracleBounds& bounds);
 
 // One (problem, backend) result of a float dtype, for the accuracy report.
 struct ErrorRecord {
