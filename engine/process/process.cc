@@ -101,7 +101,14 @@ StatusOr<Ended> Reap(pid_t pid) {
     return NotFoundError("process " + std::to_string(pid) +
                          " cannot be waited for: " + std::strerror(errno));
   }
-  return Ended{status, std::int64_t{usage.ru_maxrss} * 1024};
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  Ended ended;
+  ended.wait_status = status;
+  ended.peak_rss_bytes = std::int64_t{usage.ru_maxrss} * 1024;
+  ended.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  return ended;
 }
 
 void KillGroup(pid_t pid) {

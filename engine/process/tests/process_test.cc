@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -257,6 +258,24 @@ TEST(ReapTest, GivesThePeakResidentMemory) {
   EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
   EXPECT_GE(ended->peak_rss_bytes, std::int64_t{64} << 20);
   EXPECT_EQ(Reap(pid).status().code(), StatusCode::kNotFound);
+}
+
+TEST(ReapTest, GivesTheCpuTimeTheChildSpent) {
+  const pid_t pid = Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    timespec t{};
+    volatile double sink = 0;
+    do {
+      sink = sink + 1;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    } while (t.tv_sec == 0 && t.tv_nsec < 200'000'000);
+    _exit(0);
+  }
+  auto ended = Reap(pid);
+  ASSERT_TRUE(ended.ok());
+  EXPECT_GE(ended->cpu_seconds, 0.19);
+  EXPECT_LT(ended->cpu_seconds, 30) << "seconds, not microseconds";
 }
 
 TEST(ResidentBytesTest, ReadsAChildsResidentMemoryWhileItRuns) {

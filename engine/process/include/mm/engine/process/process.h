@@ -67,6 +67,7 @@ pid_t Fork(const ForkOptions& options = {});
 struct Ended {
   int wait_status = 0;
   std::int64_t peak_rss_bytes = 0;  // The child's peak resident memory.
+  double cpu_seconds = 0;  // The child's user and system CPU time (with its reaped children's).
   // Killed by Child::Finish when its time was up (wait_status then says SIGKILL).
   bool timed_out = false;
 };
