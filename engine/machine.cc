@@ -1,6 +1,7 @@
 #include "mm/engine/machine.h"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -85,6 +86,21 @@ MachineInfo DescribeMachine(const std::vector<std::string>& kernel_variables) {
   info.compiler = "g++ " __VERSION__;
 #endif
   return info;
+}
+
+std::optional<MachineCpuTimes> ReadMachineCpuTimes() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are counted in user).
+  long long user, nice, system, idle, iowait, irq, softirq, steal;
+  if (!(stat >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      label != "cpu") {
+    return std::nullopt;
+  }
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (!(tick > 0)) return std::nullopt;
+  return MachineCpuTimes{static_cast<double>(user + nice + system + irq + softirq) / tick,
+                         static_cast<double>(steal) / tick};
 }
 
 }  // namespace mm

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <time.h>
 
 namespace mm {
 namespace {
@@ -36,6 +37,27 @@ TEST(MachineTest, TheTextNamesTheKernelVariablesThatAreSet) {
   EXPECT_EQ(machine.ToString(), "CPU, 2 logical CPUs (avx2), OMP_NUM_THREADS=2, B_ISA=SSE41");
   machine.kernel_variables = {{"B_ISA", "unset"}};
   EXPECT_THAT(machine.ToString(), EndsWith("OMP_NUM_THREADS=2"));
+}
+
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The machine's busy time includes this process's: spinning 0.3 s of CPU time shows in it (to
+// within the kernel's tick), whatever else runs.
+TEST(MachineCpuTimesTest, CountThisProcesssOwnWork) {
+  const std::optional<MachineCpuTimes> before = ReadMachineCpuTimes();
+  ASSERT_TRUE(before.has_value()) << "/proc/stat unreadable";
+  const double start = ProcessCpuSeconds();
+  volatile double sink = 0;
+  while (ProcessCpuSeconds() - start < 0.3) sink = sink + 1;
+  const double spun = ProcessCpuSeconds() - start;
+  const std::optional<MachineCpuTimes> after = ReadMachineCpuTimes();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_GE(after->busy - before->busy, spun - 0.05);
+  EXPECT_GE(after->steal, before->steal);
 }
 
 }  // namespace

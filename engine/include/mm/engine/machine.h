@@ -3,6 +3,7 @@
 #ifndef MM_ENGINE_MACHINE_H_
 #define MM_ENGINE_MACHINE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,16 @@ struct MachineInfo {
 // Reads this machine's description (cheap: one read of /proc/cpuinfo), with the environment
 // variables `kernel_variables` name.
 MachineInfo DescribeMachine(const std::vector<std::string>& kernel_variables = {});
+
+// The CPU time this machine has spent since it started, from /proc/stat's "cpu" line, in seconds
+// summed over the CPUs: the difference of two readings over a wall time, divided by it, is how
+// many cores were busy on average.
+struct MachineCpuTimes {
+  double busy = 0;   // Every state but idle, iowait and steal (guest time is within user).
+  double steal = 0;  // Time the hypervisor ran something else while this machine wanted a CPU.
+};
+// Reads it; nullopt where /proc/stat cannot be read or parsed (not Linux).
+std::optional<MachineCpuTimes> ReadMachineCpuTimes();
 
 }  // namespace mm
 
