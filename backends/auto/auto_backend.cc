@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -309,10 +310,44 @@ nlohmann::json AutoTable::ToJson() const {
     if (!cell.seconds.empty()) c["seconds"] = cell.seconds;
     cells_json.push_back(c);
   }
-  return {{"format", "mm-auto-table 1"},
-          {"created", created},
-          {"machine", identity.ToJson()},
-          {"cells", cells_json}};
+  nlohmann::json out = {{"format", "mm-auto-table 1"},
+                        {"created", created},
+                        {"machine", identity.ToJson()},
+                        {"cells", cells_json}};
+  if (!load.empty()) {
+    nlohmann::json load_json = nlohmann::json::array();
+    for (const CalibrationLoad& part : load) {
+      load_json.push_back({{"threads", part.threads},
+                           {"seconds", part.seconds},
+                           {"other_cores", part.other_cores},
+                           {"steal_cores", part.steal_cores}});
+    }
+    out["load"] = std::move(load_json);
+  }
+  return out;
+}
+
+std::string AutoTable::LoadWarning() const {
+  std::string out;
+  auto cores = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2f", value);
+    return std::string(text);
+  };
+  for (const CalibrationLoad& part : load) {
+    std::string busy;
+    if (part.other_cores > kCalibrationBusyCores) {
+      busy = "other processes used " + cores(part.other_cores) + " cores";
+    }
+    if (part.steal_cores > kCalibrationBusyCores) {
+      busy += (busy.empty() ? "" : " and ") + std::string("the hypervisor took ") +
+              cores(part.steal_cores) + " cores";
+    }
+    if (busy.empty()) continue;
+    out += (out.empty() ? "measured under load: " : "; ") + busy + " while the " +
+           std::to_string(part.threads) + "-thread cells were timed";
+  }
+  return out;
 }
 
 namespace {
@@ -376,6 +411,23 @@ StatusOr<AutoCell> CellOf(const TableField& c) {
   return cell;
 }
 
+StatusOr<CalibrationLoad> LoadOf(const TableField& part) {
+  CalibrationLoad load;
+  MM_ASSIGN_OR_RETURN(const std::int64_t threads,
+                      part.IntAt("threads", 1, std::numeric_limits<int>::max()));
+  load.threads = static_cast<int>(threads);
+  for (auto [key, value] :
+       {std::pair{"seconds", &load.seconds}, std::pair{"other_cores", &load.other_cores},
+        std::pair{"steal_cores", &load.steal_cores}}) {
+    MM_ASSIGN_OR_RETURN(const TableField field, part.Member(key));
+    MM_ASSIGN_OR_RETURN(*value, field.Number());
+    if (!(*value >= 0) || std::isinf(*value)) {
+      return field.Error("a finite number of at least 0 expected");
+    }
+  }
+  return load;
+}
+
 }  // namespace
 
 StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
@@ -393,6 +445,14 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
   MM_ASSIGN_OR_RETURN(const std::optional<TableField> created, root.OptionalMember("created"));
   if (created) {
     MM_ASSIGN_OR_RETURN(table.created, created->String());
+  }
+  MM_ASSIGN_OR_RETURN(const std::optional<TableField> load, root.OptionalMember("load"));
+  if (load) {
+    MM_ASSIGN_OR_RETURN(const std::vector<TableField> parts, load->Elements());
+    for (const TableField& part : parts) {
+      MM_ASSIGN_OR_RETURN(CalibrationLoad l, LoadOf(part));
+      table.load.push_back(l);
+    }
   }
   MM_ASSIGN_OR_RETURN(const TableField cells_field, root.Member("cells"));
   MM_ASSIGN_OR_RETURN(const std::vector<TableField> cells, cells_field.Elements());
@@ -546,8 +606,10 @@ struct LoadedTable {
 };
 
 LoadedTable Used(AutoTable table, const std::string& path, const std::string& how) {
+  const std::string load = table.LoadWarning();
   const std::string note = "calibration table " + path + " (" + std::to_string(table.cells.size()) +
-                           " cells, created " + table.created + how + ")";
+                           " cells, created " + table.created + how +
+                           (load.empty() ? "" : "; " + load) + ")";
   return {std::move(table), note};
 }
 

@@ -654,5 +654,53 @@ TEST(AutoBackendTest, ATableRankingAsManyThreadsAsItsCellOrAMalformedCountIsRefu
   }
 }
 
+// The load a calibration was measured under travels with its table and is said where the choices
+// are: a reader of RunsOn() learns that the rankings may be off.
+TEST(AutoTableLoadTest, ALoadedTableSaysSoInRunsOnAndAQuietOneDoesNot) {
+  AutoTable table;
+  table.identity = CurrentAutoIdentity(AutoCandidateBackends());
+  table.created = "2026-01-01T00:00:00Z";
+  table.cells.push_back({DType::kFloat, 1, {64, 64}, {64, 64}, {"eigen"}, {}});
+  table.load = {{1, 12.5, 0.05, 0.0}, {2, 20.0, 1.3, 0.4}};
+  EXPECT_EQ(table.LoadWarning(),
+            "measured under load: other processes used 1.30 cores and the hypervisor took 0.40 "
+            "cores while the 2-thread cells were timed");
+  auto parsed = ParseAutoTable(table.ToJson().dump(), "t.json", table.identity);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->load.size(), 2u);
+  EXPECT_EQ(parsed->load[1].threads, 2);
+  EXPECT_EQ(parsed->load[1].seconds, 20.0);
+  EXPECT_EQ(parsed->load[1].other_cores, 1.3);
+  EXPECT_EQ(parsed->load[1].steal_cores, 0.4);
+  EXPECT_EQ(parsed->LoadWarning(), table.LoadWarning());
+
+  TempDir dir;
+  AutoOptions options;
+  options.table_path = (dir.path() / "auto.json").string();
+  Write(options.table_path, table.ToJson().dump());
+  EXPECT_THAT(MakeAuto(options)->RunsOn(), HasSubstr("; measured under load: other processes"));
+  table.load = {{1, 12.5, 0.05, 0.0}, {2, 20.0, 0.2, 0.1}};
+  EXPECT_EQ(table.LoadWarning(), "");
+  Write(options.table_path, table.ToJson().dump());
+  EXPECT_THAT(MakeAuto(options)->RunsOn(), Not(HasSubstr("load")));
+}
+
+TEST(AutoTableLoadTest, ALoadThatIsNotACountOfCoresIsRefused) {
+  AutoTable table;
+  table.identity = CurrentAutoIdentity(AutoCandidateBackends());
+  table.cells.push_back({DType::kFloat, 1, {64, 64}, {64, 64}, {"eigen"}, {}});
+  for (const auto& [field, value] : {std::pair{"other_cores", nlohmann::json(-1.0)},
+                                     {"seconds", nlohmann::json("long")},
+                                     {"threads", nlohmann::json(0)}}) {
+    SCOPED_TRACE(field);
+    nlohmann::json j = table.ToJson();
+    j["load"] = {{{"threads", 1}, {"seconds", 1.0}, {"other_cores", 0.0}, {"steal_cores", 0.0}}};
+    j["load"][0][field] = value;
+    auto parsed = ParseAutoTable(j.dump(), "t.json", table.identity);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(parsed.status().message(), HasSubstr(std::string("load[0].") + field));
+  }
+}
+
 }  // namespace
 }  // namespace mm

@@ -26,6 +26,7 @@
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/output_file.h"
+#include "mm/engine/machine.h"
 #include "mm/engine/process/process.h"
 
 extern char** environ;
@@ -329,9 +330,10 @@ void RemoveTemporariesOf(const std::filesystem::path& path) {
 
 // Runs this executable again with OMP_NUM_THREADS=threads to measure that thread count's cells
 // (libraries read their thread count when they start, so it cannot change in-process). Returns
-// its wait status, or nullopt when it cannot be started.
+// its wait status, or nullopt when it cannot be started; sets `cpu_seconds` to the CPU time it
+// used.
 std::optional<int> RunPart(const std::string& self, int threads, const std::string& out,
-                           ShapeSet set) {
+                           ShapeSet set, double& cpu_seconds) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::string_view(*e).starts_with("OMP_NUM_THREADS=")) continue;
@@ -360,6 +362,7 @@ std::optional<int> RunPart(const std::string& self, int threads, const std::stri
   const StatusOr<process::Ended> ended = process::Reap(pid);
   g_child = 0;
   if (!ended.ok()) return std::nullopt;
+  cpu_seconds = ended->cpu_seconds;
   return ended->wait_status;
 }
 
@@ -474,7 +477,12 @@ int Calibrate(const std::string& path, ShapeSet set) {
   for (int threads : thread_counts) {
     if (g_signal != 0) return interrupted();
     const std::string part = path + ".part" + std::to_string(threads);
-    const std::optional<int> status = RunPart(self, threads, part, set);
+    const LoadMeter meter;
+    double part_cpu_seconds = 0;
+    const std::optional<int> status = RunPart(self, threads, part, set, part_cpu_seconds);
+    if (std::optional<CalibrationLoad> load = meter.Finish(threads, part_cpu_seconds)) {
+      table.load.push_back(*load);
+    }
     if (g_signal != 0) return interrupted();
     auto text = io::ReadInputFile(part, io::kCalibrationTableFile);
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || !text.ok()) {
@@ -507,7 +515,27 @@ int Calibrate(const std::string& path, ShapeSet set) {
   }
   std::cerr << "mm-bench: wrote " << table.cells.size() << " cells to " << path << " in "
             << Seconds(Clock::now() - start) << " s\n";
+  if (const std::string load = table.LoadWarning(); !load.empty()) {
+    std::cerr << "mm-bench: warning: the table was " << load
+              << "; its rankings may be off there (make it again on a quiet machine: mm-bench "
+              << "--mm_calibrate=" << path << (set == ShapeSet::kQuick ? " --mm_set=quick" : "")
+              << ")\n";
+  }
   return 0;
+}
+
+LoadMeter::LoadMeter()
+    : start_(Clock::now()), machine_(ReadMachineCpuTimes()), own_cpu_seconds_(Now(true)) {}
+
+std::optional<CalibrationLoad> LoadMeter::Finish(int threads, double part_cpu_seconds) const {
+  const std::optional<MachineCpuTimes> now = ReadMachineCpuTimes();
+  const double wall = Seconds(Clock::now() - start_);
+  if (!machine_ || !now || !(wall > 0)) return std::nullopt;
+  const double others =
+      now->busy - machine_->busy - part_cpu_seconds - (Now(true) - own_cpu_seconds_);
+  // The kernel counts in ticks: a quiet machine can come out a tick below zero.
+  return CalibrationLoad{threads, wall, std::max(0.0, others / wall),
+                         std::max(0.0, (now->steal - machine_->steal) / wall)};
 }
 
 }  // namespace mm::bench

@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,6 +200,34 @@ using CellKey = std::tuple<DType, int, Dims, Dims>;
 // well the candidates were ranked.
 constexpr char kShortSamples[] = "0.0005";
 
+// Another process spinning on a core while a part measures is load the table records; this
+// process's own CPU time and the part's are not.
+TEST(LoadMeterTest, CountsAnotherProcesssWorkButNotThePartsOrItsOwn) {
+  const LoadMeter meter;
+  const pid_t spinner = fork();
+  ASSERT_GE(spinner, 0);
+  if (spinner == 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+    volatile double sink = 0;
+    while (std::chrono::steady_clock::now() < end) sink = sink + 1;
+    _exit(0);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(spinner, &status, 0, &usage), spinner);
+  const double spun = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                      1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  const std::optional<CalibrationLoad> other = meter.Finish(1, 0.0);
+  ASSERT_TRUE(other.has_value()) << "/proc/stat unreadable";
+  EXPECT_EQ(other->threads, 1);
+  EXPECT_GE(other->seconds, 0.6);
+  EXPECT_GE(other->other_cores, 0.4) << "a process spun for the whole time";
+  // The same spinner declared as the part: its CPU time is not load.
+  const std::optional<CalibrationLoad> part = meter.Finish(1, spun);
+  ASSERT_TRUE(part.has_value());
+  EXPECT_NEAR(other->other_cores - part->other_cores, spun / part->seconds, 0.1);
+}
+
 TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollowsIt) {
   TempDir dir("mm_calibrate_test");
   const fs::path table_path = dir.path() / "cache" / "mm" / "auto.json";  // Folders made for it.
@@ -255,6 +284,20 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
     }
   }
   EXPECT_EQ(measured, expected);
+
+  // The load each part was measured under, in the order measured; said on stderr when it was high.
+  const std::set<int> count_set = {1, all};
+  const std::vector<int> counts(count_set.begin(), count_set.end());
+  ASSERT_EQ(table->load.size(), counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    EXPECT_EQ(table->load[i].threads, counts[i]);
+    EXPECT_GT(table->load[i].seconds, 0);
+    EXPECT_GE(table->load[i].other_cores, 0);
+    EXPECT_GE(table->load[i].steal_cores, 0);
+  }
+  EXPECT_EQ(run.err().find("measured under load") != std::string::npos,
+            !table->LoadWarning().empty())
+      << run.err();
 
   AutoOptions options;
   options.table_path = table_path.string();

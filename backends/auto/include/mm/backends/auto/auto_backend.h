@@ -132,13 +132,30 @@ struct AutoCell {
   std::vector<double> seconds;       // Same length as ranking; empty when only one candidate.
 };
 
-// A calibration: its identity and its cells.
+// How busy the machine was while one thread count's cells were measured: rankings made while
+// other processes took cores (or the hypervisor did) are only as good as those moments allowed.
+struct CalibrationLoad {
+  int threads = 1;
+  double seconds = 0;      // Wall time of the measurement.
+  double other_cores = 0;  // CPU time other processes used meanwhile, in cores on average.
+  double steal_cores = 0;  // CPU time the hypervisor took from this machine, in cores on average.
+};
+
+// Other processes using more than this many cores on average (or the hypervisor taking as many)
+// make a calibration "under load".
+inline constexpr double kCalibrationBusyCores = 0.25;
+
+// A calibration: its identity, its cells, and the load it was measured under.
 struct AutoTable {
   AutoIdentity identity;
   std::string created;  // UTC time of the calibration, ISO 8601.
   std::vector<AutoCell> cells;
+  std::vector<CalibrationLoad> load;  // Per thread count; empty when it was not recorded.
 
   nlohmann::json ToJson() const;
+  // "measured under load: other processes used 1.3 cores while the 2-thread cells were timed"
+  // (each thread count over kCalibrationBusyCores, other processes and steal); empty when none.
+  std::string LoadWarning() const;
 };
 
 // Parses a table's JSON. INVALID_ARGUMENT naming `source` and what is wrong for malformed text or

@@ -3,11 +3,15 @@
 #ifndef MM_BACKENDS_BENCH_CALIBRATE_H_
 #define MM_BACKENDS_BENCH_CALIBRATE_H_
 
+#include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "mm/backends/auto/auto_backend.h"
 #include "mm/backends/bench/bench_shapes.h"
+#include "mm/engine/machine.h"
 
 namespace mm::bench {
 
@@ -38,6 +42,22 @@ double FastestBlockMedian(std::span<const double> samples, int block);
 // that close (or none is finite). One phase of other work can slow every block of a candidate and
 // lose it a cell it wins in mm-bench.
 std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin);
+
+// The machine's load while one part measures, for the table (AutoTable::load): from construction
+// to Finish, other processes' CPU time (the machine's busy time less the part's and this
+// process's) and the hypervisor's steal, in cores on average.
+class LoadMeter {
+ public:
+  LoadMeter();
+  // The load since construction while a part at `threads` used `part_cpu_seconds` of CPU time;
+  // nullopt where the machine's times cannot be read (/proc/stat).
+  std::optional<CalibrationLoad> Finish(int threads, double part_cpu_seconds) const;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::optional<MachineCpuTimes> machine_;
+  double own_cpu_seconds_;
+};
 
 }  // namespace mm::bench
 
