@@ -163,12 +163,22 @@ AutoCell MeasureCell(
   const Tensor b = BenchInput(dtype, shape.b_dims, 2);
   Tensor y = Tensor::Create(dtype, plan.y_dims).value();
   const bool cpu_time = threads == 1;
-  auto sample = [&](Measured& m) {
-    omp_set_num_threads(m.threads > 0 ? m.threads : threads);
-    const double start = Now(cpu_time);
-    for (std::int64_t i = 0; i < m.calls; ++i) {
+  // One call as auto makes it: a candidate on fewer threads than the cell's with the thread count
+  // set around the call and given back after it (auto_backend.cc, ScopedOmpThreads), which costs
+  // a tiny product about as much as the product itself.
+  auto call = [&](const Measured& m) {
+    if (m.threads > 0) {
+      const int previous = omp_get_max_threads();
+      omp_set_num_threads(m.threads);
+      (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
+      omp_set_num_threads(previous);
+    } else {
       (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
     }
+  };
+  auto sample = [&](Measured& m) {
+    const double start = Now(cpu_time);
+    for (std::int64_t i = 0; i < m.calls; ++i) call(m);
     m.samples.push_back((Now(cpu_time) - start) / static_cast<double>(m.calls));
   };
   // In blocks: each candidate's rounds back to back, once the threads of the one before have
@@ -183,7 +193,6 @@ AutoCell MeasureCell(
   // are slower while the library's threads wake and its data comes back into cache.
   auto settle = [&](Measured& m, int min_groups) {
     SettleOtherThreads();
-    omp_set_num_threads(m.threads > 0 ? m.threads : threads);
     double fastest = std::numeric_limits<double>::infinity();
     const double start = Now(false);
     // Timed in groups of calls that double until a group takes kGroupSeconds: reading the CPU-time
@@ -191,9 +200,7 @@ AutoCell MeasureCell(
     std::int64_t group = 1;
     for (int groups = 0; groups < min_groups || Now(false) - start < g_sample_seconds; ++groups) {
       const double group_start = Now(cpu_time);
-      for (std::int64_t i = 0; i < group; ++i) {
-        (void)m.primitive->Execute(a.view(), b.view(), y.mutable_view());
-      }
+      for (std::int64_t i = 0; i < group; ++i) call(m);
       const double elapsed = Now(cpu_time) - group_start;
       fastest = std::min(fastest, elapsed / static_cast<double>(group));
       if (elapsed < kGroupSeconds) group *= 2;
@@ -237,32 +244,16 @@ AutoCell MeasureCell(
   return Ranked(std::move(cell), measured, dtype, threads, plan);
 }
 
-// `cell` with its ranking: the candidates by Measured::Measure, ties (kTieMargin) broken by
-// the default ranking.
+// `cell` with its ranking: RankEntries of the candidates' Measured::Measure, ties (kTieMargin)
+// broken by the default ranking.
 AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
                 const MatMulPlan& plan) {
-  std::vector<std::pair<double, std::string>> ranked;
-  for (const Measured& m : measured) ranked.emplace_back(m.Measure(), m.name);
-  std::sort(ranked.begin(), ranked.end());
-  // A tie with the fastest goes to the one the default ranking puts first.
-  const double flops = MatMulFlops(plan);
+  std::vector<std::pair<double, std::string>> measures;
+  for (const Measured& m : measured) measures.emplace_back(m.Measure(), m.name);
   const std::vector<std::string> preference =
-      DefaultAutoRanking(dtype, threads, flops, AutoDefaultsBasis::OfThisMachine());
-  auto preferred = [&](const std::string& entry) {
-    const std::string name = entry.substr(0, entry.find('@'));
-    return std::find(preference.begin(), preference.end(), name) - preference.begin();
-  };
-  std::size_t winner = 0;
-  for (std::size_t i = 1; i < ranked.size(); ++i) {
-    if (ranked[i].first <= ranked[0].first * (1 + kTieMargin) &&
-        preferred(ranked[i].second) < preferred(ranked[winner].second)) {
-      winner = i;
-    }
-  }
-  std::rotate(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(winner),
-              ranked.begin() + static_cast<std::ptrdiff_t>(winner) + 1);
-  for (const auto& [seconds, name] : ranked) {
-    cell.ranking.push_back(name);
+      DefaultAutoRanking(dtype, threads, MatMulFlops(plan), AutoDefaultsBasis::OfThisMachine());
+  for (auto& [seconds, name] : RankEntries(std::move(measures), preference, kTieMargin)) {
+    cell.ranking.push_back(std::move(name));
     cell.seconds.push_back(seconds);
   }
   return cell;
@@ -522,6 +513,29 @@ int Calibrate(const std::string& path, ShapeSet set) {
               << ")\n";
   }
   return 0;
+}
+
+std::vector<std::pair<double, std::string>> RankEntries(
+    std::vector<std::pair<double, std::string>> measures,
+    const std::vector<std::string>& preference, double tie_margin) {
+  std::sort(measures.begin(), measures.end());
+  // An entry's place in the preference: its backend's rank, then all threads before "@N".
+  auto preferred = [&](const std::string& entry) {
+    const std::size_t at = entry.find('@');
+    const std::string name = entry.substr(0, at);
+    const auto rank = std::find(preference.begin(), preference.end(), name) - preference.begin();
+    return std::pair{rank, at != std::string::npos};
+  };
+  std::size_t winner = 0;
+  for (std::size_t i = 1; i < measures.size(); ++i) {
+    if (measures[i].first <= measures[0].first * (1 + tie_margin) &&
+        preferred(measures[i].second) < preferred(measures[winner].second)) {
+      winner = i;
+    }
+  }
+  std::rotate(measures.begin(), measures.begin() + static_cast<std::ptrdiff_t>(winner),
+              measures.begin() + static_cast<std::ptrdiff_t>(winner) + 1);
+  return measures;
 }
 
 LoadMeter::LoadMeter()

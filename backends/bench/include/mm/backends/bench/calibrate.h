@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mm/backends/auto/auto_backend.h"
@@ -42,6 +43,15 @@ double FastestBlockMedian(std::span<const double> samples, int block);
 // that close (or none is finite). One phase of other work can slow every block of a candidate and
 // lose it a cell it wins in mm-bench.
 std::vector<std::size_t> CloseContenders(std::span<const double> measures, double margin);
+
+// A cell's ranking from its entries' measures (seconds per call, entry "name" or "name@N"):
+// fastest first, except that an entry within (1 + tie_margin) times the fastest goes first when
+// its backend comes earlier in `preference` (backend names, most preferred first; not named:
+// last) or, for the same backend, when it runs on all the cell's threads: auto runs an "@N"
+// entry with the thread count set around every call, a cost the tie cannot see.
+std::vector<std::pair<double, std::string>> RankEntries(
+    std::vector<std::pair<double, std::string>> measures,
+    const std::vector<std::string>& preference, double tie_margin);
 
 // The machine's load while one part measures, for the table (AutoTable::load): from construction
 // to Finish, other processes' CPU time (the machine's busy time less the part's and this
