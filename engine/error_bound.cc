@@ -218,8 +218,8 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
   MM_ASSIGN_OR_RETURN(out.y, Tensor::Create(plan.desc.dtype, plan.y_dims));
   if (IsFloat(plan.desc.dtype)) {
     const auto size = static_cast<std::size_t>(plan.y_elements);
-    // Small pages: the arrays are written once, in order, so huge pages save no TLB misses, and a
-    // guest's first touch of memory the host has not backed costs far more per 2 MiB page.
+    // Small pages: written once, in order, the arrays gain nothing from huge pages, whose first
+    // touch can cost a guest more (docs/notes/2026-12-05-avx2-only-epyc.md).
     for (std::vector<double>* array :
          {&out.exact, &out.exact_error, &out.abs_sum, &out.subnormal_abs_sum}) {
       array->assign(size, 0.0);

@@ -183,8 +183,8 @@ double BoundFraction(DType output, const ElementBound& bound, double got);
 
 // The ElementBound of every element of a product, read one element at a time: those of the
 // oracle's Y for a backend with `arithmetic` over `k` terms, each computed when read (a stored
-// table would take 24 bytes per element: 400 MB for a 4096 x 4096 Y), or bounds listed one by
-// one. A view: the oracle result or the list must outlive it. Copying it is cheap.
+// table would take 24 bytes per element), or bounds listed one by one. A view: the oracle result or
+// the list must outlive it. Copying it is cheap.
 class OracleBounds {
  public:
   // No elements: what an integer dtype is judged with (exactly, against the exact product).
