@@ -10,8 +10,10 @@
 #include <new>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "mm/backends/eigen/eigen_int32_native.h"
+#include "mm/backends/eigen/row_blocks.h"
 
 namespace mm {
 namespace {
@@ -141,16 +143,16 @@ bool SplitProduct(const S* a, const S* b, S* y, Index rows, Index k, Index n) {
     Product(a, b, y, rows, k, n);
     return true;
   }
-  const Index per_thread = (rows + threads - 1) / threads;
-  const Index block = (per_thread + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
-  const Index blocks = (rows + block - 1) / block;
+  const std::vector<std::int64_t> bounds =
+      eigen_internal::RowBlockBounds(rows, threads, kRowAlignment);
+  const std::int64_t blocks = static_cast<std::int64_t>(bounds.size()) - 1;
   if (blocks == 1) {
     Product(a, b, y, rows, k, n);
     return true;
   }
-  return Spread(blocks, static_cast<int>(std::min<Index>(threads, blocks)), [&](std::int64_t i) {
-    const Index first = i * block;
-    Product(a + first * k, b, y + first * n, std::min(block, rows - first), k, n);
+  return Spread(blocks, static_cast<int>(blocks), [&](std::int64_t i) {
+    const Index first = bounds[i];
+    Product(a + first * k, b, y + first * n, bounds[i + 1] - first, k, n);
   });
 }
 

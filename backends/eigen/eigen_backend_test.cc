@@ -9,12 +9,15 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include "mm/backends/eigen/row_blocks.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
 #include "mm/engine/testing/test_names.h"
@@ -290,6 +293,34 @@ TEST(EigenBackendTest, EverySchedulingMatchesTheReferenceWithThreeThreads) {
     MatMulTester().a_dims({7, 40, 41}).b_dims({7, 41, 42}).dtype(dtype).Test(backend);
   }
   omp_set_num_threads(saved);
+}
+
+TEST(EigenRowBlocksTest, SplitsRowsEvenlyAtMultiplesOfTheAlignment) {
+  using eigen_internal::RowBlockBounds;
+  // An odd row count splits next to the middle, not at the share rounded up (72 and 57).
+  EXPECT_EQ(RowBlockBounds(129, 2, 8), (std::vector<std::int64_t>{0, 64, 129}));
+  EXPECT_EQ(RowBlockBounds(257, 2, 8), (std::vector<std::int64_t>{0, 128, 257}));
+  EXPECT_EQ(RowBlockBounds(100, 3, 8), (std::vector<std::int64_t>{0, 32, 64, 100}));
+  // Too few rows for a second aligned block: one block, which runs outside a parallel region.
+  EXPECT_EQ(RowBlockBounds(3, 2, 8), (std::vector<std::int64_t>{0, 3}));
+  // Shares that round to the same bound leave no empty block.
+  EXPECT_EQ(RowBlockBounds(20, 4, 8), (std::vector<std::int64_t>{0, 8, 16, 20}));
+  for (std::int64_t rows = 1; rows <= 300; ++rows) {
+    for (int threads = 1; threads <= 9; ++threads) {
+      const std::vector<std::int64_t> bounds = RowBlockBounds(rows, threads, 8);
+      SCOPED_TRACE(std::to_string(rows) + " rows, " + std::to_string(threads) + " threads");
+      ASSERT_GE(bounds.size(), 2u);
+      EXPECT_LE(bounds.size(), static_cast<std::size_t>(threads) + 1);
+      EXPECT_EQ(bounds.front(), 0);
+      EXPECT_EQ(bounds.back(), rows);
+      for (std::size_t i = 1; i < bounds.size(); ++i) {
+        EXPECT_LT(bounds[i - 1], bounds[i]);
+        if (i + 1 < bounds.size()) EXPECT_EQ(bounds[i] % 8, 0);
+        // No block over the even share by more than the alignment.
+        EXPECT_LE((bounds[i] - bounds[i - 1]) * threads, rows + 8 * threads);
+      }
+    }
+  }
 }
 
 TEST(EigenBackendTest, FollowsOmpNumThreads) {
