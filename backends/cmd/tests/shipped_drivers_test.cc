@@ -9,33 +9,15 @@
 
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/testing/scoped_env.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm::runtime {
 namespace {
 
 using ::mm::testing::MatMulTester;
+using ::mm::testing::ScopedEnv;
 using ::testing::HasSubstr;
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 BackendRegistry Shipped() {
   BackendRegistry registry;
