@@ -190,10 +190,19 @@ int RunBench(const BenchOptions& o, const char* argv0, std::ostream& out, std::o
   return RunBenchmarks(o, argv0);
 }
 
-int BenchMain(int argc, char** argv) {
+void SetMeasuringEnvironment() {
   // prepare/ benchmarks time primitive creation, not a lookup in oneDNN's process-wide primitive
   // cache (execute benchmarks create theirs once, so they do not care). Read when oneDNN starts.
   setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", /*overwrite=*/0);
+  // Every timing starts by waiting for the other libraries' threads to stop (SettleOtherThreads),
+  // and OpenBLAS's spin for 2^28 cycles after their last call by default: most of a 2-thread
+  // calibration's waiting. 2^22 cycles still outlasts any gap between the calls of one timing, so
+  // what is timed is the same. Read when OpenBLAS is opened (at run time, after this).
+  setenv("OPENBLAS_THREAD_TIMEOUT", kOpenBlasThreadTimeout, /*overwrite=*/0);
+}
+
+int BenchMain(int argc, char** argv) {
+  SetMeasuringEnvironment();
   auto options = ParseBenchOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!options.ok()) {
     std::cerr << "mm-bench: " << options.status().message() << "\n";

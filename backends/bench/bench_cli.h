@@ -39,7 +39,16 @@ StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args);
 // (kBenchExitUsage for unreadable MM_EXPECTATIONS or a plugin or driver that does not load).
 int RunBench(const BenchOptions& options, const char* argv0, std::ostream& out, std::ostream& err);
 
-// mm-bench's main: parses argv, prints a usage error, or runs.
+// OPENBLAS_THREAD_TIMEOUT as mm-bench sets it: log2 of the cycles OpenBLAS's threads spin after
+// a call before they sleep (OpenBLAS's default is 28).
+inline constexpr char kOpenBlasThreadTimeout[] = "22";
+
+// Sets, where the user has not, the environment mm-bench measures in (read by the libraries when
+// they start, so before any backend is made): ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 and
+// OPENBLAS_THREAD_TIMEOUT=kOpenBlasThreadTimeout. docs/benchmarks.md says why.
+void SetMeasuringEnvironment();
+
+// mm-bench's main: sets the measuring environment, parses argv, prints a usage error, or runs.
 int BenchMain(int argc, char** argv);
 
 }  // namespace mm::bench

@@ -1,13 +1,19 @@
 // mm-bench's own flags, parsed into BenchOptions: what each sets, what is left for Google
-// Benchmark, and a usage error naming the flag for a bad one.
+// Benchmark, and a usage error naming the flag for a bad one; and the environment it measures in.
 #include "bench_cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+
+#include "mm/engine/testing/scoped_env.h"
+
 namespace mm::bench {
 namespace {
 
+using ::mm::testing::ScopedEnv;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -64,6 +70,22 @@ TEST(BenchOptionsTest, CalibrationFlagsNameTheirFiles) {
   EXPECT_EQ(o->calibrate, "table.json");
   EXPECT_EQ(o->calibrate_part, "part");
   EXPECT_TRUE(o->benchmark_args.empty());
+}
+
+TEST(MeasuringEnvironmentTest, SetsTheLibrariesVariablesWhereTheUserHasNot) {
+  ScopedEnv timeout("OPENBLAS_THREAD_TIMEOUT", std::nullopt);
+  ScopedEnv cache("ONEDNN_PRIMITIVE_CACHE_CAPACITY", std::nullopt);
+  SetMeasuringEnvironment();
+  EXPECT_STREQ(std::getenv("OPENBLAS_THREAD_TIMEOUT"), kOpenBlasThreadTimeout);
+  EXPECT_STREQ(std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"), "0");
+}
+
+TEST(MeasuringEnvironmentTest, KeepsTheUsersValues) {
+  ScopedEnv timeout("OPENBLAS_THREAD_TIMEOUT", "28");
+  ScopedEnv cache("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "1024");
+  SetMeasuringEnvironment();
+  EXPECT_STREQ(std::getenv("OPENBLAS_THREAD_TIMEOUT"), "28");
+  EXPECT_STREQ(std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"), "1024");
 }
 
 }  // namespace
