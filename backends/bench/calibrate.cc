@@ -99,6 +99,10 @@ bool LoadSampleSeconds() {
 // The shortest group of calls the warm-up times as one (see MeasureCell's settle).
 constexpr double kGroupSeconds = 20e-6;
 constexpr double kPruneFactor = 1.5;
+// A warm-up call this many times the fastest candidate's time, and at least kHopelessSeconds long,
+// prunes its candidate without a second call.
+constexpr double kHopelessFactor = 10;
+constexpr double kHopelessSeconds = 0.01;
 // Candidates within kTieMargin of the fastest measure are a tie, broken by the built-in default
 // ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
 // choice from one calibration to the next.
@@ -125,8 +129,8 @@ void Prune(std::vector<Measured>& measured, double factor, Time time) {
   }
 }
 
-AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
-                const MatMulPlan& plan);
+AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured,
+                const std::vector<std::string>& preference);
 
 // Every candidate computing (dtype, shape), timed side by side in blocks (see kRounds); ranked by
 // Measured::Measure, ties (kTieMargin) broken by the default ranking.
@@ -155,6 +159,18 @@ AutoCell MeasureCell(
     }
   }
   omp_set_num_threads(threads);
+  // The likely fastest first (the built-in ranking's order, the others after it, the reference
+  // last), so that a slow candidate meets a best to be pruned against on its warm-up.
+  const std::vector<std::string> preference =
+      DefaultAutoRanking(dtype, threads, MatMulFlops(plan), AutoDefaultsBasis::OfThisMachine());
+  auto place = [&](const Measured& m) {
+    const std::string backend = m.name.substr(0, m.name.find('@'));
+    if (backend == "reference") return preference.size() + 1;
+    return static_cast<std::size_t>(std::find(preference.begin(), preference.end(), backend) -
+                                    preference.begin());
+  };
+  std::stable_sort(measured.begin(), measured.end(),
+                   [&](const Measured& x, const Measured& y) { return place(x) < place(y); });
   if (measured.size() == 1) {
     cell.ranking = {measured[0].name};
     return cell;
@@ -189,9 +205,11 @@ AutoCell MeasureCell(
   // docs/notes/2026-12-03-measurements-behind-the-code.md).
   //
   // settle: waits for the other threads, then calls `m` untimed for a sample's time and at least
-  // `min_groups` groups of calls; returns its fastest time per call. The first calls after a wait
-  // are slower while the library's threads wake and its data comes back into cache.
-  auto settle = [&](Measured& m, int min_groups) {
+  // `min_groups` groups of calls, unless a group's time per call exceeds `enough`; returns its
+  // fastest time per call. The first calls after a wait are slower while the library's threads
+  // wake and its data comes back into cache.
+  auto settle = [&](Measured& m, int min_groups,
+                    double enough = std::numeric_limits<double>::infinity()) {
     SettleOtherThreads();
     double fastest = std::numeric_limits<double>::infinity();
     const double start = Now(false);
@@ -203,6 +221,7 @@ AutoCell MeasureCell(
       for (std::int64_t i = 0; i < group; ++i) call(m);
       const double elapsed = Now(cpu_time) - group_start;
       fastest = std::min(fastest, elapsed / static_cast<double>(group));
+      if (fastest > enough) break;
       if (elapsed < kGroupSeconds) group *= 2;
     }
     return std::max(fastest, 1e-9);
@@ -211,8 +230,9 @@ AutoCell MeasureCell(
   for (Measured& m : measured) {
     // The fastest of at least 2 groups of calls sizes the samples and is the first prune's measure:
     // one call can be stalled for many times its time, and a candidate pruned on it is ranked on
-    // it.
-    const double once = settle(m, 2);
+    // it. A call over kHopelessFactor times the best and kHopelessSeconds long is not a stall:
+    // the candidate is pruned on it alone (the naive reference on a large shape, say).
+    const double once = settle(m, 2, std::max(kHopelessFactor * best, kHopelessSeconds));
     m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(g_sample_seconds / once));
     m.samples = {once};
     if (once > kPruneFactor * kPruneFactor * best) {
@@ -241,17 +261,15 @@ AutoCell MeasureCell(
     for (std::size_t i : close) block(measured[i]);
   }
   omp_set_num_threads(threads);
-  return Ranked(std::move(cell), measured, dtype, threads, plan);
+  return Ranked(std::move(cell), measured, preference);
 }
 
 // `cell` with its ranking: RankEntries of the candidates' Measured::Measure, ties (kTieMargin)
-// broken by the default ranking.
-AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured, DType dtype, int threads,
-                const MatMulPlan& plan) {
+// broken by `preference`, the cell's default ranking.
+AutoCell Ranked(AutoCell cell, const std::vector<Measured>& measured,
+                const std::vector<std::string>& preference) {
   std::vector<std::pair<double, std::string>> measures;
   for (const Measured& m : measured) measures.emplace_back(m.Measure(), m.name);
-  const std::vector<std::string> preference =
-      DefaultAutoRanking(dtype, threads, MatMulFlops(plan), AutoDefaultsBasis::OfThisMachine());
   for (auto& [seconds, name] : RankEntries(std::move(measures), preference, kTieMargin)) {
     cell.ranking.push_back(std::move(name));
     cell.seconds.push_back(seconds);
