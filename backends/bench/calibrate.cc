@@ -412,6 +412,14 @@ std::vector<std::size_t> CloseContenders(std::span<const double> measures, doubl
   return close;
 }
 
+std::vector<DType> CalibratedDTypes(ShapeSet set) {
+  std::vector<DType> dtypes(BenchDTypes(set).begin(), BenchDTypes(set).end());
+  if (std::find(dtypes.begin(), dtypes.end(), DType::kFloat16) == dtypes.end()) {
+    dtypes.push_back(DType::kFloat16);
+  }
+  return dtypes;
+}
+
 int CalibratePart(const std::string& out, ShapeSet set) {
   // A part whose parent is gone would measure on for minutes, for nobody, taking the cores.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -427,7 +435,7 @@ int CalibratePart(const std::string& out, ShapeSet set) {
       1,
       std::atoi(std::getenv("OMP_NUM_THREADS") != nullptr ? std::getenv("OMP_NUM_THREADS") : "1"));
   AutoTable part;
-  for (DType dtype : BenchDTypes(set)) {
+  for (DType dtype : CalibratedDTypes(set)) {
     for (const BenchShape& shape : Shapes(set)) {
       if (!Benchmarked(shape, dtype)) continue;
       const auto start = Clock::now();

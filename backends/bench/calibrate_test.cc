@@ -37,10 +37,12 @@ namespace mm::bench {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 
 TEST(FastestBlockMedianTest, ABusyPhaseOverTheLastTwoBlocksDoesNotRankTheCandidate) {
   // Quiet for its first block, then a phase of other work over its last two: the median of all
@@ -249,6 +251,16 @@ TEST(LoadMeterTest, CountsAnotherProcesssWorkButNotThePartsOrItsOwn) {
   EXPECT_NEAR(other->other_cores - part->other_cores, spun / part->seconds, 0.1);
 }
 
+TEST(CalibratedDTypesTest, TheQuickTableCoversEveryFloatDTypeAndTheFullOneEveryBenchmarked) {
+  // Without float16 cells auto would run float16 on all the threads it is given at every size,
+  // where a small product is fastest on one.
+  EXPECT_THAT(CalibratedDTypes(ShapeSet::kQuick),
+              UnorderedElementsAre(DType::kFloat, DType::kBFloat16, DType::kFloat16, DType::kDouble,
+                                   DType::kInt32));
+  const std::span<const DType> full = BenchDTypes(ShapeSet::kFull);
+  EXPECT_THAT(CalibratedDTypes(ShapeSet::kFull), ElementsAreArray(full.begin(), full.end()));
+}
+
 TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollowsIt) {
   TempDir dir("mm_calibrate_test");
   const fs::path table_path = dir.path() / "cache" / "mm" / "auto.json";  // Folders made for it.
@@ -273,7 +285,7 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
   const int all = std::max(1, omp_get_max_threads());
   std::set<CellKey> expected;
   for (int threads : std::set<int>{1, all}) {
-    for (DType dtype : BenchDTypes(ShapeSet::kQuick)) {
+    for (DType dtype : CalibratedDTypes(ShapeSet::kQuick)) {
       for (const BenchShape& shape : Shapes(ShapeSet::kQuick)) {
         if (Benchmarked(shape, dtype))
           expected.insert({dtype, threads, shape.a_dims, shape.b_dims});
