@@ -206,6 +206,30 @@ double RoundTo(DType output, double value) {
   }
 }
 
+// Whether one of the first `count` values of `x` (a float dtype) is subnormal in its dtype or,
+// widened, in double (below MinNormal, which is at least double's smallest normal, and not 0):
+// what ExactDot counts in a subnormal sum. In blocks without branches, so that they vectorise.
+bool AnySubnormalInput(TensorView x, std::int64_t count) {
+  const double min_normal = MinNormal(x.dtype);
+  bool any = false;
+  VisitDType(x.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) {
+      const T* data = x.Data<T>();
+      constexpr std::int64_t kBlock = 4096;
+      for (std::int64_t start = 0; start < count && !any; start += kBlock) {
+        int found = 0;
+        for (std::int64_t i = start; i < std::min(count, start + kBlock); ++i) {
+          const double magnitude = std::fabs(ToDouble(data[i]));
+          found |= static_cast<int>(magnitude < min_normal) & static_cast<int>(magnitude != 0);
+        }
+        any = found != 0;
+      }
+    }
+  });
+  return any;
+}
+
 }  // namespace
 
 StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
@@ -220,9 +244,14 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
     const auto size = static_cast<std::size_t>(plan.y_elements);
     // Small pages: written once, in order, the arrays gain nothing from huge pages, whose first
     // touch can cost a guest more (docs/notes/2026-12-05-avx2-only-epyc.md).
-    for (std::vector<double>* array :
-         {&out.exact, &out.exact_error, &out.abs_sum, &out.subnormal_abs_sum}) {
-      array->assign(size, 0.0);
+    out.exact.assign(size, 0.0);
+    out.abs_sum.assign(size, 0.0);
+    // Only the fast path of the narrower float types leaves an error of its own.
+    if (options.fast && plan.k > 0 && plan.desc.dtype != DType::kDouble) {
+      out.exact_error.assign(size, 0.0);
+    }
+    if (AnySubnormalInput(a, plan.a_elements) || AnySubnormalInput(b, plan.b_elements)) {
+      out.subnormal_abs_sum.assign(size, 0.0);
     }
     out.special.assign(size, 0);
   }
@@ -323,7 +352,7 @@ OracleBounds::OracleBounds(const OracleResult& oracle, const Arithmetic& arithme
   exact_ = oracle.exact.data();
   exact_error_ = oracle.exact_error.empty() ? nullptr : oracle.exact_error.data();
   abs_sum_ = oracle.abs_sum.data();
-  subnormal_abs_sum_ = oracle.subnormal_abs_sum.data();
+  subnormal_abs_sum_ = oracle.subnormal_abs_sum.empty() ? nullptr : oracle.subnormal_abs_sum.data();
   special_ = oracle.special.data();
   const DType accumulation = arithmetic.accumulation;
   float_accumulation_ = IsFloat(accumulation);

@@ -501,9 +501,9 @@ template <class T>
 void StoreExact(const ExactElement& e, std::size_t index, OracleResult& out) {
   out.y.Data<T>()[index] = RoundFromDouble<T>(e.exact);
   out.exact[index] = e.exact;
-  out.exact_error[index] = 0;
+  if (!out.exact_error.empty()) out.exact_error[index] = 0;
   out.abs_sum[index] = e.abs_sum;
-  out.subnormal_abs_sum[index] = e.subnormal_abs_sum;
+  if (!out.subnormal_abs_sum.empty()) out.subnormal_abs_sum[index] = e.subnormal_abs_sum;
   out.special[index] = e.special ? 1 : 0;
 }
 
@@ -537,7 +537,9 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
       double* exact = out.exact.data() + row_index;
       double* exact_error = out.exact_error.data() + row_index;
       double* abs_sum = out.abs_sum.data() + row_index;
-      double* subnormal_abs_sum = out.subnormal_abs_sum.data() + row_index;
+      // Empty when no input is subnormal (then neither is any of this tile's).
+      double* subnormal_abs_sum =
+          out.subnormal_abs_sum.empty() ? nullptr : out.subnormal_abs_sum.data() + row_index;
       double* quick = w.quick.data();
       const double* sub = any_sub ? &w.sub(i, 0) : nullptr;
       // Loops of few arrays each: g++ vectorises a loop only when it can check that its arrays
@@ -554,7 +556,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
       }
       if (sub != nullptr) {
         for (std::int64_t j = 0; j < t.cols; ++j) subnormal_abs_sum[j] = sub[j] * sub_up;
-      } else {
+      } else if (subnormal_abs_sum != nullptr) {
         std::fill_n(subnormal_abs_sum, t.cols, 0.0);
       }
       std::fill_n(out.special.data() + row_index, t.cols, std::uint8_t{0});
@@ -831,9 +833,8 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
       if (ok) {
         y[index] = decided;
         out.exact[index] = decided;
-        out.exact_error[index] = 0;
         out.abs_sum[index] = s * up;
-        out.subnormal_abs_sum[index] = 0;
+        if (!out.subnormal_abs_sum.empty()) out.subnormal_abs_sum[index] = 0;
         out.special[index] = 0;
         continue;
       }
