@@ -766,6 +766,30 @@ Arithmetic AutoBackend::DeclaredArithmetic(DType dtype) const {
   return loosest.value_or(Arithmetic::OwnType(dtype));
 }
 
+namespace {
+
+// The table's cell of `dtype` nearest to a problem of `extents` at `threads` threads: the nearest
+// calibrated thread count, then the nearest shape. Null when the table has no cell of `dtype`.
+const AutoCell* NearestCell(const AutoTable& table, DType dtype,
+                            const std::array<double, 4>& extents, int threads) {
+  const AutoCell* best = nullptr;
+  double best_threads = std::numeric_limits<double>::infinity();
+  double best_shape = std::numeric_limits<double>::infinity();
+  for (const AutoCell& cell : table.cells) {
+    if (cell.dtype != dtype) continue;
+    const double t = std::abs(std::log2(static_cast<double>(cell.threads) / std::max(threads, 1)));
+    const double d = LogDistance(extents, Extents(cell.dtype, cell.a_dims, cell.b_dims));
+    if (t < best_threads || (t == best_threads && d < best_shape)) {
+      best = &cell;
+      best_threads = t;
+      best_shape = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int threads) const {
   auto eligible = [&](std::string_view name) {
     const Candidate* c = Find(name);
@@ -773,21 +797,12 @@ StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int th
   };
   const std::array<double, 4> extents = Extents(desc.dtype, desc.a_dims, desc.b_dims);
   if (table_) {
-    // The nearest calibrated thread count, then the nearest shape, among cells of this dtype.
-    const AutoCell* best = nullptr;
-    double best_threads = std::numeric_limits<double>::infinity();
-    double best_shape = std::numeric_limits<double>::infinity();
-    for (const AutoCell& cell : table_->cells) {
-      if (cell.dtype != desc.dtype) continue;
-      const double t =
-          std::abs(std::log2(static_cast<double>(cell.threads) / std::max(threads, 1)));
-      const double d = LogDistance(extents, Extents(cell.dtype, cell.a_dims, cell.b_dims));
-      if (t < best_threads || (t == best_threads && d < best_shape)) {
-        best = &cell;
-        best_threads = t;
-        best_shape = d;
-      }
-    }
+    const AutoCell* best = NearestCell(*table_, desc.dtype, extents, threads);
+    // The other integer types run as int32 does in every built-in backend (one 64-bit product
+    // each: eigen widens 32-bit integers to 64 bits, so does the reference): int32's cells
+    // stand for them where the table has none of their own.
+    const bool stand_in = best == nullptr && !IsFloat(desc.dtype) && desc.dtype != DType::kInt32;
+    if (stand_in) best = NearestCell(*table_, DType::kInt32, extents, threads);
     if (best != nullptr) {
       for (const std::string& text : best->ranking) {
         const std::optional<Entry> entry = ParseEntry(text);
@@ -797,7 +812,8 @@ StatusOr<AutoBackend::Choice> AutoBackend::Choose(const MatMulDesc& desc, int th
         return Choice{entry->name,
                       "table cell " + std::string(DTypeName(best->dtype)) + " " +
                           std::to_string(best->threads) + " threads " + DimsText(best->a_dims) +
-                          " x " + DimsText(best->b_dims),
+                          " x " + DimsText(best->b_dims) +
+                          (stand_in ? " (for " + std::string(DTypeName(desc.dtype)) + ")" : ""),
                       fewer};
       }
     }

@@ -77,6 +77,38 @@ TEST(AutoBackendTest, FollowsTheRankingOfATableMadeHere) {
   }
 }
 
+// The quick table measures int32 only; the other integer types run through the same 64-bit
+// products, so int32's cells choose for them, and say so. A float dtype without cells does not
+// borrow another's.
+TEST(AutoBackendTest, IntegerTypesWithoutCellsFollowInt32sCellsAndSaySo) {
+  TempDir dir;
+  for (const auto& [first, second] : {std::pair{"reference", "eigen"}, {"eigen", "reference"}}) {
+    AutoTable table;
+    table.identity = CurrentAutoIdentity(AutoCandidateBackends());
+    table.created = "2026-01-01T00:00:00Z";
+    table.cells.push_back(
+        {DType::kInt32, omp_get_max_threads(), {64, 64}, {64, 64}, {first, second}, {1e-5, 2e-5}});
+    Write(dir.path() / "auto.json", table.ToJson().dump());
+    AutoOptions options;
+    options.table_path = (dir.path() / "auto.json").string();
+    auto backend = MakeAuto(options);
+    ASSERT_TRUE(backend->UsesTable()) << backend->RunsOn();
+    for (DType dtype : {DType::kInt64, DType::kUInt32, DType::kUInt64}) {
+      auto choice = backend->Choose({dtype, {64, 64}, {64, 64}}, omp_get_max_threads());
+      ASSERT_TRUE(choice.ok()) << choice.status();
+      EXPECT_EQ(choice->backend, first) << DTypeName(dtype);
+      EXPECT_THAT(choice->source, HasSubstr("table cell int32"));
+      EXPECT_THAT(choice->source, HasSubstr("(for " + std::string(DTypeName(dtype)) + ")"));
+    }
+    auto own = backend->Choose({DType::kInt32, {64, 64}, {64, 64}}, omp_get_max_threads());
+    ASSERT_TRUE(own.ok());
+    EXPECT_THAT(own->source, Not(HasSubstr("(for")));
+    auto half = backend->Choose({DType::kFloat16, {64, 64}, {64, 64}}, omp_get_max_threads());
+    ASSERT_TRUE(half.ok());
+    EXPECT_EQ(half->source, "built-in defaults");
+  }
+}
+
 TEST(AutoBackendTest, TheChosenBackendComputesTheResult) {
   // Through the prepared primitive (checked once, then the inner Run): every element against the
   // reference, for a form with a batch and for a dtype computed by conversion.

@@ -202,7 +202,9 @@ class AutoBackend final : public Backend {
 
   // The backend chosen for `desc` at `threads` threads and where the choice came from ("table
   // cell float 2 threads 256x256 x 256x256", "defaults"); NOT_FOUND... UNIMPLEMENTED when no
-  // candidate supports desc.
+  // candidate supports desc. The table's cell of desc's dtype nearest in threads, then in shape;
+  // an integer dtype without cells takes int32's ("table cell int32 ... (for int64)"); the
+  // defaults when neither is there.
   struct Choice {
     std::string backend;
     std::string source;
