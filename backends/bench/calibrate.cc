@@ -99,10 +99,6 @@ bool LoadSampleSeconds() {
 // The shortest group of calls the warm-up times as one (see MeasureCell's settle).
 constexpr double kGroupSeconds = 20e-6;
 constexpr double kPruneFactor = 1.5;
-// A warm-up call this many times the fastest candidate's time, and at least kHopelessSeconds long,
-// prunes its candidate without a second call.
-constexpr double kHopelessFactor = 10;
-constexpr double kHopelessSeconds = 0.01;
 // Candidates within kTieMargin of the fastest measure are a tie, broken by the built-in default
 // ranking (DefaultAutoRanking), so that noise between near-equal backends does not flip the
 // choice from one calibration to the next.
@@ -230,9 +226,9 @@ AutoCell MeasureCell(
   for (Measured& m : measured) {
     // The fastest of at least 2 groups of calls sizes the samples and is the first prune's measure:
     // one call can be stalled for many times its time, and a candidate pruned on it is ranked on
-    // it. A call over kHopelessFactor times the best and kHopelessSeconds long is not a stall:
-    // the candidate is pruned on it alone (the naive reference on a large shape, say).
-    const double once = settle(m, 2, std::max(kHopelessFactor * best, kHopelessSeconds));
+    // it. A call over OneCallPruneThreshold(best) is not a stall: the candidate is pruned on it
+    // alone (the naive reference on a large shape, say).
+    const double once = settle(m, 2, OneCallPruneThreshold(best));
     m.calls = std::max<std::int64_t>(1, static_cast<std::int64_t>(g_sample_seconds / once));
     m.samples = {once};
     if (once > kPruneFactor * kPruneFactor * best) {
@@ -383,6 +379,13 @@ std::string UtcNow() {
 }
 
 }  // namespace
+
+double OneCallPruneThreshold(double best) {
+  // Well above kPruneFactor^2: a candidate pruned on one call is one the two-call rule prunes too.
+  constexpr double kFactor = 10;
+  constexpr double kAtLeast = 0.01;
+  return std::max(kFactor * best, kAtLeast);
+}
 
 double FastestBlockMedian(std::span<const double> samples, int block) {
   auto median = [](std::span<const double> values) {

@@ -79,6 +79,19 @@ TEST(FastestBlockMedianTest, FewerSamplesThanABlockGiveTheirMedian) {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using ::testing::ElementsAre;
 
+TEST(OneCallPruneTest, OnlyALongCallFarAboveTheBestIsEnough) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(OneCallPruneThreshold(kInf), kInf) << "the first candidate has nothing to lose to";
+  // Fast products: a stalled call of a few ms must not prune a library on its own.
+  EXPECT_EQ(OneCallPruneThreshold(1e-5), 0.01);
+  EXPECT_EQ(OneCallPruneThreshold(0.008), 0.08);
+  // Never below what the two-call rule prunes at (2.25 times the best), so a candidate pruned on
+  // one call is never one that rule would have kept.
+  for (double best : {1e-7, 1e-3, 0.004, 0.05, 2.0}) {
+    EXPECT_GE(OneCallPruneThreshold(best), 2.25 * best) << best;
+  }
+}
+
 TEST(CloseContendersTest, ACandidateWithinTheMarginIsTimedAgainBesideTheFastest) {
   // A cell lost to a phase of other work: the second and third within the margin, the last
   // pruned.

@@ -34,6 +34,11 @@ std::vector<DType> CalibratedDTypes(ShapeSet set);
 // or 1 with a message on stderr when `out` cannot be written.
 int CalibratePart(const std::string& out, ShapeSet set);
 
+// The time of one warm-up call above which the calibration prunes a candidate on that call alone
+// (else it takes the fastest of at least two): 10 times `best`, the fastest candidate's time so
+// far (infinity before any), and at least 10 ms, so that no stall of a fast call reaches it.
+double OneCallPruneThreshold(double best);
+
 // What ranks a candidate in a cell: its samples (seconds per call, in the order taken) cut into
 // whole blocks of `block` samples, and the fastest block's median (a block's median: its
 // (block/2)-th smallest sample); samples after the last whole block do not count. With fewer
