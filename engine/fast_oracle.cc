@@ -507,6 +507,86 @@ void StoreExact(const ExactElement& e, std::size_t index, OracleResult& out) {
   out.special[index] = e.special ? 1 : 0;
 }
 
+// One term x * w of the exact path's Dot2 added to an element's sums: ExactDot's operations in
+// its order (TwoProduct, TwoSum, the naive and absolute sums), so the same bits.
+inline void AddExactTerm(double x, double w, double& hi, double& lo, double& naive, double& abs) {
+  naive += x * w;
+  abs += std::fabs(x) * std::fabs(w);
+  const double prod = x * w;
+  const double prod_err = std::fma(x, w, -prod);
+  const double sum = hi + prod;
+  const double z = sum - hi;
+  const double sum_err = (hi - (sum - z)) + (prod - z);
+  hi = sum;
+  lo += sum_err + prod_err;
+}
+
+// An element's exact value from its sums, as ExactDot forms it (IEEE's naive sum where the double
+// sums overflow).
+inline double ExactFromSums(double hi, double lo, double naive, double abs) {
+  const double exact = hi + lo;
+  return std::isfinite(abs) && std::isfinite(exact) ? exact : naive;
+}
+
+// Elements of the exact path computed together.
+constexpr int kExactGroup = 8;
+
+// The exact path for a tile's elements whose inputs are all finite and normal or zero, in double
+// and in T (no special, no subnormal part): each element's operations are ExactDot's in its
+// order, so the same bits, but kExactGroup elements run interleaved. One element's Dot2 is a chain
+// of dependent additions and waits on their latency; independent chains side by side do not.
+template <class T>
+class ExactGroups {
+ public:
+  ExactGroups(std::int64_t k, OracleResult& out) : k_(k), out_(out) {}
+  ExactGroups(const ExactGroups&) = delete;
+  ExactGroups& operator=(const ExactGroups&) = delete;
+
+  // Queues the element at `index`: the dot product of a[0..k) and b[0..k) (both contiguous,
+  // alive until the next Flush). Computes the queue when it is full; the caller flushes the rest.
+  void Add(const double* a, const double* b, std::size_t index) {
+    queued_[count_++] = {a, b, index};
+    if (count_ == kExactGroup) Flush();
+  }
+
+  // Computes and stores the queued elements.
+  void Flush() {
+    if (count_ == 0) return;
+    const double* a[kExactGroup];
+    const double* b[kExactGroup];
+    for (int g = 0; g < kExactGroup; ++g) {
+      // A partial group repeats its last element; those copies are not stored.
+      const Queued& q = queued_[std::min(g, count_ - 1)];
+      a[g] = q.a;
+      b[g] = q.b;
+    }
+    double hi[kExactGroup] = {}, lo[kExactGroup] = {}, naive[kExactGroup] = {},
+           abs[kExactGroup] = {};
+    for (std::int64_t p = 0; p < k_; ++p) {
+      for (int g = 0; g < kExactGroup; ++g) {
+        AddExactTerm(a[g][p], b[g][p], hi[g], lo[g], naive[g], abs[g]);
+      }
+    }
+    const double up = 1 + Gamma(k_ + 1, 0x1p-53);
+    for (int g = 0; g < count_; ++g) {
+      StoreExact<T>({ExactFromSums(hi[g], lo[g], naive[g], abs[g]), abs[g] * up, 0.0, false},
+                    queued_[g].index, out_);
+    }
+    count_ = 0;
+  }
+
+ private:
+  struct Queued {
+    const double* a;
+    const double* b;
+    std::size_t index;
+  };
+  std::int64_t k_;
+  OracleResult& out_;
+  Queued queued_[kExactGroup];
+  int count_ = 0;
+};
+
 // Computes one tile against the panel; returns the number of its elements that took the exact
 // path.
 template <class T>
@@ -526,6 +606,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   const double error_factor = RadiusFactor(k), decision_factor = RadiusFactor(k + 1);
   T* y = out.y.Data<T>();
   std::int64_t fallbacks = 0;
+  ExactGroups<T> exact_groups(k, out);
   w.quick.resize(static_cast<std::size_t>(t.cols));
   for (std::int64_t i = 0; i < t.rows; ++i) {
     const auto row_index =
@@ -583,12 +664,18 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
         }
       }
       ++fallbacks;
-      // Specials from the inputs themselves (the tile holds 0 for their non-finite values).
-      StoreExact<T>(special ? ExactDot<T>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n)
-                            : ExactDot<T, double>(&w.a(i, 0), &p.b(0, t.c0 + j), k, 1),
-                    index, out);
+      if (special) {
+        // From the inputs themselves: the tile holds 0 for their non-finite values.
+        StoreExact<T>(ExactDot<T>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n), index,
+                      out);
+      } else if (any_sub) {
+        StoreExact<T>(ExactDot<T, double>(&w.a(i, 0), &p.b(0, t.c0 + j), k, 1), index, out);
+      } else {
+        exact_groups.Add(&w.a(i, 0), &p.b(0, t.c0 + j), index);
+      }
     }
   }
+  exact_groups.Flush();
   return fallbacks;
 }
 
@@ -809,6 +896,7 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   double* y = out.y.Data<double>();
   std::int64_t fallbacks = 0;
+  ExactGroups<double> exact_groups(k, out);
   for (std::int64_t i = 0; i < t.rows; ++i) {
     const SplitLine& row = w.lines[static_cast<std::size_t>(i)];
     const auto row_index =
@@ -839,10 +927,16 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
         continue;
       }
       ++fallbacks;
-      StoreExact<double>(ExactDot<double>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n),
-                         index, out);
+      if (row.usable && col.usable) {
+        // The panel's copy of B's column (contiguous, unlike B's).
+        exact_groups.Add(a_mat + (t.i0 + i) * k, &p.rest(2 * k, t.c0 + j), index);
+      } else {
+        StoreExact<double>(ExactDot<double>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n),
+                           index, out);
+      }
     }
   }
+  exact_groups.Flush();
   return fallbacks;
 }
 
@@ -899,24 +993,13 @@ void ExactDoubleRowChunk(const double* a_row, const double* b, std::int64_t k, s
                          std::size_t out_index) {
   double hi[kRowChunk] = {}, lo[kRowChunk] = {}, naive[kRowChunk] = {}, abs[kRowChunk] = {};
   for (std::int64_t p = 0; p < k; ++p) {
-    const double x = a_row[p], x_abs = std::fabs(x);
+    const double x = a_row[p];
     const double* w = b + p * n + j0;
-    for (std::int64_t j = 0; j < cols; ++j) {
-      naive[j] += x * w[j];
-      abs[j] += x_abs * std::fabs(w[j]);
-      const double prod = x * w[j];
-      const double prod_err = std::fma(x, w[j], -prod);
-      const double sum = hi[j] + prod;
-      const double z = sum - hi[j];
-      const double sum_err = (hi[j] - (sum - z)) + (prod - z);
-      hi[j] = sum;
-      lo[j] += sum_err + prod_err;
-    }
+    for (std::int64_t j = 0; j < cols; ++j) AddExactTerm(x, w[j], hi[j], lo[j], naive[j], abs[j]);
   }
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   for (std::int64_t j = 0; j < cols; ++j) {
-    double exact = hi[j] + lo[j];
-    if (!std::isfinite(abs[j]) || !std::isfinite(exact)) exact = naive[j];
+    const double exact = ExactFromSums(hi[j], lo[j], naive[j], abs[j]);
     const std::size_t index = out_index + static_cast<std::size_t>(j);
     y[index] = exact;
     out.exact[index] = exact;

@@ -226,6 +226,20 @@ OracleResult ExpectFastMatchesExact(const Tensor& a, const Tensor& b) {
   return fast;
 }
 
+// For a problem whose every element takes the exact path: the fast run's values and sums are the
+// exact-only run's bit for bit (the fast path computes such elements several at a time).
+void ExpectEveryElementOnTheExactPath(const Tensor& a, const Tensor& b) {
+  const MatMulPlan plan = PlanMatMul({a.dtype(), a.dims(), b.dims()}).value();
+  const OracleResult fast = ExactMatMul(plan, a.view(), b.view()).value();
+  const OracleResult slow = ExactMatMul(plan, a.view(), b.view(), {.fast = false}).value();
+  EXPECT_EQ(fast.exact_fallbacks, plan.y_elements);
+  ASSERT_EQ(fast.exact.size(), slow.exact.size());
+  ASSERT_EQ(fast.abs_sum.size(), slow.abs_sum.size());
+  const std::size_t bytes = slow.exact.size() * sizeof(double);
+  EXPECT_EQ(std::memcmp(fast.exact.data(), slow.exact.data(), bytes), 0);
+  EXPECT_EQ(std::memcmp(fast.abs_sum.data(), slow.abs_sum.data(), bytes), 0);
+}
+
 template <class T>
 Tensor Random(Dims dims, std::mt19937_64& rng, double scale = 1, double spread = 1) {
   Tensor t = Tensor::Create(DTypeOf<T>(), dims).value();
@@ -297,6 +311,7 @@ TYPED_TEST(FastOracleTest, TiesCancellationAndSpecialsTakeTheExactPath) {
   EXPECT_EQ(o.exact_fallbacks, m * n);
   EXPECT_TRUE(std::isnan(o.exact[7 * n + 2]));
   EXPECT_EQ(o.exact[3 * n + 2], kInf);
+  ExpectEveryElementOnTheExactPath(a, b);
 }
 
 TYPED_TEST(FastOracleTest, SubnormalSumsAreStoredOnlyWhenAnInputIsSubnormal) {
@@ -367,21 +382,24 @@ TYPED_TEST(FastOracleTest, SubnormalAndOverflowRangesMatch) {
 }
 
 TYPED_TEST(FastOracleTest, ExactCancellationToZeroFallsBack) {
-  // A's columns come in pairs x, -x against equal rows of B: every element is exactly 0.
+  // A's columns come in pairs x, -x against equal rows of B: every element is exactly 0. 37 x 29
+  // elements: the exact path's groups of several elements end part-filled.
   std::mt19937_64 rng(4);
-  Tensor a = Random<TypeParam>({20, 64}, rng);
-  Tensor b = Random<TypeParam>({64, 20}, rng);
-  for (std::int64_t i = 0; i < 20; ++i) {
-    for (std::int64_t q = 0; q < 64; q += 2)
-      a.Data<TypeParam>()[i * 64 + q + 1] = -a.Data<TypeParam>()[i * 64 + q];
+  const std::int64_t m = 37, k = 64, n = 29;
+  Tensor a = Random<TypeParam>({m, k}, rng);
+  Tensor b = Random<TypeParam>({k, n}, rng);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t q = 0; q < k; q += 2)
+      a.Data<TypeParam>()[i * k + q + 1] = -a.Data<TypeParam>()[i * k + q];
   }
-  for (std::int64_t q = 0; q < 64; q += 2) {
-    for (std::int64_t j = 0; j < 20; ++j)
-      b.Data<TypeParam>()[(q + 1) * 20 + j] = b.Data<TypeParam>()[q * 20 + j];
+  for (std::int64_t q = 0; q < k; q += 2) {
+    for (std::int64_t j = 0; j < n; ++j)
+      b.Data<TypeParam>()[(q + 1) * n + j] = b.Data<TypeParam>()[q * n + j];
   }
   const OracleResult o = ExpectFastMatchesExact(a, b);
-  EXPECT_EQ(o.exact_fallbacks, 400);
+  EXPECT_EQ(o.exact_fallbacks, m * n);
   EXPECT_EQ(o.exact[0], 0.0);
+  ExpectEveryElementOnTheExactPath(a, b);
 }
 
 template <class T>
