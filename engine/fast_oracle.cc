@@ -587,6 +587,88 @@ class ExactGroups {
   int count_ = 0;
 };
 
+// Columns of one pass of a row kernel of the exact path: its four running sums stay in the L1
+// cache.
+constexpr std::int64_t kRowChunk = 256;
+
+// A tile row's elements of the exact path, whose inputs are all finite and normal or zero in
+// double and in T: marked one by one, then computed together. Where marked elements fill a third
+// or more of a chunk of the row's columns, the chunk is computed whole with the columns in the
+// inner loop (vectorised; the unmarked columns' values are not kept), else the marked elements go
+// to the groups. Either way each element has ExactDot's operations in its order: the same bits.
+template <class T>
+class ExactRows {
+ public:
+  ExactRows(std::int64_t k, std::int64_t n, OracleResult& out)
+      : k_(k), n_(n), out_(out), groups_(k, out) {}
+
+  // Starts a row of `cols` elements: A's row (contiguous, in double), B's columns from `b` on
+  // (row-major, stride n), the output index of the row's first element.
+  void StartRow(const double* a_row, const T* b, std::size_t row_index, std::int64_t cols) {
+    a_row_ = a_row;
+    b_ = b;
+    row_index_ = row_index;
+    columns_.assign(static_cast<std::size_t>(cols), nullptr);
+  }
+
+  // Marks column j of the row; `column` is B's column j, contiguous, alive until Flush.
+  void Mark(std::int64_t j, const double* column) {
+    columns_[static_cast<std::size_t>(j)] = column;
+  }
+
+  // Computes the row's marked elements, or queues them in the groups.
+  void FinishRow() {
+    const auto cols = static_cast<std::int64_t>(columns_.size());
+    for (std::int64_t c0 = 0; c0 < cols; c0 += kRowChunk) {
+      const std::int64_t width = std::min(kRowChunk, cols - c0);
+      const auto first = columns_.begin() + c0;
+      const std::int64_t marked =
+          std::count_if(first, first + width, [](const double* c) { return c != nullptr; });
+      if (marked == 0) continue;
+      if (3 * marked >= width) {
+        Chunk(c0, width);
+        continue;
+      }
+      for (std::int64_t j = c0; j < c0 + width; ++j) {
+        const double* column = columns_[static_cast<std::size_t>(j)];
+        if (column != nullptr) {
+          groups_.Add(a_row_, column, row_index_ + static_cast<std::size_t>(j));
+        }
+      }
+    }
+  }
+
+  // Computes what the groups still hold: after the tile's last row.
+  void Flush() { groups_.Flush(); }
+
+ private:
+  // Columns [c0, c0 + width) of the row, the marked ones stored.
+  void Chunk(std::int64_t c0, std::int64_t width) {
+    double hi[kRowChunk] = {}, lo[kRowChunk] = {}, naive[kRowChunk] = {}, abs[kRowChunk] = {};
+    for (std::int64_t p = 0; p < k_; ++p) {
+      const double x = a_row_[p];
+      const T* w = b_ + p * n_ + c0;
+      for (std::int64_t j = 0; j < width; ++j) {
+        AddExactTerm(x, ToDouble(w[j]), hi[j], lo[j], naive[j], abs[j]);
+      }
+    }
+    const double up = 1 + Gamma(k_ + 1, 0x1p-53);
+    for (std::int64_t j = 0; j < width; ++j) {
+      if (columns_[static_cast<std::size_t>(c0 + j)] == nullptr) continue;
+      StoreExact<T>({ExactFromSums(hi[j], lo[j], naive[j], abs[j]), abs[j] * up, 0.0, false},
+                    row_index_ + static_cast<std::size_t>(c0 + j), out_);
+    }
+  }
+
+  std::int64_t k_, n_;
+  OracleResult& out_;
+  ExactGroups<T> groups_;
+  const double* a_row_ = nullptr;
+  const T* b_ = nullptr;
+  std::size_t row_index_ = 0;
+  std::vector<const double*> columns_;  // Per column of the row: B's column if marked, else null.
+};
+
 // Computes one tile against the panel; returns the number of its elements that took the exact
 // path.
 template <class T>
@@ -606,7 +688,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   const double error_factor = RadiusFactor(k), decision_factor = RadiusFactor(k + 1);
   T* y = out.y.Data<T>();
   std::int64_t fallbacks = 0;
-  ExactGroups<T> exact_groups(k, out);
+  ExactRows<T> exact_rows(k, n, out);
   w.quick.resize(static_cast<std::size_t>(t.cols));
   for (std::int64_t i = 0; i < t.rows; ++i) {
     const auto row_index =
@@ -643,6 +725,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
       std::fill_n(out.special.data() + row_index, t.cols, std::uint8_t{0});
     }
     const bool row_special = w.row_special[static_cast<std::size_t>(i)] != 0;
+    exact_rows.StartRow(&w.a(i, 0), b_mat + p.j0 + t.c0, row_index, t.cols);
     for (std::int64_t j = 0; j < t.cols; ++j) {
       const std::size_t index = row_index + static_cast<std::size_t>(j);
       const bool special = row_special || p.col_special[static_cast<std::size_t>(t.c0 + j)] != 0;
@@ -671,11 +754,12 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
       } else if (any_sub) {
         StoreExact<T>(ExactDot<T, double>(&w.a(i, 0), &p.b(0, t.c0 + j), k, 1), index, out);
       } else {
-        exact_groups.Add(&w.a(i, 0), &p.b(0, t.c0 + j), index);
+        exact_rows.Mark(j, &p.b(0, t.c0 + j));
       }
     }
+    exact_rows.FinishRow();
   }
-  exact_groups.Flush();
+  exact_rows.Flush();
   return fallbacks;
 }
 
@@ -896,11 +980,12 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   double* y = out.y.Data<double>();
   std::int64_t fallbacks = 0;
-  ExactGroups<double> exact_groups(k, out);
+  ExactRows<double> exact_rows(k, n, out);
   for (std::int64_t i = 0; i < t.rows; ++i) {
     const SplitLine& row = w.lines[static_cast<std::size_t>(i)];
     const auto row_index =
         static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
+    exact_rows.StartRow(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0, row_index, t.cols);
     for (std::int64_t j = 0; j < t.cols; ++j) {
       const std::size_t index = row_index + static_cast<std::size_t>(j);
       const SplitLine& col = p.lines[static_cast<std::size_t>(t.c0 + j)];
@@ -929,14 +1014,15 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
       ++fallbacks;
       if (row.usable && col.usable) {
         // The panel's copy of B's column (contiguous, unlike B's).
-        exact_groups.Add(a_mat + (t.i0 + i) * k, &p.rest(2 * k, t.c0 + j), index);
+        exact_rows.Mark(j, &p.rest(2 * k, t.c0 + j));
       } else {
         StoreExact<double>(ExactDot<double>(a_mat + (t.i0 + i) * k, b_mat + p.j0 + t.c0 + j, k, n),
                            index, out);
       }
     }
+    exact_rows.FinishRow();
   }
-  exact_groups.Flush();
+  exact_rows.Flush();
   return fallbacks;
 }
 
@@ -981,9 +1067,6 @@ bool AllNormalOrZero(const double* x, std::int64_t count) {
   }
   return ok;
 }
-
-// Columns per pass of the row-wise exact path: its four running sums stay in the L1 cache.
-constexpr std::int64_t kRowChunk = 256;
 
 // Columns [j0, j0 + cols) of one row of the exact path for double inputs, columns in the inner
 // loop: per element the operations of ExactDot in the same order (TwoProduct, TwoSum, the naive

@@ -40,7 +40,10 @@
 //  - Every other element takes the exact path: undecided ones, those a NaN or infinite input
 //    reaches (special), and those whose interval reaches zero (the sign of a zero is the exact
 //    path's). Elements with s = 0 are +0 exactly. There is no overflow: |v| and s stay below
-//    2^128 * 2^128 * K in double. The count is OracleResult::exact_fallbacks.
+//    2^128 * 2^128 * K in double. The count is OracleResult::exact_fallbacks. Those without a
+//    special or subnormal input are computed several at a time (eight interleaved, or a whole
+//    chunk of a row's columns where they are dense), each with the exact path's operations in its
+//    order: the same bits as one at a time. The fast path for double inputs does the same.
 //  - For a decided element, exact is v, off x by at most exact_error = R(K, s) (0 on the exact
 //    path), and abs_sum is s rounded up like the exact path's S; OracleBounds adds exact_error to
 //    the radius, so the bound still holds every value a correct backend may return.
