@@ -308,6 +308,12 @@ CaseEntry WrongShapeCase() {
                          {{Pattern<float>(6, 14), Pattern<float>(9, 15)}}, Dims{3, 2});
 }
 
+PlantedOutcome JudgePlanted(const PlantedBackend& planted, std::vector<Result> results,
+                            const SelfCheckOptions& options) {
+  return Judge(planted.name, planted.why, planted.needed, planted.rule, std::move(results), options,
+               planted.needed_text);
+}
+
 std::vector<std::string> SelfCheckResult::Missed() const {
   std::vector<std::string> missed;
   for (const PlantedOutcome& o : outcomes) {
@@ -350,12 +356,12 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options) {
     for (const Result& r : results) {
       if (r.backend == planted.name) own.push_back(r);
     }
-    out.outcomes.push_back(
-        Judge(planted.name, planted.why, planted.needed, planted.rule, std::move(own), options));
+    out.outcomes.push_back(JudgePlanted(planted, std::move(own), options));
   }
-  out.outcomes.push_back(Judge(
-      std::string(kWrongShapeFault), "a data set's expected Y stored as [3,2] for a [2,3] product",
-      Verdict::kError, conformance::ToleranceRule::kOnnx, std::move(shape_results), options));
+  out.outcomes.push_back(Judge(std::string(kWrongShapeFault),
+                               "a data set's expected Y stored as [3,2] for a [2,3] product",
+                               Verdict::kError, conformance::ToleranceRule::kOnnx,
+                               std::move(shape_results), options, std::string(kWrongShapeText)));
   if (options.drivers) RunDriverFaults(catalog, options, out);
   return out;
 }

@@ -54,6 +54,9 @@ struct PlantedBackend {
   conformance::Verdict needed = conformance::Verdict::kFail;
   conformance::ToleranceRule rule = conformance::ToleranceRule::kOnnx;
   bool in_self_check = true;  // False: planted by the fuzzer's tests only.
+  // Where `needed` is ERROR, which many causes give: text the worst result's message must hold,
+  // so that the fault is caught for what it is ("crashed: "), not by another error.
+  std::string needed_text;
 };
 
 // Test names and messages show the planted backend's name.

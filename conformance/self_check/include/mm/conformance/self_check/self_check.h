@@ -15,6 +15,7 @@
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report.h"
 #include "mm/conformance/runner.h"
+#include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::self_check {
 
@@ -30,6 +31,8 @@ std::vector<conformance::CaseEntry> SelfCheckCases();
 conformance::CaseEntry WrongShapeCase();
 // The name the self-check reports the wrong-shape fault under.
 inline constexpr std::string_view kWrongShapeFault = "wrong_output_shape";
+// What the correct backend's ERROR on that case must say: the shapes, not another cause.
+inline constexpr std::string_view kWrongShapeText = "gives [2,3] but output_0.pb has shape [3,2]";
 
 struct SelfCheckOptions {
   std::vector<conformance::DataRoot> roots;  // The gate's data roots (the official cases).
@@ -75,6 +78,12 @@ struct SelfCheckResult {
   // Names of the outcomes not caught (for the control: not passed), in order.
   std::vector<std::string> Missed() const;
 };
+
+// The outcome of `planted`'s results, judged as RunSelfCheck judges them: its worst verdict, the
+// exit code under its rule, and, where it must ERROR, whether its worst result says the planted
+// cause (PlantedBackend::needed_text).
+PlantedOutcome JudgePlanted(const PlantedBackend& planted, std::vector<conformance::Result> results,
+                            const SelfCheckOptions& options);
 
 // Runs the self-check. Each backend's results are written to a JSON report and read back before
 // being judged, so a report that loses or changes a verdict is a miss too.
