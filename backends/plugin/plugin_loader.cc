@@ -692,11 +692,20 @@ std::optional<StatusOr<PluginInfo>> DecodeLoaded(std::string_view in) {
 
 using SendRecord = std::function<void(char tag, std::string_view payload)>;
 
-// dlopen (constructors), the entry, the table's checks, arithmetic(): what the parent keeps.
+// Whether two copies of a plugin's table (made as Library::Open makes them) are the same table:
+// the same functions and texts, field by field (their padding is not compared).
+bool SameTable(const mm_backend_plugin& a, const mm_backend_plugin& b) {
+  return a.abi_version == b.abi_version && a.name == b.name && a.description == b.description &&
+         a.supports == b.supports && a.prepare == b.prepare && a.execute == b.execute &&
+         a.release == b.release && a.describe == b.describe && a.arithmetic == b.arithmetic;
+}
+
+// dlopen (constructors), the entry, the table's checks, arithmetic(): what the parent keeps. The
+// table read is copied to `table`.
 StatusOr<PluginInfo> Inspect(const std::string& path, const std::string& absolute, bool announce,
-                             const SendRecord& send) {
+                             const SendRecord& send, mm_backend_plugin& table) {
   MM_ASSIGN_OR_RETURN(OpenedTable opened, OpenTable(path, absolute, announce));
-  mm_backend_plugin table{};
+  table = {};
   std::memcpy(&table, opened.table, std::min(opened.size, sizeof(table)));
   MM_RETURN_IF_ERROR(CheckTable(table));
   PluginInfo info;
@@ -712,11 +721,18 @@ StatusOr<PluginInfo> Inspect(const std::string& path, const std::string& absolut
 // (Inspect) and the probe. In the load child; in this process when the probe is not isolated.
 void LoadAndProbe(const std::string& path, const std::string& absolute, bool announce,
                   const SendRecord& send) {
-  StatusOr<PluginInfo> info = Inspect(path, absolute, announce, send);
+  mm_backend_plugin inspected{};
+  StatusOr<PluginInfo> info = Inspect(path, absolute, announce, send, inspected);
   send(kLoaded, EncodeLoaded(info));
   if (!info.ok()) return;
   Library library(path, absolute, *std::move(info), announce);
   Status verdict = library.Open();
+  // The probe must run the table every later process gets from its first call of the entry.
+  if (verdict.ok() && !SameTable(library.table(), inspected)) {
+    verdict = FailedPreconditionError(
+        "its entry function returned another table on its second call than on its first (other "
+        "functions or texts); a plugin's table must never change");
+  }
   if (verdict.ok()) verdict = Probe(library);
   std::string payload;
   PutStatus(payload, verdict);

@@ -328,6 +328,33 @@ static const mm_backend_plugin kTable = {
 #if defined(MM_FAULT_NO_ENTRY)
 /* A near miss: the entry's name with a typo. */
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entri(void) { return &kTable; }
+#elif defined(MM_FAULT_TABLE_CHANGES)
+/* Another table from the second call of the entry on in a process: the same version and name, and
+ * a correct execute, where the first call's table adds 1 to Y's first element. mm's load child
+ * calls the entry twice (to read the table, then to open the library for the probe); a process
+ * that calls it once would run the table no probe saw. */
+static int32_t wrong_execute_unprobed(void* opaque, const mm_const_tensor* a,
+                                      const mm_const_tensor* b, const mm_tensor* y, char* text,
+                                      size_t capacity) {
+  const int32_t status = wrong_execute(opaque, a, b, y, text, capacity);
+  ((float*)y->data)[0] += 1.0f;
+  return status;
+}
+static const mm_backend_plugin kFirstCallTable = {
+    MM_BACKEND_PLUGIN_ABI_VERSION,
+    PLUGIN_NAME,
+    "a deliberately wrong plugin for tests",
+    wrong_supports,
+    wrong_prepare,
+    wrong_execute_unprobed,
+    wrong_release,
+    NULL,
+    NULL,
+};
+MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) {
+  static int calls = 0;
+  return calls++ == 0 ? &kFirstCallTable : &kTable;
+}
 #else
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) { return &kTable; }
 #endif
