@@ -100,8 +100,9 @@ static int32_t wrong_supports(const mm_matmul_problem* problem, char* text, size
 #else
   if (problem->dtype == MM_DTYPE_FLOAT) return MM_SUPPORT_NATIVE;
 #if defined(MM_FAULT_MESSY_TEXT)
-  /* A newline, a terminal escape, a stray byte, then a valid UTF-8 e-acute. */
-  snprintf(text, capacity, "float only\n\x1b[31m\xff\xc3\xa9");
+  /* A newline, a terminal escape, a stray byte, a valid UTF-8 e-acute, then CSI as a C1 control
+   * (U+009B). */
+  snprintf(text, capacity, "float only\n\x1b[31m\xff\xc3\xa9\xc2\x9b");
 #elif !defined(MM_FAULT_NOTE_MISSING)
   snprintf(text, capacity, "float only");
 #endif
