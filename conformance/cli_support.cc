@@ -7,6 +7,8 @@
 #include <regex>
 #include <sstream>
 
+#include "mm/engine/io/text.h"
+
 namespace mm::conformance {
 namespace cli {
 
@@ -37,10 +39,13 @@ const CLI::Validator& FiniteNonNegative() {
 const CLI::Validator& Regex() {
   static const CLI::Validator validator(
       [](std::string& value) -> std::string {
+        if (Status control = io::CheckPatternText(value, "the regular expression"); !control.ok()) {
+          return control.message();
+        }
         try {
           std::regex compiled(value);
         } catch (const std::regex_error& e) {
-          return "invalid regular expression '" + value + "': " + e.what();
+          return "invalid regular expression '" + io::ConsoleText(value) + "': " + e.what();
         }
         return "";
       },

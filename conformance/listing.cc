@@ -52,9 +52,9 @@ void PrintOfficial(const OfficialReport& official, std::ostream& out) {
   out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
       << official.cases.size() << " intact\n";
   for (const OfficialStatus& s : official.cases) {
-    out << "  " << std::setw(20) << s.name << OfficialStateName(s.state);
-    if (!s.dir.empty()) out << " at " << s.dir.string();
-    for (const std::string& p : s.problems) out << "\n    " << p;
+    out << "  " << std::left << std::setw(20) << s.name << OfficialStateName(s.state);
+    if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
+    for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);
     out << "\n";
   }
   if (const std::string hint = MissingOfficialHint(official); !hint.empty()) {
@@ -62,21 +62,34 @@ void PrintOfficial(const OfficialReport& official, std::ostream& out) {
   }
 }
 
+// One backend's line: its name, padded to `width`, and its description. At least two spaces follow
+// the name, whatever its length: a name never runs into its description.
+void PrintBackendLine(std::string_view name, std::string_view description, std::size_t width,
+                      std::ostream& out) {
+  out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(name)
+      << PrintableText(description) << "\n";
+}
+
 void PrintBackends(const BackendRegistry& registry, const std::vector<std::string>& backends,
                    std::ostream& out) {
   std::string selected;
   for (const std::string& b : backends) selected += (selected.empty() ? "" : ", ") + b;
   out << "backends (selected: " << selected << "):\n";
-  for (const std::string& name : registry.Names()) {
-    out << "  " << std::setw(12) << name << registry.Description(name) << "\n";
-  }
+  const std::vector<std::string> names = registry.Names();
   const std::vector<std::string> unavailable = registry.UnavailableNames();
+  // The column fits the longest name of either list (onnxruntime-web, a plugin's 64 characters).
+  std::size_t width = 10;
+  for (const auto* list : {&names, &unavailable}) {
+    for (const std::string& name : *list) width = std::max(width, name.size());
+  }
+  for (const std::string& name : names) {
+    PrintBackendLine(name, registry.Description(name), width, out);
+  }
   if (!unavailable.empty()) {
     out << "backends not available on this machine (" << unavailable.size() << "):\n";
     for (const std::string& name : unavailable) {
-      out << "  " << std::setw(12) << name << registry.Description(name) << "\n"
-          << "  " << std::setw(12) << ""
-          << "not available: " << registry.UnavailableReason(name) << "\n";
+      PrintBackendLine(name, registry.Description(name), width, out);
+      PrintBackendLine("", "not available: " + registry.UnavailableReason(name), width, out);
     }
   }
 }

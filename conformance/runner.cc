@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "mm/conformance/poison.h"
+#include "mm/conformance/process_state.h"
+#include "mm/conformance/worker.h"
 #include "mm/conformance/worker_pool.h"
 #include "mm/conformance/write_guard.h"
 #include "mm/engine/error_bound.h"
@@ -433,18 +435,37 @@ bool RunInProcess(const Catalog& catalog, const BackendRegistry& registry,
   struct Forward final : CaseEvents {
     void OnStage(Stage stage, const Result&, const CaseProgress&) override {
       in_backend = stage == Stage::kBackend;
-      if (in_backend) monitor.Before();
+      if (in_backend) {
+        state = ProcessState::Capture();
+        monitor.Before();
+      }
     }
     void OnResult(Result result) override {
       if (in_backend) {
         result.resources = monitor.After(result.backend, BackendComputed(result));
+        CheckProcessState(result);
       }
       in_backend = false;
       sink->Add(std::move(result));
     }
+    // No worker to replace here: what the call changed is put back, and its result is an ERROR
+    // all the same.
+    void CheckProcessState(Result& result) const {
+      const std::vector<std::string> changes = state.ChangesTo(ProcessState::Capture());
+      if (changes.empty()) return;
+      const std::vector<std::string> failed = state.Restore();
+      std::string restored = failed.empty() ? "restored" : "not all restored: ";
+      for (std::size_t i = 0; i < failed.size(); ++i) restored += (i ? "; " : "") + failed[i];
+      TurnIntoError(result,
+                    ProcessStateChangeText(result.backend, "this process", changes) +
+                        " (a backend must leave the process's state as it found it; " + restored +
+                        ")",
+                    "n/a (process state changed)");
+    }
     ResultSink* sink;
     // Measured in this process too: the figures are this process's, with whatever else it runs.
     CallMonitor monitor;
+    ProcessState state;  // Before the call in flight.
     bool in_backend = false;
   } forward;
   forward.sink = &sink;

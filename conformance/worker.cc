@@ -6,9 +6,11 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mm/conformance/compare.h"
+#include "mm/conformance/process_state.h"
 #include "mm/conformance/resources.h"
 #include "mm/conformance/worker_protocol.h"
 #include "mm/engine/process/process.h"
@@ -31,7 +33,10 @@ void SetMemoryNet(std::int64_t limit) {
 // What a worker sends the parent: stages, results and ends of tasks, each tagged with its task.
 class Answers final : public CaseEvents {
  public:
-  Answers(int fd, std::int64_t limit) : fd_(fd), limit_(limit) {}
+  // `state`: the worker's process state before any backend was called, which every call must leave
+  // as it found it.
+  Answers(int fd, std::int64_t limit, ProcessState state)
+      : fd_(fd), limit_(limit), state_(std::move(state)) {}
 
   // The task the next answers are for.
   void StartTask(std::uint64_t id) { tag_ = {id, 0}; }
@@ -88,6 +93,7 @@ class Answers final : public CaseEvents {
   // runs in between, so a crash still finds every finished result sent.
   std::string outbox_;
   CallMonitor monitor_;  // What each backend call leaves behind in this worker.
+  ProcessState state_;
 };
 
 void Answers::OnResult(Result result) {
@@ -96,6 +102,17 @@ void Answers::OnResult(Result result) {
   if (!ran) return Queue(result);
   // Before anything else of the worker's runs: the figures are the call's alone.
   result.resources = monitor_.After(result.backend, BackendComputed(result));
+  // A worker whose directory, limits, umask or signals a backend changed would fail every later
+  // case, for every backend: a fresh worker takes them, with the run's state. First: a lowered
+  // limit of open files would also blind the checks below.
+  if (const auto changes = state_.ChangesTo(ProcessState::Capture()); !changes.empty()) {
+    TurnIntoError(result,
+                  ProcessStateChangeText(result.backend, "the worker", changes) +
+                      " (a backend must leave the process's state as it found it; the worker was "
+                      "replaced)",
+                  "n/a (process state changed)");
+    QueueAndRetire(result);
+  }
   // A child other than a backend's driver Program: the backend forked it during the call.
   if (process::HasChildrenBesidesPrograms()) {
     TurnIntoError(result,
@@ -148,7 +165,7 @@ void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
   registry.SetUpWorker();
   const std::int64_t limit = options.memory_limit_bytes;
   SetMemoryNet(limit);
-  Answers answers(fd, limit);
+  Answers answers(fd, limit, ProcessState::Capture());
   BackendInstances instances(registry);
   FrameReader reader;
   while (auto frame = ReadFrame(fd, reader)) {

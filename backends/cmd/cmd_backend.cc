@@ -205,7 +205,10 @@ class DriverState {
 
   const DriverCommand& command() const { return command_; }
   const Hello& hello() const { return hello_; }
-  std::string Who() const { return "driver '" + command_.name + "' (" + command_.command + ")"; }
+  // The command as given may hold a newline (inside quotes): shown on one line.
+  std::string Who() const {
+    return "driver '" + command_.name + "' (" + DriverText(command_.command) + ")";
+  }
   std::optional<double> last_seconds() {
     std::lock_guard lock(mutex_);
     return last_seconds_;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mm/engine/io/json.h"
+#include "mm/engine/io/text.h"
 
 namespace mm::runtime {
 namespace {
@@ -151,16 +152,17 @@ std::size_t EscapeSequenceLength(std::string_view text) {
 }  // namespace
 
 std::string DriverText(std::string_view text, std::size_t max_bytes) {
-  std::string out;
+  std::string kept;
   for (std::size_t i = 0; i < text.size(); ++i) {
     // A runtime's logger colours its lines: the colour codes are noise in a message.
     if (const std::size_t escape = EscapeSequenceLength(text.substr(i)); escape > 0) {
       i += escape - 1;
       continue;
     }
-    const auto byte = static_cast<unsigned char>(text[i]);
-    out += byte < 0x20 || byte == 0x7F ? '?' : text[i];
+    kept += text[i];
   }
+  // C1 controls too (U+0080 to U+009F, or such a byte alone): a terminal may take 0x9B as CSI.
+  std::string out = io::ReplacingControls(kept, "?");
   if (out.size() <= max_bytes) return out;
   std::size_t cut = max_bytes;
   // Back to the start of a UTF-8 sequence (never inside one).

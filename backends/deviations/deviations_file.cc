@@ -5,6 +5,7 @@
 
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
+#include "mm/engine/io/text.h"
 
 namespace mm {
 namespace {
@@ -39,6 +40,12 @@ StatusOr<DeclaredDeviation> EntryOf(const nlohmann::json& item, const std::strin
   MM_RETURN_IF_ERROR(text_of("expect", kind));
   MM_RETURN_IF_ERROR(text_of("reason", e.reason));
   MM_RETURN_IF_ERROR(text_of("link", e.link));
+  // A NUL would cut a glob short at fnmatch (so "*\u0000name" matched every result).
+  for (const auto& [key, pattern] : {std::pair{"case", &e.case_pattern},
+                                     {"backend", &e.backend_pattern},
+                                     {"data_set", &e.data_set_pattern}}) {
+    MM_RETURN_IF_ERROR(io::CheckPatternText(*pattern, entry + ": the \"" + key + "\" pattern"));
+  }
   if (kind == "XFAIL") {
     e.kind = DeclaredDeviation::Kind::kXFail;
   } else if (kind == "SKIP") {
@@ -75,7 +82,7 @@ StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_
     std::string entry = where + ": entry " + std::to_string(i);
     if (!item.is_object()) return InvalidArgumentError(entry + " is not an object");
     if (item.contains("case") && item.at("case").is_string()) {
-      entry += " (case \"" + item.at("case").get<std::string>() + "\")";
+      entry += " (case \"" + io::ConsoleText(item.at("case").get<std::string>()) + "\")";
     }
     MM_ASSIGN_OR_RETURN(DeclaredDeviation e, EntryOf(item, entry));
     out.entries.push_back(std::move(e));

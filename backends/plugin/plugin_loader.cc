@@ -22,6 +22,7 @@
 
 #include "mm/engine/backend.h"
 #include "mm/engine/io/names.h"
+#include "mm/engine/io/text.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/process/process.h"
 #include "mm/mm_backend_plugin.h"
@@ -34,42 +35,8 @@ constexpr std::size_t kTextCapacity = 1024;
 
 // Text from a plugin as mm can print and store it: valid UTF-8 sequences kept (strictly: no
 // overlong forms, surrogates or code points above U+10FFFF, as JSON writers demand), control
-// characters and every other byte replaced by '?'.
-std::string Sanitized(std::string_view text) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-    const unsigned char c = byte(0);
-    std::size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // Allowed range of the second byte.
-    if (c >= 0x20 && c < 0x7F) {
-      length = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) low = 0xA0;
-      if (c == 0xED) high = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) low = 0x90;
-      if (c == 0xF4) high = 0x8F;
-    }
-    bool valid = length > 0 && i + length <= text.size();
-    for (std::size_t k = 1; valid && k < length; ++k) {
-      valid = k == 1 ? (byte(1) >= low && byte(1) <= high) : (byte(k) >= 0x80 && byte(k) <= 0xBF);
-    }
-    if (valid) {
-      out.append(text.substr(i, length));
-      i += length;
-    } else {
-      out += '?';
-      ++i;
-    }
-  }
-  return out;
-}
+// characters (C0, DEL and C1: io::IsControl) and every other byte replaced by '?'.
+std::string Sanitized(std::string_view text) { return io::ReplacingControls(text, "?"); }
 
 // A zero-filled buffer the plugin writes a NUL-terminated string into; Text() never reads past it
 // even when the plugin forgot the NUL, and returns it Sanitized.

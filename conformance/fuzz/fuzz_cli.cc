@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fuzz_commands.h"
+#include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
@@ -434,7 +435,9 @@ ParsedFuzzCli ParseFuzzCli(const std::vector<std::string>& args,
 }
 
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
-               std::ostream& out, std::ostream& err) {
+               std::ostream& raw_out, std::ostream& raw_err) {
+  // Once, here, for every line: what came from outside cannot drive the terminal.
+  conformance::ConsoleStream out(raw_out), err(raw_err);
   ParsedFuzzCli parsed = ParseFuzzCli(args, builtin.DefaultNames(), out, err);
   if (parsed.exit_code) return *parsed.exit_code;
   const FuzzCliOptions& o = parsed.options;

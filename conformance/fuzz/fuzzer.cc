@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/poison.h"
 #include "mm/conformance/report/output_file.h"
+#include "mm/engine/io/text.h"
 #include "mm/engine/parallel.h"
 
 namespace mm::fuzz {
@@ -107,13 +109,27 @@ Outcome RunPrepared(Backend& backend, const MatMulPlan& plan, const Tensor& a, c
   return out;
 }
 
-// `word` as one word of a POSIX shell command: as it is when it holds only characters no shell
-// treats specially, else in single quotes (a quote inside as '\'').
+// `word` as one word of a shell command: as it is when it holds only characters no shell treats
+// specially, else in single quotes (a quote inside as '\''); a word with a control character (a
+// newline in a --backend-cmd command, say) in bash's $'...' with each such byte as \xHH, so the
+// command stays on one line and no byte of it drives the terminal.
 std::string ShellWord(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+=:,@%", c) != nullptr;
   });
   if (plain) return word;
+  if (io::FirstControlCharacter(word)) {
+    std::string quoted = "$'";
+    for (const char c : word) {
+      const auto byte = static_cast<unsigned char>(c);
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+      quoted += byte < 0x20 || byte >= 0x7F ? std::string(hex)
+                : c == '\'' || c == '\\'    ? "\\" + std::string(1, c)
+                                            : std::string(1, c);
+    }
+    return quoted + "'";
+  }
   std::string quoted = "'";
   for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";

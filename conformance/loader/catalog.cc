@@ -246,6 +246,24 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   return NotFoundError(entry.name + ": no such built-in example");
 }
 
+namespace {
+
+// `dir` made absolute against the current directory, now: a later chdir (a backend's, caught and
+// undone, or a worker's) cannot change what a case's path names. Only "." components are dropped:
+// ".." stays, since "link/.." need not be the directory the link sits in.
+fs::path AbsoluteRoot(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(dir, ec);
+  if (ec) return dir;
+  fs::path out;
+  for (const fs::path& part : absolute) {
+    if (part != ".") out /= part;
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>& cli_dirs,
                                                  const char* env_value,
                                                  const std::vector<fs::path>& defaults) {
@@ -255,7 +273,7 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>&
     if (!fs::is_directory(dir, ec)) {
       return NotFoundError(origin + " " + dir + ": no such directory");
     }
-    roots.push_back({fs::path(dir), origin});
+    roots.push_back({AbsoluteRoot(dir), origin});
     return OkStatus();
   };
   if (!cli_dirs.empty()) {
@@ -274,7 +292,7 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>&
   }
   for (const auto& dir : defaults) {
     std::error_code ec;
-    if (fs::is_directory(dir, ec)) roots.push_back({dir, "default"});
+    if (fs::is_directory(dir, ec)) roots.push_back({AbsoluteRoot(dir), "default"});
   }
   return roots;
 }

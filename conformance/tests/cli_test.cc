@@ -21,6 +21,7 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/shape_classes/shape_classes.h"
 #include "mm/conformance/testing/cli_runs.h"
+#include "mm/engine/io/names.h"
 #include "mm/engine/testing/files.h"
 #include "mm/engine/testing/test_names.h"
 #include "onnx_fixtures.h"
@@ -137,6 +138,32 @@ TEST(CliTest, ListShowsCasesSkippedShadowedAndRunsNothing) {
   EXPECT_THAT(r.out, HasSubstr("test_dup at " + (b.path() / "test_dup").string()));
   EXPECT_THAT(r.out, HasSubstr("test_cc_matmul_bcast"));
   EXPECT_THAT(r.out, Not(HasSubstr("PASS")));
+}
+
+// The backends' part of --list: each name, available or not, is followed by at least one space
+// before its description, however long the name (onnxruntime-web, a plugin's 64 characters).
+TEST(CliTest, ListKeepsASpaceAfterEveryBackendName) {
+  BackendRegistry registry = BuiltinBackends();
+  const std::string longest(io::kMaxNameLength, 'n');
+  ASSERT_TRUE(registry
+                  .Register(longest, "longest description",
+                            []() -> StatusOr<std::unique_ptr<Backend>> {
+                              return InternalError("never created");
+                            })
+                  .ok());
+  ASSERT_TRUE(
+      registry
+          .RegisterUnavailable(std::string(io::kMaxNameLength, 'u'), "absent description", "why")
+          .ok());
+  CliRun r = ConformanceCli({"--list", "--no-builtin"}, registry, "");
+  const std::string listing = r.out.substr(r.out.find("backends (selected:"));
+  std::vector<std::string> names = registry.Names();
+  for (const std::string& name : registry.UnavailableNames()) names.push_back(name);
+  ASSERT_THAT(names, ::testing::Contains("onnxruntime-web"));
+  for (const std::string& name : names) {
+    EXPECT_THAT(listing, HasSubstr("\n  " + name + " ")) << name << " in\n" << listing;
+    EXPECT_THAT(listing, Not(HasSubstr("\n  " + name + registry.Description(name))));
+  }
 }
 
 TEST(CliTest, ListTestsIsOneLinePerCaseAndBackend) {

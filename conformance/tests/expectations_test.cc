@@ -14,6 +14,7 @@
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report.h"
 #include "mm/conformance/tools/cli.h"
+#include "mm/engine/io/text.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
@@ -67,6 +68,41 @@ TEST(ParseExpectationsTest, PatternsAreGlobsOverTheWholeName) {
   EXPECT_NE(e.Find("test_matmul_2d", "onednn"), nullptr);
   EXPECT_EQ(e.Find("test_matmul_2d_x", "onednn"), nullptr);  // Whole name, not a substring.
   EXPECT_EQ(e.Find("test_matmul_2d", "eigen"), nullptr);
+}
+
+// A NUL would cut a glob short where fnmatch reads it ("*\u0000name" became "*" and skipped every
+// result); an escape or a C1 control would drive the terminal of whoever reads the error.
+TEST(ParseExpectationsTest, APatternWithAControlCharacterIsRefusedNamingItsCode) {
+  struct Row {
+    const char* key;
+    const char* pattern;  // JSON text.
+    const char* code;
+  };
+  for (const Row& row :
+       std::vector<Row>{{"case", R"(*\u0000name)", "U+0000 at byte 1"},
+                        {"case", R"(test\u001b[2J)", "U+001B at byte 4"},
+                        {"backend", R"(one\u007fdnn)", "U+007F at byte 3"},
+                        {"backend", R"(one\u009bdnn)", "U+009B at byte 3"},
+                        {"data_set", R"(test_data_set_\n0)", "U+000A at byte 14"}}) {
+    std::string entry = R"({"case": "test_a", "backend": "onednn", "data_set": "*",)"
+                        R"( "expect": "SKIP", "reason": "r", "link": "l"})";
+    const std::string key = std::string("\"") + row.key + "\": \"";
+    const std::size_t at = entry.find(key) + key.size();
+    entry.replace(at, entry.find('"', at) - at, row.pattern);
+    auto parsed = ParseExpectations(
+        "{\"expectations\": [{\"case\": \"fine\", \"backend\": "
+        "\"*\", \"expect\": \"SKIP\", \"reason\": \"r\", "
+        "\"link\": \"l\"}, " +
+            entry + "]}",
+        "known.json");
+    ASSERT_FALSE(parsed.ok()) << row.pattern;
+    const std::string& message = parsed.status().message();
+    EXPECT_THAT(message, HasSubstr("known.json: entry 1 (case \""));
+    EXPECT_THAT(message, HasSubstr(std::string(": the \"") + row.key + "\" pattern \""));
+    EXPECT_THAT(message, HasSubstr(std::string("holds the control character ") + row.code));
+    // The error itself carries no control character to the console.
+    EXPECT_EQ(io::FirstControlCharacter(message), std::nullopt) << message;
+  }
 }
 
 // A sequence case whose later problem alone fails is declared for that data set: its first one,

@@ -1,6 +1,7 @@
 #include "mm/conformance/tools/cli.h"
 
 #include "mm/conformance/official/official_corpus.h"
+#include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/report/escape.h"
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report_files.h"
@@ -78,8 +79,11 @@ int Run(const ConformanceOptions& options, const RunEnvironment& env, const Stop
 
 }  // namespace
 
-int RunConformanceCli(const std::vector<std::string>& args, const RunEnvironment& env,
-                      std::ostream& out, std::ostream& err) {
+namespace {
+
+// RunConformanceCli onto console streams.
+int RunCli(const std::vector<std::string>& args, const RunEnvironment& env, std::ostream& out,
+           std::ostream& err) {
   if (!args.empty() && args.front() == "merge") {
     return RunMergeCli({args.begin() + 1, args.end()}, out, err);
   }
@@ -102,6 +106,16 @@ int RunConformanceCli(const std::vector<std::string>& args, const RunEnvironment
     return kExitPassed;
   }
   return Run(options, env, stop, out, err);
+}
+
+}  // namespace
+
+int RunConformanceCli(const std::vector<std::string>& args, const RunEnvironment& env,
+                      std::ostream& out, std::ostream& err) {
+  // Once, here, for every line: what came from outside (names, paths, patterns, drivers' and
+  // plugins' texts) cannot drive the terminal.
+  ConsoleStream console_out(out), console_err(err);
+  return RunCli(args, env, console_out, console_err);
 }
 
 int RunConformanceCli(const std::vector<std::string>& args, const BackendRegistry& builtin,

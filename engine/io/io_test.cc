@@ -15,6 +15,7 @@
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/names.h"
 #include "mm/engine/io/paths.h"
+#include "mm/engine/io/text.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm::io {
@@ -188,6 +189,45 @@ TEST(CheckNameTest, AcceptsOnlyShortNamesOfLettersDigitsUnderscoresAndDashes) {
   EXPECT_EQ(CheckName(std::string(65, 'a'), "n").message(),
             "n '" + std::string(64, 'a') + "...' is longer than 64 characters");
   EXPECT_EQ(CheckName("a b", "n").code(), StatusCode::kInvalidArgument);
+}
+
+// C0 (NUL included), DEL and C1 are control characters, as code points (C1 as UTF-8 C2 80 to
+// C2 9F) and as raw bytes 0x80 to 0x9F outside valid UTF-8; the rest of Unicode is not.
+TEST(TextTest, ControlCharactersAreC0DelAndC1InUtf8OrAsRawBytes) {
+  using namespace std::string_literals;
+  EXPECT_EQ(FirstControlCharacter("test_matmul_2d é → ✓"), std::nullopt);
+  EXPECT_EQ(FirstControlCharacter("\xC2\xA0 no-break space"), std::nullopt);  // U+00A0.
+  EXPECT_EQ(FirstControlCharacter("*\0name"s), "U+0000 at byte 1");
+  EXPECT_EQ(FirstControlCharacter("ab\x1f"), "U+001F at byte 2");
+  EXPECT_EQ(FirstControlCharacter("\x7f"), "U+007F at byte 0");
+  EXPECT_EQ(FirstControlCharacter("é\xC2\x80"), "U+0080 at byte 2");
+  EXPECT_EQ(FirstControlCharacter("x\xC2\x9F"), "U+009F at byte 1");
+  EXPECT_EQ(FirstControlCharacter("x\x9b[2J"), "byte 0x9B at byte 1");
+  EXPECT_EQ(FirstControlCharacter("x\xA0"), std::nullopt);  // Invalid UTF-8 but not C1.
+}
+
+TEST(TextTest, ConsoleTextReplacesEveryControlAndInvalidByteAndKeepsTheRest) {
+  using namespace std::string_literals;
+  EXPECT_EQ(ConsoleText("plain é ✓"), "plain é ✓");
+  EXPECT_EQ(ConsoleText("a\nb\tc\x1b[31md\0e\x7f"s), "a\uFFFDb\uFFFDc\uFFFD[31md\uFFFDe\uFFFD");
+  EXPECT_EQ(ConsoleText("c1\xC2\x9B"
+                        "2J raw\x9b"
+                        "2J"),
+            "c1\uFFFD"
+            "2J raw\uFFFD"
+            "2J");
+}
+
+TEST(TextTest, APatternWithAControlCharacterIsRefusedCleanedAndNamingTheCode) {
+  using namespace std::string_literals;
+  EXPECT_TRUE(CheckPatternText("test_*[0-9]", "--filter").ok());
+  const Status nul = CheckPatternText("*\0name"s, "known.json: entry 0: the \"case\" pattern");
+  EXPECT_EQ(nul.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(nul.message(),
+            "known.json: entry 0: the \"case\" pattern \"*\uFFFDname\" holds the control "
+            "character U+0000 at byte 1; a pattern is printable text");
+  EXPECT_THAT(CheckPatternText("a\x1b[2J", "the regular expression").message(),
+              HasSubstr("\"a\uFFFD[2J\" holds the control character U+001B at byte 1"));
 }
 
 TEST(RootDirTest, RefusesLinksLeadingOutsideAndAcceptsLinksInside) {

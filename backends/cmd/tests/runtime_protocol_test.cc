@@ -189,6 +189,11 @@ TEST(RuntimeProtocolTest, DriverTextIsPrintableAndBounded) {
   EXPECT_EQ(DriverText("a\tb\x7f"), "a?b?");
   EXPECT_EQ(DriverText("abcdef", 3), "abc...");
   EXPECT_EQ(DriverText("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // Never half a character.
+  // C1 controls, in UTF-8 (CSI is U+009B) or as a byte alone, which a terminal may obey too.
+  EXPECT_EQ(DriverText("a\xc2\x9b"
+                       "2Jb\x9b"
+                       "2Jc\xc2\xa0"),
+            "a?2Jb?2Jc\xc2\xa0");
 }
 
 TEST(RuntimeProtocolTest, DriverTextDropsALoggersColoursAndKeepsTheRest) {

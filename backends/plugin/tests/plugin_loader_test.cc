@@ -285,7 +285,7 @@ TEST(PluginLoadingTest, ControlCharactersAndInvalidUtf8InPluginTextBecomeQuestio
   BackendRegistry registry;
   ASSERT_TRUE(LoadInto(registry, {MM_WRONG_PLUGIN_MESSY_TEXT}).ok());
   auto backend = registry.Create("wrong_messy_text").value();
-  EXPECT_EQ(backend->Supports({DType::kDouble, {2, 3}, {3, 4}}).note, "float only??[31m?\xc3\xa9");
+  EXPECT_EQ(backend->Supports({DType::kDouble, {2, 3}, {3, 4}}).note, "float only??[31m?\xc3\xa9?");
 }
 
 // ---- Refusals: each names the file and what is wrong --------------------------------------------

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,8 +102,9 @@ static int32_t wrong_supports(const mm_matmul_problem* problem, char* text, size
 #else
   if (problem->dtype == MM_DTYPE_FLOAT) return MM_SUPPORT_NATIVE;
 #if defined(MM_FAULT_MESSY_TEXT)
-  /* A newline, a terminal escape, a stray byte, then a valid UTF-8 e-acute. */
-  snprintf(text, capacity, "float only\n\x1b[31m\xff\xc3\xa9");
+  /* A newline, a terminal escape, a stray byte, a valid UTF-8 e-acute, then CSI as a C1 control
+   * (U+009B). */
+  snprintf(text, capacity, "float only\n\x1b[31m\xff\xc3\xa9\xc2\x9b");
 #elif !defined(MM_FAULT_NOTE_MISSING)
   snprintf(text, capacity, "float only");
 #endif
@@ -212,6 +215,26 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
       }
     }
     (void)fork();
+  }
+#endif
+#if defined(MM_FAULT_STATE_CHDIR) || defined(MM_FAULT_STATE_NOFILE) || \
+    defined(MM_FAULT_STATE_UMASK) || defined(MM_FAULT_STATE_SIGCHLD)
+  /* STATE_*: the call on a problem of K = 7 (and no other) changes the calling process's state,
+   * one kind each: its current directory, its soft limit of open files, its umask, or SIGCHLD's
+   * disposition (ignored: children are reaped unasked, a waitpid fails). */
+  if (h->k == 7) {
+#if defined(MM_FAULT_STATE_CHDIR)
+    if (chdir("/") != 0) return MM_STATUS_INTERNAL;
+#elif defined(MM_FAULT_STATE_NOFILE)
+    struct rlimit files;
+    getrlimit(RLIMIT_NOFILE, &files);
+    files.rlim_cur = 16;
+    setrlimit(RLIMIT_NOFILE, &files);
+#elif defined(MM_FAULT_STATE_UMASK)
+    umask(077);
+#else
+    signal(SIGCHLD, SIG_IGN);
+#endif
   }
 #endif
 #if defined(MM_FAULT_SPINNING_THREAD)

@@ -103,6 +103,20 @@ TEST(FuzzOutputTest, GenerateRefusesADirectoryThatIsNotEmptyUnlessOverwriteIsGiv
   EXPECT_THAT(FuzzCli({"generate", "--help"}).out, HasSubstr("--overwrite"));
 }
 
+// A registry whose "auto" is a planted wrong backend (B transposed): a finding on every problem.
+BackendRegistry PlantedAuto() {
+  const self_check::PlantedBackend& bug =
+      self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
+  BackendRegistry registry;
+  EXPECT_TRUE(registry
+                  .Register("auto", "a wrong backend in auto's place",
+                            [&bug]() -> StatusOr<std::unique_ptr<Backend>> {
+                              return self_check::MakePlantedBackend(bug);
+                            })
+                  .ok());
+  return registry;
+}
+
 // A finding of auto is replayed on what auto ran on: the same table (MM_AUTO_TABLE) and the same
 // expectations, whose deviations auto leaves out. The planted backend stands in for auto here.
 TEST(FuzzOutputTest, AutosReplayLinesCarryItsTableAndExpectations) {
@@ -111,15 +125,7 @@ TEST(FuzzOutputTest, AutosReplayLinesCarryItsTableAndExpectations) {
   WriteText(expectations,
             R"({"expectations": [{"case": "fuzz/float16/*", "backend": "eigen", "expect": "XFAIL",
                 "reason": "declared for the test", "link": "docs/conformance.md"}]})");
-  const self_check::PlantedBackend& bug =
-      self_check::PlantedBackendOf(self_check::Fault::kTransposedB);
-  BackendRegistry registry;
-  ASSERT_TRUE(registry
-                  .Register("auto", "a wrong backend in auto's place",
-                            [&bug]() -> StatusOr<std::unique_ptr<Backend>> {
-                              return self_check::MakePlantedBackend(bug);
-                            })
-                  .ok());
+  const BackendRegistry registry = PlantedAuto();
   setenv("MM_AUTO_TABLE", "/tables/auto table.json", 1);
   const CliRun r = FuzzCli({"--seed", "1", "--cases", "30", "--dtype", "int32", "--max-findings",
                             "1", "--backend", "auto", "--expectations", expectations.string()},
@@ -128,6 +134,20 @@ TEST(FuzzOutputTest, AutosReplayLinesCarryItsTableAndExpectations) {
   EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("replay: MM_AUTO_TABLE='/tables/auto table.json' mm-fuzz --seed 1"));
   EXPECT_THAT(r.out, HasSubstr("--backend auto --expectations " + expectations.string()));
+}
+
+// A replay word holding a control character (a newline, an escape) is quoted as bash's $'...', so
+// the replay line stays one line that drives no terminal and still names the same bytes.
+TEST(FuzzOutputTest, AReplayWordWithAControlCharacterStaysOnItsLine) {
+  const BackendRegistry registry = PlantedAuto();
+  setenv("MM_AUTO_TABLE", "/tables/it's\nnew\x1b[2J.json", 1);
+  const CliRun r = FuzzCli({"--seed", "1", "--cases", "30", "--dtype", "int32", "--max-findings",
+                            "1", "--backend", "auto"},
+                           registry);
+  unsetenv("MM_AUTO_TABLE");
+  EXPECT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("replay: MM_AUTO_TABLE=$'/tables/it\\'s\\x0Anew\\x1B[2J.json' "
+                               "mm-fuzz --seed 1"));
 }
 
 // mm-fuzz's --expectations reach auto (before, only MM_EXPECTATIONS did): with every candidate

@@ -31,7 +31,7 @@ namespace cli {
 const CLI::Validator& NonEmpty();
 // Accepts a finite decimal number >= 0.
 const CLI::Validator& FiniteNonNegative();
-// Accepts an ECMAScript regular expression.
+// Accepts an ECMAScript regular expression without a control character (io::CheckPatternText).
 const CLI::Validator& Regex();
 // mm's help layout: an option's value shown as its option_text alone ("--data-dir DIR"), and
 // descriptions wrapped to 100 columns.

@@ -59,7 +59,8 @@ struct Expectations {
 // and the entry (index and case pattern) for: unparsable JSON (with its byte offset), nesting
 // deeper than io::kMaxJsonDepth, no "expectations" array, a missing or empty
 // "case", "backend", "reason" or "link", an "expect" other than XFAIL or SKIP, unknown keys (a
-// typo must not silently widen or void an entry).
+// typo must not silently widen or void an entry), a pattern holding a control character (a NUL
+// would cut "*\u0000name" down to "*"; named by its code, io::CheckPatternText).
 StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a

@@ -15,7 +15,9 @@ namespace mm::conformance {
 
 // The worker: runs the registry's worker setup, then the cases it is sent on socket `fd` until
 // the parent closes it. `catalog` is null in a worker forked by a launcher: its tasks carry their
-// cases. Ignores SIGINT and SIGTERM (the parent handles a Ctrl-C and kills the workers).
+// cases. Ignores SIGINT and SIGTERM (the parent handles a Ctrl-C and kills the workers). A backend
+// call that leaves the worker's process state changed (process_state.h: directory, limits, umask,
+// signals) makes its result an ERROR naming the change, and the worker leaves for a fresh one.
 [[noreturn]] void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
                              const RunOptions& options);
 

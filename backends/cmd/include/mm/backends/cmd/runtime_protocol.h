@@ -115,8 +115,8 @@ StatusOr<Hello> ReadHello(ByteSource& source);
 StatusOr<Reply> ReadReply(ByteSource& source, const Expected& expected, std::span<std::byte> y);
 
 // Text from a driver as mm stores and prints it: ANSI escape sequences (a logger's colours)
-// removed, other control characters replaced by '?', cut to `max_bytes` (on a UTF-8 boundary)
-// with "..." appended.
+// removed, other control characters (C0, DEL and C1: io::IsControl) and bytes of invalid UTF-8
+// replaced by '?', cut to `max_bytes` (on a UTF-8 boundary) with "..." appended.
 std::string DriverText(std::string_view text, std::size_t max_bytes = kMaxTextBytes);
 
 }  // namespace mm::runtime

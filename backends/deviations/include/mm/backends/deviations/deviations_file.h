@@ -47,7 +47,8 @@ struct DeviationsFile {
 // the entry (index and case pattern) for: unparsable JSON (with its byte offset), nesting deeper
 // than io::kMaxJsonDepth, no "expectations" array, a missing or empty "case", "backend", "reason"
 // or "link", an "expect" other than XFAIL or SKIP, unknown keys (a typo must not silently widen or
-// void an entry).
+// void an entry), a "case", "backend" or "data_set" pattern holding a control character (C0 with
+// NUL, DEL, C1; named by its code, io::CheckPatternText).
 StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_view source);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a

@@ -91,7 +91,8 @@ int FinishFuzzReport(const FuzzCliOptions& cli, const FuzzRun& run, const FuzzRe
                      const std::string& findings_log, std::ostream& out, std::ostream& err);
 
 // Runs mm-fuzz with `args` (without the program name) over `registry` plus the plugins of
-// MM_BACKEND_LIBS and --backend-lib, printing to `out` and `err`. Returns the exit code.
+// MM_BACKEND_LIBS and --backend-lib, printing to `out` and `err` through ConsoleStream (no
+// control character but mm's own newlines and tabs). Returns the exit code.
 int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& registry,
                std::ostream& out, std::ostream& err);
 

@@ -32,7 +32,8 @@ struct DataRoot {
 // colon-separated directories of `env_value` (MM_ONNX_DATA; nullptr when unset, empty entries
 // ignored); when that is unset or empty too, each of `defaults` that exists. Explicit roots
 // (command line or MM_ONNX_DATA) must be existing directories: NOT_FOUND otherwise, so a typo
-// never silently runs nothing.
+// never silently runs nothing. Every root is made absolute here, against the current directory
+// ("." components dropped): what a case's path names never depends on a later current directory.
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(
     const std::vector<std::string>& cli_dirs, const char* env_value,
     const std::vector<std::filesystem::path>& defaults);

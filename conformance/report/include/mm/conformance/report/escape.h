@@ -17,8 +17,9 @@ std::string XmlSafeText(std::string_view text);
 std::string ValidUtf8(std::string_view text);
 // A Markdown table cell: one line, | and markup escaped.
 std::string MarkdownEscape(std::string_view text);
-// A terminal or CI log line: control characters (newlines included) become U+FFFD, so text from a
-// file can neither break a line nor drive the terminal.
+// A terminal or CI log line (io::ConsoleText): control characters, C0 with newlines and tabs, DEL
+// and C1 (U+0080 to U+009F), become U+FFFD, so text from a file can neither break a line nor drive
+// the terminal.
 std::string PrintableText(std::string_view text);
 
 }  // namespace mm::conformance

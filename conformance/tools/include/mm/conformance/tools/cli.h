@@ -17,7 +17,8 @@ namespace mm::conformance {
 // Runs mm-conformance with `args` (without the program name), printing to `out` and `err`, with
 // what `env` gives (env.builtin required): the backends of env.builtin and the plugins of
 // MM_BACKEND_LIBS (read from the environment) and --backend-lib. `args` starting with "merge"
-// merge shard reports instead. Returns the exit code.
+// merge shard reports instead. Returns the exit code. Both streams are written through
+// ConsoleStream (console_stream.h): no control character but mm's own newlines and tabs.
 int RunConformanceCli(const std::vector<std::string>& args, const RunEnvironment& env,
                       std::ostream& out, std::ostream& err);
 
