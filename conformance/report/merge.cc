@@ -11,6 +11,7 @@
 
 #include "mm/conformance/outputs_backend.h"
 #include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
 #include "mm/conformance/result_check.h"
 #include "mm/conformance/result_json.h"
@@ -692,6 +693,11 @@ Status MergeShardResults(const Report& merged, const std::vector<Report>& shards
 }  // namespace
 
 StatusOr<int> MergeShardReports(const MergeOptions& options, std::ostream& out) {
+  std::vector<RunInput> inputs;
+  for (const std::string& path : options.inputs) inputs.push_back({"the shard report", path, ""});
+  MM_RETURN_IF_ERROR(CheckReportPaths(
+      {{"--json", options.json}, {"--junit", options.junit}, {"--markdown", options.markdown}},
+      inputs));
   MM_ASSIGN_OR_RETURN(std::vector<Report> shards, ReadShardHeaders(options.inputs));
   MM_ASSIGN_OR_RETURN(Report report, MergeShardHeaders(shards, options.inputs));
   MM_ASSIGN_OR_RETURN(const std::size_t name_width,
