@@ -81,7 +81,8 @@ std::vector<Forgery> Forgeries() {
       {"negative_growth", [](Json& f) { f["fd_growth"] = -1; }, "fd_growth"},
       {"negative_count", [](Json& f) { f["fds"] = -3; }, "fds"},
       // Two of these overflow an int64 sum (and no process had that much before the call).
-      {"overflowing_growth", [](Json& f) { f["rss_growth_bytes"] = kInt64Max; }, "rss_growth_bytes"},
+      {"overflowing_growth", [](Json& f) { f["rss_growth_bytes"] = kInt64Max; },
+       "rss_growth_bytes"},
       {"call_0_with_a_comparison", [](Json& f) { f["call"] = 0; }, "call 0"},
       // The 3rd call is always followed by a look-out: -1 says it was not.
       {"look_out_said_not_done",
