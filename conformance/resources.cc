@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 namespace mm::conformance {
@@ -176,6 +177,74 @@ std::string ByteSize(double bytes) {
   return Fixed(bytes, 0) + " B";
 }
 
+std::int64_t SaturatingAdd(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
+}
+
+namespace {
+
+std::int64_t SaturatingSub(std::int64_t a, std::int64_t b) {
+  std::int64_t difference = 0;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b < 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
+}
+
+// "its resources' FIELD VALUE WHY".
+Status BadFigure(const char* field, std::int64_t value, const std::string& why) {
+  return InvalidArgumentError(std::string("its resources' ") + field + " " + std::to_string(value) +
+                              " " + why);
+}
+
+// A figure measured after the call and its growth: both possible, and so what they leave before.
+Status CheckFigure(const char* after_name, std::int64_t after, const char* growth_name,
+                   std::int64_t growth, std::int64_t max, const char* unit) {
+  if (after < 1 || after > max) {
+    return BadFigure(after_name, after,
+                     std::string("is not a number of ") + unit + " a running process has");
+  }
+  std::int64_t before = 0;
+  const bool overflow = __builtin_sub_overflow(after, growth, &before);
+  if (overflow || before < 1 || before > max) {
+    const bool too_few = !overflow && before < 1;
+    return BadFigure(growth_name, growth,
+                     std::string("with ") + after_name + " " + std::to_string(after) + " leaves " +
+                         (too_few ? "fewer than 1" : "more than " + std::to_string(max)) + " " +
+                         unit + " before the call");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status CheckCallResources(const CallResources& c) {
+  if (c.process <= 0) return BadFigure("process", c.process, "is not a process id");
+  if (c.call < 0) return BadFigure("call", c.call, "is negative");
+  MM_RETURN_IF_ERROR(CheckFigure("rss_bytes", c.rss_bytes, "rss_growth_bytes", c.rss_growth_bytes,
+                                 kMaxRssBytes, "resident bytes"));
+  MM_RETURN_IF_ERROR(
+      CheckFigure("fds", c.fds, "fd_growth", c.fd_growth, kMaxCount, "file descriptors"));
+  MM_RETURN_IF_ERROR(
+      CheckFigure("threads", c.threads, "thread_growth", c.thread_growth, kMaxCount, "threads"));
+  const bool looked = c.call > 0 && IsLookOutCall(c.call);
+  if (c.spinning_threads < -1 || c.spinning_threads > c.threads) {
+    return BadFigure(
+        "spinning_threads", c.spinning_threads,
+        "is not -1 (not looked) nor a number of its " + std::to_string(c.threads) + " threads");
+  }
+  if (looked != (c.spinning_threads >= 0)) {
+    return BadFigure("spinning_threads", c.spinning_threads,
+                     looked ? "says no look-out followed call " + std::to_string(c.call) +
+                                  ", which one always follows"
+                            : "says a look-out followed call " + std::to_string(c.call) +
+                                  ", which none follows");
+  }
+  return OkStatus();
+}
+
 void ResourceTally::Add(const std::string& backend, const CallResources& call) {
   if (call.call <= 0) return;
   Sums& sums = sums_[backend];
@@ -190,9 +259,98 @@ void ResourceTally::Add(const std::string& backend, const CallResources& call) {
   }
   if (call.call == 1) return;
   ++f.calls_after_warm_up;
-  f.rss_growth_bytes += call.rss_growth_bytes;
-  f.fd_growth += call.fd_growth;
-  f.thread_growth += call.thread_growth;
+  // Saturated: figures read back from a report are bounded (CheckCallResources), their sums are
+  // not; a saturated sum stays past every threshold instead of wrapping below it.
+  f.rss_growth_bytes = SaturatingAdd(f.rss_growth_bytes, call.rss_growth_bytes);
+  f.fd_growth = SaturatingAdd(f.fd_growth, call.fd_growth);
+  f.thread_growth = SaturatingAdd(f.thread_growth, call.thread_growth);
+}
+
+namespace {
+
+// Adds one call's figure (after the call, and its growth) to a group's.
+template <class Figure>
+void AddFigure(Figure& f, std::int64_t after, std::int64_t growth, bool first, bool last) {
+  if (first) {
+    f.first = after;
+    f.first_growth = growth;
+  }
+  if (last) f.last = after;
+  f.growth = SaturatingAdd(f.growth, growth);
+  f.positive = SaturatingAdd(f.positive, std::max<std::int64_t>(growth, 0));
+}
+
+// What the change of a figure from a group's first call to its last leaves unexplained: minus
+// the growth of the calls after the first, minus the positive growth of the process's other calls.
+template <class Figure>
+std::int64_t Unexplained(const Figure& f, std::int64_t process_positive) {
+  const std::int64_t own = SaturatingSub(f.growth, f.first_growth);
+  const std::int64_t others = SaturatingSub(process_positive, f.positive);
+  return SaturatingSub(SaturatingSub(SaturatingSub(f.last, f.first), own), others);
+}
+
+}  // namespace
+
+void ResourceTrajectories::Add(const std::string& backend, const CallResources& call,
+                               const std::string& result, std::int64_t tensor_bytes) {
+  Process& p = processes_[call.process];
+  // What the process's other calls grew is then unknown: its groups are not judged (the result
+  // itself is refused by CheckCallResources).
+  if (!CheckCallResources(call).ok()) p.unjudged = true;
+  if (p.unjudged) return;
+  p.tensor_bytes = std::max(p.tensor_bytes, tensor_bytes);
+  p.rss = SaturatingAdd(p.rss, std::max<std::int64_t>(call.rss_growth_bytes, 0));
+  p.fds = SaturatingAdd(p.fds, std::max<std::int64_t>(call.fd_growth, 0));
+  p.threads = SaturatingAdd(p.threads, std::max<std::int64_t>(call.thread_growth, 0));
+  if (call.call <= 0) return;
+  Group& g = groups_[{call.process, backend}];
+  if (!g.calls.insert(call.call).second) g.mixed = true;
+  const bool first = g.calls.size() == 1 || call.call < g.first_call;
+  const bool last = g.calls.size() == 1 || call.call > g.last_call;
+  if (first) g.first_call = call.call;
+  if (last) {
+    g.last_call = call.call;
+    g.last_result = result;
+  }
+  AddFigure(g.rss, call.rss_bytes, call.rss_growth_bytes, first, last);
+  AddFigure(g.fds, call.fds, call.fd_growth, first, last);
+  AddFigure(g.threads, call.threads, call.thread_growth, first, last);
+}
+
+std::vector<ResourceTrajectories::Disagreement> ResourceTrajectories::Finish() const {
+  std::vector<Disagreement> out;
+  for (const auto& [key, g] : groups_) {
+    const Process& p = processes_.at(key.first);
+    if (g.mixed || g.calls.size() < 2 || p.unjudged) continue;
+    const auto after_first = static_cast<std::int64_t>(g.calls.size()) - 1;
+    const std::string calls = " over its calls " + std::to_string(g.first_call) + " to " +
+                              std::to_string(g.last_call) + " in process " +
+                              std::to_string(key.first);
+    auto add = [&](const std::string& why) {
+      out.push_back({key.first, key.second, g.last_result, why});
+    };
+    const std::int64_t rss = Unexplained(g.rss, p.rss);
+    std::int64_t slack = 0;
+    if (__builtin_mul_overflow(p.tensor_bytes, kHeldTensorsSlack, &slack)) {
+      slack = std::numeric_limits<std::int64_t>::max();
+    }
+    if (after_first >= kMinLeakCalls && rss >= SaturatingAdd(kUnexplainedRssBytes, slack) &&
+        rss / after_first >= kLeakBytesPerCall) {
+      add("its rss_growth_bytes leave " + ByteSize(static_cast<double>(rss)) +
+          " of the growth of its rss_bytes unexplained" + calls);
+    }
+    auto left_open = [&](const Figure& f, std::int64_t positive, const char* field,
+                         const char* what) {
+      const std::int64_t n = Unexplained(f, positive);
+      if (n >= kMinLeftOpen && n >= (after_first + kCallsPerLeftOpen - 1) / kCallsPerLeftOpen) {
+        add(std::string("its ") + field + " leave " + std::to_string(n) + " more " + what +
+            " unexplained" + calls);
+      }
+    };
+    left_open(g.fds, p.fds, "fd_growth", "open descriptors");
+    left_open(g.threads, p.threads, "thread_growth", "threads");
+  }
+  return out;
 }
 
 namespace {

@@ -1,5 +1,8 @@
 #include "mm/conformance/result_check.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
@@ -53,11 +56,32 @@ StatusOr<Verdict> JudgedBefore(const Result& r, const Tolerance& tolerance) {
   return before;
 }
 
+// The resource figures of `r`, judged `before` expectations: possible (CheckCallResources), and
+// counting a computation (`call` >= 1) exactly where BackendComputed did.
+Status CheckResources(const Result& r, Verdict before) {
+  if (!r.resources) return OkStatus();
+  MM_RETURN_IF_ERROR(CheckCallResources(*r.resources));
+  const std::int64_t call = r.resources->call;
+  if (call == 0 && r.vs_expected && !IsEngineAnswer(r.implementation)) {
+    return InvalidArgumentError(
+        "its resources' call 0 says its backend computed nothing, but it has a comparison of the "
+        "backend's Y");
+  }
+  if (call > 0 && (before == Verdict::kUnsupported || IsEngineAnswer(r.implementation))) {
+    return InvalidArgumentError(
+        "its resources' call " + std::to_string(call) +
+        " counts a computation of its backend, but " +
+        (before == Verdict::kUnsupported ? "the backend declined it" : "the engine answered it"));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status CheckResultConsistent(const Result& result, const ResultRules& rules) {
   auto before = JudgedBefore(result, rules.tolerance);
   if (!before.ok()) return before.status();
+  MM_RETURN_IF_ERROR(CheckResources(result, *before));
   Result derived;
   derived.case_name = result.case_name;
   derived.backend = result.backend;
@@ -93,6 +117,28 @@ Status CheckResultConsistent(const Result& result, const ResultRules& rules) {
                                 derived.expectation + "')");
   }
   return OkStatus();
+}
+
+std::int64_t TensorBytesBound(const Result& result) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (!result.dtype) return 0;
+  auto elements = [](const Dims& dims) {
+    std::int64_t n = 1;
+    for (std::int64_t d : dims) {
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return kMax;
+    }
+    return n;
+  };
+  const std::int64_t a = elements(result.a_dims), b = elements(result.b_dims);
+  const std::int64_t k =
+      std::max<std::int64_t>(result.a_dims.empty() ? 1 : result.a_dims.back(), 1);
+  std::int64_t y = 0, total = 0;
+  if (__builtin_mul_overflow(a / k, b / k, &y) || __builtin_add_overflow(a, b, &total) ||
+      __builtin_add_overflow(total, y, &total) ||
+      __builtin_mul_overflow(total, static_cast<std::int64_t>(DTypeSize(*result.dtype)), &total)) {
+    return kMax;
+  }
+  return total;
 }
 
 std::string ResultIdentity(const Result& result) {

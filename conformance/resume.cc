@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -54,10 +55,34 @@ Status CheckSameRun(const Report& before, const Report& now, const std::string& 
   return OkStatus();
 }
 
+// The (process, backend) groups of `path`'s results whose resource figures disagree with each
+// other (ResourceTrajectories).
+using Groups = std::set<std::pair<std::int64_t, std::string>>;
+StatusOr<Groups> DisagreeingGroups(const std::string& path, std::string& first_why) {
+  ResourceTrajectories trajectories;
+  ResultReader reader;
+  MM_RETURN_IF_ERROR(reader.Open(path));
+  while (true) {
+    MM_ASSIGN_OR_RETURN(std::optional<Result> r, reader.Next());
+    if (!r) break;
+    if (r->resources) {
+      trajectories.Add(r->backend, *r->resources, ResultIdentity(*r), TensorBytesBound(*r));
+    }
+  }
+  Groups groups;
+  for (const ResourceTrajectories::Disagreement& d : trajectories.Finish()) {
+    if (first_why.empty()) first_why = d.result + ": " + d.why;
+    groups.insert({d.process, d.backend});
+  }
+  return groups;
+}
+
 // Counts in resumed.keep, per case, the results of `path` that are the next ones the case would
-// give and consistent under resumed.rules; the first one that is not closes its case.
+// give and consistent under resumed.rules, and not of `distrusted` groups; the first one that is
+// not closes its case.
 Status ScanKept(const std::string& path, const std::string& refused, const Report& now,
-                const Catalog& catalog, const std::vector<CaseStart>& selected, Resumed& resumed) {
+                const Catalog& catalog, const std::vector<CaseStart>& selected,
+                const Groups& distrusted, Resumed& resumed) {
   // A case outside the selection is never taken: its results stay closed from the start.
   std::vector<bool> closed(catalog.cases.size(), true);
   for (const CaseStart& c : selected) closed[c.case_index] = false;
@@ -81,9 +106,19 @@ Status ScanKept(const std::string& path, const std::string& refused, const Repor
                 r->backend == now.backends[k % nb] &&
                 (!entry.model || r->data_set == entry.data_sets.name(k / nb));
     last_case = std::max(last_case, c);
-    if (next && !CheckResultConsistent(*r, resumed.rules).ok()) {
-      ++resumed.inconsistent;
-      next = false;
+    if (next) {
+      Status consistent = CheckResultConsistent(*r, resumed.rules);
+      if (consistent.ok() && r->resources &&
+          distrusted.count({r->resources->process, r->backend}) > 0) {
+        consistent = InvalidArgumentError(resumed.first_inconsistency);
+      }
+      if (!consistent.ok()) {
+        if (resumed.first_inconsistency.empty()) {
+          resumed.first_inconsistency = ResultIdentity(*r) + ": " + consistent.message();
+        }
+        ++resumed.inconsistent;
+        next = false;
+      }
     }
     if (next) {
       ++resumed.keep[c];
@@ -132,7 +167,9 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
   resumed.path = path;
   resumed.keep.assign(catalog.cases.size(), 0);
   resumed.rules = {now.tolerance, now.rule, now.expectations ? &*now.expectations : nullptr};
-  MM_RETURN_IF_ERROR(ScanKept(path, refused, now, catalog, selected, resumed));
+  MM_ASSIGN_OR_RETURN(const Groups distrusted,
+                      DisagreeingGroups(path, resumed.first_inconsistency));
+  MM_RETURN_IF_ERROR(ScanKept(path, refused, now, catalog, selected, distrusted, resumed));
   const std::size_t nb = now.backends.size();
   for (const CaseStart& c : selected) {
     const std::size_t total = ResultsOfCase(catalog, c.case_index, nb);

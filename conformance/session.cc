@@ -143,8 +143,9 @@ Status Resume(const ConformanceOptions& options, ConformanceRun& run, std::ostre
   run.to_run = run.resumed->to_run;
   if (run.resumed->inconsistent > 0) {
     err << "mm-conformance: --resume " << options.resume << ": " << run.resumed->inconsistent
-        << " result(s) not consistent with their own comparison, the expectations or the "
-           "rule of this run; running them again\n";
+        << " result(s) not consistent with their own comparison, resource figures, the "
+           "expectations or the rule of this run; running them again (the first: "
+        << run.resumed->first_inconsistency << ")\n";
   }
   Resumption taken{{options.resume}, 0, run.resumed->inconsistent};
   for (const CaseStart& c : run.selected) taken.taken += run.resumed->keep[c.case_index];

@@ -4,11 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
 #include "fuzz_commands.h"
 #include "mm/conformance/report/console_stream.h"
+#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
@@ -376,6 +378,24 @@ int UsageError(const std::string& message, std::ostream& err) {
 }
 
 // Checks the options against each other and sizes --large's products when not given.
+// --json checked before the run against what the run or merge reads (CheckReportPaths).
+Status CheckFuzzReportPaths(const FuzzCliOptions& o) {
+  if (o.command != FuzzCommand::kRun && o.command != FuzzCommand::kMerge) return OkStatus();
+  std::vector<conformance::RunInput> inputs;
+  for (const std::string& path : o.merge_inputs) inputs.push_back({"the shard report", path, ""});
+  std::string expectations = o.expectations;
+  if (const char* env = std::getenv("MM_EXPECTATIONS"); expectations.empty() && env != nullptr) {
+    expectations = env;
+  }
+  if (o.command == FuzzCommand::kRun) {
+    inputs.push_back({"the --expectations file", expectations, ""});
+    for (const std::string& lib : o.backend_libs) {
+      inputs.push_back({"the --backend-lib plugin", lib, ""});
+    }
+  }
+  return conformance::CheckReportPaths({{"--json", o.json}}, inputs);
+}
+
 std::optional<int> CheckOptions(FuzzCliOptions& o, std::ostream& err) {
   const bool generate = o.command == FuzzCommand::kGenerate;
   // The last problem's index, first + cases - 1, must be an index too: a replay line names it.
@@ -396,6 +416,8 @@ std::optional<int> CheckOptions(FuzzCliOptions& o, std::ostream& err) {
     o.fuzz.generator.large_products =
         LargeProductsFor(generate ? 0 : o.fuzz.seconds, omp_get_max_threads());
   }
+  if (Status paths = CheckFuzzReportPaths(o); !paths.ok())
+    return UsageError(std::string(paths.message()), err);
   return std::nullopt;
 }
 

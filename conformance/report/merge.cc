@@ -11,6 +11,7 @@
 
 #include "mm/conformance/outputs_backend.h"
 #include "mm/conformance/report/console_report.h"
+#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
 #include "mm/conformance/result_check.h"
 #include "mm/conformance/result_json.h"
@@ -552,6 +553,7 @@ void ShardResultCheck::Start(const Report& shard, std::string name) {
   results_ = 0;
   case_index_ = -1;
   keys_.clear();
+  trajectories_ = {};
 }
 
 Status ShardResultCheck::Add(const Result& r) {
@@ -575,6 +577,8 @@ Status ShardResultCheck::Add(const Result& r) {
   if (Status consistent = CheckResultConsistent(r, rules_); !consistent.ok()) {
     return InvalidArgumentError(refused + "is not consistent with itself: " + consistent.message());
   }
+  if (r.resources)
+    trajectories_.Add(r.backend, *r.resources, ResultIdentity(r), TensorBytesBound(r));
   // A file of an outputs tree that no result reads is an ERROR of its own, beside the selection's
   // results (several may name one case and data set): never a verdict that passes.
   if (r.vs_reference == kExtraOutputReference) {
@@ -591,6 +595,12 @@ Status ShardResultCheck::Add(const Result& r) {
 }
 
 Status ShardResultCheck::Finish() const {
+  // Growth figures lowered below what the results' successive figures show hide a leak.
+  if (const auto disagree = trajectories_.Finish(); !disagree.empty()) {
+    return InvalidArgumentError(
+        name_ + ": the result of " + disagree.front().result +
+        " is not consistent with the results before it: " + disagree.front().why);
+  }
   if (results_ != expected_) {
     return InvalidArgumentError(name_ + " holds " + std::to_string(results_) +
                                 " results, but its selection has " + std::to_string(expected_));
@@ -683,6 +693,11 @@ Status MergeShardResults(const Report& merged, const std::vector<Report>& shards
 }  // namespace
 
 StatusOr<int> MergeShardReports(const MergeOptions& options, std::ostream& out) {
+  std::vector<RunInput> inputs;
+  for (const std::string& path : options.inputs) inputs.push_back({"the shard report", path, ""});
+  MM_RETURN_IF_ERROR(CheckReportPaths(
+      {{"--json", options.json}, {"--junit", options.junit}, {"--markdown", options.markdown}},
+      inputs));
   MM_ASSIGN_OR_RETURN(std::vector<Report> shards, ReadShardHeaders(options.inputs));
   MM_ASSIGN_OR_RETURN(Report report, MergeShardHeaders(shards, options.inputs));
   MM_ASSIGN_OR_RETURN(const std::size_t name_width,

@@ -11,8 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -256,6 +258,144 @@ TEST(ResourceTallyTest, ASpinningLookOutIsAFindingAndDeclinedCallsAreNotCounted)
   EXPECT_THAT(out[0].findings,
               ElementsAre("2 threads it started still ran (not asleep) 250 ms after a "
                           "call returned (1 of 2 look-outs)"));
+}
+
+// Figures a CallMonitor could have measured: process 7's 5th call of a backend.
+CallResources Measured() {
+  return {.process = 7,
+          .call = 5,
+          .rss_bytes = 100 * kMiB,
+          .rss_growth_bytes = kMiB,
+          .fds = 9,
+          .fd_growth = 1,
+          .threads = 4,
+          .thread_growth = 0,
+          .spinning_threads = -1};
+}
+
+TEST(CheckCallResourcesTest, FiguresNoProcessHasAreRefusedNamingTheField) {
+  EXPECT_TRUE(CheckCallResources(Measured()).ok());
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  struct Forged {
+    std::function<void(CallResources&)> forge;
+    const char* says;
+  };
+  const Forged forgeries[] = {
+      {[](CallResources& c) { c = {}; }, "process 0 is not a process id"},
+      {[](CallResources& c) { c.call = -1; }, "call -1 is negative"},
+      {[](CallResources& c) { c.rss_bytes = 0; }, "rss_bytes 0 is not"},
+      {[](CallResources& c) { c.fds = -3; }, "fds -3 is not"},
+      {[](CallResources& c) { c.threads = kMaxCount + 1; }, "threads 2147483649 is not"},
+      {[](CallResources& c) { c.fd_growth = 9; }, "fd_growth 9 with fds 9 leaves fewer than 1"},
+      {[](CallResources& c) { c.rss_growth_bytes = kMax; }, "rss_growth_bytes 9223372036854775807"},
+      {[](CallResources& c) { c.rss_growth_bytes = -kMax; },
+       "rss_growth_bytes -9223372036854775807 with rss_bytes 104857600 leaves more than"},
+      {[](CallResources& c) { c.thread_growth = std::numeric_limits<std::int64_t>::min(); },
+       "thread_growth -9223372036854775808"},
+      {[](CallResources& c) { c.spinning_threads = 0; },
+       "spinning_threads 0 says a look-out followed call 5"},
+      {[](CallResources& c) {
+         c.call = 6;
+         c.spinning_threads = -1;
+       },
+       "spinning_threads -1 says no look-out followed call 6"},
+      {[](CallResources& c) {
+         c.call = 6;
+         c.spinning_threads = 5;
+       },
+       "spinning_threads 5 is not -1 (not looked) nor a number of its 4 threads"},
+  };
+  for (const Forged& f : forgeries) {
+    CallResources c = Measured();
+    f.forge(c);
+    const Status status = CheckCallResources(c);
+    EXPECT_THAT(status.message(), HasSubstr(std::string("its resources' ") + f.says));
+  }
+}
+
+TEST(ResourceTallyTest, SumsSaturateInsteadOfWrappingBelowTheThreshold) {
+  ResourceTally tally;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // Each growth possible on its own as a figure, their sum past int64: wrapped, it would be
+  // negative and no finding.
+  for (int call = 1; call <= 10; ++call) {
+    tally.Add("huge", {.process = 1, .call = call, .rss_growth_bytes = kMax / 4, .fd_growth = 0});
+  }
+  const std::vector<BackendResources> out = tally.Finish({"huge"});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rss_growth_bytes, kMax);
+  EXPECT_THAT(out[0].findings, ElementsAre(HasSubstr("resident memory grows by")));
+  EXPECT_EQ(SaturatingAdd(std::numeric_limits<std::int64_t>::min(), -1),
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(SaturatingAdd(40, 2), 42);
+}
+
+// `calls` calls of `backend` in process `process`, one after the other, the process's descriptors
+// rising by `fds_per_call` per call and each call saying it grew them by `said`.
+void AddTrajectory(ResourceTrajectories& t, const std::string& backend, std::int64_t process,
+                   int calls, std::int64_t fds_per_call, std::int64_t said,
+                   std::int64_t first = 1) {
+  for (int i = 0; i < calls; ++i) {
+    CallResources c = Measured();
+    c.process = process;
+    c.call = first + i;
+    c.spinning_threads = IsLookOutCall(c.call) ? 0 : -1;
+    c.fds = 10 + i * fds_per_call;
+    c.fd_growth = said;
+    c.rss_growth_bytes = 0;
+    t.Add(backend, c, backend + " call " + std::to_string(c.call), 0);
+  }
+}
+
+TEST(ResourceTrajectoriesTest, GrowthLoweredBelowTheSuccessiveFiguresIsADisagreement) {
+  ResourceTrajectories zeroed;
+  AddTrajectory(zeroed, "leaky", 1, 9, 1, 0);  // One more descriptor per call, growth said 0.
+  const auto out = zeroed.Finish();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].backend, "leaky");
+  EXPECT_EQ(out[0].result, "leaky call 9");
+  EXPECT_EQ(out[0].why,
+            "its fd_growth leave 8 more open descriptors unexplained over its calls 1 to 9 in "
+            "process 1");
+
+  ResourceTrajectories memory;
+  for (int call = 1; call <= 12; ++call) {
+    CallResources c = Measured();
+    c.call = call;
+    c.spinning_threads = IsLookOutCall(call) ? 0 : -1;
+    c.rss_bytes = 100 * kMiB + call * 64 * kMiB;
+    c.rss_growth_bytes = 0;
+    c.fd_growth = 0;
+    memory.Add("leaky", c, "r", kMiB);
+  }
+  ASSERT_EQ(memory.Finish().size(), 1u);
+  EXPECT_THAT(memory.Finish()[0].why,
+              HasSubstr("its rss_growth_bytes leave 704.0 MiB of the growth of its rss_bytes"));
+}
+
+TEST(ResourceTrajectoriesTest, HonestFiguresAgreeWhoeverLeaksInTheProcess) {
+  ResourceTrajectories t;
+  // The leak said by its own calls; another backend of the same process sees the descriptors
+  // rise between its calls, explained by the leaking backend's growth.
+  AddTrajectory(t, "leaky", 1, 9, 1, 1);
+  AddTrajectory(t, "tidy", 1, 9, 1, 0);
+  // Two processes of one id (a resumed report's): call numbers repeat, nothing is judged.
+  AddTrajectory(t, "other", 2, 9, 0, 0);
+  AddTrajectory(t, "other", 2, 9, 3, 0);
+  // Fewer than kMinLeftOpen unexplained.
+  AddTrajectory(t, "lazy", 3, 4, 1, 0);
+  // The last case's tensors (up to 64 MiB) held at its call's end: no leak of the backend's.
+  for (int call = 1; call <= 10; ++call) {
+    CallResources c = Measured();
+    c.process = 4;
+    c.call = call;
+    c.spinning_threads = IsLookOutCall(call) ? 0 : -1;
+    c.rss_bytes = 100 * kMiB + (call == 10 ? 200 * kMiB : 0);
+    c.rss_growth_bytes = 0;
+    c.fd_growth = 0;
+    t.Add("big_data", c, "r", call == 10 ? 64 * kMiB : kMiB);
+  }
+  EXPECT_THAT(t.Finish(), IsEmpty());
 }
 
 TEST(ByteSizeTest, ReadsAsAPersonWritesIt) {

@@ -4,6 +4,7 @@
 #include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/report/escape.h"
 #include "mm/conformance/report/merge.h"
+#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
 #include "mm/conformance/stop_signals.h"
 #include "mm/conformance/tools/cli_options.h"
@@ -53,6 +54,29 @@ int ListCases(const ConformanceOptions& options, const ConformanceRun& run, std:
   return run.catalog.cases.empty() ? kExitUsage : kExitPassed;
 }
 
+// The report paths of `options` checked against what the run reads (CheckReportPaths): before
+// the run, so that an unwritable report or one naming an input is found before any result.
+Status CheckRunReportPaths(const ConformanceOptions& options, const RunEnvironment& env,
+                           const ConformanceRun& run) {
+  std::string expectations = options.expectations;
+  if (expectations.empty() && env.expectations != nullptr) expectations = env.expectations;
+  // --resume's report may be the new --json: it is read whole before that is written.
+  std::vector<RunInput> inputs = {{"the --expectations file", expectations, ""},
+                                  {"the --resume report", options.resume, "--json"}};
+  for (const std::string& lib : options.backend_libs) {
+    inputs.push_back({"the --backend-lib plugin", lib, ""});
+  }
+  for (const OutputsTree& tree : run.outputs_trees) {
+    inputs.push_back({"the outputs tree of --outputs " + tree.spec.name, tree.spec.dir, ""});
+  }
+  for (const CaseEntry& c : run.catalog.cases) {
+    if (!c.dir().empty()) inputs.push_back({"case '" + PrintableText(c.name) + "'", c.dir(), ""});
+  }
+  return CheckReportPaths(
+      {{"--json", options.json}, {"--junit", options.junit}, {"--markdown", options.markdown}},
+      inputs);
+}
+
 // The run of the parsed `options`: the steps of conformance/session.h in order.
 int Run(const ConformanceOptions& options, const RunEnvironment& env, const StopOnSignals& stop,
         std::ostream& out, std::ostream& err) {
@@ -70,6 +94,7 @@ int Run(const ConformanceOptions& options, const RunEnvironment& env, const Stop
   if (Status s = PrepareRun(options, env, run, err); !s.ok()) return UsageError(s, err);
   DiscoverCases(options, env, run);
   if (options.list || options.list_tests) return ListCases(options, run, out, err);
+  if (Status s = CheckRunReportPaths(options, env, run); !s.ok()) return UsageError(s, err);
   if (Status s = DescribeRun(options, env, run, err); !s.ok()) return UsageError(s, err);
   ReportFiles reports;
   if (Status s = OpenReports(options, run, out, reports); !s.ok()) return UsageError(s, err);

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "mm/engine/status.h"
+
 namespace mm::conformance {
 
 // The figures of one backend call (Supports, Prepare, Execute and the judgement of its Y, whose
@@ -36,6 +38,22 @@ struct CallResources {
   // in a look-out after this call returned (CallMonitor: some calls only); -1: not looked.
   std::int64_t spinning_threads = -1;
 };
+
+// What no real measurement reaches, so that a figure read back from a report (--resume, merge) is
+// bounded and any sum of them is computed without overflow: resident memory within the 48-bit
+// user address space of x86-64 and AArch64, descriptors and threads within an int (the kernel's
+// fs.nr_open and pid_max are smaller).
+inline constexpr std::int64_t kMaxRssBytes = std::int64_t{1} << 48;
+inline constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
+
+// OK when `call` could have been measured by a CallMonitor: a process id > 0, `call` >= 0, after
+// the call at least 1 byte resident, 1 descriptor and 1 thread (the monitor itself holds 3
+// descriptors while it counts), each "before" (after minus growth, computed without overflow)
+// as possible as "after" and within the bounds above, and `spinning_threads` >= 0 exactly on the
+// calls IsLookOutCall names (a look-out always follows them), at most the process's threads.
+// Else INVALID_ARGUMENT naming the field and its value ("its resources' fd_growth 9 with fds 5
+// leave -4 descriptors before the call").
+Status CheckCallResources(const CallResources& call);
 
 // The look-out for spinning threads: whether a thread a backend started still burns CPU once the
 // call has returned. Idle OpenMP threads (OMP_WAIT_POLICY=passive, which mm's tools set when the
@@ -149,6 +167,63 @@ class ResourceTally {
   };
   std::map<std::string, Sums> sums_;
 };
+
+// Whether the growth figures of a report's results agree with their successive absolute figures.
+// Over the calls of one backend in one process (its results with that process id and `call` >= 1;
+// a group with a call number twice mixes two processes of one id, and is not judged), the change
+// of `rss_bytes` (`fds`, `threads`) from its first call to its last is what its calls after the
+// first grew, plus what happened between them: other calls of the process, each counted at its
+// positive growth at most, and the harness, which holds no descriptor or thread between calls and
+// no memory but a data set's tensors (and what the allocator keeps of them). A change that leaves
+// more unexplained than the finding's threshold of ResourceTally (a leak of kLeakBytesPerCall per
+// call over kMinLeakCalls calls, and at least kUnexplainedRssBytes plus kHeldTensorsSlack times
+// the largest tensors a result of the process held; kMinLeftOpen descriptors or threads and one
+// per kCallsPerLeftOpen calls) says the growth figures were lowered: zeroed growth hiding a leak.
+// A process with a result whose figures are impossible (CheckCallResources) is not judged: what
+// its other calls grew is unknown. Sums saturate.
+inline constexpr std::int64_t kUnexplainedRssBytes = std::int64_t{64} << 20;
+inline constexpr std::int64_t kHeldTensorsSlack = 4;
+class ResourceTrajectories {
+ public:
+  // One result's figures; `result` names it in an error (ResultIdentity); `tensor_bytes` bounds
+  // the tensors its data set held (TensorBytesBound).
+  void Add(const std::string& backend, const CallResources& call, const std::string& result,
+           std::int64_t tensor_bytes);
+  // A group whose figures disagree.
+  struct Disagreement {
+    std::int64_t process = 0;
+    std::string backend;
+    std::string result;  // Its last call's result.
+    std::string why;     // "its rss_growth_bytes ... ".
+  };
+  // Every group whose figures disagree, in (process, backend) order.
+  std::vector<Disagreement> Finish() const;
+
+ private:
+  // One figure of a group: its value after the first and the last call, the first's growth, and
+  // the growth and the positive growth of all its calls.
+  struct Figure {
+    std::int64_t first = 0, first_growth = 0, last = 0, growth = 0, positive = 0;
+  };
+  struct Group {
+    std::set<std::int64_t> calls;
+    bool mixed = false;
+    std::int64_t first_call = 0, last_call = 0;
+    std::string last_result;
+    Figure rss, fds, threads;
+  };
+  struct Process {
+    std::int64_t rss = 0, fds = 0, threads = 0;  // Positive growth of all its results.
+    std::int64_t tensor_bytes = 0;               // The most any of its results held.
+    bool unjudged = false;  // A result's figures are impossible (CheckCallResources).
+  };
+  std::map<std::pair<std::int64_t, std::string>, Group> groups_;
+  std::map<std::int64_t, Process> processes_;
+};
+
+// a + b, saturated at the int64 limits: the sums of resource figures (ResourceTally,
+// ResourceTrajectories) never overflow; a saturated sum is past every threshold.
+std::int64_t SaturatingAdd(std::int64_t a, std::int64_t b);
 
 // How many backends of `resources` have a finding.
 int BackendsWithFindings(const std::vector<BackendResources>& resources);

@@ -42,6 +42,10 @@ struct ResultRules {
 // differ (FAIL)").
 Status CheckResultConsistent(const Result& result, const ResultRules& rules);
 
+// An upper bound on the bytes of the tensors `result`'s data set holds while it runs (A, B and Y,
+// Y's elements bounded by (|A| / K) * (|B| / K)), saturated; 0 without a dtype.
+std::int64_t TensorBytesBound(const Result& result);
+
 // "case 'test_x', data set 'test_data_set_0', backend 'eigen'": a result's identity for messages.
 std::string ResultIdentity(const Result& result);
 

@@ -26,20 +26,24 @@ Selection SelectionOf(const Catalog& catalog, const std::vector<CaseStart>& sele
 
 // What a resumed run takes from its previous report: per case index, how many of its results
 // (a prefix, in run order) are kept, and where each case not finished starts; the rule the kept
-// results were checked under, and how many results were refused by it.
+// results were checked under, and how many results were refused by it (the first refusal's
+// result and reason: "case 'x', data set 'y', backend 'z': its resources' ...").
 struct Resumed {
   std::string path;
   std::vector<std::uint32_t> keep;
   std::vector<CaseStart> to_run;
   ResultRules rules;
   std::int64_t inconsistent = 0;
+  std::string first_inconsistency;
 };
 
 // Checks that `path` is a report of the same run as `now` (same mm, cases, backends, tolerance,
 // rule and expectations) and finds what it already finished: per case, the results in run order
-// up to the first one that is out of place, repeated or not consistent with itself
-// (CheckResultConsistent under `now`'s rule); that one and the rest of its case run again. The
-// error names the file and the difference.
+// up to the first one that is out of place, repeated, not consistent with itself
+// (CheckResultConsistent under `now`'s rule, its resource figures included) or of a process and
+// backend whose resource figures disagree with each other (ResourceTrajectories: a first pass over
+// the file); that one and the rest of its case run again. The error names the file and the
+// difference.
 StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const Catalog& catalog,
                               const std::vector<CaseStart>& selected);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mm/conformance/report/report.h"
+#include "mm/conformance/resources.h"
 #include "mm/conformance/result_check.h"
 #include "mm/engine/status.h"
 
@@ -83,7 +84,8 @@ StatusOr<Report> MergeShardHeaders(const std::vector<Report>& shards,
 // verdict is taken on trust: each result consistent with itself under the merged run's tolerance,
 // rule and expectations (CheckResultConsistent, conformance/result_check.h), of a case of its
 // shard (InShard by the case name), its case's results together and none twice, and each shard
-// holding exactly as many results as its selection says. Errors name the shard and the result
+// holding exactly as many results as its selection says, its resource figures agreeing with each
+// other (ResourceTrajectories, conformance/resources.h). Errors name the shard and the result
 // (case, data set, backend).
 class ShardResultCheck {
  public:
@@ -105,6 +107,7 @@ class ShardResultCheck {
   std::int64_t case_index_ = -1;
   std::string case_name_;
   std::set<std::pair<std::string, std::string>> keys_;  // (data set, backend) of the case.
+  ResourceTrajectories trajectories_;                   // Of the shard's results.
 };
 
 // MergeShardHeaders on shards read whole (their results in memory), every result checked by a

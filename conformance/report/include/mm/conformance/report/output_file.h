@@ -15,14 +15,8 @@
 
 namespace mm::conformance {
 
-// Writes the file at `path` whole or not at all: `write` streams the content into a new file that
-// WriteFileAtomically creates in PATH's directory with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC under an
-// unpredictable name (".NAME.XXXXXX", mkostemp), so an existing file or link of any name is never
-// opened; the file is given the mode a new file gets (0666 less the umask) and renamed over PATH
-// (a link at PATH is replaced, not followed). No fsync: this guards against a killed process, not
-// a lost machine. On error the temporary file is removed, PATH is
-// unchanged and the error names PATH. A process killed while writing may leave the temporary file
-// behind, never a partial PATH.
+// io::WriteFileAtomically (engine/io/output_file.h): the file at `path` whole or not at all, in a
+// new file renamed over PATH; a device, a FIFO or a descriptor (/dev/stdout) is written in place.
 Status WriteFileAtomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write);
 
@@ -37,6 +31,24 @@ bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b);
 // report needs its own" for the first two of `outputs` (option, path; an empty path is not
 // written and not compared) that name one file; OK otherwise.
 Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+// A file, or a folder of files, that a run reads.
+struct RunInput {
+  std::string what;  // "the --expectations file" (its path follows), "case 'test_x'" (a folder).
+  std::string path;  // A file, or a folder whose files down to 3 levels are read (a case, a tree).
+  std::string may_be;  // The report option that may name it (--json for --resume), or "".
+};
+
+// What every report path of a run is checked for before the run (INVALID_ARGUMENT, a usage error,
+// naming the option and the path): no two name one file (CheckDistinctOutputs); each can be
+// written: an existing one written in place (io::WrittenInPlace) open for writing (access(2)),
+// any other in a directory that takes a new file (one is created there and removed); a directory
+// or a socket is refused. And none is one of `inputs` by any spelling (the same device and inode:
+// relative, "..", symbolic or hard link), except under the option its `may_be` names: "--json
+// 'm.onnx' is 'x/model.onnx', a file of case 'test_x', which this run reads: a report must not
+// overwrite its input". Folders are looked through only when some report path exists.
+Status CheckReportPaths(const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<RunInput>& inputs);
 
 }  // namespace mm::conformance
 
