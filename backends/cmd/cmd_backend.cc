@@ -519,6 +519,8 @@ Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::s
       return InvalidArgumentError(where + ": the backend name '" + command.name +
                                   "' is already taken by " + registry.Description(command.name));
     }
+    // What the probe's driver starts and leaves (a daemon) ends with it, whoever calls.
+    const process::Subreaper subreaper;
     auto probe = StartCommandBackend(command);
     if (!probe.ok()) return InvalidArgumentError(where + ": " + probe.status().message());
     const std::string description = (*probe)->RunsOn() + " [runtime protocol]";

@@ -234,5 +234,19 @@ TEST(SigtermTest, EndsARunWithADaemonisingDriverWithin2sLeavingNothing) {
   EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the run still running";
 }
 
+// mm-fuzz too: the daemons of the driver it probes at the start and of those it runs.
+TEST(FuzzLeftoverTest, ADriversDaemonEndsWithTheFuzzRun) {
+  RunMark mark;
+  const Spawned run = ::mm::testing::SpawnProgram(
+      {MM_FUZZ_BIN, "--backend-cmd", DriverSpec("hello_leaves_daemon"), "--backend", "fault",
+       "--dtype", "float", "--cases", "4", "--seed", "1", "--quiet"});
+  ASSERT_GT(run.pid, 0);
+  const ::mm::testing::Finished finished = ::mm::testing::FinishSpawned(run, 120);
+  ASSERT_TRUE(finished.wait_status.has_value()) << "mm-fuzz still running after 120 s";
+  EXPECT_TRUE(WIFEXITED(*finished.wait_status)) << finished.out << finished.err;
+  const std::vector<pid_t> left = mark.Remaining();
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the run still running";
+}
+
 }  // namespace
 }  // namespace mm::conformance::leftover_test

@@ -434,8 +434,10 @@ StatusOr<Ended> Program::Wait(double timeout_seconds) {
 
 namespace {
 
-// The Subreaper's state: whether one is active, and the children this process had then.
+// The Subreaper's state: how many are alive, whether the outermost made this process a
+// subreaper, and the children this process had then.
 std::mutex g_subreaper_mutex;
+int g_subreapers = 0;
 bool g_subreaper_active = false;
 int g_subreaper_previous = 0;
 std::set<pid_t> g_children_before;
@@ -484,6 +486,7 @@ std::vector<pid_t> Strays(std::set<pid_t>& spared_groups) {
 
 Subreaper::Subreaper() {
   std::lock_guard lock(g_subreaper_mutex);
+  if (g_subreapers++ > 0) return;  // Inside another: that one's setting and children hold.
   prctl(PR_GET_CHILD_SUBREAPER, &g_subreaper_previous);
   const std::vector<pid_t> children = AllChildren();
   g_children_before = {children.begin(), children.end()};
@@ -493,6 +496,7 @@ Subreaper::Subreaper() {
 Subreaper::~Subreaper() {
   EndStrays();
   std::lock_guard lock(g_subreaper_mutex);
+  if (--g_subreapers > 0) return;
   if (g_subreaper_active) prctl(PR_SET_CHILD_SUBREAPER, g_subreaper_previous);
   g_subreaper_active = false;
   g_children_before.clear();

@@ -112,7 +112,7 @@ StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader, double timeout_seconds = k
 // (PR_SET_CHILD_SUBREAPER): a process that loses its parent (the daemon a driver started, the
 // setsid'ed child of a plugin, the helper of a driver that was killed) becomes a child of this
 // one instead of init's, so that EndStrays() finds it. At the end, EndStrays(), and the previous
-// setting. One object at a time per process.
+// setting. One made while another lives only adds its EndStrays() at its end.
 class Subreaper {
  public:
   Subreaper();
