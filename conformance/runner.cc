@@ -291,6 +291,14 @@ void RunBackend(const MatMulPlan& plan, const DataSet& set, const ReferenceY& re
     events.OnResult(std::move(r));
     return;
   }
+  if (const auto failed = options.failed_to_start.find(r.backend);
+      failed != options.failed_to_start.end()) {
+    r.verdict = Verdict::kError;
+    r.message = "backend failed to start: " + failed->second;
+    r.vs_reference = "n/a";
+    events.OnResult(std::move(r));
+    return;
+  }
   events.OnStage(CaseEvents::Stage::kBackend, r, at);
   auto& created = instances.Get(r.backend);
   if (!created.ok()) {

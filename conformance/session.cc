@@ -305,7 +305,8 @@ Status DescribeRun(const ConformanceOptions& options, const RunEnvironment& env,
   // before the workers are forked.
   AtStage(env, "describe");
   run.report.backend_info =
-      run.run.isolate ? DescribeBackendsInChild(run.registry, run.backends, run.run.launcher)
+      run.run.isolate ? DescribeBackendsInChild(run.registry, run.backends, run.run.launcher,
+                                                run.run.timeout_seconds, &run.run.failed_to_start)
                       : DescribeBackends(run.registry, run.backends);
   // What a previous run already finished, when resuming: only the rest runs.
   if (!options.resume.empty()) MM_RETURN_IF_ERROR(Resume(options, run, err));

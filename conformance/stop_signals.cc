@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "mm/engine/process/process.h"
+
 namespace mm::conformance {
 namespace {
 
@@ -25,7 +27,7 @@ extern "C" void OnStopSignal(int signal_number) {
 
 }  // namespace
 
-StopOnSignals::StopOnSignals() {
+StopOnSignals::StopOnSignals() : subreaper_(std::make_unique<process::Subreaper>()) {
   g_stop_signal = 0;
   if (pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_stop_pipe[0] = g_stop_pipe[1] = -1;
   struct sigaction action {};
@@ -33,8 +35,10 @@ StopOnSignals::StopOnSignals() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &previous_int_);
   sigaction(SIGTERM, &action, &previous_term_);
+  process::SetStopRequest(&g_stop_signal);
 }
 StopOnSignals::~StopOnSignals() {
+  process::SetStopRequest(nullptr);
   sigaction(SIGINT, &previous_int_, nullptr);
   sigaction(SIGTERM, &previous_term_, nullptr);
   for (int& fd : g_stop_pipe) {

@@ -30,6 +30,20 @@ void SetMemoryNet(std::int64_t limit) {
   setrlimit(RLIMIT_DATA, &data);
 }
 
+extern "C" void OnIgnoredSignal(int) {}
+
+// SIGINT and SIGTERM are the parent's to handle. Caught and dropped rather than ignored: a program
+// a backend executes gets them back with their default action (an exec keeps what is ignored, so
+// only SIGKILL would end it).
+void IgnoreStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = OnIgnoredSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 // What a worker sends the parent: stages, results and ends of tasks, each tagged with its task.
 class Answers final : public CaseEvents {
  public:
@@ -160,8 +174,7 @@ void TurnIntoError(Result& result, const std::string& why, const std::string& vs
 void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
                 const RunOptions& options) {
   // Forked by process::Fork: it leaves with its parent and leads its own process group.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
+  IgnoreStopSignals();
   registry.SetUpWorker();
   const std::int64_t limit = options.memory_limit_bytes;
   SetMemoryNet(limit);
@@ -185,16 +198,17 @@ void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
 }
 
 void DescriberMain(int fd, const BackendRegistry& registry) {
+  IgnoreStopSignals();
   FrameReader reader;
   const std::optional<Frame> frame = ReadFrame(fd, reader);
   std::optional<std::vector<std::string>> names;
   if (frame && frame->type == kDescribe) names = DecodeStrings(frame->payload);
   if (!names) _exit(2);
-  std::vector<std::string> described;
-  for (const BackendInfo& info : DescribeBackends(registry, *names)) {
-    described.push_back(info.runs_on);
+  // One answer per backend as it is described: a hang is pinned on its backend.
+  for (const std::string& name : *names) {
+    const std::vector<BackendInfo> info = DescribeBackends(registry, {name});
+    if (!SendFrame(fd, kDescribed, EncodeStrings({info.front().runs_on}))) break;
   }
-  SendFrame(fd, kDescribed, EncodeStrings(described));
   _exit(0);
 }
 

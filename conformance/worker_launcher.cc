@@ -1,14 +1,19 @@
 #include "mm/conformance/worker_launcher.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
+#include "mm/conformance/compare.h"
 #include "mm/conformance/worker.h"
 #include "mm/conformance/worker_protocol.h"
 #include "mm/engine/process/process.h"
@@ -68,7 +73,8 @@ LauncherReply Serve(const LauncherRequest& request, int fd, int control,
                     const BackendRegistry& registry, const RunOptions& options) {
   LauncherReply reply;
   if (request.op == kReap) {
-    const auto ended = process::EndGroup(static_cast<pid_t>(request.pid), /*kill_leader=*/false);
+    const auto ended = process::EndGroup(static_cast<pid_t>(request.pid), /*kill_leader=*/false,
+                                         process::kExitGraceSeconds);
     reply.value = ended.ok() ? 0 : -ECHILD;
     if (ended.ok()) {
       reply.status = ended->wait_status;
@@ -173,7 +179,8 @@ StatusOr<std::unique_ptr<WorkerLauncher>> WorkerLauncher::Start(const BackendReg
 
 WorkerLauncher::~WorkerLauncher() {
   close(control_);  // The launcher reads the end and leaves; its workers end with it.
-  [[maybe_unused]] const auto ended = process::Reap(pid_);
+  [[maybe_unused]] const auto ended =
+      process::EndGroup(pid_, /*kill_leader=*/false, process::kExitGraceSeconds);
 }
 
 pid_t WorkerLauncher::Spawn(int fd, Role role) {
@@ -217,7 +224,8 @@ void Spawner::Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes) {
     if (!options_.launcher->Reap(pid, status, peak_rss_bytes)) status = SIGKILL;
     return;
   }
-  if (const auto ended = process::EndGroup(pid, /*kill_leader=*/false); ended.ok()) {
+  if (const auto ended = process::EndGroup(pid, /*kill_leader=*/false, process::kExitGraceSeconds);
+      ended.ok()) {
     status = ended->wait_status;
     peak_rss_bytes = ended->peak_rss_bytes;
   }
@@ -228,40 +236,97 @@ std::string DescribeWorkerDeath(int status) {
   return "crashed: the worker " + process::DescribeWaitStatus(status);
 }
 
-std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
-                                                 const std::vector<std::string>& names,
-                                                 WorkerLauncher* launcher) {
-  std::vector<BackendInfo> infos;
-  for (const std::string& name : names) {
-    infos.push_back({name, registry.Description(name), "failed to start: not described"});
+namespace {
+
+// What waiting for the describing child's next frame gave.
+enum class Awaited { kFrame, kEnd, kTimeout, kStopped };
+
+// The next frame on `fd` within `timeout_seconds` (into `frame`), or why none came: the end of the
+// socket, the time, or a stop request (process::StopRequested, seen within 100 ms).
+Awaited AwaitFrame(int fd, FrameReader& reader, double timeout_seconds,
+                   std::optional<Frame>& frame) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
+  while (!(frame = reader.Pop())) {
+    if (process::StopRequested()) return Awaited::kStopped;
+    const double left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left <= 0) return Awaited::kTimeout;
+    pollfd ready{fd, POLLIN, 0};
+    if (poll(&ready, 1, static_cast<int>(std::ceil(std::min(left, 100.0)))) <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Awaited::kEnd;
+    reader.Append(chunk, static_cast<std::size_t>(n));
   }
+  return Awaited::kFrame;
+}
+
+// One describing child for names[first...]: fills their runs_on as it answers, one by one. Returns
+// where the next child must start: past the name it hung on (that name's runs_on says so, and
+// `undescribed` gets it), or names.size() when it answered all, died, or the run was stopped.
+std::size_t DescribeFrom(const BackendRegistry& registry, const std::vector<std::string>& names,
+                         std::size_t first, WorkerLauncher* launcher, double timeout_seconds,
+                         std::vector<BackendInfo>& infos,
+                         std::map<std::string, std::string>* undescribed) {
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return infos;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return names.size();
   RunOptions options;
   options.launcher = launcher;
   Spawner spawner(nullptr, registry, options);
   const pid_t pid = spawner.Spawn(sv[1], WorkerLauncher::Role::kDescriber, {sv[0]});
   if (pid < 0) {
     close(sv[0]);
-    return infos;
+    return names.size();
   }
+  std::size_t next = first;
+  Awaited awaited = Awaited::kEnd;
   FrameReader reader;
-  std::optional<std::vector<std::string>> described;
-  if (SendFrame(sv[0], kDescribe, EncodeStrings(names))) {
-    const std::optional<Frame> frame = ReadFrame(sv[0], reader);
-    if (frame && frame->type == kDescribed) described = DecodeStrings(frame->payload);
+  if (SendFrame(sv[0], kDescribe, EncodeStrings({names.begin() + first, names.end()}))) {
+    std::optional<Frame> frame;
+    while (next < names.size() &&
+           (awaited = AwaitFrame(sv[0], reader, timeout_seconds, frame)) == Awaited::kFrame) {
+      std::optional<std::vector<std::string>> described;
+      if (frame->type == kDescribed) described = DecodeStrings(frame->payload);
+      if (!described || described->size() != 1) break;
+      infos[next++].runs_on = std::move(described->front());
+    }
   }
   close(sv[0]);
+  // Done, hung or stopped: what is left of it is killed (a plugin's process group with it).
+  if (next == names.size() || awaited != Awaited::kEnd) process::KillGroup(pid);
   int status = 0;
   std::int64_t peak = 0;
   spawner.Reap(pid, status, peak);
-  if (!described || described->size() != names.size()) {
-    for (BackendInfo& info : infos) {
-      info.runs_on = "failed to start: " + DescribeWorkerDeath(status);
-    }
-    return infos;
+  if (next == names.size()) return next;
+  if (awaited == Awaited::kTimeout) {
+    const std::string why =
+        "did not describe itself within " + FormatDouble(timeout_seconds) + " s (--timeout)";
+    infos[next].runs_on = "failed to start: " + why;
+    if (undescribed != nullptr) (*undescribed)[names[next]] = why;
+    return next + 1;
   }
-  for (std::size_t i = 0; i < names.size(); ++i) infos[i].runs_on = std::move((*described)[i]);
+  const std::string why = awaited == Awaited::kStopped ? "not described (the run was stopped)"
+                                                       : DescribeWorkerDeath(status);
+  for (std::size_t i = next; i < names.size(); ++i) infos[i].runs_on = "failed to start: " + why;
+  return names.size();
+}
+
+}  // namespace
+
+std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
+                                                 const std::vector<std::string>& names,
+                                                 WorkerLauncher* launcher, double timeout_seconds,
+                                                 std::map<std::string, std::string>* undescribed) {
+  std::vector<BackendInfo> infos;
+  for (const std::string& name : names) {
+    infos.push_back({name, registry.Description(name), "failed to start: not described"});
+  }
+  // A child that hangs on one backend is killed; a fresh one describes the backends after it.
+  for (std::size_t next = 0; next < names.size();) {
+    next = DescribeFrom(registry, names, next, launcher, timeout_seconds, infos, undescribed);
+  }
   return infos;
 }
 

@@ -241,6 +241,7 @@ class Pool {
       // the descriptor). Killing a process that is ending leaves its wait status as it was.
       process::KillGroup(w.pid);
       spawner_.Reap(w.pid, status, peak);
+      process::EndStrays();  // As Retire does.
       w.pid = -1;
       std::string why = DescribeWorkerDeath(status);
       if (options_.memory_limit_bytes > 0 && peak > options_.memory_limit_bytes) {
@@ -462,6 +463,10 @@ class Pool {
       int status = 0;
       std::int64_t peak = 0;
       spawner_.Reap(w.pid, status, peak);
+      // What its backends left that is not in its group (a driver and the helpers it started, a
+      // plugin's setsid'ed child) came to this process when the worker ended, when it is their
+      // subreaper (StopOnSignals): it ends now, not with the run.
+      process::EndStrays();
     }
     w.pid = -1;
     w.reader.Clear();
@@ -504,8 +509,11 @@ std::string FormatSeconds(double seconds) { return FormatDouble(seconds); }
 
 bool RunIsolated(const Catalog& catalog, const std::vector<CaseStart>& cases,
                  const BackendRegistry& registry, const RunOptions& options, ResultSink& sink) {
-  if (options.launcher != nullptr && options.launcher->options().backends != options.backends) {
-    // Its workers would run other backends than those the results are counted for.
+  if (options.launcher != nullptr &&
+      (options.launcher->options().backends != options.backends ||
+       options.launcher->options().failed_to_start != options.failed_to_start)) {
+    // Its workers would run other backends than those the results are counted for, or create one
+    // that could not be described.
     RunOptions here = options;
     here.launcher = nullptr;
     Pool pool(catalog, registry, here, cases.size(), sink);

@@ -124,12 +124,17 @@ class DriverProcess final : public ByteSource {
   }
 
  private:
-  // The driver closed its end: reaps it and says how it ended.
+  // The driver closed its end: reaps it and says how it ended. One that lives on (a daemon, a
+  // driver that closed its stdout) is killed with its group after process::kExitGraceSeconds.
   Status Ended(const std::string& what) {
     const std::string tail = StderrTail();
-    auto ended = program_.Wait();
-    const std::string how =
+    auto ended = program_.Wait(process::kExitGraceSeconds);
+    std::string how =
         ended.ok() ? process::DescribeWaitStatus(ended->wait_status) : ended.status().message();
+    if (ended.ok() && ended->timed_out) {
+      how = "it did not exit within " + Seconds(process::kExitGraceSeconds) +
+            " s after closing its stdout, and was killed";
+    }
     return InternalError("the driver " + what + ": " + how + tail);
   }
 
@@ -517,6 +522,8 @@ Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::s
       return InvalidArgumentError(where + ": the backend name '" + command.name +
                                   "' is already taken by " + registry.Description(command.name));
     }
+    // What the probe's driver starts and leaves (a daemon) ends with it, whoever calls.
+    const process::Subreaper subreaper;
     auto probe = StartCommandBackend(command);
     if (!probe.ok()) return InvalidArgumentError(where + ": " + probe.status().message());
     const std::string description = (*probe)->RunsOn() + " [runtime protocol]";

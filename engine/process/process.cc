@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <thread>
 #include <utility>
 
 namespace mm::process {
@@ -76,11 +79,79 @@ bool DieWithParent(pid_t parent) {
   return getppid() == parent;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const volatile std::sig_atomic_t* g_stop_request = nullptr;
+
+// The children Fork() started in process `owner` and Reap() has not reaped yet: never strays
+// (EndStrays). A forked child, another owner, starts with none (without touching the set before
+// an exec, where only async-signal-safe calls are allowed).
+struct StartedChildren {
+  pid_t owner = -1;
+  std::set<pid_t> pids;
+};
+std::mutex g_started_mutex;
+StartedChildren& Started() {
+  static StartedChildren started;
+  if (started.owner != getpid()) {
+    started.pids.clear();
+    started.owner = getpid();
+  }
+  return started;
+}
+
+void TrackStarted(pid_t pid, bool running) {
+  std::lock_guard lock(g_started_mutex);
+  if (running) {
+    Started().pids.insert(pid);
+  } else {
+    Started().pids.erase(pid);
+  }
+}
+
+}  // namespace
+
+void SetStopRequest(const volatile std::sig_atomic_t* flag) { g_stop_request = flag; }
+
+bool StopRequested() { return g_stop_request != nullptr && *g_stop_request != 0; }
+
+bool WaitForExit(pid_t pid, double timeout_seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
+  // A pidfd is readable once the process ended; without one (an old kernel), the wait polls.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  bool ended = false;
+  while (true) {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
+      ended = errno != EINTR;  // Not a child (any more): nothing to wait for.
+    } else {
+      ended = info.si_pid == pid;
+    }
+    const double left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (ended || left <= 0 || StopRequested()) break;
+    // Slices of 100 ms at most: a stop request is seen within them.
+    const int slice = static_cast<int>(std::ceil(std::min(left, 100.0)));
+    if (pidfd >= 0) {
+      pollfd fd{pidfd, POLLIN, 0};
+      poll(&fd, 1, slice);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(slice, 10)));
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  return ended;
+}
+
 pid_t Fork(const ForkOptions& options) {
   const pid_t parent = getpid();
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
+    // The stop is the parent's to handle; the children it started are its own.
+    g_stop_request = nullptr;
     for (const int fd : options.close_in_child) close(fd);
     if (options.own_group) setpgid(0, 0);
     if (options.die_with_parent && !DieWithParent(parent)) _exit(0);
@@ -88,6 +159,7 @@ pid_t Fork(const ForkOptions& options) {
   }
   // Both sides set the group: whichever runs first, the group exists when either goes on.
   if (pid > 0 && options.own_group) setpgid(pid, pid);
+  if (pid > 0) TrackStarted(pid, true);
   return pid;
 }
 
@@ -101,6 +173,7 @@ StatusOr<Ended> Reap(pid_t pid) {
     return NotFoundError("process " + std::to_string(pid) +
                          " cannot be waited for: " + std::strerror(errno));
   }
+  TrackStarted(pid, false);
   auto seconds = [](const timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
   };
@@ -117,16 +190,14 @@ void KillGroup(pid_t pid) {
   kill(pid, SIGKILL);
 }
 
-StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader) {
+StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader, double timeout_seconds) {
   if (pid <= 0) return NotFoundError("no process " + std::to_string(pid));
-  if (!kill_leader) {
-    siginfo_t info{};
-    // WNOWAIT: the leader stays a zombie, so its id still names its group below.
-    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-    }
-  }
+  // Unreaped, the leader's id still names its group below.
+  const bool ended = kill_leader || WaitForExit(pid, timeout_seconds);
   KillGroup(pid);
-  return Reap(pid);
+  StatusOr<Ended> reaped = Reap(pid);
+  if (reaped.ok()) reaped->timed_out = !ended;
+  return reaped;
 }
 
 StatusOr<Child> Child::Start(const std::function<void(int write_fd)>& body,
@@ -189,20 +260,22 @@ bool Child::ReadUntilEnd(double timeout_seconds, std::string& out,
 
 StatusOr<Ended> Child::Finish(double timeout_seconds, std::string& out,
                               const std::function<bool(const std::string&)>& complete) {
+  const auto start = Clock::now();
   const bool ended = ReadUntilEnd(timeout_seconds, out, complete);
   if (!ended) Kill();
-  StatusOr<Ended> reaped = Wait();
+  const double left = timeout_seconds - std::chrono::duration<double>(Clock::now() - start).count();
+  StatusOr<Ended> reaped = Wait(std::max(left, kExitGraceSeconds));
   if (reaped.ok()) reaped->timed_out = !ended;
   return reaped;
 }
 
 void Child::Kill() { KillGroup(pid_); }
 
-StatusOr<Ended> Child::Wait() {
+StatusOr<Ended> Child::Wait(double timeout_seconds) {
   if (pid_ <= 0) return FailedPreconditionError("the child was already waited for");
   // Closed first: a child blocked writing to a full pipe then gets EPIPE instead of waiting.
   if (read_fd_ >= 0) close(std::exchange(read_fd_, -1));
-  return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false);
+  return EndGroup(std::exchange(pid_, -1), /*kill_leader=*/false, timeout_seconds);
 }
 
 namespace {
@@ -251,7 +324,14 @@ void CloseIfOpen(int& fd) {
     const rlimit limit{static_cast<rlim_t>(data_limit), static_cast<rlim_t>(data_limit)};
     setrlimit(RLIMIT_DATA, &limit);
   }
-  signal(SIGPIPE, SIG_DFL);
+  // An exec keeps what is ignored and blocked: a worker ignores SIGINT and SIGTERM, and its
+  // program must not (only SIGKILL would end it then). Handlers are reset by the exec itself.
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    signal(signal_number, SIG_DFL);  // SIGKILL and SIGSTOP fail, harmlessly.
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   execvp(argv[0], argv);
   const char* why = strerrordesc_np(errno);  // Unlike strerror, safe here.
   const char* parts[] = {"mm: cannot execute '", argv[0], "': ", why, "\n"};
@@ -343,12 +423,109 @@ void Program::CloseFds() {
 
 void Program::Kill() { KillGroup(pid_); }
 
-StatusOr<Ended> Program::Wait() {
+StatusOr<Ended> Program::Wait(double timeout_seconds) {
   if (pid_ <= 0) return FailedPreconditionError("the program was already waited for");
   CloseFds();
   const pid_t pid = std::exchange(pid_, -1);
-  auto ended = EndGroup(pid, /*kill_leader=*/false);
+  auto ended = EndGroup(pid, /*kill_leader=*/false, timeout_seconds);
   Track(pid, false);
+  return ended;
+}
+
+namespace {
+
+// The Subreaper's state: how many are alive, whether the outermost made this process a
+// subreaper, and the children this process had then.
+std::mutex g_subreaper_mutex;
+int g_subreapers = 0;
+bool g_subreaper_active = false;
+int g_subreaper_previous = 0;
+std::set<pid_t> g_children_before;
+
+// This process's children: from /proc's children lists, else from every process's parent.
+std::vector<pid_t> AllChildren() {
+  if (std::optional<std::vector<pid_t>> listed = Children()) return *listed;
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const std::size_t end_of_name = line.rfind(')');
+    if (end_of_name == std::string::npos || end_of_name + 2 >= line.size()) continue;
+    std::istringstream fields(line.substr(end_of_name + 2));
+    char state = 0;
+    pid_t parent = 0;
+    if (fields >> state >> parent && parent == getpid()) children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
+// The children that are strays now (EndStrays), and the groups that must be spared.
+std::vector<pid_t> Strays(std::set<pid_t>& spared_groups) {
+  std::set<pid_t> started;
+  {
+    std::lock_guard lock(g_started_mutex);
+    started = Started().pids;
+  }
+  spared_groups = {getpgrp()};
+  for (const pid_t pid : started) spared_groups.insert(getpgid(pid) > 0 ? getpgid(pid) : pid);
+  for (const pid_t pid : g_children_before) {
+    if (getpgid(pid) > 0) spared_groups.insert(getpgid(pid));
+  }
+  std::vector<pid_t> strays;
+  for (const pid_t pid : AllChildren()) {
+    if (started.count(pid) == 0 && g_children_before.count(pid) == 0) strays.push_back(pid);
+  }
+  return strays;
+}
+
+}  // namespace
+
+Subreaper::Subreaper() {
+  std::lock_guard lock(g_subreaper_mutex);
+  if (g_subreapers++ > 0) return;  // Inside another: that one's setting and children hold.
+  prctl(PR_GET_CHILD_SUBREAPER, &g_subreaper_previous);
+  const std::vector<pid_t> children = AllChildren();
+  g_children_before = {children.begin(), children.end()};
+  g_subreaper_active = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+}
+
+Subreaper::~Subreaper() {
+  EndStrays();
+  std::lock_guard lock(g_subreaper_mutex);
+  if (--g_subreapers > 0) return;
+  if (g_subreaper_active) prctl(PR_SET_CHILD_SUBREAPER, g_subreaper_previous);
+  g_subreaper_active = false;
+  g_children_before.clear();
+}
+
+int EndStrays(double timeout_seconds) {
+  std::lock_guard lock(g_subreaper_mutex);
+  if (!g_subreaper_active) return 0;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_seconds));
+  int ended = 0;
+  std::set<pid_t> spared;
+  for (std::vector<pid_t> strays = Strays(spared); !strays.empty(); strays = Strays(spared)) {
+    for (const pid_t pid : strays) {
+      // Its group too: what it left there (a driver's helper) would be adopted next, or never.
+      const pid_t group = getpgid(pid);
+      if (group > 0 && spared.count(group) == 0) kill(-group, SIGKILL);
+      kill(pid, SIGKILL);
+    }
+    // Reaped, their own children are adopted here in turn: the next round ends them.
+    for (const pid_t pid : strays) {
+      int status = 0;
+      while (waitpid(pid, &status, WNOHANG) == 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      ++ended;
+    }
+    if (Clock::now() >= deadline) break;
+  }
   return ended;
 }
 

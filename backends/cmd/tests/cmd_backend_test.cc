@@ -158,6 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"crash", "the driver ended before its answer was complete: crashed: SIGSEGV"},
         Fault{"exit", "exited with status 3"},
         Fault{"hang", "did not answer within 3 s (--timeout); it was killed", 3},
+        // Closes its stdin and stdout and lives on: ended after the grace, never waited for.
+        Fault{"closes_stdout",
+              "the driver ended before its answer was complete: it did not exit within 2 s "
+              "after closing its stdout, and was killed"},
         Fault{"truncated", "ended before its answer was complete"},
         Fault{"huge_header", "malformed frame: header length 2147483647"},
         Fault{"huge_data", "malformed frame: data length 4294967280 where at most 24 is awaited"},
@@ -215,6 +219,10 @@ TEST(CmdBackendTest, ADriverWithoutAValidHelloCannotStart) {
               HasSubstr("no valid hello: the driver's hello: protocol version 2"));
   command = ParseBackendCmd("fault=" + FaultCommand("hello_crash")).value();
   EXPECT_THAT(StartCommandBackend(command).status().message(), HasSubstr("crashed: SIGSEGV"));
+  // A driver that closes its stdin and stdout at the hello and lives on is not waited for.
+  command = ParseBackendCmd("fault=" + FaultCommand("hello_closes_stdout")).value();
+  EXPECT_THAT(StartCommandBackend(command).status().message(),
+              HasSubstr("it did not exit within 2 s after closing its stdout, and was killed"));
   command = ParseBackendCmd("nothing=/nonexistent/driver --x").value();
   const std::string message = StartCommandBackend(command).status().message();
   EXPECT_THAT(message, HasSubstr("exited with status 127"));

@@ -4,7 +4,9 @@ Written against docs/runtime-protocol.md with the standard library only (no SDK,
 also checks that the document suffices. It computes float (float32) 2-D products in Python and
 refuses every other dtype at hello. `fault_driver.py FAULT` misbehaves as FAULT says on every
 request whose K is 7 (A's last dim) and answers the others correctly, so a test sees the fault
-and then a call that works on the driver mm started anew.
+and then a call that works on the driver mm started anew. The faults whose names start with
+"hello_" strike at the hello instead, every time the driver starts. A second argument "slow"
+makes every answer take 20 ms.
 """
 
 import json
@@ -15,6 +17,7 @@ import sys
 import time
 
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+SLOW = sys.argv[2:3] == ["slow"]
 DTYPES = ["double", "float16", "bfloat16", "int32", "int64", "uint32", "uint64"]
 
 
@@ -38,6 +41,28 @@ def write_frame(header, data=b""):
     os.write(1, struct.pack("<II", len(text), len(data)) + text + data)
 
 
+def leave_process(detach, keep_socket):
+    """Forks a process that sleeps and outlives this driver unless mm ends it: a helper (a pool, a
+    server) in the driver's process group, or with `detach` a daemon in a session of its own; it
+    holds the driver's stdin and stdout only with `keep_socket`."""
+    if os.fork() != 0:
+        return
+    if detach:
+        os.setsid()
+    if not keep_socket:
+        os.close(0)
+        os.close(1)
+    time.sleep(1000)
+    os._exit(0)
+
+
+def close_stdio_and_sleep():
+    """Lives on without stdin and stdout (a runtime that closes "unused" descriptors)."""
+    os.close(0)
+    os.close(1)
+    time.sleep(1000)
+
+
 def hello(request):
     declared = {"float": {"accumulation": "double"}}
     for name in DTYPES:
@@ -45,6 +70,12 @@ def hello(request):
     protocol = 2 if FAULT == "bad_hello" else request["protocol"]
     if FAULT == "hello_crash":
         os.kill(os.getpid(), signal.SIGSEGV)
+    elif FAULT == "hello_closes_stdout":
+        close_stdio_and_sleep()
+    elif FAULT == "hello_leaves_helper":
+        leave_process(detach=False, keep_socket=False)
+    elif FAULT == "hello_leaves_daemon":
+        leave_process(detach=True, keep_socket=False)
     write_frame(
         {
             "type": "hello",
@@ -73,6 +104,12 @@ def misbehave(request, y):
     elif FAULT == "exit":
         sys.exit(3)
     elif FAULT == "hang":
+        time.sleep(1000)
+    elif FAULT == "closes_stdout":
+        close_stdio_and_sleep()
+    elif FAULT == "hang_holding_socket":
+        # A daemon that holds the socket, then a hang: mm's timeout kills the driver's group.
+        leave_process(detach=True, keep_socket=True)
         time.sleep(1000)
     elif FAULT == "truncated":
         text = json.dumps(answer).encode()
@@ -127,6 +164,8 @@ def main():
                 continue
             misbehave(request, y)
         else:
+            if SLOW:
+                time.sleep(0.02)
             sys.stderr.write("answered request %d\n" % request["id"])
             write_frame(
                 {"type": "y", "id": request["id"], "dtype": "float", "shape": request["y"]}, y

@@ -216,6 +216,15 @@ static int32_t wrong_execute(void* opaque, const mm_const_tensor* a, const mm_co
     }
     (void)fork();
   }
+#elif defined(MM_FAULT_EXECUTE_SETSID)
+  {
+    /* A process in a session of its own, out of the caller's process group, left sleeping. */
+    const pid_t daemon = fork();
+    if (daemon == 0) {
+      setsid();
+      for (;;) pause();
+    }
+  }
 #endif
 #if defined(MM_FAULT_STATE_CHDIR) || defined(MM_FAULT_STATE_NOFILE) || \
     defined(MM_FAULT_STATE_UMASK) || defined(MM_FAULT_STATE_SIGCHLD)

@@ -119,6 +119,32 @@ function operands(request, data) {
   });
 }
 
+// The largest frame header mm accepts (docs/runtime-protocol.md): a longer one is refused whole.
+const MAX_HEADER_BYTES = 64 * 1024;
+
+// `header` as it is when its JSON fits MAX_HEADER_BYTES; else with its text `key` (an
+// exception's message, say) cut between characters and ended by a marker saying its whole length,
+// so that the cut header fits.
+function fitHeader(header, key) {
+  const bytes = (h) => Buffer.byteLength(JSON.stringify(h), 'utf8');
+  if (bytes(header) <= MAX_HEADER_BYTES) return header;
+  const whole = String(header[key]);
+  const characters = Array.from(whole).length;
+  const marker = ` [... cut to fit mm's 64 KiB frame header; ${characters} characters in all]`;
+  const cut = (n) => ({...header, [key]: whole.slice(0, n) + marker});
+  // The longest prefix that fits. It never ends inside a surrogate pair (which would not be
+  // UTF-8): a lone half is escaped in 6 bytes, the whole pair is 4, so the prefix one unit longer
+  // fits too and the search goes past it.
+  let low = 0;
+  let high = whole.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (bytes(cut(middle)) <= MAX_HEADER_BYTES) low = middle;
+    else high = middle - 1;
+  }
+  return cut(low);
+}
+
 // The refusal or error an exception becomes by the driver's rules.
 function refusalOrError(driver, id, e) {
   const text = e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
@@ -128,9 +154,13 @@ function refusalOrError(driver, id, e) {
     if (match instanceof RegExp) hit = match.test(text);
     else if (isClass) hit = e instanceof match;
     else hit = Boolean(match(e));
-    if (hit) return {header: {type: 'refused', id, what, why: text}, data: Buffer.alloc(0)};
+    if (hit) {
+      return {header: fitHeader({type: 'refused', id, what, why: text}, 'why'),
+        data: Buffer.alloc(0)};
+    }
   }
-  return {header: {type: 'error', id, message: text}, data: Buffer.alloc(0)};
+  return {header: fitHeader({type: 'error', id, message: text}, 'message'),
+    data: Buffer.alloc(0)};
 }
 
 // Y's dtype name: the one it says, else the request's when its array is of that dtype.
@@ -255,4 +285,7 @@ async function serve(driver, readFd = 0, writeFd = 1) {
   }
 }
 
-module.exports = {PROTOCOL, ARRAYS, ProtocolError, elements, hello, answer, serve, Channel};
+module.exports = {
+  PROTOCOL, MAX_HEADER_BYTES, ARRAYS, ProtocolError, elements, hello, answer, serve, Channel,
+  fitHeader,
+};

@@ -120,6 +120,36 @@ test('exceptions become refusals by the rules, else errors with their words', as
     .header.message, 'TypeError: late');
 });
 
+test('a message too long for a frame is cut to fit, between characters, with a marker',
+  async () => {
+    // 30000 emoji: surrogate pairs, 4 UTF-8 bytes each, far over 64 KiB; the cut may fall
+    // between the two halves of one, and must not.
+    const longText = '\u{1F600}'.repeat(30000);
+    const data = dataOf(new Float32Array(1), new Float32Array(1), new Float32Array(1));
+    for (const [rules, key] of [[[], 'message'], [[[Error, 'shape']], 'why']]) {
+      const driver = {rules, matmul: () => { throw new Error(longText); }};
+      const {header} = await mm.answer(driver, request('float', [1, 1], [1, 1], [1, 1]), data);
+      const encoded = Buffer.from(JSON.stringify(header), 'utf8');
+      assert.ok(encoded.length <= mm.MAX_HEADER_BYTES, `${encoded.length} bytes`);
+      assert.ok(encoded.length > mm.MAX_HEADER_BYTES - 64, `${encoded.length} bytes`);
+      const text = header[key];
+      assert.ok(text.endsWith('; 30007 characters in all]'), text.slice(-80));
+      const kept = text.slice(0, text.indexOf(' [... cut'));
+      assert.equal(kept, `Error: ${longText}`.slice(0, kept.length));
+      // Whole characters: the UTF-8 of what is kept decodes back to it.
+      assert.equal(Buffer.from(kept, 'utf8').toString('utf8'), kept);
+      assert.ok(!/[\ud800-\udbff]$/.test(kept));
+    }
+    // Wherever the limit falls, before or inside a pair (prefixes of 0 to 3 units shift it).
+    for (let pad = 0; pad < 4; ++pad) {
+      const cut = mm.fitHeader({type: 'error', id: 1, message: 'a'.repeat(pad) + longText},
+        'message').message;
+      assert.ok(!/[\ud800-\udbff]$/.test(cut.slice(0, cut.indexOf(' [... cut'))), `pad ${pad}`);
+    }
+    const short = {type: 'error', id: 1, message: 'x'.repeat(1000)};
+    assert.deepEqual(mm.fitHeader(short, 'message'), short);
+  });
+
 test('a request whose data does not match its shapes is an error, not a crash', async () => {
   const reply = await mm.answer({matmul: () => {}}, request('float', [2, 2], [2, 2], [2, 2]),
     Buffer.alloc(8));

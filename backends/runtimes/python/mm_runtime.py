@@ -43,6 +43,8 @@ from typing import Callable, Dict, List, Optional, Tuple, Union
 import numpy
 
 PROTOCOL = 1
+# The largest frame header mm accepts (docs/runtime-protocol.md): a longer one is refused whole.
+MAX_HEADER_BYTES = 64 * 1024
 
 # mm's dtype names and the numpy dtype that holds each (bfloat16: its bits).
 NUMPY_DTYPES = {
@@ -148,6 +150,29 @@ def _operands(request, data):
     return name, arrays
 
 
+def fit_header(header, key):
+    """`header` as it is when its JSON fits MAX_HEADER_BYTES; else with its text `key` (an
+    exception's message, say) cut at a character and ended by a marker saying its whole length,
+    so that the cut header fits."""
+    if len(json.dumps(header).encode()) <= MAX_HEADER_BYTES:
+        return header
+    whole = str(header[key])
+    marker = " [... cut to fit mm's 64 KiB frame header; %d characters in all]" % len(whole)
+
+    def cut(n):
+        return dict(header, **{key: whole[:n] + marker})
+
+    # The longest prefix that fits: escapes make a character 1 to 12 bytes of JSON.
+    low, high = 0, len(whole)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(json.dumps(cut(middle)).encode()) <= MAX_HEADER_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low)
+
+
 def answer(driver, request, data):
     """The reply to one matmul request: (header, Y's bytes). `data` must be writable (Y's part
     becomes `out`)."""
@@ -165,8 +190,10 @@ def answer(driver, request, data):
         for kind, what in driver.rules:
             if isinstance(e, kind):
                 why = "%s: %s" % (type(e).__name__, e)
-                return {"type": "refused", "id": rid, "what": what, "why": why}, b""
-        return {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)}, b""
+                refusal = {"type": "refused", "id": rid, "what": what, "why": why}
+                return fit_header(refusal, "why"), b""
+        error = {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)}
+        return fit_header(error, "message"), b""
     header = {
         "type": "y",
         "id": rid,

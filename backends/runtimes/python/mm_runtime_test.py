@@ -144,6 +144,32 @@ class AnswerTest(unittest.TestCase):
         )
         self.assertEqual(header, {"type": "error", "id": 2, "message": "RuntimeError: boom"})
 
+    def test_a_message_too_long_for_a_frame_is_cut_to_fit_with_a_marker(self):
+        # 40000 characters of 3 UTF-8 bytes each, escaped as 6 bytes of JSON: far over 64 KiB.
+        long_text = "\u20ac" * 40000
+
+        def verbose(a, b, out, dtype):
+            raise RuntimeError(long_text)
+
+        for rules, key in (([], "message"), ([(RuntimeError, "shape")], "why")):
+            driver = numpy_driver(matmul=verbose, rules=rules)
+            m = numpy.ones((1, 1), numpy.float32)
+            header, _ = mm_runtime.answer(
+                driver, request("float", [1, 1], [1, 1], [1, 1]), data_of(m, m, m)
+            )
+            encoded = json.dumps(header).encode()
+            self.assertLessEqual(len(encoded), mm_runtime.MAX_HEADER_BYTES)
+            self.assertGreater(len(encoded), mm_runtime.MAX_HEADER_BYTES - 64)
+            text = header[key]
+            self.assertTrue(text.startswith("RuntimeError: \u20ac\u20ac"))
+            self.assertTrue(text.endswith("; 40014 characters in all]"), text[-80:])
+            # Cut between characters: the text is whole characters of the message.
+            kept = text[: text.index(" [... cut")]
+            self.assertEqual(kept, ("RuntimeError: " + long_text)[: len(kept)])
+        # A message that fits is sent as it is.
+        short = {"type": "error", "id": 1, "message": "x" * 1000}
+        self.assertEqual(mm_runtime.fit_header(short, "message"), short)
+
     def test_a_request_that_does_not_add_up_is_an_error(self):
         header, _ = mm_runtime.answer(numpy_driver(), request("float", [2], [2], []), bytearray(4))
         self.assertEqual(header["type"], "error")

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -246,6 +247,99 @@ TEST(EndGroupTest, WithoutKillingWaitsForTheLeaderThenEndsItsGroup) {
   EXPECT_FALSE(EndGroup(pid, true).ok()) << "reaped already";
 }
 
+// A child that sleeps until it is killed.
+pid_t ForkSleeper() {
+  const pid_t pid = Fork();
+  if (pid == 0) {
+    while (true) pause();
+  }
+  return pid;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(EndGroupTest, KillsALeaderThatDoesNotEndWithinItsTime) {
+  const pid_t pid = ForkSleeper();
+  ASSERT_GE(pid, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto ended = EndGroup(pid, /*kill_leader=*/false, /*timeout_seconds=*/0.3);
+  const double took = SecondsSince(start);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_TRUE(ended->timed_out) << DescribeWaitStatus(ended->wait_status);
+  EXPECT_GE(took, 0.3);
+  EXPECT_LT(took, 5.0);
+}
+
+TEST(WaitForExitTest, SaysWhenTheChildEndedWithoutReapingIt) {
+  const pid_t pid = Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(4);
+  EXPECT_TRUE(WaitForExit(pid, 30));
+  auto ended = Reap(pid);  // Still there to be reaped.
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 4");
+}
+
+TEST(WaitForExitTest, AStopRequestEndsTheWaitAtOnce) {
+  const pid_t pid = ForkSleeper();
+  ASSERT_GE(pid, 0);
+  volatile std::sig_atomic_t stop = 0;
+  SetStopRequest(&stop);
+  std::thread requester([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = SIGTERM;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto ended = EndGroup(pid, /*kill_leader=*/false, /*timeout_seconds=*/60);
+  const double took = SecondsSince(start);
+  requester.join();
+  SetStopRequest(nullptr);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_TRUE(ended->timed_out);
+  EXPECT_LT(took, 2.0);
+  EXPECT_FALSE(StopRequested());
+}
+
+// A process that leaves its parent's group and session, its parent then gone: adopted by the
+// subreaper, and ended by EndStrays; a child this process started is spared.
+TEST(SubreaperTest, EndsTheOrphansItAdoptedAndSparesItsOwnChildren) {
+  auto kept = Program::Start({"sleep", "100"});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  pid_t daemon = -1;
+  {
+    Subreaper subreaper;
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t parent = Fork();
+    ASSERT_GE(parent, 0);
+    if (parent == 0) {
+      if (fork() == 0) {
+        setsid();
+        WriteText(fds[1], std::to_string(getpid()) + "\n");
+        while (true) pause();
+      }
+      _exit(0);  // The daemon's parent leaves it.
+    }
+    close(fds[1]);
+    char buffer[32] = {};
+    ASSERT_GT(read(fds[0], buffer, sizeof(buffer) - 1), 0);
+    close(fds[0]);
+    daemon = static_cast<pid_t>(std::atol(buffer));
+    ASSERT_TRUE(Reap(parent).ok());
+    EXPECT_EQ(getpgid(daemon), daemon) << "a group and a session of its own";
+    EXPECT_TRUE(Alive(daemon));
+    EXPECT_EQ(EndStrays(), 1);
+    EXPECT_FALSE(Alive(daemon));
+    EXPECT_EQ(kill(daemon, 0), -1) << "reaped";
+    EXPECT_TRUE(Alive(kept->pid()));
+  }
+  EXPECT_EQ(EndStrays(), 0) << "no subreaper: nothing is a stray";
+  kept->Kill();
+  EXPECT_TRUE(kept->Wait().ok());
+}
+
 TEST(ReapTest, GivesThePeakResidentMemory) {
   const pid_t pid = Fork();
   ASSERT_GE(pid, 0);
@@ -407,6 +501,37 @@ TEST(ProgramTest, GetsTheDataLimitAndNoneOfThisProcesssDescriptors) {
   ASSERT_TRUE(program.ok()) << program.status();
   // 65536 KiB; and 0, 1, 2 plus the descriptor ls reads the directory through.
   EXPECT_EQ(ReadSome(program->io_fd(), 1000), "65536\n4\n");
+}
+
+// A worker ignores SIGTERM and a program must not inherit that: only SIGKILL would end it.
+TEST(ProgramTest, StartsWithEverySignalsDefaultActionAndNoneBlocked) {
+  struct sigaction ignore {
+  }, previous{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &ignore, &previous);
+  sigset_t block, before;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &before);
+  auto program = Program::Start({"sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"});
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  sigaction(SIGTERM, &previous, nullptr);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string masks = ReadSome(program->io_fd(), 200);
+  // sh itself ignores nothing unless told; SIGTERM (bit 15) and SIGINT (bit 2) must be clear.
+  EXPECT_THAT(masks, HasSubstr("SigBlk:\t0000000000000000"));
+  EXPECT_THAT(masks, HasSubstr("SigIgn:\t0000000000000000"));
+  EXPECT_TRUE(program->Wait().ok());
+}
+
+TEST(ProgramTest, AProgramThatClosesItsStdoutAndLivesOnIsKilledAfterItsTime) {
+  auto program = Program::Start({"sh", "-c", "exec sleep 100 >&- <&-"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(ReadSome(program->io_fd(), 1), "");  // Its end.
+  auto ended = program->Wait(/*timeout_seconds=*/0.5);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_TRUE(ended->timed_out);
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "crashed: SIGKILL (signal 9)");
 }
 
 TEST(ProgramTest, KillEndsAHangingProgramAndItsGroup) {

@@ -135,6 +135,9 @@ struct RunOptions {
   // resident memory goes past it is an ERROR naming the limit and the worker is replaced; a worker
   // whose resident memory passes 3/4 of it after a case is replaced before its next case.
   std::int64_t memory_limit_bytes = 0;
+  // Backends that could not be described (DescribeBackendsInChild: one that hung past the
+  // timeout), with why: their results are ERRORs "backend failed to start: WHY", never created.
+  std::map<std::string, std::string> failed_to_start;
 };
 
 // The memory limit per worker when none is given: half the machine's physical memory shared

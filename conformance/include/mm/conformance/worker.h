@@ -15,14 +15,15 @@ namespace mm::conformance {
 
 // The worker: runs the registry's worker setup, then the cases it is sent on socket `fd` until
 // the parent closes it. `catalog` is null in a worker forked by a launcher: its tasks carry their
-// cases. Ignores SIGINT and SIGTERM (the parent handles a Ctrl-C and kills the workers). A backend
-// call that leaves the worker's process state changed (process_state.h: directory, limits, umask,
-// signals) makes its result an ERROR naming the change, and the worker leaves for a fresh one.
+// cases. Drops SIGINT and SIGTERM (the parent handles a Ctrl-C and kills the workers); what it
+// executes gets them with their default action. A backend call that leaves the worker's process
+// state changed (process_state.h: directory, limits, umask, signals) makes its result an ERROR
+// naming the change, and the worker leaves for a fresh one.
 [[noreturn]] void WorkerMain(int fd, const Catalog* catalog, const BackendRegistry& registry,
                              const RunOptions& options);
 
-// The describing child: answers one list of backend names on `fd` with their RunsOn(), then
-// leaves.
+// The describing child: answers one list of backend names on `fd` with their RunsOn(), one
+// kDescribed frame (a list of one) per backend as it is described, then leaves.
 [[noreturn]] void DescriberMain(int fd, const BackendRegistry& registry);
 
 // "12 MiB": `bytes` rounded to the nearest MiB, as the memory limit's messages say it.

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,8 +77,9 @@ class Spawner {
   // `close_in_child` are closed first. Its process id, or -1 with errno set.
   pid_t Spawn(int fd, WorkerLauncher::Role role, const std::vector<int>& close_in_child);
 
-  // Waits for `pid` to end, kills what is left of its process group (what a backend forked) and
-  // reaps it: its wait status and peak resident memory in bytes. A launcher that is gone gives
+  // Waits for `pid` to end (its socket closed: at most process::kExitGraceSeconds, then it is
+  // killed), kills what is left of its process group (what a backend forked) and reaps it: its
+  // wait status and peak resident memory in bytes. A launcher that is gone gives
   // the status of a SIGKILL (its workers ended with it).
   void Reap(pid_t pid, int& status, std::int64_t& peak_rss_bytes);
 
@@ -90,11 +92,17 @@ class Spawner {
 // DescribeBackends, asked in a short-lived child process so that this one never loads a backend's
 // state (oneDNN's engine, OpenMP threads, a plugin's library): forked from here, or by `launcher`
 // (which then describes with the registry it kept). The child dies with the process that forked
-// it, blocked or not. A child that dies gives "failed to start: crashed:
-// ..." for the backends it did not describe.
-std::vector<BackendInfo> DescribeBackendsInChild(const BackendRegistry& registry,
-                                                 const std::vector<std::string>& names,
-                                                 WorkerLauncher* launcher = nullptr);
+// it, blocked or not, and answers backend by backend. A child that dies gives "failed to start:
+// crashed: ..." for the backends it did not describe; one that takes longer than
+// `timeout_seconds` on a backend (a plugin's constructor that hangs, a first use that never ends)
+// is killed, that backend's runs_on is "failed to start: did not describe itself within N s
+// (--timeout)" (the reason, after "failed to start: ", is put under its name in `undescribed`
+// when given), and a fresh child describes the backends after it. A stop request
+// (process::StopRequested) ends the wait within 100 ms: the backends left are "not described".
+std::vector<BackendInfo> DescribeBackendsInChild(
+    const BackendRegistry& registry, const std::vector<std::string>& names,
+    WorkerLauncher* launcher = nullptr, double timeout_seconds = 60,
+    std::map<std::string, std::string>* undescribed = nullptr);
 
 // What a wait status says about a worker: "crashed: SIGSEGV (signal 11)", "crashed: the worker
 // exited with status 3".

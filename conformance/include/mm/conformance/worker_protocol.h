@@ -25,7 +25,7 @@ enum MessageType : char {
   kDone = 'D',       // Worker -> parent: the task is finished: one byte, 1 when the worker leaves.
   kRetire = 'X',     // Worker -> parent: past the memory limit on the result just sent; it leaves.
   kDescribe = 'Q',   // Parent -> describing child: the backends to describe (EncodeStrings).
-  kDescribed = 'B',  // Describing child -> parent: the backends' RunsOn() (EncodeStrings).
+  kDescribed = 'B',  // Describing child -> parent: one backend's RunsOn() (EncodeStrings).
 };
 
 // Appends payload parts in the wire form. Numbers are little-endian; a string is its length

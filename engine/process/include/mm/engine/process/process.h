@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -68,9 +69,30 @@ struct Ended {
   int wait_status = 0;
   std::int64_t peak_rss_bytes = 0;  // The child's peak resident memory.
   double cpu_seconds = 0;  // The child's user and system CPU time (with its reaped children's).
-  // Killed by Child::Finish when its time was up (wait_status then says SIGKILL).
+  // Killed because its time was up: by Child::Finish, or by a wait (EndGroup, Wait) that gave it
+  // its time to end by itself (wait_status then says SIGKILL).
   bool timed_out = false;
 };
+
+// How long a wait for a child gives it to end by itself when the caller says nothing else: after
+// that (or at once, on a stop request) the child and its group are killed.
+inline constexpr double kWaitSeconds = 60;
+
+// How long a child that was told to end (its pipe or socket closed) has to do so before it is
+// killed: a driver that closed its stdout and lives on, say.
+inline constexpr double kExitGraceSeconds = 2;
+
+// Makes `flag` (set by a signal handler: StopOnSignals) a request to stop waiting: every wait of
+// this module for a child to end by itself gives up within 100 ms once it is nonzero, and kills
+// the child. Null forgets it; a forked child (Fork) starts without one.
+void SetStopRequest(const volatile std::sig_atomic_t* flag);
+
+// Whether the flag of SetStopRequest is set.
+bool StopRequested();
+
+// Waits up to `timeout_seconds` for child `pid` to end, without reaping it (its id keeps naming
+// its group): true once it has ended, false when the time is up or a stop was requested first.
+bool WaitForExit(pid_t pid, double timeout_seconds);
 
 // Waits for child `pid` to end and reaps it (EINTR retried). NOT_FOUND when `pid` is not a child
 // of this process.
@@ -81,9 +103,30 @@ StatusOr<Ended> Reap(pid_t pid);
 void KillGroup(pid_t pid);
 
 // Ends child `pid` and every process left in its group, and reaps it: with `kill_leader`, kills
-// them all at once; without, waits for `pid` to end by itself first (without reaping it, so that
-// its group id stays its own) and then kills what is left of its group. NOT_FOUND as Reap.
-StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader);
+// them all at once; without, waits up to `timeout_seconds` for `pid` to end by itself first
+// (WaitForExit) and then kills what is left of its group (the result says timed_out when `pid`
+// itself had to be killed). NOT_FOUND as Reap.
+StatusOr<Ended> EndGroup(pid_t pid, bool kill_leader, double timeout_seconds = kWaitSeconds);
+
+// This process as the subreaper of its descendants while the object lives
+// (PR_SET_CHILD_SUBREAPER): a process that loses its parent (the daemon a driver started, the
+// setsid'ed child of a plugin, the helper of a driver that was killed) becomes a child of this
+// one instead of init's, so that EndStrays() finds it. At the end, EndStrays(), and the previous
+// setting. One made while another lives only adds its EndStrays() at its end.
+class Subreaper {
+ public:
+  Subreaper();
+  ~Subreaper();
+  Subreaper(const Subreaper&) = delete;
+  Subreaper& operator=(const Subreaper&) = delete;
+};
+
+// Kills (SIGKILL, with the process groups they lead or were left in) and reaps every stray child
+// of this process: one it adopted as a Subreaper, neither started by Fork (and not yet reaped) nor
+// there when the Subreaper was made; again for the processes that adopts in turn, until none is
+// left or `timeout_seconds` pass. The groups of the children this process started are spared.
+// Nothing without a Subreaper. Returns how many strays were ended.
+int EndStrays(double timeout_seconds = kExitGraceSeconds);
 
 // A function run in a forked child (Fork() with default options: own group, dies with this
 // process) that talks back through a pipe. The child runs `body` with the pipe's write end and
@@ -107,17 +150,17 @@ class Child {
   bool ReadUntilEnd(double timeout_seconds, std::string& out,
                     const std::function<bool(const std::string&)>& complete = nullptr);
 
-  // ReadUntilEnd, then Wait: when `timeout_seconds` pass first, the child and its group are
-  // killed and the result says timed_out. Only once, as Wait.
+  // ReadUntilEnd, then Wait (with kExitGraceSeconds): when `timeout_seconds` pass first, the
+  // child and its group are killed and the result says timed_out. Only once, as Wait.
   StatusOr<Ended> Finish(double timeout_seconds, std::string& out,
                          const std::function<bool(const std::string&)>& complete = nullptr);
 
   // Kills the child's group (KillGroup); Wait() then reaps it.
   void Kill();
 
-  // Waits for the child to end and reaps it; what remains of its group is killed. Only once: a
-  // second call is FAILED_PRECONDITION.
-  StatusOr<Ended> Wait();
+  // Waits up to `timeout_seconds` for the child to end (EndGroup) and reaps it; what remains of
+  // its group is killed. Only once: a second call is FAILED_PRECONDITION.
+  StatusOr<Ended> Wait(double timeout_seconds = kWaitSeconds);
 
  private:
   Child(pid_t pid, int read_fd) : pid_(pid), read_fd_(read_fd) {}
@@ -141,8 +184,9 @@ bool HasChildrenBesidesPrograms();
 
 // A program started with execvp(): its stdin and stdout are one end of a Unix stream socket (so
 // a write to a program that has gone is an error, EPIPE, never a SIGPIPE to this process), its
-// stderr a pipe; this side holds the other ends, non-blocking. Destroying a Program that was not
-// waited for kills its group and reaps it.
+// stderr a pipe; this side holds the other ends, non-blocking. It starts with every signal's
+// default action and none blocked, whatever this process ignores or blocks. Destroying a Program
+// that was not waited for kills its group and reaps it.
 class Program {
  public:
   // Starts `argv` (argv[0] looked up in PATH). INVALID_ARGUMENT for an empty argv; INTERNAL when
@@ -162,10 +206,10 @@ class Program {
 
   // Kills the program's group (KillGroup); Wait() then reaps it.
   void Kill();
-  // Closes this side's descriptors (the program reads the end of its stdin), waits for the program
-  // to end and reaps it; what remains of its group is killed. Only once: a second call is
-  // FAILED_PRECONDITION.
-  StatusOr<Ended> Wait();
+  // Closes this side's descriptors (the program reads the end of its stdin), waits up to
+  // `timeout_seconds` for the program to end (EndGroup) and reaps it; what remains of its group is
+  // killed. Only once: a second call is FAILED_PRECONDITION.
+  StatusOr<Ended> Wait(double timeout_seconds = kWaitSeconds);
 
  private:
   Program(pid_t pid, int io_fd, int stderr_fd) : pid_(pid), io_fd_(io_fd), stderr_fd_(stderr_fd) {}
