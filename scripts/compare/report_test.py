@@ -655,13 +655,13 @@ class RenderTest(unittest.TestCase):
         scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
         # One row per backend: verdict counts of each source, specials, bound, speed, tiny.
         self.assertIn(
-            "| alpha | library | native | 1 PASS | 1 BOUND | none | 90 PASS, 3 BOUND | "
+            "| alpha | library | native | – | 1 PASS | 1 BOUND | none | 90 PASS, 3 BOUND | "
             "correct (12) | 0.01 |",
             scoreboard,
         )
         self.assertIn(
-            "| beta | library | native | 1 FAIL | – | none | 80 PASS, 13 FAIL | WRONG in 5 of 12 | "
-            "0.3 | 33.5 [33.5–33.5], 3 reps, others 0.00 cores |",
+            "| beta | library | native | – | 1 FAIL | – | none | 80 PASS, 13 FAIL | "
+            "WRONG in 5 of 12 | 0.3 | 33.5 [33.5–33.5], 3 reps, others 0.00 cores |",
             scoreboard,
         )
         # What the calls left behind: the finding with its figure, or none.
@@ -673,6 +673,57 @@ class RenderTest(unittest.TestCase):
         self.assertRegex(scoreboard, r"\| alpha \|.*\| none \|")
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(data.DTYPE_ORDER))
+
+    def test_scoreboard_marks_declared_arithmetic_looser_than_onnx(self):
+        def declared(accumulation, flushes=False, text=None):
+            return {
+                "level": "native",
+                "note": "",
+                "arithmetic": {
+                    "accumulation": accumulation,
+                    "flushes_subnormals": flushes,
+                    "text": text or f"accumulates in {accumulation}",
+                },
+            }
+
+        report = synthetic_report()
+        alpha, beta = report["machine"]["backends"]
+        alpha["supports"] = {
+            "float": declared("float", text="accumulates in float32"),
+            "bfloat16": declared("float", flushes=True, text="accumulates in float32, flushes"),
+            "float16": declared("float"),
+            "int32": declared("int32", text="exact modulo 2^32"),
+        }
+        beta["supports"] = {
+            "float": declared("float16"),
+            "bfloat16": declared("bfloat16"),
+            "float16": declared("float16"),
+            "int32": declared("float"),
+            "double": declared("double"),
+        }
+        _, markdown, derived = render_quiet(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        # As ONNX's reference arithmetic: float32 for float16, exact integers. Not marked.
+        for key in (("alpha", "float"), ("alpha", "float16"), ("alpha", "int32")):
+            self.assertIsNone(board[key]["looser_than_onnx"], key)
+        self.assertIsNone(board[("beta", "double")]["looser_than_onnx"])
+        # Fewer bits, a float type for an integer, flushed subnormals: each marked, with why.
+        self.assertIn("accumulates in bfloat16", board[("beta", "bfloat16")]["looser_than_onnx"])
+        self.assertIn("accumulates in float16", board[("beta", "float16")]["looser_than_onnx"])
+        self.assertIn("accumulates in float16", board[("beta", "float")]["looser_than_onnx"])
+        self.assertIn("not exact", board[("beta", "int32")]["looser_than_onnx"])
+        self.assertIn("flushes subnormals", board[("alpha", "bfloat16")]["looser_than_onnx"])
+        # A dtype without a declaration (alpha's double here) is not called looser.
+        self.assertIsNone(board[("alpha", "double")]["looser_than_onnx"])
+        scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
+        self.assertIn("| alpha | library | native | exact modulo 2^32 |", scoreboard)
+        self.assertIn(
+            "| beta | library | native | LOOSER than ONNX: accumulates in bfloat16: accumulates "
+            "in bfloat16 where ONNX's reference uses float |",
+            scoreboard,
+        )
+        self.assertIn("| alpha | library | native | accumulates in float32 |", scoreboard)
+        self.assertEqual(scoreboard.count("LOOSER than ONNX"), 5)
 
     def test_a_figure_whose_repetitions_disagree_is_unstable_not_a_speed(self):
         report = quiet(synthetic_report())
