@@ -725,6 +725,37 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| alpha | library | native | accumulates in float32 |", scoreboard)
         self.assertEqual(scoreboard.count("LOOSER than ONNX"), 5)
 
+    def test_scoreboard_shows_a_runtimes_declared_fuzz_deviation_as_such(self):
+        report = synthetic_report()
+        report["accuracy"]["report"]["stats"] = {
+            "by_dtype": {
+                "alpha": {"bfloat16": {"PASS": 26, "FAIL": 12}},
+                "beta": {"bfloat16": {"PASS": 30, "FAIL": 8}},
+            }
+        }
+        declared = {"name": "bf16 summed in bf16", "reason": "torch 1.13", "file": "t.fuzz.json"}
+
+        def finding(backend, marked):
+            f = {"kind": "FAIL", "backend": backend, "dtype": "bfloat16", "message": "m"}
+            return dict(f, declared=declared) if marked else f
+
+        report["accuracy"]["report"]["findings"] = [
+            finding("alpha", True),
+            finding("alpha", True),
+            finding("beta", True),
+            finding("beta", False),  # Undeclared: beta's cell stays a plain, red FAIL.
+        ]
+        html_text, markdown, derived = render_quiet(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        self.assertEqual(board[("alpha", "bfloat16")]["fuzz_declared"], [declared])
+        self.assertEqual(board[("beta", "bfloat16")]["fuzz_declared"], [])
+        scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
+        self.assertIn(
+            "declared deviation: 26 PASS, 12 FAIL: bf16 summed in bf16: torch 1.13 (t.fuzz.json)",
+            scoreboard,
+        )
+        self.assertIn('<td class="v-FAIL">30 PASS, 8 FAIL</td>', html_text)
+
     def test_a_figure_whose_repetitions_disagree_is_unstable_not_a_speed(self):
         report = quiet(synthetic_report())
         entries = report["speed"]["runs"][0]["benchmark_json"]["benchmarks"]

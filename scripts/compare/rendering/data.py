@@ -590,6 +590,20 @@ def scoreboard(report, derived):
         for s_ in fuzz.get("statistics") or []
         if isinstance(s_, dict) and "special_problems" in s_
     }
+    # The fuzzer's findings a runtime's declarations name: its deviation, per backend and dtype.
+    # Only where every finding of the pair is declared: an undeclared one keeps the cell red.
+    declared_findings = collections.defaultdict(dict)
+    undeclared_findings = set()
+    for f in fuzz.get("findings") or []:
+        if not isinstance(f, dict):
+            continue
+        key = (f.get("backend"), f.get("dtype"))
+        if isinstance(f.get("declared"), dict):
+            declared_findings[key][f["declared"]["name"]] = f["declared"]
+        elif f.get("kind") != "XFAIL":
+            undeclared_findings.add(key)
+    for key in undeclared_findings:
+        declared_findings.pop(key, None)
     accuracy = {(r["backend"], r["dtype"]): r for r in derived["accuracy_rows"]}
     records = {
         (r["impl"], r["dtype"], r["shape"], r["threads"]): r
@@ -617,6 +631,7 @@ def scoreboard(report, derived):
                 "arithmetic": (support or {}).get("arithmetic"),
                 "looser_than_onnx": looser_than_onnx(dtype, (support or {}).get("arithmetic")),
                 "fuzz": dict(by_dtype.get(backend, {}).get(dtype, {})),
+                "fuzz_declared": list(declared_findings.get((backend, dtype), {}).values()),
             }
             for source in ("official", "built-in", "other"):
                 entry[source] = dict(conformance.get((backend, dtype, source), {}))

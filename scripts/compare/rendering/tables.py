@@ -584,6 +584,17 @@ def fmt_arithmetic(entry):
     return text
 
 
+def fmt_fuzz(entry):
+    """The fuzzer's verdict counts; where its failures are a runtime's declared deviation, said so
+    with the deviation's name and reason (collect.py marks the findings)."""
+    counts = fmt_counts(entry["fuzz"])
+    declared = entry.get("fuzz_declared") or []
+    if not declared:
+        return counts
+    why = "; ".join(f"{d['name']}: {d['reason']} ({d.get('file', '')})" for d in declared)
+    return (f"declared deviation: {counts}", why)
+
+
 def scoreboard_tables(derived):
     """Per dtype, one row per backend; a backend that does not compute the dtype says why."""
     threads = derived["threads"]
@@ -620,7 +631,7 @@ def scoreboard_tables(derived):
             row.append(
                 (f"ERROR: {len(gaps)} conformance gap(s)", "; ".join(gaps)) if gaps else "none"
             )
-            row.append(fmt_counts(e["fuzz"]))
+            row.append(fmt_fuzz(e))
             if not e["special_problems"]:
                 row.append("–")
             elif e["special_wrong"]:
