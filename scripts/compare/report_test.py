@@ -446,6 +446,10 @@ class RenderTest(unittest.TestCase):
             "entries": [
                 declared_entry("test_matmul_2d", "beta", "beta 1.0 drops the last row", 1),
                 declared_entry("test_matmul_3d", "beta", "beta 1.0 refuses rank 3", 0),
+                dict(
+                    declared_entry("test_big", "beta", "beta's AVX2 path", 0),
+                    not_here="this CPU has avx512bw",
+                ),
             ],
         }
         report["declared_expectations"] = {
@@ -460,6 +464,8 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| beta | test_matmul_2d | XFAIL | 1 | beta 1.0 drops the last row", declared)
         self.assertNotIn("refuses rank 3", declared)
         self.assertIn("1 more entry matched no result here", declared)
+        # An entry of a code path this CPU does not take is said to be so, not silently absent.
+        self.assertIn("not for this CPU (this CPU has avx512bw): beta test_big", declared)
         self.assertIn("1 XFAIL (declared deviations)", markdown)
         self.assertIn("No FAIL and no ERROR beyond 1 declared deviation(s)", html_text)
 

@@ -302,7 +302,8 @@ def declared_table(report):
         for e in entries
         if e.get("matched")
     ]
-    unmatched = sum(1 for e in entries if not e.get("matched"))
+    unmatched = sum(1 for e in entries if not e.get("matched") and not e.get("not_here"))
+    elsewhere = [e for e in entries if e.get("not_here")]
     applied = report.get("declared_expectations") or {}
     source = ", ".join(applied.get("files", [])) or expectations.get("file", "?")
     caption = (
@@ -313,6 +314,11 @@ def declared_table(report):
             "(cases this run did not judge)"
             if unmatched
             else ""
+        )
+        + "".join(
+            f"; not for this CPU ({e['not_here']}): {e.get('backend', '')} "
+            f"{e.get('case', '')}, a deviation of a code path this CPU does not take"
+            for e in elsewhere
         )
     )
     if not rows:
