@@ -8,6 +8,7 @@
 
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
+#include "mm/engine/io/paths.h"
 
 namespace mm {
 namespace {
@@ -132,7 +133,8 @@ StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_
 
 StatusOr<DeviationsFile> LoadDeviationsFile(const std::filesystem::path& path) {
   MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kExpectationsFile));
-  return ParseDeviationsFile(text, path.string());
+  // Named in messages and reports as reports name paths (relative in the working directory).
+  return ParseDeviationsFile(text, io::ReportedPath(path).string());
 }
 
 }  // namespace mm

@@ -416,6 +416,50 @@ class DeclaredExpectationsTest(unittest.TestCase):
         self.assertEqual(tool_args["conformance"], [])
 
 
+class ReportPathsTest(unittest.TestCase):
+    """The comparison report names no machine's absolute path: the tools, the declared
+    expectations it writes and the repository are named relative to the working directory, and
+    report files in temporary folders are left out of the commands it shows."""
+
+    def test_commands_and_files_are_named_relative_to_the_working_directory(self):
+        cwd = pathlib.Path.cwd()
+        self.assertEqual(collect.shown(cwd / "build/bin/mm-fuzz"), "build/bin/mm-fuzz")
+        self.assertEqual(collect.shown("/usr/bin/node"), "/usr/bin/node")
+        self.assertEqual(collect.shown("build/bin"), "build/bin")
+        driver = collect.REPO / "backends/runtimes/python/torch_driver.py"
+        self.assertFalse(pathlib.Path(collect.shown(driver)).is_absolute())
+        command = [
+            str(cwd / "build/bin/mm-conformance"),
+            "--json",
+            "/tmp/mm-compare-x/conformance.json",
+            "--benchmark_out=/tmp/mm-bench-y/bench.json",
+            "--backend",
+            "torch",
+        ]
+        text = collect.command_text(command, drop=("--json", "--benchmark_out"))
+        self.assertEqual(text, "build/bin/mm-conformance --backend torch")
+
+    def test_a_rendered_report_of_such_commands_names_no_working_directory(self):
+        cwd = str(pathlib.Path.cwd())
+        with tempfile.TemporaryDirectory(dir=cwd) as tmp:
+            tool_args = collect.split_tool_args([])
+            collect.declared_expectations(["torch"], pathlib.Path(tmp), tool_args, environ={})
+            self.assertTrue(tool_args["conformance"], "torch's declared deviations are applied")
+            self.assertNotIn(cwd, " ".join(tool_args["conformance"]))
+            report = synthetic_report()
+            report["conformance"]["command"] = collect.command_text(
+                [f"{cwd}/build/bin/mm-conformance", *tool_args["conformance"]]
+            )
+            report["accuracy"]["command"] = collect.command_text(
+                [f"{cwd}/build/bin/mm-fuzz", "--json", f"{tmp}/f.json", *tool_args["fuzz"]],
+                drop=("--json",),
+            )
+            html_text, markdown, derived = render_quiet(report)
+        for kind, text in (("html", html_text), ("md", markdown), ("json", json.dumps(report))):
+            self.assertNotIn(cwd, text, kind)
+        self.assertIn("build/bin/mm-fuzz --expectations", html_text)
+
+
 class MergeFuzzTest(unittest.TestCase):
     def test_runs_per_backend_add_their_failures_and_keep_their_errors(self):
         runs = [

@@ -32,7 +32,9 @@ struct DataRoot {
 // colon-separated directories of `env_value` (MM_ONNX_DATA; nullptr when unset, empty entries
 // ignored); when that is unset or empty too, each of `defaults` that exists. Explicit roots
 // (command line or MM_ONNX_DATA) must be existing directories: NOT_FOUND otherwise, so a typo
-// never silently runs nothing.
+// never silently runs nothing. A root in the working directory or in mm's source tree is named
+// relative to the working directory (io::ReportedPath), as every report then names it and its
+// cases.
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(
     const std::vector<std::string>& cli_dirs, const char* env_value,
     const std::vector<std::filesystem::path>& defaults);
