@@ -585,9 +585,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 DECLARED_EXPECTATIONS = [
     "backends/blas/deviations/expectations.json",
     "backends/runtimes/js/expectations/*.json",
+    "backends/runtimes/python/expectations/*.json",
 ]
 # Where each runtime's declared fuzz findings are (RUNTIME.fuzz.json).
-FUZZ_DECLARATIONS = ["backends/runtimes/js/expectations"]
+FUZZ_DECLARATIONS = ["backends/runtimes/js/expectations", "backends/runtimes/python/expectations"]
 
 
 def gives_expectations(args):
