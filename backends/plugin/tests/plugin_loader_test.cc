@@ -236,7 +236,8 @@ TEST(PluginLoadingTest, RegistersUnderThePluginsNameWithItsFileInTheDescription)
   ASSERT_TRUE(LoadInto(registry, {MM_EXAMPLE_PLUGIN}).ok());
   EXPECT_EQ(registry.Names().back(), "example");
   EXPECT_THAT(registry.Description("example"),
-              AllOf(HasSubstr("example C99 plugin"), HasSubstr(MM_EXAMPLE_PLUGIN)));
+              AllOf(HasSubstr("example C99 plugin"),
+                    HasSubstr("[plugin " + io::ReportedPath(MM_EXAMPLE_PLUGIN).string() + "]")));
 }
 
 TEST(PluginLoadingTest, TheSameFileNamedTwiceIsLoadedOnce) {
