@@ -112,7 +112,8 @@ TEST(ParseExpectationsTest, AnEntryUnlessTheCpuHasFeaturesAppliesOnlyWhereOneIsM
   EXPECT_NE(e.Find("test_small", "torch"), nullptr);  // An entry without a condition: every CPU.
   for (const char* bad : {R"([])", R"("avx512bw")", R"([""])", R"([1])"}) {
     auto parsed = ParseExpectations(R"({"expectations": [{"case": "a", "backend": "*",
-        "unless_cpu_has": )" + std::string(bad) + R"(, "expect": "XFAIL", "reason": "r",
+        "unless_cpu_has": )" + std::string(bad) +
+                                        R"(, "expect": "XFAIL", "reason": "r",
         "link": "l"}]})",
                                     "known.json");
     EXPECT_THAT(parsed.status().message(),
