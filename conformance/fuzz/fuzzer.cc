@@ -19,7 +19,6 @@
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/poison.h"
 #include "mm/conformance/report/output_file.h"
-#include "mm/engine/io/paths.h"
 #include "mm/engine/parallel.h"
 
 namespace mm::fuzz {
@@ -161,9 +160,7 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
   if (!driver_command.empty()) {
     conformance += " --backend-cmd " + ShellWord(f.backend + "=" + driver_command);
   }
-  // Relative where the export is in the working directory: the README names no machine's path.
-  conformance += " --data-dir " +
-                 ShellWord(io::ReportedPath(std::filesystem::absolute(dir)).string()) +
+  conformance += " --data-dir " + ShellWord(std::filesystem::absolute(dir).string()) +
                  " --no-builtin --backend " + ShellWord(f.backend);
   // The rule and tolerance the finding was judged by (mm-conformance's default rule is onnx).
   conformance += options.rule == Rule::kBound ? " --tolerance bound" : " --tolerance onnx";
