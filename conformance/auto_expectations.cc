@@ -16,7 +16,8 @@ std::vector<AutoDeviation> AutoDeviationsOf(const Expectations& expectations) {
                                         ? DeclaredDeviation::Kind::kXFail
                                         : DeclaredDeviation::Kind::kSkip,
                             .reason = e.reason,
-                            .link = e.link});
+                            .link = e.link,
+                            .unless_cpu_has = e.unless_cpu_has});
   }
   return mm::AutoDeviationsOf(file);
 }

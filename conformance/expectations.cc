@@ -8,7 +8,8 @@ namespace mm::conformance {
 
 bool Expectation::Matches(std::string_view case_name, std::string_view backend,
                           std::string_view data_set) const {
-  return fnmatch(case_pattern.c_str(), std::string(case_name).c_str(), 0) == 0 &&
+  return not_here.empty() &&
+         fnmatch(case_pattern.c_str(), std::string(case_name).c_str(), 0) == 0 &&
          fnmatch(backend_pattern.c_str(), std::string(backend).c_str(), 0) == 0 &&
          fnmatch(data_set_pattern.c_str(), std::string(data_set).c_str(), 0) == 0;
 }
@@ -28,7 +29,7 @@ const Expectation* Expectations::Find(std::string_view case_name, std::string_vi
 namespace {
 
 // The harness's view of a deviations file: its entries, each counting the results it decides.
-Expectations ExpectationsOf(const DeviationsFile& file) {
+Expectations ExpectationsOf(const DeviationsFile& file, const std::set<std::string>& cpu) {
   Expectations out;
   out.source = file.source;
   for (const DeclaredDeviation& d : file.entries) {
@@ -40,6 +41,8 @@ Expectations ExpectationsOf(const DeviationsFile& file) {
     e.reason = d.reason;
     e.link = d.link;
     e.data_set_pattern = d.data_set_pattern;
+    e.unless_cpu_has = d.unless_cpu_has;
+    e.not_here = d.NotApplicableOn(cpu);
     out.entries.push_back(std::move(e));
   }
   return out;
@@ -47,14 +50,15 @@ Expectations ExpectationsOf(const DeviationsFile& file) {
 
 }  // namespace
 
-StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source) {
+StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source,
+                                         const std::set<std::string>* cpu_features) {
   MM_ASSIGN_OR_RETURN(const DeviationsFile file, ParseDeviationsFile(text, source));
-  return ExpectationsOf(file);
+  return ExpectationsOf(file, cpu_features ? *cpu_features : RunningCpuFeatures());
 }
 
 StatusOr<Expectations> LoadExpectations(const std::filesystem::path& path) {
   MM_ASSIGN_OR_RETURN(const DeviationsFile file, LoadDeviationsFile(path));
-  return ExpectationsOf(file);
+  return ExpectationsOf(file, RunningCpuFeatures());
 }
 
 }  // namespace mm::conformance

@@ -34,6 +34,8 @@ std::vector<DType> DTypesNamedIn(std::string_view pattern) {
 std::vector<AutoDeviation> AutoDeviationsOf(const DeviationsFile& file) {
   std::vector<AutoDeviation> out;
   for (const DeclaredDeviation& e : file.entries) {
+    // A deviation of another CPU's code path leaves the backend eligible here.
+    if (!e.NotApplicableOn(RunningCpuFeatures()).empty()) continue;
     out.push_back({e.backend_pattern, DTypesNamedIn(e.case_pattern),
                    "declared " + std::string(DeclaredDeviationKindName(e.kind)) + " in " +
                        file.source + " (" + e.reason + ")"});

@@ -248,7 +248,15 @@ nlohmann::json DescribeBenchBackends() {
       const char* level = support.level == Support::Level::kNative         ? "native"
                           : support.level == Support::Level::kByConversion ? "conversion"
                                                                            : "no";
-      entry["supports"][std::string(DTypeName(dtype))] = {{"level", level}, {"note", support.note}};
+      nlohmann::json& described = entry["supports"][std::string(DTypeName(dtype))];
+      described = {{"level", level}, {"note", support.note}};
+      // What its results are judged against (the scoreboard marks one looser than ONNX's).
+      if (support.supported()) {
+        const Arithmetic arithmetic = (*backend)->DeclaredArithmetic(dtype);
+        described["arithmetic"] = {{"accumulation", DTypeName(arithmetic.accumulation)},
+                                   {"flushes_subnormals", arithmetic.flushes_subnormals},
+                                   {"text", arithmetic.ToString()}};
+      }
     }
     backends.push_back(entry);
   }

@@ -170,6 +170,11 @@ std::string BlasBackend::RunsOn() const {
 }
 
 Arithmetic BlasBackend::DeclaredArithmetic(DType dtype) const {
+  // Source: the BLAS interface (reference BLAS 3.11's SGEMM/DGEMM: REAL/DOUBLE PRECISION temps),
+  // which each library implements in the operands' precision; OpenBLAS's sbgemm_ (0.3.21,
+  // interface/gemm.c: bfloat16 inputs, float32 C) accumulates in float32, and its AVX512_BF16
+  // kernels use VDPBF16PS, which flushes subnormals (Intel SDM): declared wherever sbgemm_ is
+  // found, as a library's kernel choice is not known before the call.
   switch (dtype) {
     case DType::kFloat:
       return {DType::kFloat, false};

@@ -19,6 +19,7 @@
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/process/process.h"
 
 namespace mm::runtime {
@@ -607,7 +608,8 @@ Status RegisterPythonDrivers(BackendRegistry& registry) {
       have_python ? ModuleVersions(python) : NotFoundError(python + " not found (set MM_PYTHON)");
   for (const ShippedDriver& shipped : kShippedDrivers) {
     const std::filesystem::path script = dir / shipped.script;
-    std::string what = std::string(shipped.what) + " through the Python driver " + script.string() +
+    const std::string shown = io::ReportedPath(script, MM_SOURCE_DIR).string();
+    std::string what = std::string(shipped.what) + " through the Python driver " + shown +
                        " (runtime protocol; run when named: --backend " + shipped.name + ")";
     std::string why;
     if (!versions.ok()) {
@@ -616,7 +618,7 @@ Status RegisterPythonDrivers(BackendRegistry& registry) {
       why = std::string("the Python module ") + shipped.name + " is not installed for " + python +
             " (Debian package " + shipped.package + "; scripts/setup.sh installs it)";
     } else if (!std::filesystem::exists(script, ec)) {
-      why = "the driver " + script.string() + " is not there (set MM_RUNTIMES_DIR)";
+      why = "the driver " + shown + " is not there (set MM_RUNTIMES_DIR)";
     } else {
       what = shipped.name + std::string(" ") + it->second + ": " + what;
     }
@@ -625,7 +627,7 @@ Status RegisterPythonDrivers(BackendRegistry& registry) {
       continue;
     }
     DriverCommand command{shipped.name,
-                          python + " " + script.string(),
+                          python + " " + shown,
                           {python, script.string()},
                           /*shipped=*/true};
     MM_RETURN_IF_ERROR(registry.Register(
@@ -675,7 +677,9 @@ std::filesystem::path InstalledOr(const char* sub, const char* marker, const cha
 
 // The version in node_modules/PACKAGE/package.json, read without loading the package.
 StatusOr<std::string> NpmVersion(const std::filesystem::path& modules, const std::string& package) {
-  const std::filesystem::path file = modules / package / "package.json";
+  // Named as reports name paths: relative where it is in the checkout or the working directory.
+  const std::filesystem::path file =
+      io::ReportedPath(modules / package / "package.json", MM_SOURCE_DIR);
   MM_ASSIGN_OR_RETURN(std::string text,
                       io::ReadInputFile(file, io::InputKind{"npm package.json", io::kMiB}));
   MM_ASSIGN_OR_RETURN(nlohmann::json json, io::ParseJson(text, file.string()));
@@ -694,19 +698,19 @@ Status RegisterNodeDrivers(BackendRegistry& registry) {
   std::error_code ec;
   for (const NodeDriver& shipped : kNodeDrivers) {
     const std::filesystem::path script = dir / shipped.script;
-    std::string what = std::string(shipped.what) + " through the Node.js driver " +
-                       script.string() + " (runtime protocol; run when named: --backend " +
-                       shipped.name + ")";
+    const std::string shown = io::ReportedPath(script, MM_SOURCE_DIR).string();
+    std::string what = std::string(shipped.what) + " through the Node.js driver " + shown +
+                       " (runtime protocol; run when named: --backend " + shipped.name + ")";
     StatusOr<std::string> version = NpmVersion(modules, shipped.package);
     std::string why;
     if (!std::filesystem::exists(node, ec)) {
       why = node + " not found (Debian package nodejs; or set MM_NODE)";
     } else if (!version.ok()) {
       why = std::string("the npm package ") + shipped.package + " is not installed in " +
-            modules.string() +
+            io::ReportedPath(modules, MM_SOURCE_DIR).string() +
             " (scripts/setup.sh installs it; or set MM_NPM_DIR): " + version.status().message();
     } else if (!std::filesystem::exists(script, ec)) {
-      why = "the driver " + script.string() + " is not there (set MM_JS_RUNTIMES_DIR)";
+      why = "the driver " + shown + " is not there (set MM_JS_RUNTIMES_DIR)";
     } else {
       what = std::string(shipped.package) + " " + *version + ": " + what;
     }
@@ -718,7 +722,7 @@ Status RegisterNodeDrivers(BackendRegistry& registry) {
     std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" + modules.string(), node,
                                      script.string()};
     if (*shipped.argument != '\0') argv.push_back(shipped.argument);
-    std::string command = node + " " + script.string();
+    std::string command = node + " " + shown;
     if (*shipped.argument != '\0') command += std::string(" ") + shipped.argument;
     DriverCommand driver{shipped.name, command, argv, /*shipped=*/true};
     MM_RETURN_IF_ERROR(registry.Register(

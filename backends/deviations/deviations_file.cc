@@ -1,23 +1,45 @@
 #include "mm/backends/deviations/deviations_file.h"
 
+#include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/io/text.h"
 
 namespace mm {
 namespace {
 
+// The entry's "unless_cpu_has" (absent: every CPU) into `features`.
+Status CpuFeaturesOf(const nlohmann::json& item, const std::string& entry,
+                     std::vector<std::string>& features) {
+  if (!item.contains("unless_cpu_has")) return OkStatus();
+  const nlohmann::json& list = item.at("unless_cpu_has");
+  const auto bad = [](const nlohmann::json& f) {
+    return !f.is_string() || f.get_ref<const std::string&>().empty();
+  };
+  if (!list.is_array() || list.empty() || std::any_of(list.begin(), list.end(), bad)) {
+    return InvalidArgumentError(entry +
+                                ": \"unless_cpu_has\" must be a non-empty array of CPU feature "
+                                "names as /proc/cpuinfo's flags give them (e.g. [\"avx512bw\"])");
+  }
+  for (const nlohmann::json& f : list) features.push_back(f.get<std::string>());
+  return OkStatus();
+}
+
 // The entry `item` (named `entry` in messages) as a DeclaredDeviation.
 StatusOr<DeclaredDeviation> EntryOf(const nlohmann::json& item, const std::string& entry) {
-  static const std::set<std::string> kKeys = {"case",   "backend", "data_set",
-                                              "expect", "reason",  "link"};
+  static const std::set<std::string> kKeys = {"case",   "backend", "data_set",      "expect",
+                                              "reason", "link",    "unless_cpu_has"};
   for (const auto& [key, value] : item.items()) {
     if (!kKeys.count(key)) {
       return InvalidArgumentError(entry + ": unknown key \"" + key +
-                                  "\" (allowed: case, backend, data_set, expect, reason, link)");
+                                  "\" (allowed: case, backend, data_set, expect, reason, link, "
+                                  "unless_cpu_has)");
     }
   }
   auto text_of = [&](const char* key, std::string& field) -> Status {
@@ -46,6 +68,7 @@ StatusOr<DeclaredDeviation> EntryOf(const nlohmann::json& item, const std::strin
                                      {"data_set", &e.data_set_pattern}}) {
     MM_RETURN_IF_ERROR(io::CheckPatternText(*pattern, entry + ": the \"" + key + "\" pattern"));
   }
+  MM_RETURN_IF_ERROR(CpuFeaturesOf(item, entry, e.unless_cpu_has));
   if (kind == "XFAIL") {
     e.kind = DeclaredDeviation::Kind::kXFail;
   } else if (kind == "SKIP") {
@@ -58,6 +81,31 @@ StatusOr<DeclaredDeviation> EntryOf(const nlohmann::json& item, const std::strin
 }
 
 }  // namespace
+
+std::string DeclaredDeviation::NotApplicableOn(const std::set<std::string>& cpu_features) const {
+  if (unless_cpu_has.empty()) return "";
+  std::string has;
+  for (const std::string& f : unless_cpu_has) {
+    if (!cpu_features.count(f)) return "";
+    has += (has.empty() ? "" : ", ") + f;
+  }
+  return "this CPU has " + has;
+}
+
+const std::set<std::string>& RunningCpuFeatures() {
+  static const std::set<std::string> features = [] {
+    std::set<std::string> out;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+      if (!line.starts_with("flags")) continue;
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string word; words >> word;) out.insert(word);
+      break;
+    }
+    return out;
+  }();
+  return features;
+}
 
 std::string_view DeclaredDeviationKindName(DeclaredDeviation::Kind kind) {
   return kind == DeclaredDeviation::Kind::kXFail ? "XFAIL" : "SKIP";
@@ -92,7 +140,8 @@ StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_
 
 StatusOr<DeviationsFile> LoadDeviationsFile(const std::filesystem::path& path) {
   MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kExpectationsFile));
-  return ParseDeviationsFile(text, path.string());
+  // Named in messages and reports as reports name paths (relative in the working directory).
+  return ParseDeviationsFile(text, io::ReportedPath(path).string());
 }
 
 }  // namespace mm

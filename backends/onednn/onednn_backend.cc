@@ -544,7 +544,11 @@ const std::string& OneDnnBackend::ApplyIsaPolicy() {
 
 Arithmetic OneDnnBackend::DeclaredArithmetic(DType dtype) const {
   if (!IsFloat(dtype) || dtype == DType::kDouble) return Arithmetic::OwnType(dtype);
-  return {DType::kFloat, dtype == DType::kBFloat16};
+  // f32 accumulation for f32, bf16 and f16 sources (oneDNN 2.6 dev guide, "Matrix
+  // Multiplication": the accumulation data type is f32 for floating-point inputs). Only the
+  // native bf16 kernels flush: on AVX512_BF16 they use VDPBF16PS, which reads subnormal inputs
+  // as zero and flushes subnormal results (Intel SDM); the via-f32 path converts exactly.
+  return {DType::kFloat, dtype == DType::kBFloat16 && native(DType::kBFloat16)};
 }
 
 std::string OneDnnBackend::RunsOn() const {

@@ -239,6 +239,22 @@ TEST(OneDnnBackendTest, ViaFloat32RoundsOnceForBothSixteenBitTypes) {
   EXPECT_EQ(static_cast<float>(y16->Data<bfloat16>()[0]), 1.0f + std::ldexp(1.0f, -7));
 }
 
+// float32 accumulation for every float source (oneDNN's matmul); only the native bf16 kernels
+// (VDPBF16PS on AVX512_BF16) flush subnormals, so only a native bf16 path declares it.
+TEST(OneDnnBackendTest, DeclaresTheFlushOnlyWhereBfloat16RunsNatively) {
+  auto automatic = MakeBackend();
+  auto via_f32 = MakeBackend({.bfloat16_path = OneDnnBackend::Path::kViaFloat32});
+  ASSERT_NE(automatic, nullptr);
+  ASSERT_NE(via_f32, nullptr);
+  for (DType dtype : {DType::kFloat, DType::kFloat16, DType::kBFloat16}) {
+    EXPECT_EQ(automatic->DeclaredArithmetic(dtype).accumulation, DType::kFloat);
+  }
+  EXPECT_EQ(automatic->DeclaredArithmetic(DType::kBFloat16).flushes_subnormals,
+            automatic->native(DType::kBFloat16));
+  EXPECT_FALSE(via_f32->DeclaredArithmetic(DType::kBFloat16).flushes_subnormals);
+  EXPECT_FALSE(automatic->DeclaredArithmetic(DType::kFloat16).flushes_subnormals);
+}
+
 TEST(OneDnnBackendTest, RequiredNativeWithoutOneIsRefusedNotFailed) {
   for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
     SCOPED_TRACE(std::string(DTypeName(dtype)));

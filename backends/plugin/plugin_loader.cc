@@ -22,6 +22,7 @@
 
 #include "mm/engine/backend.h"
 #include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/io/text.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/process/process.h"
@@ -893,7 +894,8 @@ Status RegisterBackendLibraries(BackendRegistry& registry, std::span<const std::
                                        registry.Description(name)));
     }
     std::string description = library->info.description;
-    description += (description.empty() ? "" : " ") + std::string("[plugin ") + path + "]";
+    description += (description.empty() ? "" : " ") + std::string("[plugin ") +
+                   io::ReportedPath(path).string() + "]";
     const std::string died = library->died;
     auto shared = std::make_shared<Library>(path, absolute.string(), std::move(library->info),
                                             /*announce=*/true);

@@ -91,6 +91,7 @@ class ReferencePrimitive final : public MatMulPrimitive {
 Support ReferenceBackend::Supports(const MatMulDesc&) const { return Support::Native(); }
 
 Arithmetic ReferenceBackend::DeclaredArithmetic(DType dtype) const {
+  // Source: the loops above (double accumulator, one rounding; integers in their unsigned type).
   if (!IsFloat(dtype)) return Arithmetic::OwnType(dtype);
   return {DType::kDouble, false};
 }

@@ -19,6 +19,15 @@ bool HasModel(const fs::path& dir) {
   return fs::is_regular_file(dir / "model.onnx", ec);
 }
 
+// The name of a root that is itself a case: its directory's name, also when the root is named
+// relative to the working directory ("." for the working directory itself, io::ReportedPath).
+std::string RootCaseName(const fs::path& root) {
+  std::error_code ec;
+  fs::path normal = fs::absolute(root, ec).lexically_normal();
+  if (ec) normal = root;
+  return (normal.has_filename() ? normal : normal.parent_path()).filename().string();
+}
+
 // The case directories of a root, by name: the root itself when it holds model.onnx (then
 // `*is_root` is set), else its sub-directories sorted by name, each root / name. Sub-directories
 // without model.onnx are returned too (they become skipped entries). Names only: a root may hold
@@ -27,8 +36,7 @@ std::vector<std::string> CaseNamesOf(const fs::path& root, bool* is_root) {
   std::vector<std::string> names;
   *is_root = HasModel(root);
   if (*is_root) {
-    const fs::path canonical = root.has_filename() ? root : root.parent_path();
-    names.push_back(canonical.filename().string());
+    names.push_back(RootCaseName(root));
     return names;
   }
   std::error_code ec;
@@ -246,24 +254,6 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   return NotFoundError(entry.name + ": no such built-in example");
 }
 
-namespace {
-
-// `dir` made absolute against the current directory, now: a later chdir (a backend's, caught and
-// undone, or a worker's) cannot change what a case's path names. Only "." components are dropped:
-// ".." stays, since "link/.." need not be the directory the link sits in.
-fs::path AbsoluteRoot(const fs::path& dir) {
-  std::error_code ec;
-  const fs::path absolute = fs::absolute(dir, ec);
-  if (ec) return dir;
-  fs::path out;
-  for (const fs::path& part : absolute) {
-    if (part != ".") out /= part;
-  }
-  return out;
-}
-
-}  // namespace
-
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>& cli_dirs,
                                                  const char* env_value,
                                                  const std::vector<fs::path>& defaults) {
@@ -273,7 +263,7 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>&
     if (!fs::is_directory(dir, ec)) {
       return NotFoundError(origin + " " + dir + ": no such directory");
     }
-    roots.push_back({AbsoluteRoot(dir), origin});
+    roots.push_back({io::ReportedPath(dir, MM_SOURCE_DIR), origin});
     return OkStatus();
   };
   if (!cli_dirs.empty()) {
@@ -292,7 +282,8 @@ StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>&
   }
   for (const auto& dir : defaults) {
     std::error_code ec;
-    if (fs::is_directory(dir, ec)) roots.push_back({AbsoluteRoot(dir), "default"});
+    if (fs::is_directory(dir, ec))
+      roots.push_back({io::ReportedPath(dir, MM_SOURCE_DIR), "default"});
   }
   return roots;
 }
@@ -473,8 +464,7 @@ std::optional<fs::path> LocateCase(const std::vector<DataRoot>& roots, const std
   for (const DataRoot& root : roots) {
     std::error_code ec;
     if (HasModel(root.path)) {
-      const fs::path canonical = root.path.has_filename() ? root.path : root.path.parent_path();
-      if (canonical.filename() == name) return root.path;
+      if (RootCaseName(root.path) == name) return root.path;
     } else if (fs::is_directory(root.path / name, ec)) {
       return root.path / name;
     }

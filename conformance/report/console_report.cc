@@ -156,15 +156,21 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
     out << "  " << name << ": not available: " << PrintableText(why) << "\n";
   }
   if (report.expectations) {
-    int unmatched = 0;
-    for (const Expectation& e : report.expectations->entries) unmatched += e.matched == 0;
+    int unmatched = 0, elsewhere = 0;
+    for (const Expectation& e : report.expectations->entries) {
+      elsewhere += !e.not_here.empty();
+      unmatched += e.matched == 0 && e.not_here.empty();
+    }
     out << "expectations: " << report.expectations->entries.size() << " entries from "
-        << PrintableText(report.expectations->source) << ", " << unmatched << " matching nothing\n";
+        << PrintableText(report.expectations->source) << ", " << unmatched << " matching nothing"
+        << (elsewhere ? ", " + std::to_string(elsewhere) + " not for this CPU" : "") << "\n";
     for (const Expectation& e : report.expectations->entries) {
       if (e.matched) continue;
-      out << "  matches nothing: " << ExpectationKindName(e.kind) << " case "
-          << PrintableText(e.case_pattern) << " backend " << PrintableText(e.backend_pattern)
-          << " (" << PrintableText(e.reason) << ")\n";
+      // An entry of another CPU's code path is shown too: its deviation is not tested here.
+      out << (e.not_here.empty() ? "  matches nothing: " : "  not for this CPU: ")
+          << ExpectationKindName(e.kind) << " case " << PrintableText(e.case_pattern) << " backend "
+          << PrintableText(e.backend_pattern) << " ("
+          << PrintableText(e.not_here.empty() ? e.reason : e.not_here + "; " + e.reason) << ")\n";
     }
   }
   if (report.interrupted) {

@@ -207,6 +207,8 @@ class JsonRenderer final : public ReportRenderer {
                            {"link", JsonText(e.link)},
                            {"matched", e.matched}});
         if (e.data_set_pattern != "*") entries.back()["data_set"] = JsonText(e.data_set_pattern);
+        if (!e.unless_cpu_has.empty()) entries.back()["unless_cpu_has"] = e.unless_cpu_has;
+        if (!e.not_here.empty()) entries.back()["not_here"] = JsonText(e.not_here);
       }
       j["expectations"] = {{"file", JsonText(report.expectations->source)},
                            {"entries", std::move(entries)}};

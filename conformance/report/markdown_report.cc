@@ -109,7 +109,10 @@ class MarkdownRenderer final : public ReportRenderer {
         out << "| " << MarkdownEscape(e.case_pattern) << " | " << MarkdownEscape(e.backend_pattern)
             << " | " << ExpectationKindName(e.kind) << " | " << MarkdownEscape(e.reason) << " | "
             << MarkdownEscape(e.link) << " | "
-            << (e.matched ? std::to_string(e.matched) : "**matches nothing**") << " |\n";
+            << (e.matched            ? std::to_string(e.matched)
+                : e.not_here.empty() ? "**matches nothing**"
+                                     : "not for this CPU (" + MarkdownEscape(e.not_here) + ")")
+            << " |\n";
       }
     }
 

@@ -172,6 +172,7 @@ Status ReadRunState(const Field& r, Report& report) {
       MM_ASSIGN_OR_RETURN(x.reason, entry.StringAt("reason"));
       MM_ASSIGN_OR_RETURN(x.link, entry.StringAt("link"));
       MM_ASSIGN_OR_RETURN(x.matched, entry.IntAt("matched"));
+      MM_ASSIGN_OR_RETURN(x.not_here, OptionalString(entry, "not_here", ""));
       expectations.entries.push_back(std::move(x));
       return OkStatus();
     }));

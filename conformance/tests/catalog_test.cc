@@ -61,31 +61,6 @@ TEST(ResolveDataRootsTest, MissingExplicitDirectoryIsAnError) {
   EXPECT_THAT(from_env.status().message(), HasSubstr("MM_ONNX_DATA"));
 }
 
-// A backend may chdir (isolation_test.cc): the cases of a root given relative to the directory mm
-// started in are still the ones found and loaded after it.
-TEST(ResolveDataRootsTest, ARelativeRootIsMadeAbsoluteSoALaterChdirChangesNothing) {
-  TempDir top;
-  WriteFloatCase(top.path() / "data", "test_rel", {2, 3}, {3, 4});
-  const fs::path started = fs::current_path();
-  fs::current_path(top.path());
-  auto roots = ResolveDataRoots({"./data"}, nullptr, {});
-  const std::string env = "data";
-  auto from_env = ResolveDataRoots({}, env.c_str(), {});
-  fs::current_path("/");
-  ASSERT_TRUE(roots.ok() && from_env.ok()) << roots.status();
-  EXPECT_THAT(Paths(*roots), ElementsAre((top.path() / "data").string() + "|--data-dir"));
-  EXPECT_THAT(Paths(*from_env), ElementsAre((top.path() / "data").string() + "|MM_ONNX_DATA"));
-  const Catalog catalog = Discover(*roots, {.builtin = false, .select = {}});
-  fs::current_path(started);
-  ASSERT_EQ(catalog.cases.size(), 1u);
-  EXPECT_EQ(catalog.cases[0].dir(), top.path() / "data" / "test_rel");
-  fs::current_path("/");
-  auto set = LoadCaseDataSet(catalog.cases[0], 0);
-  fs::current_path(started);
-  ASSERT_TRUE(set.ok()) << set.status();
-  EXPECT_EQ(set->a.dims(), (Dims{2, 3}));
-}
-
 TEST(DiscoverTest, FirstSourceWinsAndTheOtherIsShadowed) {
   TempDir first, second;
   WriteFloatCase(first.path(), "test_same", {2, 3}, {3, 4});

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <sstream>
+
 #include "fake_backends.h"
 #include "mm/conformance/report/console_report.h"
 #include "mm/conformance/report/json_report.h"
@@ -121,6 +124,59 @@ TEST(ParseExpectationsTest, ADataSetPatternNarrowsAnEntryToThoseDataSets) {
       "data_set": "", "expect": "XFAIL", "reason": "r", "link": "l"}]})",
                                  "known.json");
   EXPECT_THAT(empty.status().message(), HasSubstr("\"data_set\" must be a non-empty string"));
+}
+
+// A deviation of a code path some CPUs leave (torch 1.13's bfloat16 GEMM without AVX512BW/VL/DQ)
+// applies on a CPU lacking any of the features named, and on one with all of them matches nothing,
+// saying why.
+TEST(ParseExpectationsTest, AnEntryUnlessTheCpuHasFeaturesAppliesOnlyWhereOneIsMissing) {
+  const std::string text = R"({"expectations": [
+      {"case": "test_big", "backend": "torch", "unless_cpu_has": ["avx512bw", "avx512dq"],
+       "expect": "XFAIL", "reason": "r", "link": "l"},
+      {"case": "test_small", "backend": "torch", "expect": "XFAIL", "reason": "r", "link": "l"}]})";
+  const std::set<std::string> avx2 = {"avx", "avx2"}, skx = {"avx2", "avx512bw", "avx512dq"},
+                              half = {"avx2", "avx512bw"};
+  for (const auto* cpu : {&avx2, &half}) {
+    const Expectations e = ParseExpectations(text, "known.json", cpu).value();
+    EXPECT_NE(e.Find("test_big", "torch"), nullptr);
+    EXPECT_TRUE(e.entries[0].not_here.empty());
+  }
+  const Expectations e = ParseExpectations(text, "known.json", &skx).value();
+  EXPECT_EQ(e.Find("test_big", "torch"), nullptr);
+  EXPECT_EQ(e.entries[0].not_here, "this CPU has avx512bw, avx512dq");
+  EXPECT_EQ(e.entries[0].unless_cpu_has, (std::vector<std::string>{"avx512bw", "avx512dq"}));
+  EXPECT_NE(e.Find("test_small", "torch"), nullptr);  // An entry without a condition: every CPU.
+  for (const char* bad : {R"([])", R"("avx512bw")", R"([""])", R"([1])"}) {
+    auto parsed = ParseExpectations(R"({"expectations": [{"case": "a", "backend": "*",
+        "unless_cpu_has": )" + std::string(bad) +
+                                        R"(, "expect": "XFAIL", "reason": "r",
+        "link": "l"}]})",
+                                    "known.json");
+    EXPECT_THAT(parsed.status().message(),
+                HasSubstr("\"unless_cpu_has\" must be a non-empty array"))
+        << bad;
+  }
+}
+
+// Every report says which entries are not for this CPU, never counting them as matching nothing.
+TEST(ExpectationsReportTest, AnEntryNotForThisCpuIsReportedSo) {
+  Report report;
+  Expectations e;
+  e.source = "known.json";
+  e.entries.push_back({.case_pattern = "test_big",
+                       .backend_pattern = "torch",
+                       .reason = "sums in bfloat16",
+                       .link = "l",
+                       .unless_cpu_has = {"avx512bw"},
+                       .not_here = "this CPU has avx512bw"});
+  report.expectations = e;
+  std::ostringstream console;
+  WriteConsole(report, console);
+  EXPECT_THAT(console.str(), HasSubstr("0 matching nothing, 1 not for this CPU"));
+  EXPECT_THAT(console.str(), HasSubstr("not for this CPU: XFAIL case test_big backend torch (this "
+                                       "CPU has avx512bw; sums in bfloat16)"));
+  EXPECT_THAT(ToJson(report), HasSubstr(R"("not_here": "this CPU has avx512bw")"));
+  EXPECT_THAT(ToMarkdown(report), HasSubstr("not for this CPU (this CPU has avx512bw)"));
 }
 
 class ExpectationsRunTest : public ::testing::Test {

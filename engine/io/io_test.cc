@@ -254,5 +254,21 @@ TEST(RootDirTest, RefusesLinksLeadingOutsideAndAcceptsLinksInside) {
   EXPECT_TRUE(RootDir(dir.path() / "alias").Check(dir.path() / "alias" / "inside", "t").ok());
 }
 
+// Reports never name the machine's working directory or checkout: a path in either becomes
+// relative to the working directory (and still names the same file); any other stays as given.
+TEST(ReportedPathTest, PathsInTheWorkingDirectoryOrTheTreeBecomeRelativeOthersStay) {
+  const fs::path cwd = fs::current_path();
+  EXPECT_EQ(ReportedPath(cwd / "data" / "node"), fs::path("data/node"));
+  EXPECT_EQ(ReportedPath(cwd / "a" / ".." / "b"), fs::path("b"));
+  EXPECT_EQ(ReportedPath(cwd), fs::path("."));
+  EXPECT_EQ(ReportedPath("/nonexistent-root/data"), fs::path("/nonexistent-root/data"));
+  EXPECT_EQ(ReportedPath("relative/data"), fs::path("relative/data"));
+  // Under the tree (mm's source tree) but outside the working directory: "../".
+  const fs::path tree = cwd.parent_path();
+  const fs::path beside = tree / "elsewhere" / "driver.py";
+  EXPECT_EQ(ReportedPath(beside, tree), fs::path("..") / "elsewhere" / "driver.py");
+  EXPECT_EQ(ReportedPath(beside), beside);  // Without the tree: outside, as given.
+}
+
 }  // namespace
 }  // namespace mm::io

@@ -20,6 +20,17 @@ bool Under(const fs::path& path, const fs::path& root) {
 
 }  // namespace
 
+fs::path ReportedPath(const fs::path& path, const fs::path& tree) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec || !path.is_absolute()) return path;
+  const fs::path normal = path.lexically_normal();
+  const bool ours = !tree.empty() && tree.is_absolute() && Under(normal, tree.lexically_normal());
+  if (!Under(normal, cwd) && !ours) return path;
+  const fs::path relative = normal.lexically_relative(cwd);
+  return relative.empty() ? path : relative;
+}
+
 RootDir::RootDir(const fs::path& root) : given_(root) {
   std::error_code ec;
   resolved_ = fs::canonical(root, ec);

@@ -94,6 +94,38 @@ def fmt_seconds(seconds):
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def shown(path):
+    """`path` as the report names it: relative to the working directory when it lies there or in
+    the repository (so compare.json, .html and .md carry no machine's absolute path, and the
+    commands they show run from where compare.sh ran), else as given."""
+    path = pathlib.Path(path)
+    if not path.is_absolute():
+        return str(path)
+    normal = pathlib.Path(os.path.normpath(path))
+    for root in (pathlib.Path.cwd(), REPO):
+        if normal == root or root in normal.parents:
+            return os.path.relpath(normal)
+    return str(path)
+
+
+def command_text(command, drop=()):
+    """`command` as the report shows it: its words with paths named by shown(), and without the
+    options in `drop` (with their values: report files in a folder that is gone afterwards)."""
+    words = []
+    skip = False
+    for word in command:
+        if skip:
+            skip = False
+            continue
+        if word in drop:
+            skip = True
+            continue
+        if any(word.startswith(f"{option}=") for option in drop):
+            continue
+        words.append(shown(word) if word.startswith("/") else word)
+    return " ".join(words)
+
+
 def run_json(command, env=None):
     """Runs `command`, returns its stdout parsed as JSON; raises with its stderr on failure."""
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -222,7 +254,7 @@ def conformance(bin_dir, work, tool_args, backends):
             "command": command,
         }
     report = json.loads(out.read_text())
-    report["command"] = " ".join(command)
+    report["command"] = command_text(command, drop=("--json",))
     return report
 
 
@@ -244,13 +276,8 @@ def run_fuzz(fuzz, out, seconds, cases, args):
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     # The command as one runs it again: without the report file, which lives in a folder that is
     # gone once the report is made.
-    again = [
-        word
-        for i, word in enumerate(command)
-        if word != "--json" and (i == 0 or command[i - 1] != "--json")
-    ]
     run = {
-        "command": " ".join(again),
+        "command": command_text(command, drop=("--json",)),
         "exit_code": result.returncode,
         "seconds": time.monotonic() - start,
     }
@@ -469,7 +496,7 @@ def run_bench(bench, settings, regex, threads, tool_args, weights, phase):
         data = json.loads(out.read_text())
     return {
         "threads": threads,
-        "command": " ".join(command),
+        "command": command_text(command, drop=("--benchmark_out",)),
         "env": f"OMP_NUM_THREADS={threads}",
         "seconds": time.monotonic() - start,
         "benchmark_json": data,
@@ -558,7 +585,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 DECLARED_EXPECTATIONS = [
     "backends/blas/deviations/expectations.json",
     "backends/runtimes/js/expectations/*.json",
+    "backends/runtimes/python/expectations/*.json",
 ]
+# Where each runtime's declared fuzz findings are (RUNTIME.fuzz.json).
+FUZZ_DECLARATIONS = ["backends/runtimes/js/expectations", "backends/runtimes/python/expectations"]
 
 
 def gives_expectations(args):
@@ -595,21 +625,24 @@ def declared_expectations(names, out_dir, tool_args, environ=os.environ, repo=RE
     merged = out_dir / "declared-expectations.json"
     merged.write_text(json.dumps({"expectations": entries}, indent=1))
     for tool in ("conformance", "fuzz"):
-        tool_args[tool] += ["--expectations", str(merged)]
+        tool_args[tool] += ["--expectations", shown(merged)]
     return {"applied": True, "files": sources, "entries": len(entries)}
 
 
 def mark_declared_findings(findings, repo=REPO):
     """Marks each mm-fuzz finding that a runtime's declared fuzz deviations name
-    (backends/runtimes/js/expectations/RUNTIME.fuzz.json, matched as check_fuzz.py matches them:
-    kind, message, dtype and shape class) with "declared": its name, reason and file."""
+    (RUNTIME.fuzz.json in backends/runtimes/{js,python}/expectations, matched as check_fuzz.py
+    matches them: kind, message, dtype and shape class) with "declared": its name, reason and
+    file."""
     if str(repo / "backends/runtimes/js") not in sys.path:
         sys.path.insert(0, str(repo / "backends/runtimes/js"))
     from check_fuzz import matches
 
     declarations = {}
     for finding in findings:
-        path = repo / "backends/runtimes/js/expectations" / f"{finding.get('backend')}.fuzz.json"
+        name = f"{finding.get('backend')}.fuzz.json"
+        paths = [repo / folder / name for folder in FUZZ_DECLARATIONS]
+        path = next((p for p in paths if p.is_file()), paths[0])
         if path not in declarations:
             declarations[path] = json.loads(path.read_text())["findings"] if path.is_file() else []
         for declared in declarations[path]:

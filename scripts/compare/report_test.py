@@ -416,6 +416,50 @@ class DeclaredExpectationsTest(unittest.TestCase):
         self.assertEqual(tool_args["conformance"], [])
 
 
+class ReportPathsTest(unittest.TestCase):
+    """The comparison report names no machine's absolute path: the tools, the declared
+    expectations it writes and the repository are named relative to the working directory, and
+    report files in temporary folders are left out of the commands it shows."""
+
+    def test_commands_and_files_are_named_relative_to_the_working_directory(self):
+        cwd = pathlib.Path.cwd()
+        self.assertEqual(collect.shown(cwd / "build/bin/mm-fuzz"), "build/bin/mm-fuzz")
+        self.assertEqual(collect.shown("/usr/bin/node"), "/usr/bin/node")
+        self.assertEqual(collect.shown("build/bin"), "build/bin")
+        driver = collect.REPO / "backends/runtimes/python/torch_driver.py"
+        self.assertFalse(pathlib.Path(collect.shown(driver)).is_absolute())
+        command = [
+            str(cwd / "build/bin/mm-conformance"),
+            "--json",
+            "/tmp/mm-compare-x/conformance.json",
+            "--benchmark_out=/tmp/mm-bench-y/bench.json",
+            "--backend",
+            "torch",
+        ]
+        text = collect.command_text(command, drop=("--json", "--benchmark_out"))
+        self.assertEqual(text, "build/bin/mm-conformance --backend torch")
+
+    def test_a_rendered_report_of_such_commands_names_no_working_directory(self):
+        cwd = str(pathlib.Path.cwd())
+        with tempfile.TemporaryDirectory(dir=cwd) as tmp:
+            tool_args = collect.split_tool_args([])
+            collect.declared_expectations(["torch"], pathlib.Path(tmp), tool_args, environ={})
+            self.assertTrue(tool_args["conformance"], "torch's declared deviations are applied")
+            self.assertNotIn(cwd, " ".join(tool_args["conformance"]))
+            report = synthetic_report()
+            report["conformance"]["command"] = collect.command_text(
+                [f"{cwd}/build/bin/mm-conformance", *tool_args["conformance"]]
+            )
+            report["accuracy"]["command"] = collect.command_text(
+                [f"{cwd}/build/bin/mm-fuzz", "--json", f"{tmp}/f.json", *tool_args["fuzz"]],
+                drop=("--json",),
+            )
+            html_text, markdown, derived = render_quiet(report)
+        for kind, text in (("html", html_text), ("md", markdown), ("json", json.dumps(report))):
+            self.assertNotIn(cwd, text, kind)
+        self.assertIn("build/bin/mm-fuzz --expectations", html_text)
+
+
 class MergeFuzzTest(unittest.TestCase):
     def test_runs_per_backend_add_their_failures_and_keep_their_errors(self):
         runs = [
@@ -446,6 +490,10 @@ class RenderTest(unittest.TestCase):
             "entries": [
                 declared_entry("test_matmul_2d", "beta", "beta 1.0 drops the last row", 1),
                 declared_entry("test_matmul_3d", "beta", "beta 1.0 refuses rank 3", 0),
+                dict(
+                    declared_entry("test_big", "beta", "beta's AVX2 path", 0),
+                    not_here="this CPU has avx512bw",
+                ),
             ],
         }
         report["declared_expectations"] = {
@@ -460,6 +508,8 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| beta | test_matmul_2d | XFAIL | 1 | beta 1.0 drops the last row", declared)
         self.assertNotIn("refuses rank 3", declared)
         self.assertIn("1 more entry matched no result here", declared)
+        # An entry of a code path this CPU does not take is said to be so, not silently absent.
+        self.assertIn("not for this CPU (this CPU has avx512bw): beta test_big", declared)
         self.assertIn("1 XFAIL (declared deviations)", markdown)
         self.assertIn("No FAIL and no ERROR beyond 1 declared deviation(s)", html_text)
 
@@ -655,13 +705,13 @@ class RenderTest(unittest.TestCase):
         scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
         # One row per backend: verdict counts of each source, specials, bound, speed, tiny.
         self.assertIn(
-            "| alpha | library | native | 1 PASS | 1 BOUND | none | 90 PASS, 3 BOUND | "
+            "| alpha | library | native | – | 1 PASS | 1 BOUND | none | 90 PASS, 3 BOUND | "
             "correct (12) | 0.01 |",
             scoreboard,
         )
         self.assertIn(
-            "| beta | library | native | 1 FAIL | – | none | 80 PASS, 13 FAIL | WRONG in 5 of 12 | "
-            "0.3 | 33.5 [33.5–33.5], 3 reps, others 0.00 cores |",
+            "| beta | library | native | – | 1 FAIL | – | none | 80 PASS, 13 FAIL | "
+            "WRONG in 5 of 12 | 0.3 | 33.5 [33.5–33.5], 3 reps, others 0.00 cores |",
             scoreboard,
         )
         # What the calls left behind: the finding with its figure, or none.
@@ -673,6 +723,88 @@ class RenderTest(unittest.TestCase):
         self.assertRegex(scoreboard, r"\| alpha \|.*\| none \|")
         # Every dtype a backend computes has its table, with every backend in it.
         self.assertEqual(scoreboard.count("**Scoreboard, "), len(data.DTYPE_ORDER))
+
+    def test_scoreboard_marks_declared_arithmetic_looser_than_onnx(self):
+        def declared(accumulation, flushes=False, text=None):
+            return {
+                "level": "native",
+                "note": "",
+                "arithmetic": {
+                    "accumulation": accumulation,
+                    "flushes_subnormals": flushes,
+                    "text": text or f"accumulates in {accumulation}",
+                },
+            }
+
+        report = synthetic_report()
+        alpha, beta = report["machine"]["backends"]
+        alpha["supports"] = {
+            "float": declared("float", text="accumulates in float32"),
+            "bfloat16": declared("float", flushes=True, text="accumulates in float32, flushes"),
+            "float16": declared("float"),
+            "int32": declared("int32", text="exact modulo 2^32"),
+        }
+        beta["supports"] = {
+            "float": declared("float16"),
+            "bfloat16": declared("bfloat16"),
+            "float16": declared("float16"),
+            "int32": declared("float"),
+            "double": declared("double"),
+        }
+        _, markdown, derived = render_quiet(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        # As ONNX's reference arithmetic: float32 for float16, exact integers. Not marked.
+        for key in (("alpha", "float"), ("alpha", "float16"), ("alpha", "int32")):
+            self.assertIsNone(board[key]["looser_than_onnx"], key)
+        self.assertIsNone(board[("beta", "double")]["looser_than_onnx"])
+        # Fewer bits, a float type for an integer, flushed subnormals: each marked, with why.
+        self.assertIn("accumulates in bfloat16", board[("beta", "bfloat16")]["looser_than_onnx"])
+        self.assertIn("accumulates in float16", board[("beta", "float16")]["looser_than_onnx"])
+        self.assertIn("accumulates in float16", board[("beta", "float")]["looser_than_onnx"])
+        self.assertIn("not exact", board[("beta", "int32")]["looser_than_onnx"])
+        self.assertIn("flushes subnormals", board[("alpha", "bfloat16")]["looser_than_onnx"])
+        # A dtype without a declaration (alpha's double here) is not called looser.
+        self.assertIsNone(board[("alpha", "double")]["looser_than_onnx"])
+        scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
+        self.assertIn("| alpha | library | native | exact modulo 2^32 |", scoreboard)
+        self.assertIn(
+            "| beta | library | native | LOOSER than ONNX: accumulates in bfloat16: accumulates "
+            "in bfloat16 where ONNX's reference uses float |",
+            scoreboard,
+        )
+        self.assertIn("| alpha | library | native | accumulates in float32 |", scoreboard)
+        self.assertEqual(scoreboard.count("LOOSER than ONNX"), 5)
+
+    def test_scoreboard_shows_a_runtimes_declared_fuzz_deviation_as_such(self):
+        report = synthetic_report()
+        report["accuracy"]["report"]["stats"] = {
+            "by_dtype": {
+                "alpha": {"bfloat16": {"PASS": 26, "FAIL": 12}},
+                "beta": {"bfloat16": {"PASS": 30, "FAIL": 8}},
+            }
+        }
+        declared = {"name": "bf16 summed in bf16", "reason": "torch 1.13", "file": "t.fuzz.json"}
+
+        def finding(backend, marked):
+            f = {"kind": "FAIL", "backend": backend, "dtype": "bfloat16", "message": "m"}
+            return dict(f, declared=declared) if marked else f
+
+        report["accuracy"]["report"]["findings"] = [
+            finding("alpha", True),
+            finding("alpha", True),
+            finding("beta", True),
+            finding("beta", False),  # Undeclared: beta's cell stays a plain, red FAIL.
+        ]
+        html_text, markdown, derived = render_quiet(report)
+        board = {(e["backend"], e["dtype"]): e for e in derived["scoreboard"]}
+        self.assertEqual(board[("alpha", "bfloat16")]["fuzz_declared"], [declared])
+        self.assertEqual(board[("beta", "bfloat16")]["fuzz_declared"], [])
+        scoreboard = markdown.split("## Summary", 1)[1].split("## Machine", 1)[0]
+        self.assertIn(
+            "declared deviation: 26 PASS, 12 FAIL: bf16 summed in bf16: torch 1.13 (t.fuzz.json)",
+            scoreboard,
+        )
+        self.assertIn('<td class="v-FAIL">30 PASS, 8 FAIL</td>', html_text)
 
     def test_a_figure_whose_repetitions_disagree_is_unstable_not_a_speed(self):
         report = quiet(synthetic_report())

@@ -20,6 +20,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/testing/sanitizers.h"
 #include "mm/engine/testing/temp_dir.h"
 #include "mm/engine/testing/test_names.h"
@@ -235,7 +236,8 @@ TEST(PluginLoadingTest, RegistersUnderThePluginsNameWithItsFileInTheDescription)
   ASSERT_TRUE(LoadInto(registry, {MM_EXAMPLE_PLUGIN}).ok());
   EXPECT_EQ(registry.Names().back(), "example");
   EXPECT_THAT(registry.Description("example"),
-              AllOf(HasSubstr("example C99 plugin"), HasSubstr(MM_EXAMPLE_PLUGIN)));
+              AllOf(HasSubstr("example C99 plugin"),
+                    HasSubstr("[plugin " + io::ReportedPath(MM_EXAMPLE_PLUGIN).string() + "]")));
 }
 
 TEST(PluginLoadingTest, TheSameFileNamedTwiceIsLoadedOnce) {
@@ -376,7 +378,8 @@ TEST(PluginLoadingTest, TwoPluginsWithOneNameAreRefusedNamingTheFirst) {
   EXPECT_THAT(status.message(),
               AllOf(HasSubstr(std::string("backend library '") + MM_WRONG_PLUGIN_TWIN),
                     HasSubstr("the backend name 'wrong_none' is already taken by"),
-                    HasSubstr(std::string("[plugin ") + MM_WRONG_PLUGIN_NONE + "]")));
+                    // As reports name paths: relative where it is in the working directory.
+                    HasSubstr("[plugin " + io::ReportedPath(MM_WRONG_PLUGIN_NONE).string() + "]")));
 }
 
 TEST(PluginLoadingTest, WritesOutsideYLoadFineTheHarnessJudgesThem) {

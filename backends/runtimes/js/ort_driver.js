@@ -9,7 +9,12 @@
 // problem with K > 0 before an empty or K = 0 one). Every dtype is tried once at hello; one ONNX
 // Runtime cannot run is refused in its own words. Every exception on a problem is an error of that
 // problem (no rule makes one a refusal): a shape class it fails is a finding, never hidden.
-// float16 is declared as ONNX states it (products and sums in float32, one rounding).
+// Declared, with the source: each dtype as ONNX's MatMul-13 specifies it, "behaves like
+// numpy.matmul" (onnx/defs/math/defs.cc at ONNX 1.12), whose float16 loop sums in float32 and
+// rounds once (numpy 1.24, numpy/core/src/umath/matmul.c.src, matmul_inner_noblas: `float sum`);
+// so float16 (and bfloat16, which ONNX Runtime 1.30 has no CPU or wasm kernel for and is refused
+// at hello) accumulates in float32, float and double in their own type, integers wrap modulo
+// 2^bits. ONNX Runtime states no other arithmetic for its CPU and wasm MatMul kernels.
 'use strict';
 
 const mm = require('./mm_runtime.js');

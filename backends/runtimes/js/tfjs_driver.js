@@ -6,11 +6,16 @@
 // is promoted as numpy.matmul says (A [K] as [1,K], B [K] as [K,1], the added dimension removed
 // from Y), as a converter of ONNX's MatMul to TensorFlow does. TensorFlow.js owns Y's buffer.
 // Each dtype it has (float32, int32) is tried once at hello; one the backend cannot multiply is
-// refused in its own words; the others do not exist in TensorFlow.js. float is declared with
-// float32 accumulation on both backends: the cpu one sums blocks of products in JavaScript numbers
-// into a Float32Array (its partial sums are rounded to float32, measured: an intermediate sum
-// overflows to inf where double accumulation would not), the wasm one runs XNNPACK's float32
-// kernels. Every exception on a problem is an error of that problem.
+// refused in its own words; the others do not exist in TensorFlow.js. Declared, with the source:
+// float accumulates in float32 on both backends. The cpu one sums blocks of `blockSize` products
+// in JavaScript numbers and adds each block's sum into Y's Float32Array
+// (@tensorflow/tfjs-backend-cpu 4.22.0, dist/kernels/BatchMatMul.js, batchMatMul: `let sum =
+// 0.0; ... resVals[...] += sum`), so its partial sums are float32's; the wasm one hands the
+// product to XNNPACK's f32 fully-connected operator (@tensorflow/tfjs-backend-wasm 4.22.0,
+// src/cc/batch_mat_mul_impl.cc), whose kernels accumulate in float32. int32 is declared exact
+// modulo 2^32, as the int32 dtype promises; the cpu backend computes it through the same float32
+// code, a deviation declared in expectations/tfjs.fuzz.json. Every exception on a problem is an
+// error of that problem.
 'use strict';
 
 const tf = require('@tensorflow/tfjs-core');

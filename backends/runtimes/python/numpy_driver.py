@@ -1,8 +1,12 @@
 """numpy's MatMul judged by mm: numpy.matmul into mm's Y buffer (out=), through mm_runtime.
 
-float and double go to the BLAS numpy loads (Debian: the libblas.so.3 alternative), accumulating in
-their own type; float16 is numpy's own loop, which sums in float32 and rounds once; integers wrap
-modulo 2^bits. numpy has no bfloat16. The BLAS's threads follow OMP_NUM_THREADS as mm's do.
+What is declared, with its source (numpy 1.24, numpy/core/src/umath/matmul.c.src): float and
+double go to cblas_sgemm/cblas_dgemm of the BLAS numpy loads (Debian: the libblas.so.3
+alternative; `USEBLAS` 1 for FLOAT and DOUBLE), a BLAS computing in the operands' type; float16 is
+numpy's own loop, matmul_inner_noblas, which sums in float32 (`float sum`) and rounds once
+(`npy_float_to_half`); integers go through the same loop in their own C type and wrap modulo
+2^bits (numpy's documented integer overflow: "wraps around"). numpy has no bfloat16. The BLAS's
+threads follow OMP_NUM_THREADS as mm's do.
 """
 
 import platform

@@ -24,6 +24,13 @@ SQUARE_RE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
 # The scoreboard's speed columns: two square sizes (at 1 thread and all cores) and a tiny shape.
 SCORE_SHAPES = ["256x256x256", "1024x1024x1024"]
 TINY_SHAPE = "tiny_3x4x3"
+# ONNX's reference arithmetic, what a pass is measured against: float16 and bfloat16 accumulated in
+# float32, float and double in their own type, integers exact modulo 2^bits. A backend declaring
+# less (fewer significant bits, a float type for an integer, flushed subnormals) is judged against
+# a looser bound, and the scoreboard says so.
+ONNX_ACCUMULATION = {"float16": "float", "bfloat16": "float"}
+SIGNIFICANT_BITS = {"bfloat16": 8, "float16": 11, "float": 24, "double": 53}
+INTEGERS = {"int32", "int64", "uint32", "uint64"}
 
 
 def load_report(path):
@@ -541,6 +548,24 @@ def conformance_gaps(results):
     return gaps
 
 
+def looser_than_onnx(dtype, arithmetic):
+    """Why `arithmetic` (a backend's declaration for `dtype`: mm-bench's "arithmetic") is looser
+    than ONNX's reference arithmetic, or None when it is not (or nothing was declared)."""
+    if not arithmetic:
+        return None
+    accumulation = arithmetic.get("accumulation")
+    onnx = ONNX_ACCUMULATION.get(dtype, dtype)
+    why = []
+    if dtype in INTEGERS:
+        if accumulation not in INTEGERS:
+            why.append(f"{dtype} computed in {accumulation}, not exact modulo 2^bits")
+    elif SIGNIFICANT_BITS.get(accumulation, 0) < SIGNIFICANT_BITS[onnx]:
+        why.append(f"accumulates in {accumulation} where ONNX's reference uses {onnx}")
+    if arithmetic.get("flushes_subnormals"):
+        why.append("flushes subnormals, which ONNX's reference keeps")
+    return "; ".join(why) or None
+
+
 def scoreboard(report, derived):
     """One entry per (dtype, backend): conformance, IEEE specials, worst / bound, speed."""
     c = report.get("conformance", {})
@@ -565,6 +590,20 @@ def scoreboard(report, derived):
         for s_ in fuzz.get("statistics") or []
         if isinstance(s_, dict) and "special_problems" in s_
     }
+    # The fuzzer's findings a runtime's declarations name: its deviation, per backend and dtype.
+    # Only where every finding of the pair is declared: an undeclared one keeps the cell red.
+    declared_findings = collections.defaultdict(dict)
+    undeclared_findings = set()
+    for f in fuzz.get("findings") or []:
+        if not isinstance(f, dict):
+            continue
+        key = (f.get("backend"), f.get("dtype"))
+        if isinstance(f.get("declared"), dict):
+            declared_findings[key][f["declared"]["name"]] = f["declared"]
+        elif f.get("kind") != "XFAIL":
+            undeclared_findings.add(key)
+    for key in undeclared_findings:
+        declared_findings.pop(key, None)
     accuracy = {(r["backend"], r["dtype"]): r for r in derived["accuracy_rows"]}
     records = {
         (r["impl"], r["dtype"], r["shape"], r["threads"]): r
@@ -589,7 +628,10 @@ def scoreboard(report, derived):
                 "backend": backend,
                 "support": support["level"] if support else None,
                 "support_note": support.get("note", "") if support else "",
+                "arithmetic": (support or {}).get("arithmetic"),
+                "looser_than_onnx": looser_than_onnx(dtype, (support or {}).get("arithmetic")),
                 "fuzz": dict(by_dtype.get(backend, {}).get(dtype, {})),
+                "fuzz_declared": list(declared_findings.get((backend, dtype), {}).values()),
             }
             for source in ("official", "built-in", "other"):
                 entry[source] = dict(conformance.get((backend, dtype, source), {}))

@@ -38,6 +38,7 @@ th { background: #f0f0f0; } caption { text-align: left; font-weight: bold; paddi
 .ok { background: #e8f6e8; border: 1px solid #4a4; padding: 0.5em 1em; }
 .v-PASS { color: #070; } .v-FAIL, .v-ERROR { color: #c00; font-weight: bold; }
 .v-UNSUPPORTED, .v-no { color: #777; } .v-by { color: #a60; }
+.v-LOOSER { color: #b45f00; font-weight: bold; }
 .v-unstable { color: #707; font-style: italic; text-decoration: line-through dotted; }
 details summary { cursor: pointer; } details p { max-width: 40em; margin: 0.3em 0; }
 figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #555; }

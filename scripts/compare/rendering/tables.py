@@ -302,7 +302,8 @@ def declared_table(report):
         for e in entries
         if e.get("matched")
     ]
-    unmatched = sum(1 for e in entries if not e.get("matched"))
+    unmatched = sum(1 for e in entries if not e.get("matched") and not e.get("not_here"))
+    elsewhere = [e for e in entries if e.get("not_here")]
     applied = report.get("declared_expectations") or {}
     source = ", ".join(applied.get("files", [])) or expectations.get("file", "?")
     caption = (
@@ -313,6 +314,11 @@ def declared_table(report):
             "(cases this run did not judge)"
             if unmatched
             else ""
+        )
+        + "".join(
+            f"; not for this CPU ({e['not_here']}): {e.get('backend', '')} "
+            f"{e.get('case', '')}, a deviation of a code path this CPU does not take"
+            for e in elsewhere
         )
     )
     if not rows:
@@ -572,11 +578,34 @@ def speed_tables(derived):
     return tables
 
 
+def fmt_arithmetic(entry):
+    """The declared arithmetic of a scoreboard entry, marked LOOSER (with why) where it is looser
+    than ONNX's reference arithmetic."""
+    arithmetic = entry.get("arithmetic")
+    if entry.get("support") in (None, "no") or not arithmetic:
+        return "–"
+    text = arithmetic.get("text") or arithmetic.get("accumulation", "?")
+    if entry.get("looser_than_onnx"):
+        return (f"LOOSER than ONNX: {text}", entry["looser_than_onnx"])
+    return text
+
+
+def fmt_fuzz(entry):
+    """The fuzzer's verdict counts; where its failures are a runtime's declared deviation, said so
+    with the deviation's name and reason (collect.py marks the findings)."""
+    counts = fmt_counts(entry["fuzz"])
+    declared = entry.get("fuzz_declared") or []
+    if not declared:
+        return counts
+    why = "; ".join(f"{d['name']}: {d['reason']} ({d.get('file', '')})" for d in declared)
+    return (f"declared deviation: {counts}", why)
+
+
 def scoreboard_tables(derived):
     """Per dtype, one row per backend; a backend that does not compute the dtype says why."""
     threads = derived["threads"]
     has_other = any(e["other"] for e in derived["scoreboard"])
-    header = ["backend", "kind", "support", "official", "built-in"]
+    header = ["backend", "kind", "support", "declared arithmetic", "official", "built-in"]
     header += ["other cases"] if has_other else []
     header += ["refused shape classes", "fuzz", "IEEE specials", "worst / bound"]
     for shape in SCORE_SHAPES:
@@ -599,7 +628,7 @@ def scoreboard_tables(derived):
                 support = ("by conversion", e["support_note"])
             else:
                 support = e["support"] or "?"
-            row = [e["backend"], e["kind"], support]
+            row = [e["backend"], e["kind"], support, fmt_arithmetic(e)]
             row += [fmt_counts(e["official"]), fmt_counts(e["built-in"])]
             if has_other:
                 row.append(fmt_counts(e["other"]))
@@ -608,7 +637,7 @@ def scoreboard_tables(derived):
             row.append(
                 (f"ERROR: {len(gaps)} conformance gap(s)", "; ".join(gaps)) if gaps else "none"
             )
-            row.append(fmt_counts(e["fuzz"]))
+            row.append(fmt_fuzz(e))
             if not e["special_problems"]:
                 row.append("–")
             elif e["special_wrong"]:
@@ -622,7 +651,10 @@ def scoreboard_tables(derived):
             rows.append(row)
         tables.append(
             (
-                f"Scoreboard, {dtype}: conformance verdicts (official ONNX cases, mm's "
+                f"Scoreboard, {dtype}: the arithmetic each backend declares (its error bound; "
+                "LOOSER where it is looser than ONNX's reference, float32 accumulation for "
+                "float16 and bfloat16, exact integers: its passes were earned against a looser "
+                "bound), conformance verdicts (official ONNX cases, mm's "
                 "built-in cases, the differential fuzzer's problems), IEEE specials (results "
                 "with NaN/inf inputs whose NaN/inf outputs are IEEE's), worst error as a "
                 "fraction of the K-aware bound (> 1: outside), GFLOP/s (1 thread by CPU "

@@ -9,12 +9,14 @@
 //     {"case": "test_big_*", "backend": "*", "expect": "SKIP", "reason": "...", "link": "..."}]}
 //
 // Patterns are shell globs (fnmatch: *, ?, [...]) over the whole case or backend name. An entry may
-// also name "data_set" (a glob too; default every data set of the case).
+// also name "data_set" (a glob too; default every data set of the case) and "unless_cpu_has" (CPU
+// features: on a CPU with all of them the entry matches nothing, and the reports say why).
 #ifndef MM_CONFORMANCE_EXPECTATIONS_H_
 #define MM_CONFORMANCE_EXPECTATIONS_H_
 
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +38,13 @@ struct Expectation {
   // The data sets it applies to, a glob too ("data_set" in the file, optional; default every data
   // set): for a case whose data sets differ, e.g. a sequence whose later problem alone fails.
   std::string data_set_pattern = "*";
+  // "unless_cpu_has" in the file (empty: every CPU), and why the entry does not apply on the CPU
+  // the file was read on ("this CPU has avx512bw, ..."; empty where it applies).
+  std::vector<std::string> unless_cpu_has{};
+  std::string not_here{};
 
-  // `data_set` is empty where none is known (the fuzzer's problems): only "*" matches it.
+  // `data_set` is empty where none is known (the fuzzer's problems): only "*" matches it. An
+  // entry that does not apply here (not_here) matches nothing.
   bool Matches(std::string_view case_name, std::string_view backend,
                std::string_view data_set = {}) const;
 };
@@ -60,8 +67,10 @@ struct Expectations {
 // deeper than io::kMaxJsonDepth, no "expectations" array, a missing or empty
 // "case", "backend", "reason" or "link", an "expect" other than XFAIL or SKIP, unknown keys (a
 // typo must not silently widen or void an entry), a pattern holding a control character (a NUL
-// would cut "*\u0000name" down to "*"; named by its code, io::CheckPatternText).
-StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source);
+// would cut "*\u0000name" down to "*"; named by its code, io::CheckPatternText). Entries are judged
+// against `cpu_features` (default: the running CPU's, RunningCpuFeatures()).
+StatusOr<Expectations> ParseExpectations(std::string_view text, std::string_view source,
+                                         const std::set<std::string>* cpu_features = nullptr);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a
 // regular file within that kind's size cap; NOT_FOUND when missing, INVALID_ARGUMENT for a FIFO,

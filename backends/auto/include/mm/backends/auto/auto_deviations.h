@@ -10,10 +10,11 @@
 
 namespace mm {
 
-// One AutoDeviation per entry (XFAIL and SKIP alike): its backend pattern, the dtypes its case
-// pattern names (its alphanumeric words DTypeFromName accepts: "test_*_float16_*" and mm-fuzz's
-// "fuzz/float16/*" name float16; a pattern naming none concerns every dtype) and "declared XFAIL in
-// FILE (reason)".
+// One AutoDeviation per entry that applies on the running CPU (XFAIL and SKIP alike; an
+// "unless_cpu_has" entry of a CPU with those features is left out): its backend pattern, the dtypes
+// its case pattern names (its alphanumeric words DTypeFromName accepts: "test_*_float16_*" and
+// mm-fuzz's "fuzz/float16/*" name float16; a pattern naming none concerns every dtype) and
+// "declared XFAIL in FILE (reason)".
 std::vector<AutoDeviation> AutoDeviationsOf(const DeviationsFile& file);
 
 }  // namespace mm

@@ -10,11 +10,15 @@
 //     {"case": "test_big_*", "backend": "*", "expect": "SKIP", "reason": "...", "link": "..."}]}
 //
 // Patterns are shell globs (fnmatch: *, ?, [...]) over the whole case or backend name. An entry may
-// also name "data_set" (a glob too; default every data set of the case).
+// also name "data_set" (a glob too; default every data set of the case), and "unless_cpu_has": CPU
+// features as /proc/cpuinfo's flags name them (["avx512bw", "avx512vl"]), for a deviation of a
+// code path a library leaves on a CPU with all of them: the entry then does not apply there, and
+// the reports say so.
 #ifndef MM_BACKENDS_DEVIATIONS_DEVIATIONS_FILE_H_
 #define MM_BACKENDS_DEVIATIONS_DEVIATIONS_FILE_H_
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +36,17 @@ struct DeclaredDeviation {
   Kind kind = Kind::kXFail;
   std::string reason;  // Never empty.
   std::string link;    // Never empty.
+  // The entry applies only on a CPU lacking one of these features; empty: on every CPU.
+  std::vector<std::string> unless_cpu_has{};
+
+  // Empty where the entry applies on a CPU with `cpu_features`; else why not ("this CPU has
+  // avx512bw, avx512vl").
+  std::string NotApplicableOn(const std::set<std::string>& cpu_features) const;
 };
+
+// The running CPU's features, as /proc/cpuinfo's first "flags" line names them (read once; empty
+// where it cannot be read, so that every conditioned entry applies).
+const std::set<std::string>& RunningCpuFeatures();
 
 // "XFAIL" or "SKIP".
 std::string_view DeclaredDeviationKindName(DeclaredDeviation::Kind kind);
@@ -46,9 +60,10 @@ struct DeviationsFile {
 // Parses the JSON text of a deviations file (never throws). INVALID_ARGUMENT naming `source` and
 // the entry (index and case pattern) for: unparsable JSON (with its byte offset), nesting deeper
 // than io::kMaxJsonDepth, no "expectations" array, a missing or empty "case", "backend", "reason"
-// or "link", an "expect" other than XFAIL or SKIP, unknown keys (a typo must not silently widen or
-// void an entry), a "case", "backend" or "data_set" pattern holding a control character (C0 with
-// NUL, DEL, C1; named by its code, io::CheckPatternText).
+// or "link", an "expect" other than XFAIL or SKIP, an "unless_cpu_has" that is not a non-empty
+// array of non-empty strings, unknown keys (a typo must not silently widen or void an entry), a
+// "case", "backend" or "data_set" pattern holding a control character (C0 with NUL, DEL, C1; named
+// by its code, io::CheckPatternText).
 StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_view source);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a

@@ -32,8 +32,11 @@ struct DataRoot {
 // colon-separated directories of `env_value` (MM_ONNX_DATA; nullptr when unset, empty entries
 // ignored); when that is unset or empty too, each of `defaults` that exists. Explicit roots
 // (command line or MM_ONNX_DATA) must be existing directories: NOT_FOUND otherwise, so a typo
-// never silently runs nothing. Every root is made absolute here, against the current directory
-// ("." components dropped): what a case's path names never depends on a later current directory.
+// never silently runs nothing. A root in the working directory or in mm's source tree is named
+// relative to the working directory (io::ReportedPath), as every report then names it and its
+// cases. That is safe from a backend's chdir: the run's own process never changes directory, a
+// worker whose backend did is replaced, and --no-isolate puts the directory back after the call
+// (process_state.h).
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(
     const std::vector<std::string>& cli_dirs, const char* env_value,
     const std::vector<std::filesystem::path>& defaults);

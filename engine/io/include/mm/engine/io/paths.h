@@ -32,6 +32,14 @@ class RootDir {
   std::filesystem::path resolved_;
 };
 
+// `path` as reports name it, so that no report carries the absolute path of the machine's checkout
+// or working directory: an absolute path at or under the working directory, or under `tree` (mm's
+// own files: its source tree), becomes relative to the working directory, lexically ("backends/x"
+// or "../../backends/x"), and still names the same file from there; any other path is returned as
+// given. Resolves nothing: a symbolic link stays one.
+std::filesystem::path ReportedPath(const std::filesystem::path& path,
+                                   const std::filesystem::path& tree = {});
+
 }  // namespace mm::io
 
 #endif  // MM_ENGINE_IO_PATHS_H_
