@@ -300,9 +300,11 @@ class EigenPrimitive final : public MatMulPrimitive {
       }
       return how;
     }
-    // The widest instruction set the chosen copy was compiled for names it ("AVX512", "AVX2").
-    const std::string sets = Kernels().simd;
-    std::string how = "Eigen GEMM (" + sets.substr(0, sets.find(',')) + ") in " + ComputeName();
+    // The widest instruction set the chosen copy was compiled for names it. (Eigen 3.4's own list
+    // of sets says "AVX SSE" for its AVX2 kernels.)
+    constexpr const char* kWidest[] = {"SSE2", "AVX2", "AVX512"};
+    std::string how = "Eigen GEMM (" + std::string(kWidest[static_cast<int>(Kernels().isa)]) +
+                      ") in " + ComputeName();
     if constexpr (kWide) {
       how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
     }
