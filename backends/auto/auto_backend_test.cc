@@ -341,8 +341,8 @@ TEST(AutoDefaultsTest, RankOneDnnAndEigenFirstWhereTheyHaveAvx512AndOpenBlasWher
             (std::vector<std::string>{"eigen", "openblas"}));
   EXPECT_EQ(first_two(DType::kFloat, kNoAvx512), (std::vector<std::string>{"openblas", "onednn"}));
   EXPECT_EQ(first_two(DType::kDouble, kNoAvx512), (std::vector<std::string>{"openblas", "eigen"}));
-  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) on such a CPU, or eigen built without
-  // -march=native: each loses its place, the other keeps its own.
+  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) on such a CPU, or eigen's kernels capped
+  // below it (MM_MAX_CPU_ISA=avx2): each loses its place, the other keeps its own.
   EXPECT_EQ(first_two(DType::kFloat, kOneDnnAvx512),
             (std::vector<std::string>{"onednn", "openblas"}));
   EXPECT_EQ(first_two(DType::kDouble, kOneDnnAvx512),
