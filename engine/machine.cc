@@ -60,9 +60,9 @@ CpuIsa SupportedCpuIsa() {
 #if defined(__x86_64__)
   // libgcc's checks include the operating system's support (XCR0) for the AVX and AVX-512 state.
 #if defined(__clang__)
+  // clang 14 knows no ISA-level names, nor "f16c" (every CPU with AVX2 and FMA has F16C).
   const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-                  __builtin_cpu_supports("f16c");
+                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 #else
