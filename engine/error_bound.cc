@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "mm/engine/oracle_internal.h"
+#include "oracle_kernels.h"
 
 namespace mm {
 
@@ -146,14 +147,16 @@ MM_EXACT_DOT(bfloat16, double)
 namespace {
 
 // The integer oracle one element at a time, in the unsigned type of the same width: defined
-// wraparound, then reinterpreted.
+// wraparound, then reinterpreted. Stops between rows once `cancel` is true (false then).
 template <class T>
-void IntegerLoop(const MatMulPlan& plan, const T* a, const T* b, T* y) {
+bool IntegerLoop(const MatMulPlan& plan, const T* a, const T* b, T* y,
+                 const std::atomic<bool>* cancel) {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   const std::int64_t m = plan.m, k = plan.k, n = plan.n;
   for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
     const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
     for (std::int64_t i = 0; i < m; ++i) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
       for (std::int64_t j = 0; j < n; ++j) {
         U sum = 0;
         for (std::int64_t p = 0; p < k; ++p) {
@@ -163,31 +166,32 @@ void IntegerLoop(const MatMulPlan& plan, const T* a, const T* b, T* y) {
       }
     }
   }
+  return true;
 }
 
 template <class T>
 Status OracleLoop(const MatMulPlan& plan, const T* a, const T* b, const OracleOptions& options,
                   OracleResult& out) {
   using namespace oracle_internal;
+  const std::atomic<bool>* cancel = options.cancel;
   if constexpr (std::is_integral_v<T>) {
     if (!options.fast) {
-      IntegerLoop(plan, a, b, out.y.Data<T>());
+      if (!IntegerLoop(plan, a, b, out.y.Data<T>(), cancel)) {
+        return CancelledError("ExactMatMul: cancelled");
+      }
       return OkStatus();
     }
-    return FastIntegerMatMul(plan, a, b, out.y.Data<T>());
-  } else if constexpr (std::is_same_v<T, double>) {
-    if (!options.fast || plan.k == 0) {
-      out.exact_fallbacks = plan.y_elements;
-      return ExactFloatMatMul(plan, a, b, out);
-    }
-    MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastDoubleMatMul(plan, a, b, out));
-    return OkStatus();
+    return FastIntegerMatMul(plan, a, b, out.y.Data<T>(), cancel);
   } else {
     if (!options.fast || plan.k == 0) {
       out.exact_fallbacks = plan.y_elements;
-      return ExactFloatMatMul(plan, a, b, out);
+      return ExactFloatMatMul(plan, a, b, out, cancel);
     }
-    MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastFloatMatMul(plan, a, b, out));
+    if constexpr (std::is_same_v<T, double>) {
+      MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastDoubleMatMul(plan, a, b, out, cancel));
+    } else {
+      MM_ASSIGN_OR_RETURN(out.exact_fallbacks, FastFloatMatMul(plan, a, b, out, cancel));
+    }
     return OkStatus();
   }
 }
@@ -238,6 +242,8 @@ StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorV
     return InvalidArgumentError("ExactMatMul: A and B must be " +
                                 std::string(DTypeName(plan.desc.dtype)));
   }
+  // An unknown MM_MAX_CPU_ISA is an error here rather than a cap silently ignored.
+  MM_RETURN_IF_ERROR(oracle_internal::ChosenOracleKernels().status());
   OracleResult out;
   MM_ASSIGN_OR_RETURN(out.y, Tensor::Create(plan.desc.dtype, plan.y_dims));
   if (IsFloat(plan.desc.dtype)) {

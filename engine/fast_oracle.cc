@@ -1,4 +1,7 @@
-// The oracle's fast paths (engine/oracle_internal.h; the argument is in engine/error_bound.h).
+// The oracle's fast paths and exact paths (engine/oracle_internal.h; the argument is in
+// engine/error_bound.h): the GEMM-heavy kernels, compiled once per instruction-set level into the
+// namespace MM_ISA_NAMESPACE (cmake/IsaKernels.cmake), each copy reached only through its table
+// (oracle_kernels.h), which the end of this file defines.
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "mm/engine/oracle_internal.h"
+#include "oracle_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -23,22 +27,7 @@
 #endif
 
 namespace mm::oracle_internal {
-
-void AdviseHugePages(void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHugePage = std::uintptr_t{1} << 21;
-  const auto start = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t first = (start + kHugePage - 1) & ~(kHugePage - 1);
-  const std::uintptr_t last = (start + bytes) & ~(kHugePage - 1);
-  // Advice only: a kernel without transparent huge pages refuses it, and the buffer works as is.
-  if (data != nullptr && last > first) {
-    madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-  }
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
+namespace MM_ISA_NAMESPACE {
 
 namespace {
 
@@ -74,6 +63,13 @@ int Threads(std::int64_t tasks, double work) {
                                    static_cast<double>(tasks), work / kMinTaskWork});
   return std::max(1, static_cast<int>(threads));
 }
+
+// Whether the caller asked the oracle to stop (OracleOptions::cancel).
+inline bool Cancelled(const std::atomic<bool>* cancel) {
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+Status CancelledStatus() { return CancelledError("ExactMatMul: cancelled"); }
 
 // Workspaces of a type that declares kKept, kept from call to call (at most one per thread that
 // ever ran a tile at once): their buffers, bounded by the tile sizes, are allocated and first
@@ -169,23 +165,6 @@ inline double MulUp(double a, double b) {
   const double p = a * b;
   return std::fma(a, b, -p) > 0 || p < 0x1p-960 ? NextUp(p) : p;
 }
-
-// RadiusFrom, for factor >= 0 and s >= 0, NaN or infinite: MulUp's steps without branches, so that
-// a row of them vectorises.
-inline double RadiusFromRow(double factor, double s) {
-  const double p = factor * s;
-  const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
-  const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
-  const bool finite = std::isfinite(s) & (factor < kInf);
-  const bool zero = (s == 0) | (factor == 0);
-  return finite ? (zero ? 0.0 : r) : kInf;
-}
-
-}  // namespace
-
-double RadiusFrom(double factor, double s) { return RadiusFromRow(factor, s); }
-
-namespace {
 
 template <class T>
 bool IsSubnormalIn(double x) {
@@ -673,7 +652,8 @@ class ExactRows {
 // path.
 template <class T>
 std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, const Tile& t,
-                       const Panel& p, FloatWorkspace& w, OracleResult& out) {
+                       const Panel& p, FloatWorkspace& w, OracleResult& out,
+                       const std::atomic<bool>* cancel) {
   const std::int64_t k = plan.k, n = plan.n;
   const bool a_sub = ConvertA(a_mat, k, t.i0, t.rows, w);
   Resize(w.v, t.rows, t.cols);
@@ -690,7 +670,8 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
   std::int64_t fallbacks = 0;
   ExactRows<T> exact_rows(k, n, out);
   w.quick.resize(static_cast<std::size_t>(t.cols));
-  for (std::int64_t i = 0; i < t.rows; ++i) {
+  // Rows whose elements all take the exact path cost K terms each: the caller may stop between.
+  for (std::int64_t i = 0; i < t.rows && !Cancelled(cancel); ++i) {
     const auto row_index =
         static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
     const double* v = &w.v(i, 0);
@@ -741,7 +722,7 @@ std::int64_t FloatTile(const MatMulPlan& plan, const T* a_mat, const T* b_mat, c
           continue;
         }
         T decided{};
-        if (Decide(v[j], RadiusFrom(decision_factor, s[j]), &decided)) {
+        if (Decide(v[j], RadiusFromRow(decision_factor, s[j]), &decided)) {
           y[index] = decided;
           continue;
         }
@@ -968,7 +949,7 @@ DoubleRadius MakeDoubleRadius(std::int64_t k) {
 // Computes one double tile against the panel; returns the number of exact-path elements.
 std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const double* b_mat,
                         const Tile& t, const DoublePanel& p, int tau, DoubleWorkspace& w,
-                        OracleResult& out) {
+                        OracleResult& out, const std::atomic<bool>* cancel) {
   const std::int64_t k = plan.k, n = plan.n;
   ConvertDoubleA(a_mat, k, t.i0, t.rows, tau, w);
   for (Matrix* product : {&w.p11, &w.pc, &w.r, &w.s}) Resize(*product, t.rows, t.cols);
@@ -981,7 +962,7 @@ std::int64_t DoubleTile(const MatMulPlan& plan, const double* a_mat, const doubl
   double* y = out.y.Data<double>();
   std::int64_t fallbacks = 0;
   ExactRows<double> exact_rows(k, n, out);
-  for (std::int64_t i = 0; i < t.rows; ++i) {
+  for (std::int64_t i = 0; i < t.rows && !Cancelled(cancel); ++i) {
     const SplitLine& row = w.lines[static_cast<std::size_t>(i)];
     const auto row_index =
         static_cast<std::size_t>((t.batch * plan.m + t.i0 + i) * n + p.j0 + t.c0);
@@ -1090,30 +1071,15 @@ void ExactDoubleRowChunk(const double* a_row, const double* b, std::int64_t k, s
   }
 }
 
-}  // namespace
-
-double RadiusFactor(std::int64_t k) {
-  const double kd = static_cast<double>(k);
-  const double two_ku = 2 * kd * 0x1p-53;
-  if (!(two_ku < 1)) return kInf;
-  // K u is exact, and so is 1 - 2 K u (a multiple of 2^-52 in (0, 1)); the quotient is rounded up.
-  const double ku = kd * 0x1p-53, d = 1 - two_ku;
-  const double q = ku / d;
-  return std::fma(q, d, -ku) < 0 ? NextUp(q) : q;
-}
-
-double FastRadius(std::int64_t k, double s) { return RadiusFrom(RadiusFactor(k), s); }
-
-namespace {
-
 // The panels-and-tiles loop of the fast paths: for each batch entry and each panel of `cols` of B's
 // columns, convert(b_batch, j0, width, panel) fills the shared panel, then tile(a_batch, b_batch,
 // Tile, panel, workspace) runs for every tile of `rows` of A's rows (the panel's columns split too
-// when A is short) on the threads and returns its exact-path count.
+// when A is short) on the threads and returns its exact-path count. Once `cancel` is true, no
+// further panel or tile starts: kCancelled.
 template <class Panel, class Workspace, class T, class Convert, class TileFn>
 StatusOr<std::int64_t> ForEachTile(const MatMulPlan& plan, const T* a, const T* b,
                                    std::int64_t rows, std::int64_t cols, const Convert& convert,
-                                   const TileFn& run_tile) {
+                                   const TileFn& run_tile, const std::atomic<bool>* cancel) {
   const std::int64_t row_tiles = (plan.m + rows - 1) / rows;
   // Few row tiles (a short A): the panel's columns are split too, so every thread has work.
   const std::int64_t splits = std::clamp<std::int64_t>(2 * omp_get_max_threads() / row_tiles, 1,
@@ -1132,15 +1098,18 @@ StatusOr<std::int64_t> ForEachTile(const MatMulPlan& plan, const T* a, const T* 
         const std::int64_t tasks = row_tiles * ((width + split_cols - 1) / split_cols);
         const double work = static_cast<double>(plan.m * width) * static_cast<double>(plan.k);
         const auto tile = [&](std::int64_t task, Workspace& w) {
+          if (Cancelled(cancel)) return;
           const std::int64_t i0 = task % row_tiles * rows, c0 = task / row_tiles * split_cols;
           const Tile t{batch, i0, std::min(rows, plan.m - i0), c0,
                        std::min(split_cols, width - c0)};
           fallbacks.fetch_add(run_tile(a_batch, b_batch, t, panel, w), std::memory_order_relaxed);
         };
+        if (Cancelled(cancel)) return CancelledStatus();
         if (!convert(b_batch, j0, width, panel) ||
             !Spread<Workspace>(tasks, Threads(tasks, work), tile)) {
           return ResourceExhaustedError("ExactMatMul: out of memory for the oracle's tiles");
         }
+        if (Cancelled(cancel)) return CancelledStatus();
       }
     }
   } catch (const std::bad_alloc&) {
@@ -1149,25 +1118,65 @@ StatusOr<std::int64_t> ForEachTile(const MatMulPlan& plan, const T* a, const T* 
   return fallbacks.load();
 }
 
-}  // namespace
+template <class T>
+Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out,
+                        const std::atomic<bool>* cancel) {
+  const std::int64_t rows = plan.batch * plan.m, k = plan.k, n = plan.n;
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
+  struct NoWorkspace {};
+  Spread<NoWorkspace>(rows, Threads(rows, work), [&](std::int64_t row, NoWorkspace&) {
+    const auto [a_offset, b_offset] = plan.BatchOffsets(row / plan.m);
+    const T* a_row = a + a_offset + row % plan.m * k;
+    // Each element costs K terms: a long row stops between two of them.
+    for (std::int64_t j = 0; j < n && !Cancelled(cancel); ++j) {
+      StoreExact<T>(ExactDot<T>(a_row, b + b_offset + j, k, n),
+                    static_cast<std::size_t>(row * n + j), out);
+    }
+  });
+  return Cancelled(cancel) ? CancelledStatus() : OkStatus();
+}
+
+Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
+                         OracleResult& out, const std::atomic<bool>* cancel) {
+  if (!AllNormalOrZero(a, plan.a_elements) || !AllNormalOrZero(b, plan.b_elements)) {
+    return ExactFloatMatMul(plan, a, b, out, cancel);
+  }
+  const std::int64_t m = plan.m, k = plan.k, n = plan.n;
+  const std::int64_t chunks = (n + kRowChunk - 1) / kRowChunk;
+  const std::int64_t tasks = plan.batch * m * chunks;
+  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
+  struct NoWorkspace {};
+  Spread<NoWorkspace>(tasks, Threads(tasks, work), [&](std::int64_t task, NoWorkspace&) {
+    if (Cancelled(cancel)) return;
+    const std::int64_t row = task / chunks, j0 = task % chunks * kRowChunk;
+    const auto [a_offset, b_offset] = plan.BatchOffsets(row / m);
+    ExactDoubleRowChunk(a + a_offset + row % m * k, b + b_offset, k, n, j0,
+                        std::min(kRowChunk, n - j0), out.y.Data<double>(), out,
+                        static_cast<std::size_t>(row * n + j0));
+  });
+  return Cancelled(cancel) ? CancelledStatus() : OkStatus();
+}
 
 template <class T>
 StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
-                                       OracleResult& out) {
+                                       OracleResult& out, const std::atomic<bool>* cancel) {
   return ForEachTile<Panel, FloatWorkspace>(
       plan, a, b, RowTile(plan.k), PanelCols(plan.k, plan.n),
       [&](const T* b_batch, std::int64_t j0, std::int64_t width, Panel& panel) {
         return ConvertPanel(b_batch, plan.k, plan.n, j0, width, panel);
       },
       [&](const T* a_batch, const T* b_batch, const Tile& t, const Panel& panel,
-          FloatWorkspace& w) { return FloatTile(plan, a_batch, b_batch, t, panel, w, out); });
+          FloatWorkspace& w) {
+        return FloatTile(plan, a_batch, b_batch, t, panel, w, out, cancel);
+      },
+      cancel);
 }
 
 StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
-                                        OracleResult& out) {
+                                        OracleResult& out, const std::atomic<bool>* cancel) {
   const int tau = SliceBits(plan.k);
   if (tau < kMinSliceBits) {
-    MM_RETURN_IF_ERROR(ExactDoubleMatMul(plan, a, b, out));
+    MM_RETURN_IF_ERROR(ExactDoubleMatMul(plan, a, b, out, cancel));
     return plan.y_elements;
   }
   // A's tiles hold six copies of their rows: half the float path's rows.
@@ -1178,15 +1187,18 @@ StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a,
       },
       [&](const double* a_batch, const double* b_batch, const Tile& t, const DoublePanel& panel,
           DoubleWorkspace& w) {
-        return DoubleTile(plan, a_batch, b_batch, t, panel, tau, w, out);
-      });
+        return DoubleTile(plan, a_batch, b_batch, t, panel, tau, w, out, cancel);
+      },
+      cancel);
 }
 
 template <class T>
-Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y) {
+Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y,
+                         const std::atomic<bool>* cancel) {
   const std::int64_t m = plan.m, k = plan.k, n = plan.n;
   const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
   const auto product = [&](std::int64_t batch, IntegerWorkspace& w) {
+    if (Cancelled(cancel)) return;
     const auto [a_offset, b_offset] = plan.BatchOffsets(batch);
     IntegerProduct(a + a_offset, b + b_offset, y + batch * m * n, m, k, n, w);
   };
@@ -1196,7 +1208,7 @@ Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y) {
     if (!Spread<IntegerWorkspace>(plan.batch, threads, product)) {
       return ResourceExhaustedError("ExactMatMul: out of memory for the integer product");
     }
-    return OkStatus();
+    return Cancelled(cancel) ? CancelledStatus() : OkStatus();
   }
   try {
     IntegerWorkspace w;
@@ -1204,43 +1216,7 @@ Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y) {
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError("ExactMatMul: out of memory for the integer product");
   }
-  return OkStatus();
-}
-
-template <class T>
-Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out) {
-  const std::int64_t rows = plan.batch * plan.m, k = plan.k, n = plan.n;
-  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
-  struct NoWorkspace {};
-  Spread<NoWorkspace>(rows, Threads(rows, work), [&](std::int64_t row, NoWorkspace&) {
-    const auto [a_offset, b_offset] = plan.BatchOffsets(row / plan.m);
-    const T* a_row = a + a_offset + row % plan.m * k;
-    for (std::int64_t j = 0; j < n; ++j) {
-      StoreExact<T>(ExactDot<T>(a_row, b + b_offset + j, k, n),
-                    static_cast<std::size_t>(row * n + j), out);
-    }
-  });
-  return OkStatus();
-}
-
-Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
-                         OracleResult& out) {
-  if (!AllNormalOrZero(a, plan.a_elements) || !AllNormalOrZero(b, plan.b_elements)) {
-    return ExactFloatMatMul(plan, a, b, out);
-  }
-  const std::int64_t m = plan.m, k = plan.k, n = plan.n;
-  const std::int64_t chunks = (n + kRowChunk - 1) / kRowChunk;
-  const std::int64_t tasks = plan.batch * m * chunks;
-  const double work = static_cast<double>(plan.y_elements) * static_cast<double>(k);
-  struct NoWorkspace {};
-  Spread<NoWorkspace>(tasks, Threads(tasks, work), [&](std::int64_t task, NoWorkspace&) {
-    const std::int64_t row = task / chunks, j0 = task % chunks * kRowChunk;
-    const auto [a_offset, b_offset] = plan.BatchOffsets(row / m);
-    ExactDoubleRowChunk(a + a_offset + row % m * k, b + b_offset, k, n, j0,
-                        std::min(kRowChunk, n - j0), out.y.Data<double>(), out,
-                        static_cast<std::size_t>(row * n + j0));
-  });
-  return OkStatus();
+  return Cancelled(cancel) ? CancelledStatus() : OkStatus();
 }
 
 template <class T>
@@ -1252,30 +1228,36 @@ bool DecideDouble(double p11, double pc, double rr, double r, double* y) {
   return DecideNearest(p11, pc, rr, r, y);
 }
 
-#define MM_FAST_ORACLE_FLOAT(T)                                                             \
-  template bool DecideRounding<T>(double, double, T*);                                      \
-  template StatusOr<std::int64_t> FastFloatMatMul<T>(const MatMulPlan&, const T*, const T*, \
-                                                     OracleResult&);
-MM_FAST_ORACLE_FLOAT(float)
-MM_FAST_ORACLE_FLOAT(float16)
-MM_FAST_ORACLE_FLOAT(bfloat16)
-#undef MM_FAST_ORACLE_FLOAT
+constexpr CpuIsa kIsa = CpuIsa::MM_ISA_ENUM;
 
-template Status ExactFloatMatMul<float>(const MatMulPlan&, const float*, const float*,
-                                        OracleResult&);
-template Status ExactFloatMatMul<double>(const MatMulPlan&, const double*, const double*,
-                                         OracleResult&);
-template Status ExactFloatMatMul<float16>(const MatMulPlan&, const float16*, const float16*,
-                                          OracleResult&);
-template Status ExactFloatMatMul<bfloat16>(const MatMulPlan&, const bfloat16*, const bfloat16*,
-                                           OracleResult&);
-template Status FastIntegerMatMul<std::int32_t>(const MatMulPlan&, const std::int32_t*,
-                                                const std::int32_t*, std::int32_t*);
-template Status FastIntegerMatMul<std::int64_t>(const MatMulPlan&, const std::int64_t*,
-                                                const std::int64_t*, std::int64_t*);
-template Status FastIntegerMatMul<std::uint32_t>(const MatMulPlan&, const std::uint32_t*,
-                                                 const std::uint32_t*, std::uint32_t*);
-template Status FastIntegerMatMul<std::uint64_t>(const MatMulPlan&, const std::uint64_t*,
-                                                 const std::uint64_t*, std::uint64_t*);
-
+}  // namespace
+}  // namespace MM_ISA_NAMESPACE
 }  // namespace mm::oracle_internal
+
+// The only symbol of this copy that the rest of the program sees.
+extern "C" __attribute__((visibility("default"))) const mm::oracle_internal::OracleKernels*
+MM_ISA_ENTRY() {
+  using namespace mm::oracle_internal::MM_ISA_NAMESPACE;
+  using mm::bfloat16, mm::float16;
+  static constexpr mm::oracle_internal::OracleKernels kKernels = {
+      .isa = kIsa,
+      .fast_float = &FastFloatMatMul<float>,
+      .fast_float16 = &FastFloatMatMul<float16>,
+      .fast_bfloat16 = &FastFloatMatMul<bfloat16>,
+      .fast_double = &FastDoubleMatMul,
+      .fast_int32 = &FastIntegerMatMul<std::int32_t>,
+      .fast_int64 = &FastIntegerMatMul<std::int64_t>,
+      .fast_uint32 = &FastIntegerMatMul<std::uint32_t>,
+      .fast_uint64 = &FastIntegerMatMul<std::uint64_t>,
+      .exact_float = &ExactFloatMatMul<float>,
+      .exact_float16 = &ExactFloatMatMul<float16>,
+      .exact_bfloat16 = &ExactFloatMatMul<bfloat16>,
+      .exact_double_any = &ExactFloatMatMul<double>,
+      .exact_double = &ExactDoubleMatMul,
+      .decide_float = &DecideRounding<float>,
+      .decide_float16 = &DecideRounding<float16>,
+      .decide_bfloat16 = &DecideRounding<bfloat16>,
+      .decide_double = &DecideDouble,
+  };
+  return &kKernels;
+}

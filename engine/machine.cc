@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -23,7 +25,99 @@ std::string Trim(const std::string& text) {
   return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
 }
 
+// What MM_MAX_CPU_ISA says, read once: the cap, or why the value is not one.
+const StatusOr<std::optional<CpuIsa>>& MaxCpuIsa() {
+  static const auto* const cap =
+      new StatusOr<std::optional<CpuIsa>>(ParseMaxCpuIsa(EnvOr(kMaxCpuIsaVariable, "")));
+  return *cap;
+}
+
 }  // namespace
+
+std::string_view CpuIsaName(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx2:
+      return "avx2";
+    case CpuIsa::kAvx512:
+      return "avx512";
+    default:
+      return "baseline";
+  }
+}
+
+std::string_view CpuIsaLevel(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx2:
+      return "x86-64-v3";
+    case CpuIsa::kAvx512:
+      return "x86-64-v4";
+    default:
+      return "x86-64";
+  }
+}
+
+CpuIsa SupportedCpuIsa() {
+#if defined(__x86_64__)
+  // libgcc's checks include the operating system's support (XCR0) for the AVX and AVX-512 state.
+#if defined(__clang__)
+  // clang 14 knows no ISA-level names, nor "f16c" (every CPU with AVX2 and FMA has F16C).
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+  const bool v3 = __builtin_cpu_supports("x86-64-v3");
+  const bool v4 = v3 && __builtin_cpu_supports("x86-64-v4");
+#endif
+  if (v4) return CpuIsa::kAvx512;
+  if (v3) return CpuIsa::kAvx2;
+#endif
+  return CpuIsa::kBaseline;
+}
+
+StatusOr<std::optional<CpuIsa>> ParseMaxCpuIsa(std::string_view value) {
+  std::string lower(value);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Unset or empty: no cap, as for oneDNN's variable.
+  if (lower.empty() || lower == "all") return std::optional<CpuIsa>();
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (lower == CpuIsaName(isa)) return std::optional<CpuIsa>(isa);
+  }
+  return InvalidArgumentError(std::string(kMaxCpuIsaVariable) + "=" + std::string(value) +
+                              " is not an instruction-set level; valid values: baseline, avx2, "
+                              "avx512, all (any case)");
+}
+
+CpuIsa ChooseCpuIsa(CpuIsa supported, std::optional<CpuIsa> cap) {
+  return cap.has_value() ? std::min(supported, *cap) : supported;
+}
+
+StatusOr<CpuIsa> ChosenCpuIsa() {
+  const StatusOr<std::optional<CpuIsa>>& cap = MaxCpuIsa();
+  if (!cap.ok()) return cap.status();
+  // The kernels exist up to the highest level this build compiled (cmake/IsaKernels.cmake).
+  static const CpuIsa chosen =
+      ChooseCpuIsa(std::min(SupportedCpuIsa(), static_cast<CpuIsa>(MM_MAX_COMPILED_CPU_ISA)), *cap);
+  return chosen;
+}
+
+std::string DescribeChosenCpuIsa() {
+  const StatusOr<CpuIsa> chosen = ChosenCpuIsa();
+  if (!chosen.ok()) return chosen.status().message();
+  std::string text =
+      std::string(CpuIsaName(*chosen)) + " (" + std::string(CpuIsaLevel(*chosen)) + ")";
+  const CpuIsa supported = SupportedCpuIsa();
+  if (*chosen != supported && EnvOr(kMaxCpuIsaVariable, "") != "") {
+    text += ", capped by " + std::string(kMaxCpuIsaVariable) + "=" + EnvOr(kMaxCpuIsaVariable, "") +
+            " from " + std::string(CpuIsaName(supported));
+  }
+  if (static_cast<int>(supported) > MM_MAX_COMPILED_CPU_ISA) {
+    text += ", the highest level this build has kernels for (the CPU runs " +
+            std::string(CpuIsaName(supported)) + ")";
+  }
+  return text;
+}
 
 std::string MachineInfo::KernelVariable(std::string_view name) const {
   for (const auto& [variable, value] : kernel_variables) {
@@ -38,6 +132,7 @@ std::string MachineInfo::ToString() const {
   for (const auto& [variable, value] : kernel_variables) {
     if (value != "unset") text += ", " + variable + "=" + value;
   }
+  if (!mm_kernels.empty()) text += ", mm kernels " + mm_kernels;
   return text;
 }
 
@@ -76,6 +171,7 @@ MachineInfo DescribeMachine(const std::vector<std::string>& kernel_variables) {
   for (const std::string& variable : kernel_variables) {
     info.kernel_variables.emplace_back(variable, EnvOr(variable.c_str(), "unset"));
   }
+  info.mm_kernels = DescribeChosenCpuIsa();
   utsname name{};
   if (uname(&name) == 0) {
     info.os = std::string(name.sysname) + " " + name.release + " " + name.machine;

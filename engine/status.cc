@@ -77,5 +77,8 @@ Status DataLossError(std::string message) {
 Status ResourceExhaustedError(std::string message) {
   return Status(StatusCode::kResourceExhausted, std::move(message));
 }
+Status CancelledError(std::string message) {
+  return Status(StatusCode::kCancelled, std::move(message));
+}
 
 }  // namespace mm

@@ -502,7 +502,9 @@ AutoDefaultsBasis AutoDefaultsBasis::OfThisMachine() {
       cap == "UNSET" || cap.empty() || cap == "ALL" || cap.starts_with("AVX512");
   AutoDefaultsBasis basis;
   basis.onednn_avx512 = avx512f && onednn_allowed;
-  basis.eigen_avx512 = avx512f && MM_EIGEN_NATIVE;
+  // The eigen backend runs its AVX-512 kernels where the CPU has them and MM_MAX_CPU_ISA allows.
+  const StatusOr<CpuIsa> isa = ChosenCpuIsa();
+  basis.eigen_avx512 = avx512f && isa.ok() && *isa == CpuIsa::kAvx512;
   return basis;
 }
 

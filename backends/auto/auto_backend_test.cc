@@ -341,8 +341,8 @@ TEST(AutoDefaultsTest, RankOneDnnAndEigenFirstWhereTheyHaveAvx512AndOpenBlasWher
             (std::vector<std::string>{"eigen", "openblas"}));
   EXPECT_EQ(first_two(DType::kFloat, kNoAvx512), (std::vector<std::string>{"openblas", "onednn"}));
   EXPECT_EQ(first_two(DType::kDouble, kNoAvx512), (std::vector<std::string>{"openblas", "eigen"}));
-  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) on such a CPU, or eigen built without
-  // -march=native: each loses its place, the other keeps its own.
+  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) on such a CPU, or eigen's kernels capped
+  // below it (MM_MAX_CPU_ISA=avx2): each loses its place, the other keeps its own.
   EXPECT_EQ(first_two(DType::kFloat, kOneDnnAvx512),
             (std::vector<std::string>{"onednn", "openblas"}));
   EXPECT_EQ(first_two(DType::kDouble, kOneDnnAvx512),
@@ -392,18 +392,20 @@ class ScopedOneDnnCap {
 TEST(AutoDefaultsTest, ThisMachinesBasisIsItsCpuAndOneDnnsCap) {
   const std::string features = " " + DescribeMachine().cpu_features + " ";
   const bool avx512f = features.find(" avx512f ") != std::string::npos;
-  SCOPED_TRACE("CPU features: " + features);
+  const bool eigen_avx512 = ChosenCpuIsa().ok() && *ChosenCpuIsa() == CpuIsa::kAvx512;
+  SCOPED_TRACE("CPU features: " + features + "; mm kernels " + DescribeChosenCpuIsa());
   {
     const ScopedOneDnnCap uncapped(nullptr);
     const AutoDefaultsBasis basis = AutoDefaultsBasis::OfThisMachine();
     EXPECT_EQ(basis.onednn_avx512, avx512f);
-    EXPECT_EQ(basis.eigen_avx512, avx512f && MM_EIGEN_NATIVE);
+    EXPECT_EQ(basis.eigen_avx512, avx512f && eigen_avx512);
   }
   {
     const ScopedOneDnnCap avx2("AVX2");
     const AutoDefaultsBasis basis = AutoDefaultsBasis::OfThisMachine();
     EXPECT_FALSE(basis.onednn_avx512);
-    EXPECT_EQ(basis.eigen_avx512, avx512f && MM_EIGEN_NATIVE);  // Eigen does not read the cap.
+    // Eigen's kernels follow MM_MAX_CPU_ISA, not oneDNN's cap.
+    EXPECT_EQ(basis.eigen_avx512, avx512f && eigen_avx512);
   }
   {
     const ScopedOneDnnCap avx512("avx512_core");  // oneDNN reads the cap in any case.

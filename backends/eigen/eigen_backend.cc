@@ -2,7 +2,7 @@
 
 #include <omp.h>
 
-#include <Eigen/Core>
+#include <Eigen/Core>  // Eigen's version only: its products run in eigen_kernels.cc's copies.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -12,18 +12,37 @@
 #include <type_traits>
 #include <vector>
 
-#include "mm/backends/eigen/eigen_int32_native.h"
+#include "mm/backends/eigen/eigen_kernels.h"
 #include "mm/backends/eigen/row_blocks.h"
 
 namespace mm {
+
+namespace eigen_internal {
+
+StatusOr<const EigenKernels*> ChosenEigenKernels() {
+  MM_ASSIGN_OR_RETURN(const CpuIsa isa, ChosenCpuIsa());
+  // ChosenCpuIsa never exceeds the highest level compiled (MM_MAX_COMPILED_CPU_ISA).
+#if MM_MAX_COMPILED_CPU_ISA >= 2
+  if (isa >= CpuIsa::kAvx512) return mm_isa_avx512_eigen_kernels();
+#endif
+#if MM_MAX_COMPILED_CPU_ISA >= 1
+  if (isa >= CpuIsa::kAvx2) return mm_isa_avx2_eigen_kernels();
+#endif
+  (void)isa;
+  return mm_isa_baseline_eigen_kernels();
+}
+
+}  // namespace eigen_internal
+
 namespace {
 
-using Eigen::Index;
+using eigen_internal::EigenKernels;
 
-template <class S>
-using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class S>
-using Vector = Eigen::Array<S, Eigen::Dynamic, 1>;
+// The chosen copy of the kernels. PrepareProduct has checked that ChosenEigenKernels is OK before
+// any product runs.
+const EigenKernels& Kernels() { return **eigen_internal::ChosenEigenKernels(); }
+
+using Eigen::Index;
 
 template <class T>
 constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
@@ -46,33 +65,6 @@ using ComputeType =
 constexpr double kEigenMinTaskSize = 50000;
 // Elements converted per task when widening operands or narrowing Y.
 constexpr std::int64_t kConvertChunk = std::int64_t{1} << 16;
-
-// Y = A x B for one row-major product, m x k times k x n, every extent > 0. Eigen picks GEMM,
-// GEMV (m or n == 1) or a coefficient-wise product for tiny sizes. Inside an OpenMP region it runs
-// on one thread; outside one, Eigen's own parallel GEMM may still use the threads for a large
-// product that is too short (rows) to split into blocks.
-template <class S>
-void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
-  const Eigen::Map<const RowMajorMatrix<S>> a_mat(a, m, k);
-  const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
-  Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
-  y_mat.noalias() = a_mat * b_mat;
-}
-
-// The native 32-bit path's product lives in its own file, compiled with -fwrapv so that Eigen's
-// int32 sums wrap modulo 2^32 by definition (eigen_int32_native.cc); the other kernels keep the
-// flags the bare-Eigen baselines are compiled with.
-template <>
-void Product<std::int32_t>(const std::int32_t* a, const std::int32_t* b, std::int32_t* y, Index m,
-                           Index k, Index n) {
-  eigen_internal::WrappingInt32Product(a, b, y, m, k, n);
-}
-
-template <>
-void Product<std::int64_t>(const std::int64_t* a, const std::int64_t* b, std::int64_t* y, Index m,
-                           Index k, Index n) {
-  eigen_internal::WrappingInt64Product(a, b, y, m, k, n);
-}
 
 // Eigen's own bound (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD): below it, Eigen computes a product
 // coefficient by coefficient rather than through its GEMM.
@@ -98,6 +90,22 @@ void DirectProduct(const S* a, const S* b, S* y, Index m, Index k, Index n) {
       for (Index p = 1; p < k; ++p) sum += ua[i * k + p] * ub[p * n + j];
       uy[i * n + j] = sum;
     }
+  }
+}
+
+// Y = A x B for one row-major product, m x k times k x n, every extent > 0. Eigen picks GEMM,
+// GEMV (m or n == 1) or a coefficient-wise product for tiny sizes. Inside an OpenMP region it runs
+// on one thread; outside one, Eigen's own parallel GEMM may still use the threads for a large
+// product that is too short (rows) to split into blocks. int32 and int64 wrap modulo 2^bits: their
+// products are compiled with -fwrapv (eigen_int32_native.cc).
+// A type with no kernel (uint32 on the direct path of the widened 32-bit types) only ever meets
+// products small enough for DirectProduct, which it then takes.
+template <class S>
+void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
+  if constexpr (std::is_same_v<S, std::uint32_t>) {
+    DirectProduct(a, b, y, m, k, n);
+  } else {
+    Kernels().Product<S>()(a, b, y, m, k, n);
   }
 }
 
@@ -236,11 +244,10 @@ void Convert(const From* src, To* dst, std::int64_t count) {
   const int threads = chunks > 1 && !omp_in_parallel()
                           ? static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), chunks))
                           : 1;
+  const eigen_internal::CastFn<To, From> cast = Kernels().Cast<To, From>();
   auto convert_chunk = [&](std::int64_t chunk) {
     const std::int64_t begin = chunk * kConvertChunk;
-    const Index size = std::min(kConvertChunk, count - begin);
-    Eigen::Map<Vector<To>>(dst + begin, size) =
-        Eigen::Map<const Vector<From>>(src + begin, size).template cast<To>();
+    cast(src + begin, dst + begin, std::min(kConvertChunk, count - begin));
   };
   if (threads == 1) {
     // Entering even a one-thread OpenMP region costs more than a tiny product.
@@ -264,6 +271,8 @@ class EigenPrimitive final : public MatMulPrimitive {
   static constexpr bool kWide = sizeof(S) > sizeof(T);
 
   static StatusOr<std::unique_ptr<MatMulPrimitive>> Create(const MatMulPlan& plan) {
+    // An unknown MM_MAX_CPU_ISA: no product runs on a level nobody asked for.
+    MM_RETURN_IF_ERROR(eigen_internal::ChosenEigenKernels().status());
     auto primitive = std::unique_ptr<EigenPrimitive>(new EigenPrimitive(plan));
     if constexpr (kWide) {
       primitive->a_wide_ = Allocate<S>(plan.a_elements);
@@ -291,9 +300,11 @@ class EigenPrimitive final : public MatMulPrimitive {
       }
       return how;
     }
-    // The widest instruction set Eigen was compiled for names the kernels ("AVX512", "AVX2").
-    const std::string sets = Eigen::SimdInstructionSetsInUse();
-    std::string how = "Eigen GEMM (" + sets.substr(0, sets.find(',')) + ") in " + ComputeName();
+    // The widest instruction set the chosen copy was compiled for names it. (Eigen 3.4's own list
+    // of sets says "AVX SSE" for its AVX2 kernels.)
+    constexpr const char* kWidest[] = {"SSE2", "AVX2", "AVX512"};
+    std::string how = "Eigen GEMM (" + std::string(kWidest[static_cast<int>(Kernels().isa)]) +
+                      ") in " + ComputeName();
     if constexpr (kWide) {
       how += ", Y narrowed once to " + std::string(DTypeName(plan().desc.dtype));
     }
@@ -396,19 +407,23 @@ Arithmetic EigenBackend::DeclaredArithmetic(DType dtype) const {
 }
 
 std::string EigenBackend::RunsOn() const {
+  const StatusOr<const EigenKernels*> kernels = eigen_internal::ChosenEigenKernels();
+  const std::string simd = kernels.ok()
+                               ? "SIMD " + std::string((*kernels)->simd) + " (kernels for " +
+                                     std::string(CpuIsaLevel((*kernels)->isa)) +
+                                     ", chosen for this CPU: " + DescribeChosenCpuIsa() + ")"
+                               : kernels.status().message();
   return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
-         std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
-         ", SIMD " + Eigen::SimdInstructionSetsInUse() + ", OpenMP up to " +
-         std::to_string(MaxThreads()) + " threads";
+         std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) + ", " +
+         simd + ", OpenMP up to " + std::to_string(MaxThreads()) + " threads";
 }
 
 EigenBackend::Int32Path EigenBackend::DefaultInt32Path() {
   // Eigen's uint64 product beats its int32 one only with 64-bit vector multiplies (AVX-512DQ's
-  // vpmullq), in the kernels compiled and on the CPU running them; elsewhere (AVX2) the int32
-  // product is the faster one.
-#ifdef EIGEN_VECTORIZE_AVX512DQ
-  if (__builtin_cpu_supports("avx512dq")) return Int32Path::kViaUInt64;
-#endif
+  // vpmullq), in the copy of the kernels chosen for the running CPU (x86-64-v4 has AVX-512DQ);
+  // elsewhere (AVX2) the int32 product is the faster one.
+  const StatusOr<const EigenKernels*> kernels = eigen_internal::ChosenEigenKernels();
+  if (kernels.ok() && (*kernels)->isa == CpuIsa::kAvx512) return Int32Path::kViaUInt64;
   return Int32Path::kNative;
 }
 

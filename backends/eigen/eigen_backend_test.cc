@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mm/backends/eigen/eigen_kernels.h"
 #include "mm/backends/eigen/row_blocks.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/matmul_tester.h"
@@ -123,6 +124,35 @@ TEST(EigenBackendTest, TinyProductsTakeTheCoefficientLoopsOnBothSidesOfTheBound)
       EXPECT_EQ(how.find("coefficient loops") != std::string::npos, c.loops) << how;
     }
   }
+}
+
+// The products run the copy of the kernels compiled for the level chosen in this process (ctest
+// runs this binary again under MM_MAX_CPU_ISA=baseline and avx2), and the backend says which.
+TEST(EigenBackendTest, RunsAndNamesTheKernelsOfTheChosenLevel) {
+  const StatusOr<CpuIsa> chosen = ChosenCpuIsa();
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  const StatusOr<const eigen_internal::EigenKernels*> kernels =
+      eigen_internal::ChosenEigenKernels();
+  ASSERT_TRUE(kernels.ok());
+  EXPECT_EQ((*kernels)->isa, *chosen);
+  // Eigen's list of the sets each level's copy was compiled for ("AVX SSE" is its AVX2 list).
+  const char* const eigen_sets[] = {"SSE, SSE2", "AVX SSE", "AVX512, FMA, AVX2"};
+  EXPECT_EQ(std::string((*kernels)->simd).find(eigen_sets[static_cast<int>(*chosen)]), 0u)
+      << (*kernels)->simd;
+  const char* const widest[] = {"SSE2", "AVX2", "AVX512"};
+  EigenBackend backend;
+  EXPECT_NE(backend.RunsOn().find(std::string(CpuIsaLevel(*chosen))), std::string::npos)
+      << backend.RunsOn();
+  const MatMulPlan plan = PlanMatMul({DType::kFloat, {64, 64}, {64, 64}}).value();
+  auto primitive = backend.Prepare(plan);
+  ASSERT_TRUE(primitive.ok()) << primitive.status();
+  EXPECT_NE((*primitive)
+                ->implementation()
+                .find(std::string("Eigen GEMM (") + widest[static_cast<int>(*chosen)] + ")"),
+            std::string::npos)
+      << (*primitive)->implementation();
+  EXPECT_EQ(EigenBackend::DefaultInt32Path() == EigenBackend::Int32Path::kViaUInt64,
+            *chosen == CpuIsa::kAvx512);
 }
 
 TEST(EigenBackendTest, SaysHowEachDtypeIsComputed) {

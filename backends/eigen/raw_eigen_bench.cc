@@ -1,6 +1,7 @@
 // raw_eigen/<dtype>/<shape>: what a programmer gets from Eigen alone, the yardstick for
 // matmul/eigen/<dtype>/<shape>. Each is a bare `Y.noalias() = A * B` over row-major Eigen::Map
-// views of preallocated buffers, compiled with the same flags as the backend; a batched shape is a
+// views of preallocated buffers, the copy compiled for the running CPU that the backend runs too
+// (eigen_kernels.h: one copy per instruction-set level, chosen at run time); a batched shape is a
 // loop of such products over operand pointers worked out before timing.
 //  - float, double: Eigen's product of that type.
 //  - int32: Eigen's int32 product (values are small, nothing overflows).
@@ -8,11 +9,12 @@
 //    into preallocated buffers, float32 product, cast Y back to bfloat16.
 // raw_eigen_native/bfloat16/<shape> is Eigen's own bfloat16 product for comparison (every multiply
 // and add rounded to bfloat16: the accuracy the backend avoids; much slower too).
-// Also describes Eigen for `mm-bench --mm_describe`: version and the SIMD sets this file (compiled
-// exactly like the backend) uses.
+// Also describes Eigen for `mm-bench --mm_describe`: version and the SIMD sets of the chosen copy.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,14 +22,13 @@
 #include <vector>
 
 #include "mm/backends/bench/bench_shapes.h"
+#include "mm/backends/eigen/eigen_kernels.h"
 
 namespace mm::bench {
 namespace {
 
 template <class S>
 using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class S>
-using Vector = Eigen::Array<S, Eigen::Dynamic, 1>;
 
 // Element offsets of every batch entry's A and B matrix, from the engine's broadcasting rules.
 std::vector<std::pair<std::int64_t, std::int64_t>> AllBatchOffsets(const MatMulPlan& plan) {
@@ -36,20 +37,40 @@ std::vector<std::pair<std::int64_t, std::int64_t>> AllBatchOffsets(const MatMulP
   return offsets;
 }
 
-// The bare loop: one Eigen product per batch entry, `S` the type Eigen multiplies in.
+// The chosen copy of the eigen backend's kernels (an unknown MM_MAX_CPU_ISA ends the benchmark).
+const eigen_internal::EigenKernels& Kernels() {
+  const auto kernels = eigen_internal::ChosenEigenKernels();
+  if (!kernels.ok()) {
+    std::fprintf(stderr, "mm-bench: %s\n", kernels.status().ToString().c_str());
+    std::exit(2);
+  }
+  return **kernels;
+}
+
+// Eigen's own product in S, compiled here (for bfloat16: scalar code at any level).
+template <class S>
+void PlainProduct(const S* a, const S* b, S* y, std::ptrdiff_t m, std::ptrdiff_t k,
+                  std::ptrdiff_t n) {
+  const Eigen::Map<const RowMajorMatrix<S>> a_mat(a, m, k);
+  const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
+  Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
+  y_mat.noalias() = a_mat * b_mat;
+}
+
+// The bare loop: one Eigen product (`product`, in S, the type Eigen multiplies in) per batch
+// entry.
 template <class S>
 void BareProducts(benchmark::State& state, const MatMulPlan& plan, const S* a, const S* b, S* y,
-                  const std::function<void()>& before, const std::function<void()>& after) {
+                  const std::function<void()>& before, const std::function<void()>& after,
+                  eigen_internal::ProductFn<S> product) {
   const auto offsets = AllBatchOffsets(plan);
   const Eigen::Index m = plan.m, k = plan.k, n = plan.n;
   SettleOtherThreads();  // Another library's spinning threads would share the cores.
   for (auto _ : state) {
     before();
     for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const Eigen::Map<const RowMajorMatrix<S>> a_mat(a + offsets[i].first, m, k);
-      const Eigen::Map<const RowMajorMatrix<S>> b_mat(b + offsets[i].second, k, n);
-      Eigen::Map<RowMajorMatrix<S>> y_mat(y + static_cast<std::int64_t>(i) * m * n, m, n);
-      y_mat.noalias() = a_mat * b_mat;
+      product(a + offsets[i].first, b + offsets[i].second, y + static_cast<std::int64_t>(i) * m * n,
+              m, k, n);
     }
     after();
     benchmark::DoNotOptimize(y);
@@ -64,8 +85,10 @@ void RawEigen(benchmark::State& state, const BenchShape& shape) {
   const Tensor a = BenchInput(DTypeOf<T>(), shape.a_dims, 1);
   const Tensor b = BenchInput(DTypeOf<T>(), shape.b_dims, 2);
   Tensor y = Tensor::Create(DTypeOf<T>(), plan.y_dims).value();
+  eigen_internal::ProductFn<T> product = &PlainProduct<T>;
+  if constexpr (!std::is_same_v<T, bfloat16>) product = Kernels().Product<T>();
   BareProducts<T>(
-      state, plan, a.Data<T>(), b.Data<T>(), y.Data<T>(), [] {}, [] {});
+      state, plan, a.Data<T>(), b.Data<T>(), y.Data<T>(), [] {}, [] {}, product);
 }
 
 void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) {
@@ -74,17 +97,16 @@ void RawEigenBFloat16ViaFloat(benchmark::State& state, const BenchShape& shape) 
   const Tensor b = BenchInput(DType::kBFloat16, shape.b_dims, 2);
   Tensor y = Tensor::Create(DType::kBFloat16, plan.y_dims).value();
   std::vector<float> a_float(plan.a_elements), b_float(plan.b_elements), y_float(plan.y_elements);
+  const eigen_internal::EigenKernels& kernels = Kernels();
   const auto widen = [&] {
-    Eigen::Map<Vector<float>>(a_float.data(), plan.a_elements) =
-        Eigen::Map<const Vector<bfloat16>>(a.Data<bfloat16>(), plan.a_elements).cast<float>();
-    Eigen::Map<Vector<float>>(b_float.data(), plan.b_elements) =
-        Eigen::Map<const Vector<bfloat16>>(b.Data<bfloat16>(), plan.b_elements).cast<float>();
+    kernels.bfloat16_to_float(a.Data<bfloat16>(), a_float.data(), plan.a_elements);
+    kernels.bfloat16_to_float(b.Data<bfloat16>(), b_float.data(), plan.b_elements);
   };
   const auto narrow = [&] {
-    Eigen::Map<Vector<bfloat16>>(y.Data<bfloat16>(), plan.y_elements) =
-        Eigen::Map<const Vector<float>>(y_float.data(), plan.y_elements).cast<bfloat16>();
+    kernels.float_to_bfloat16(y_float.data(), y.Data<bfloat16>(), plan.y_elements);
   };
-  BareProducts<float>(state, plan, a_float.data(), b_float.data(), y_float.data(), widen, narrow);
+  BareProducts<float>(state, plan, a_float.data(), b_float.data(), y_float.data(), widen, narrow,
+                      kernels.product_float);
 }
 
 void RegisterRawEigen(ShapeSet set) {
@@ -129,7 +151,8 @@ nlohmann::json DescribeEigen() {
   return {
       {"version", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
                       "." + std::to_string(EIGEN_MINOR_VERSION)},
-      {"simd", Eigen::SimdInstructionSetsInUse()},
+      {"simd", Kernels().simd},
+      {"mm_kernels", DescribeChosenCpuIsa()},
       {"eigen_threads", Eigen::nbThreads()}};
 }
 

@@ -83,4 +83,41 @@ set(MM_CONFORMANCE_BACKEND_LIB_ARGS [==[${backend_lib_args}]==])
 include([==[${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ConformanceDiscover.cmake]==])
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
+  mm_add_cpu_isa_conformance_tests(${target} "${data}")
+endfunction()
+
+# mm's own kernels (the oracle that judges every backend, and the eigen backend) capped at each
+# level of MM_CPU_ISA_VARIANTS (MM_MAX_CPU_ISA; labels conformance and isa), so any machine checks
+# what a smaller CPU does: conformance.self_check.mm_isa_<level>, the self-check, and
+# conformance.gate.mm_isa_<level>, the gate's official and built-in cases on the reference and
+# eigen backends, over the same data as the other conformance tests (`data`, "<unset>": the
+# default roots); conformance.self_check.mm_isa_unknown: an unknown level is an error naming the
+# valid ones.
+function(mm_add_cpu_isa_conformance_tests target data)
+  if(data STREQUAL "<unset>")
+    set(data_modification "MM_ONNX_DATA=unset:")
+  else()
+    set(data_modification "MM_ONNX_DATA=set:${data}")
+  endif()
+  foreach(isa IN LISTS MM_CPU_ISA_VARIANTS)
+    set(environment "${data_modification};MM_BACKEND_LIBS=unset:;MM_MAX_CPU_ISA=set:${isa}")
+    if(NOT DEFINED ENV{OMP_WAIT_POLICY})
+      list(APPEND environment "OMP_WAIT_POLICY=set:passive")
+    endif()
+    add_test(NAME conformance.self_check.mm_isa_${isa} COMMAND ${target} --self-check)
+    set(backends --backend reference)
+    if(MM_WITH_EIGEN_BACKEND)
+      list(APPEND backends --backend eigen)
+    endif()
+    add_test(NAME conformance.gate.mm_isa_${isa} COMMAND ${target} ${backends} --quiet)
+    set_tests_properties(conformance.self_check.mm_isa_${isa} conformance.gate.mm_isa_${isa}
+                         PROPERTIES LABELS "conformance;isa" TIMEOUT 1200
+                         ENVIRONMENT_MODIFICATION "${environment}")
+  endforeach()
+  # A cap that names no level is an error every judgement reports, never silently ignored.
+  add_test(NAME conformance.self_check.mm_isa_unknown COMMAND ${target} --self-check)
+  set_tests_properties(conformance.self_check.mm_isa_unknown PROPERTIES LABELS "conformance;isa"
+                       ENVIRONMENT_MODIFICATION "${data_modification};MM_MAX_CPU_ISA=set:avx512f"
+                       PASS_REGULAR_EXPRESSION
+                       "MM_MAX_CPU_ISA=avx512f is not an instruction-set level; valid values: baseline, avx2, avx512")
 endfunction()

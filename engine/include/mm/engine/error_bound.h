@@ -87,6 +87,7 @@
 #ifndef MM_ENGINE_ERROR_BOUND_H_
 #define MM_ENGINE_ERROR_BOUND_H_
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -141,13 +142,20 @@ struct OracleOptions {
   // The fast paths above; false: the exact path for every element (and the integer loop), for
   // tests that compare the two.
   bool fast = true;
+  // When set and true, ExactMatMul stops at its next tile and returns a kCancelled-like status (see
+  // status.h).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above, on the
 // OpenMP threads (omp_get_max_threads; one inside a parallel region). Memory: the result, a
 // double copy of a panel of B's columns and, per thread, a tile of A's rows and its products;
 // the per-thread buffers (tens of MB at most, bounded by the tile sizes) and Eigen's packing
-// buffers for up to four product shapes are kept for the next call, not freed.
+// buffers for up to four product shapes are kept for the next call, not freed. Runs the kernels
+// of the level ChosenCpuIsa() names (machine.h): kInvalidArgument for an unknown MM_MAX_CPU_ISA.
+// With options.cancel set, kCancelled once it turns true: checked between tiles and panels of the
+// fast path, rows of the exact path (and every few thousand terms inside a long row), and batch
+// entries of the integer products.
 StatusOr<OracleResult> ExactMatMul(const MatMulPlan& plan, TensorView a, TensorView b,
                                    const OracleOptions& options = {});
 

@@ -3,7 +3,9 @@
 #ifndef MM_ENGINE_ORACLE_INTERNAL_H_
 #define MM_ENGINE_ORACLE_INTERNAL_H_
 
+#include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -49,6 +51,17 @@ double RadiusFactor(std::int64_t k);
 // RU(factor * s), +inf when either is not finite: FastRadius with its factor computed once. The
 // float path's tiles take their radii from it, so FastRadius's tests hold for them.
 double RadiusFrom(double factor, double s);
+// RadiusFrom inline, without branches, so that a row of them vectorises (for factor >= 0 and
+// s >= 0, NaN or infinite): RU(p) as one step up from p where fma's residual is positive or p may
+// have underflowed.
+inline double RadiusFromRow(double factor, double s) {
+  const double p = factor * s;
+  const bool up = (std::fma(factor, s, -p) > 0) | (p < 0x1p-960);
+  const double r = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + (up ? 1 : 0));
+  const bool finite = std::isfinite(s) & (factor < std::numeric_limits<double>::infinity());
+  const bool zero = (s == 0) | (factor == 0);
+  return finite ? (zero ? 0.0 : r) : std::numeric_limits<double>::infinity();
+}
 
 // The decision for double inputs: x lies within r of p11 + pc + rr (three doubles). True when every
 // real in that interval lies strictly between the two midpoints around one double, which is *y;
@@ -62,6 +75,11 @@ bool DecideDouble(double p11, double pc, double rr, double r, double* y);
 template <class T>
 bool DecideRounding(double v, double r, T* y);
 
+// The functions below run the copy of the oracle's kernels compiled for the level ChosenCpuIsa()
+// names (machine.h; an unknown MM_MAX_CPU_ISA is their error). Each stops at its next tile, row or
+// batch entry once `cancel` (when given) is true, returning kCancelled: the result is then
+// incomplete.
+
 // Asks the kernel to back the 2 MiB-aligned part of [data, data + bytes) with huge pages, for a
 // buffer not yet written (Linux's transparent huge pages in "madvise" mode; elsewhere, or when the
 // kernel refuses, nothing changes). For the oracle's per-thread tiles and panels, kept from call to
@@ -74,7 +92,8 @@ void AdviseHugePages(void* data, std::size_t bytes);
 // caller); returns the number of elements computed by exact summation.
 template <class T>
 StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const T* b,
-                                       OracleResult& out);
+                                       OracleResult& out,
+                                       const std::atomic<bool>* cancel = nullptr);
 
 // The oracle for double inputs: each row of A and column of B split into three slices (two on
 // grids coarse enough for their double GEMMs to be exact, and the rest), four double GEMMs (the
@@ -82,22 +101,25 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
 // elements they do not decide (error_bound.h). Fills `out`; returns the number of elements
 // computed by exact summation.
 StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
-                                        OracleResult& out);
+                                        OracleResult& out,
+                                        const std::atomic<bool>* cancel = nullptr);
 
 // Y = A x B modulo 2^bits through Eigen's uint64 GEMM (32-bit types widened to uint64 first: their
 // low 32 bits are exact). Uses the OpenMP threads.
 template <class T>
-Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y);
+Status FastIntegerMatMul(const MatMulPlan& plan, const T* a, const T* b, T* y,
+                         const std::atomic<bool>* cancel = nullptr);
 
 // The exact path for every element, spread over the OpenMP threads by rows. Fills `out`.
 template <class T>
-Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out);
+Status ExactFloatMatMul(const MatMulPlan& plan, const T* a, const T* b, OracleResult& out,
+                        const std::atomic<bool>* cancel = nullptr);
 
 // The exact path for double inputs, bit for bit ExactFloatMatMul's: a row at a time with the
 // columns in the inner loop (vectorised), spread over the OpenMP threads; problems with a NaN,
 // infinite or subnormal input take ExactFloatMatMul itself. Fills `out`.
 Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
-                         OracleResult& out);
+                         OracleResult& out, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace mm::oracle_internal
 

@@ -71,6 +71,7 @@ Status UnimplementedError(std::string message);
 Status InternalError(std::string message);
 Status DataLossError(std::string message);
 Status ResourceExhaustedError(std::string message);
+Status CancelledError(std::string message);
 
 // Either a value of type T or a non-OK Status explaining why there is none.
 template <class T>

@@ -25,8 +25,8 @@ namespace mm {
 struct AutoDefaultsBasis {
   // The CPU has avx512f, and ONEDNN_MAX_CPU_ISA, when set, allows an AVX-512 level.
   bool onednn_avx512 = false;
-  // The CPU has avx512f, and the eigen backend is compiled for the CPU it is built on
-  // (MM_EIGEN_NATIVE, the default; the build machine is assumed to be the one it runs on).
+  // The CPU has avx512f, and the eigen backend runs its AVX-512 kernels (ChosenCpuIsa(): the CPU
+  // has x86-64-v4 and MM_MAX_CPU_ISA, when set, allows avx512).
   bool eigen_avx512 = false;
 
   // This machine's, from /proc/cpuinfo and the environment.

@@ -39,16 +39,17 @@ class EigenBackend final : public Backend {
   // How int32 and uint32 are multiplied: Eigen's int32 product on the tensors themselves
   // (wrapping modulo 2^32; uint32 as the same bits), or widened to uint64.
   enum class Int32Path { kNative, kViaUInt64 };
-  // The faster path on the running CPU: kViaUInt64 where Eigen's kernels were compiled for and
-  // the CPU has AVX-512DQ (64-bit vector multiplies), kNative otherwise.
+  // The faster path on the running CPU: kViaUInt64 where the chosen copy of the kernels is the
+  // AVX-512 one (AVX-512DQ's 64-bit vector multiplies; eigen_kernels.h), kNative otherwise.
   static Int32Path DefaultInt32Path();
 
   explicit EigenBackend(Int32Path int32_path = DefaultInt32Path()) : int32_path_(int32_path) {}
 
   std::string_view name() const override { return "eigen"; }
   Support Supports(const MatMulDesc& desc) const override;
-  // "Eigen 3.4.0, SIMD AVX512, FMA, ..., OpenMP up to N threads": the instruction sets Eigen was
-  // compiled for (Eigen::SimdInstructionSetsInUse()).
+  // "Eigen 3.4.0, SIMD AVX512, FMA, ... (kernels for x86-64-v4, chosen for this CPU: avx512
+  // (x86-64-v4)), OpenMP up to N threads": the instruction sets of the copy of Eigen's kernels
+  // chosen at run time (Eigen::SimdInstructionSetsInUse() there; eigen_kernels.h) and why.
   std::string RunsOn() const override;
   // float, float16, bfloat16 accumulate in float32; double in double; integers exact modulo
   // 2^bits.

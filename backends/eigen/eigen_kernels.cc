@@ -1,0 +1,65 @@
+// The eigen backend's products and casts (eigen_kernels.h), compiled once per instruction-set
+// level into the namespace MM_ISA_NAMESPACE (cmake/IsaKernels.cmake): Eigen picks its SIMD kernels
+// at compile time from the target flags.
+#include "mm/backends/eigen/eigen_kernels.h"
+
+#include <Eigen/Core>
+#include <cstdint>
+
+#include "mm/backends/eigen/eigen_int32_native.h"
+
+namespace mm::eigen_internal {
+namespace MM_ISA_NAMESPACE {
+namespace {
+
+template <class S>
+using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using Vector = Eigen::Array<S, Eigen::Dynamic, 1>;
+
+template <class S>
+void Product(const S* a, const S* b, S* y, std::ptrdiff_t m, std::ptrdiff_t k, std::ptrdiff_t n) {
+  const Eigen::Map<const RowMajorMatrix<S>> a_mat(a, m, k);
+  const Eigen::Map<const RowMajorMatrix<S>> b_mat(b, k, n);
+  Eigen::Map<RowMajorMatrix<S>> y_mat(y, m, n);
+  y_mat.noalias() = a_mat * b_mat;
+}
+
+template <class To, class From>
+void Cast(const From* from, To* to, std::ptrdiff_t count) {
+  Eigen::Map<Vector<To>>(to, count) =
+      Eigen::Map<const Vector<From>>(from, count).template cast<To>();
+}
+
+constexpr CpuIsa kIsa = CpuIsa::MM_ISA_ENUM;
+
+}  // namespace
+}  // namespace MM_ISA_NAMESPACE
+}  // namespace mm::eigen_internal
+
+// The only symbol of this copy that the rest of the program sees.
+extern "C" __attribute__((visibility("default"))) const mm::eigen_internal::EigenKernels*
+MM_ISA_ENTRY() {
+  using namespace mm::eigen_internal::MM_ISA_NAMESPACE;
+  using mm::bfloat16, mm::float16, mm::eigen_internal::WrappingInt32Product,
+      mm::eigen_internal::WrappingInt64Product;
+  // Eigen names the sets it was compiled for in a string literal.
+  static const mm::eigen_internal::EigenKernels kKernels = {
+      .isa = kIsa,
+      .simd = Eigen::SimdInstructionSetsInUse(),
+      .product_float = &Product<float>,
+      .product_double = &Product<double>,
+      .product_uint64 = &Product<std::uint64_t>,
+      .product_int32 = &WrappingInt32Product,
+      .product_int64 = &WrappingInt64Product,
+      .float16_to_float = &Cast<float, float16>,
+      .bfloat16_to_float = &Cast<float, bfloat16>,
+      .float_to_float16 = &Cast<float16, float>,
+      .float_to_bfloat16 = &Cast<bfloat16, float>,
+      .int32_to_uint64 = &Cast<std::uint64_t, std::int32_t>,
+      .uint32_to_uint64 = &Cast<std::uint64_t, std::uint32_t>,
+      .uint64_to_int32 = &Cast<std::int32_t, std::uint64_t>,
+      .uint64_to_uint32 = &Cast<std::uint32_t, std::uint64_t>,
+  };
+  return &kKernels;
+}
