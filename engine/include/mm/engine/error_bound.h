@@ -87,6 +87,7 @@
 #ifndef MM_ENGINE_ERROR_BOUND_H_
 #define MM_ENGINE_ERROR_BOUND_H_
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -141,6 +142,8 @@ struct OracleOptions {
   // The fast paths above; false: the exact path for every element (and the integer loop), for
   // tests that compare the two.
   bool fast = true;
+  // When set and true, ExactMatMul stops at its next tile and returns a kCancelled-like status (see status.h).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Computes MatMul(a, b) for `plan` (a and b must match plan.desc) with the oracle above, on the
