@@ -39,16 +39,23 @@ std::string SecondsText(double seconds) {
   return text.str();
 }
 
-// "COMM" or "COMM, stopped" for process `pid` (its /proc/PID/stat: "pid (comm) S ..."); empty
-// when it is gone.
+// "NAME" or "NAME, stopped" for process `pid`: the file name of its argv[0] (mm's workers run
+// as /proc/self/exe, whose comm is "exe"), else its comm; stopped from its /proc/PID/stat ("pid
+// (comm) S ..."). Empty when it is gone.
 std::string ProcessNote(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream stat(proc + "/stat");
   std::string line;
   if (!std::getline(stat, line)) return {};
   const std::size_t open = line.find('(');
   const std::size_t close = line.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return {};
-  std::string note = io::Printable(line.substr(open + 1, close - open - 1));
+  std::string argv0;
+  std::getline(std::ifstream(proc + "/cmdline"), argv0, '\0');
+  const std::size_t slash = argv0.rfind('/');
+  std::string note =
+      io::Printable(argv0.empty() ? line.substr(open + 1, close - open - 1)
+                                  : argv0.substr(slash == std::string::npos ? 0 : slash + 1));
   const char state = close + 2 < line.size() ? line[close + 2] : '?';
   if (state == 'T' || state == 't') note += ", stopped";
   return note;

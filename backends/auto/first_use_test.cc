@@ -171,7 +171,8 @@ TEST(AutoFirstUseTest, ALockHeldByAStoppedProcessIsWaitedForUpToItsLimitNamingTh
   const std::string named = "held by pid " + std::to_string(holder.pid());
   EXPECT_THAT(made.err, HasSubstr("waiting for the calibration table's lock " + options.table_path +
                                   ".lock, " + named));
-  EXPECT_THAT(made.err, HasSubstr(", stopped) (at most 1 s, then the built-in defaults)"));
+  EXPECT_THAT(made.err, HasSubstr(named + " (mm_auto_first_use_test, stopped) (at most 1 s, then "
+                                          "the built-in defaults)"));
   EXPECT_THAT(made.err, HasSubstr("warning: no calibration table, using the built-in defaults: "
                                   "the calibration table's lock " +
                                   options.table_path + ".lock was still " + named));
