@@ -142,7 +142,8 @@ struct OracleOptions {
   // The fast paths above; false: the exact path for every element (and the integer loop), for
   // tests that compare the two.
   bool fast = true;
-  // When set and true, ExactMatMul stops at its next tile and returns a kCancelled-like status (see status.h).
+  // When set and true, ExactMatMul stops at its next tile and returns a kCancelled-like status (see
+  // status.h).
   const std::atomic<bool>* cancel = nullptr;
 };
 
