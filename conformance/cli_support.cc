@@ -1,15 +1,40 @@
 #include "mm/conformance/cli_support.h"
 
+#include <re2/re2.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <regex>
 #include <sstream>
 
 #include "mm/engine/io/text.h"
 
 namespace mm::conformance {
+
+StatusOr<NamePattern> NamePattern::Compile(std::string_view pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);  // The error is returned, not written to stderr by RE2.
+  auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
+  if (!re->ok()) {
+    std::string why = re->error();
+    // What std::regex (ECMAScript) took and RE2 has not: say so rather than only "invalid".
+    if (re->error_code() == RE2::ErrorBadEscape || re->error_code() == RE2::ErrorBadPerlOp) {
+      why += " (RE2 syntax: no backreferences, lookahead or lookbehind)";
+    }
+    return InvalidArgumentError("invalid regular expression '" + std::string(pattern) +
+                                "': " + why);
+  }
+  NamePattern out;
+  out.pattern_ = std::string(pattern);
+  out.re_ = std::move(re);
+  return out;
+}
+
+bool NamePattern::Matches(std::string_view name) const {
+  return RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), *re_);
+}
+
 namespace cli {
 
 const CLI::Validator& NonEmpty() {
@@ -39,15 +64,12 @@ const CLI::Validator& FiniteNonNegative() {
 const CLI::Validator& Regex() {
   static const CLI::Validator validator(
       [](std::string& value) -> std::string {
+        // Checked first: the pattern is then safe to show in NamePattern::Compile's error.
         if (Status control = io::CheckPatternText(value, "the regular expression"); !control.ok()) {
           return control.message();
         }
-        try {
-          std::regex compiled(value);
-        } catch (const std::regex_error& e) {
-          return "invalid regular expression '" + io::ConsoleText(value) + "': " + e.what();
-        }
-        return "";
+        auto compiled = NamePattern::Compile(value);
+        return compiled.ok() ? "" : compiled.status().message();
       },
       "");
   return validator;

@@ -286,8 +286,8 @@ void DiscoverCases(const ConformanceOptions& options, const RunEnvironment& env,
     if (!cases.empty() && std::find(cases.begin(), cases.end(), name) == cases.end()) {
       return false;
     }
-    if (filter && !std::regex_search(name, *filter)) return false;
-    if (exclude && std::regex_search(name, *exclude)) return false;
+    if (filter && !filter->Matches(name)) return false;
+    if (exclude && exclude->Matches(name)) return false;
     return true;
   };
   AtStage(env, "discover");

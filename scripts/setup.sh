@@ -32,6 +32,8 @@ packages=(
   libssl-dev
   nlohmann-json3-dev libpugixml-dev
   libcli11-dev
+  # mm-conformance's --filter/--exclude: regular expressions matched in linear time.
+  libre2-dev
   # The sanitizer tree and its libFuzzer targets: clang with libFuzzer (CMake preset "asan").
   clang-14 libclang-rt-14-dev
   # The format check (scripts/check-format.sh): C/C++ by .clang-format, Python by black and flake8.

@@ -1,11 +1,7 @@
 #include "mm/backends/auto/auto_backend.h"
 
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <omp.h>
-#include <poll.h>
-#include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +17,12 @@
 #include <sstream>
 #include <utility>
 
+#include "first_use.h"
 #include "mm/backends/onednn/onednn_settings.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/names.h"
 #include "mm/engine/machine.h"
-#include "mm/engine/process/process.h"
 #include "mm/version.h"
 
 namespace mm {
@@ -172,6 +168,21 @@ ScopedAutoDeviations::~ScopedAutoDeviations() { DeclaredDeviations() = std::move
 
 namespace {
 
+// The stop request of the live ScopedAutoStop.
+const volatile std::sig_atomic_t*& StopRequest() {
+  static const volatile std::sig_atomic_t* stop = nullptr;
+  return stop;
+}
+
+}  // namespace
+
+ScopedAutoStop::ScopedAutoStop(const volatile std::sig_atomic_t* stop)
+    : previous_(std::exchange(StopRequest(), stop)) {}
+
+ScopedAutoStop::~ScopedAutoStop() { StopRequest() = previous_; }
+
+namespace {
+
 // The thread count this process was started with: OMP_NUM_THREADS (its first level), else every
 // core. Not omp_get_max_threads(): a process that lowers its count for a while (mm-fuzz reruns a
 // case on 1 thread) keeps the table of its environment, whose cells cover 1 thread too.
@@ -237,6 +248,7 @@ AutoOptions AutoOptions::FromEnvironment() {
         "MM_AUTO_CALIBRATE is \"" + io::Printable(calibrate) + "\"; expected 0, 1, off or on";
   }
   options.calibrator = EnvOr("MM_AUTO_CALIBRATOR", DefaultCalibrator());
+  options.stop = StopRequest();
   return options;
 }
 
@@ -456,6 +468,13 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
   }
   MM_ASSIGN_OR_RETURN(const TableField cells_field, root.Member("cells"));
   MM_ASSIGN_OR_RETURN(const std::vector<TableField> cells, cells_field.Elements());
+  // Each cell costs every Prepare a look (the nearest is searched cell by cell): a table of far
+  // more cells than any calibration writes is refused before its cells are read.
+  if (cells.size() > kMaxAutoTableCells) {
+    return bad("holds " + std::to_string(cells.size()) + " cells, over the cap of " +
+               std::to_string(kMaxAutoTableCells) + " (a full calibration writes at most " +
+               std::to_string(kMaxFullCalibrationCells) + ")");
+  }
   const std::string difference = table.identity.DifferenceFrom(expected);
   if (!difference.empty()) {
     return FailedPreconditionError(where + " was calibrated elsewhere: " + difference);
@@ -556,52 +575,6 @@ StatusOr<AutoTable> ReadTable(const std::string& path, const AutoIdentity& ident
   return ParseAutoTable(text, path, identity);
 }
 
-// Runs `calibrator` to write the quick table at `path`. Its stderr is read as it comes (a full pipe
-// would stop it) and its end kept for the error. It runs with MM_AUTO_CALIBRATE=0: an auto it
-// creates would otherwise wait for the lock this process holds.
-Status RunCalibrator(const std::string& calibrator, const std::string& path) {
-  MM_ASSIGN_OR_RETURN(process::Program program,
-                      process::Program::Start({"env", "MM_AUTO_CALIBRATE=0", calibrator,
-                                               "--mm_calibrate=" + path, "--mm_set=quick"}));
-  std::string err;
-  char buffer[4096];
-  for (;;) {
-    pollfd fd{program.stderr_fd(), POLLIN, 0};
-    if (poll(&fd, 1, -1) < 0 && errno != EINTR) break;
-    const ssize_t n = read(program.stderr_fd(), buffer, sizeof buffer);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
-    if (n > 0) err.append(buffer, static_cast<std::size_t>(n));
-    if (err.size() > 8192) err.erase(0, err.size() - 4096);
-  }
-  MM_ASSIGN_OR_RETURN(const process::Ended ended, program.Wait());
-  if (WIFEXITED(ended.wait_status) && WEXITSTATUS(ended.wait_status) == 0) return OkStatus();
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  const std::size_t last = err.rfind('\n');
-  return InternalError(
-      calibrator + " --mm_calibrate=" + path + " " +
-      process::DescribeWaitStatus(ended.wait_status) +
-      (err.empty() ? "" : ": " + err.substr(last == std::string::npos ? 0 : last + 1)));
-}
-
-// An exclusive flock on `path`.lock while alive (none if the file cannot be opened: then two
-// first uses may both calibrate, each writing the table whole, and either's is used).
-class TableLock {
- public:
-  explicit TableLock(const std::string& path)
-      : fd_(open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    while (fd_ >= 0 && flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  ~TableLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  TableLock(const TableLock&) = delete;
-  TableLock& operator=(const TableLock&) = delete;
-
- private:
-  int fd_;
-};
-
 struct LoadedTable {
   std::optional<AutoTable> table;
   std::string note;  // Where the choices come from, for RunsOn.
@@ -615,27 +588,35 @@ LoadedTable Used(AutoTable table, const std::string& path, const std::string& ho
   return {std::move(table), note};
 }
 
+// The built-in defaults after a first use that could not make the table, saying why on stderr.
+LoadedTable FirstUseFailed(const std::string& what, const Status& why) {
+  std::cerr << "mm: auto: warning: " << what << ", using the built-in defaults: " << why.message()
+            << "\n";
+  return {std::nullopt, "built-in defaults (first-use calibration failed: " + why.message() + ")"};
+}
+
 // Makes the table at `path` (a quick calibration, one process at a time) after `why` it could not
-// be used; the defaults when the calibration fails, saying why on stderr.
+// be used; the defaults when the calibration fails, or the lock or the calibrator's run pass their
+// limits or are stopped, saying why on stderr.
 LoadedTable CalibrateOnFirstUse(const AutoOptions& options, const AutoIdentity& identity,
                                 const std::string& why) {
   const std::string& path = options.table_path;
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-  const TableLock lock(path);
+  auto lock = auto_first_use::TableLock::Take(path, {options.lock_wait_seconds, options.stop});
+  if (!lock.ok()) return FirstUseFailed("no calibration table", lock.status());
   // Another process may have made it while this one waited for the lock.
   if (auto table = ReadTable(path, identity); table.ok()) {
     return Used(std::move(table).value(), path, "");
   }
   std::cerr << "mm: auto: " << why << "; calibrating for this machine (quick set, under 30 s on 2 "
-            << "cores; MM_AUTO_CALIBRATE=0 turns this off) into " << path << "\n";
-  Status made = RunCalibrator(options.calibrator, path);
+            << "cores, stopped after " << options.calibrator_seconds
+            << " s; MM_AUTO_CALIBRATE=0 turns this off) into " << path << "\n";
+  Status made = auto_first_use::RunCalibrator(options.calibrator, path,
+                                              {options.calibrator_seconds, options.stop});
   auto table = made.ok() ? ReadTable(path, identity) : StatusOr<AutoTable>(made);
   if (table.ok()) return Used(std::move(table).value(), path, ", on first use");
-  std::cerr << "mm: auto: warning: calibration failed, using the built-in defaults: "
-            << table.status().message() << "\n";
-  return {std::nullopt,
-          "built-in defaults (first-use calibration failed: " + table.status().message() + ")"};
+  return FirstUseFailed("calibration failed", table.status());
 }
 
 // The table auto chooses from (see AutoBackend::Create), and where the choices come from.

@@ -292,6 +292,30 @@ TEST(AutoBackendTest, ATableFromElsewhereOrMalformedIsRefusedSayingWhy) {
   }
 }
 
+// A table of `cells` cells, each a float 64^3 cell ranking the reference.
+std::string TableOfCells(std::size_t cells) {
+  nlohmann::json j = nlohmann::json::parse(TableRanking("reference", "eigen"));
+  const nlohmann::json cell = j["cells"][0];
+  j["cells"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < cells; ++i) j["cells"].push_back(cell);
+  return j.dump();
+}
+
+// Every Prepare searches the cells one by one: a table of more cells than kMaxAutoTableCells
+// (ten times what a full calibration writes) is refused, naming its count and the cap.
+TEST(AutoBackendTest, ATableOverTheCellCapIsRefusedNamingItsCountAndTheCap) {
+  const AutoIdentity here = CurrentAutoIdentity(AutoCandidateBackends());
+  const auto at_cap = ParseAutoTable(TableOfCells(kMaxAutoTableCells), "t.json", here);
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status();
+  EXPECT_EQ(at_cap->cells.size(), kMaxAutoTableCells);
+  const auto over = ParseAutoTable(TableOfCells(kMaxAutoTableCells + 1), "t.json", here);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(over.status().message(),
+              HasSubstr("t.json: holds 4097 cells, over the cap of 4096 (a full calibration "
+                        "writes at most 372)"));
+}
+
 // The table is read by the rule for every file: a FIFO, a device or a directory is refused at
 // once (a FIFO used to block auto's creation for ever, /dev/zero to read until memory ran out).
 TEST(AutoBackendTest, ATableThatIsNotARegularFileIsRefusedAtOnce) {

@@ -29,6 +29,7 @@
 
 #include "mm/backends/auto/auto_backend.h"
 #include "mm/backends/backend_list.h"
+#include "mm/backends/bench/bench_shapes.h"
 #include "mm/engine/testing/temp_dir.h"
 
 extern char** environ;
@@ -43,6 +44,19 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using testing::TempDir;
 using ::testing::UnorderedElementsAre;
+
+// auto refuses a table of more than kMaxAutoTableCells cells: the full set's table (a cell per
+// calibrated dtype and shape, at 1 thread and at all threads) stays within the count auto's cap
+// was chosen from, and ten times it within the cap.
+TEST(CalibrationSetTest, AFullCalibrationsTableFitsWellWithinAutosCellCap) {
+  std::size_t cells = 0;
+  for (DType dtype : CalibratedDTypes(ShapeSet::kFull)) {
+    for (const BenchShape& shape : Shapes(ShapeSet::kFull)) cells += Benchmarked(shape, dtype);
+  }
+  cells *= 2;
+  EXPECT_LE(cells, kMaxFullCalibrationCells);
+  EXPECT_LE(10 * cells, kMaxAutoTableCells);
+}
 
 TEST(FastestBlockMedianTest, ABusyPhaseOverTheLastTwoBlocksDoesNotRankTheCandidate) {
   // Quiet for its first block, then a phase of other work over its last two: the median of all

@@ -480,7 +480,15 @@ int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& buil
   }
   std::ostringstream findings_log;
   const FuzzReport report = RunFuzzCampaign(**run, &findings_log);
-  return FinishFuzzReport(o, **run, report, findings_log.str(), out, err);
+  const int code = FinishFuzzReport(o, **run, report, findings_log.str(), out, err);
+  if (report.abandoned) {
+    // A thread is still inside a backend's call, using the run's backends: the process ends now,
+    // its reports written, rather than destroying them under it.
+    out.flush();
+    err.flush();
+    std::_Exit(code);
+  }
+  return code;
 }
 
 }  // namespace mm::fuzz

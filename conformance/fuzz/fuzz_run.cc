@@ -154,6 +154,8 @@ StatusOr<std::unique_ptr<FuzzRun>> BuildFuzzRun(const FuzzCliOptions& cli,
 
 FuzzReport RunFuzzCampaign(FuzzRun& run, std::ostream* log) {
   conformance::StopOnSignals stop;
+  // auto's first use (a calibration, a wait for its table's lock) ends on the same request.
+  const ScopedAutoStop auto_stop(stop.flag());
   run.options.stop = stop.flag();
   FuzzReport report = RunFuzz(run.options, run.registry, log);
   run.options.stop = nullptr;
@@ -170,7 +172,9 @@ int FinishFuzzReport(const FuzzCliOptions& cli, const FuzzRun& run, const FuzzRe
   const int code = FuzzExitCode(run, report);
   if (report.interrupted_by) {
     err << "mm-fuzz: interrupted by signal " << report.interrupted_by << " after "
-        << report.stats.problems << " of " << o.cases << " problems\n";
+        << report.stats.problems << " of " << o.cases << " problems"
+        << (report.abandoned ? " (the last one cut short: a backend's call was still running)" : "")
+        << "\n";
   }
   out << findings_log;
   if (!report.error.empty()) err << "mm-fuzz: " << report.error << "\n";

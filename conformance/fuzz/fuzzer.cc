@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -12,7 +13,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <ostream>
+#include <thread>
 
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
@@ -362,14 +366,16 @@ ResultError MeasureError(TensorView y, const OracleResult& oracle, const OracleB
 }
 
 Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
-               const conformance::Tolerance& tolerance) {
+               const conformance::Tolerance& tolerance, const std::atomic<bool>* cancel) {
   Outcome out;
   auto plan = PlanMatMul({a.dtype(), a.dims(), b.dims()});
   if (!plan.ok()) {
     out.message = plan.status().ToString();
     return out;
   }
-  auto oracle = ExactMatMul(*plan, a.view(), b.view());
+  OracleOptions oracle_options;
+  oracle_options.cancel = cancel;
+  auto oracle = ExactMatMul(*plan, a.view(), b.view(), oracle_options);
   if (!oracle.ok()) {
     out.message = oracle.status().ToString();
     return out;
@@ -387,27 +393,86 @@ namespace {
 // Per (backend index, dtype).
 using BackendDType = std::pair<std::size_t, DType>;
 
+// Thrown on the campaign's thread when it takes its lock back after a long computation and finds
+// that the report was taken from it (Campaign::TakeUnfinished): it leaves at once.
+struct Abandoned {};
+
 // One RunFuzz: the backends, the report as it fills, and the accuracy data the statistics are
-// computed from at the end.
+// computed from at the end. Its thread holds mutex_ except during the long computations (the
+// oracle, a backend's call, shrinking, the 1-thread rerun, writing an export), so that another
+// thread may take the report of the results finished so far while one of those runs on.
 class Campaign {
  public:
   Campaign(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log)
       : options_(options), registry_(registry), log_(log) {}
 
-  FuzzReport Run() {
-    TrackExpectations();
-    start_ = Clock::now();
-    if (!StartBackends()) return std::move(report_);
-    for (std::int64_t i = 0; i < options_.cases; ++i) {
-      if (i % options_.shard.count != options_.shard.index - 1) continue;
-      if (Stopped()) break;
-      if (!RunProblem(options_.first + i)) return std::move(report_);
+  // Runs the campaign on the calling thread; its report is then Result(). Returns early, without
+  // a result, when TakeUnfinished took the report meanwhile.
+  void Run() {
+    std::unique_lock<std::timed_mutex> lock(mutex_);
+    held_ = &lock;
+    try {
+      RunLocked();
+    } catch (const Abandoned&) {
+      return;
     }
+    result_ = std::move(report_);
+    finished_ = true;
+  }
+
+  bool finished() const { return finished_; }
+  // The report of a run that finished.
+  FuzzReport Result() { return std::move(result_); }
+  // Ends every computation that looks at it (the oracle, the shrinker) at its next check.
+  void Cancel() { cancel_ = true; }
+
+  // The report of the results finished so far (the problem in progress with the backends it
+  // finished), summarized, when the lock can be had within `seconds`; the campaign's thread then
+  // leaves at its next look at the report. The report of the finished run when it finished
+  // meanwhile; nothing when the lock stays busy.
+  std::optional<FuzzReport> TakeUnfinished(double seconds) {
+    std::unique_lock<std::timed_mutex> lock(mutex_, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::duration<double>(seconds))) return std::nullopt;
+    if (finished_) return std::move(result_);
+    abandoned_ = true;
     Summarize();
-    return std::move(report_);
+    FuzzReport out = std::move(report_);
+    out.abandoned = true;
+    return out;
   }
 
  private:
+  void RunLocked() {
+    TrackExpectations();
+    start_ = Clock::now();
+    if (!StartBackends()) return;
+    for (std::int64_t i = 0; i < options_.cases; ++i) {
+      if (i % options_.shard.count != options_.shard.index - 1) continue;
+      if (Stopped()) break;
+      if (!RunProblem(options_.first + i)) return;
+    }
+    // A stop during the last problem, which no check before a next one sees.
+    if (options_.stop != nullptr && *options_.stop != 0) {
+      report_.interrupted_by = static_cast<int>(*options_.stop);
+    }
+    Summarize();
+  }
+
+  // Whether a stop was requested: the run's problem in progress is cut short at its next
+  // cancellation point.
+  bool Cancelled() const { return cancel_ || (options_.stop != nullptr && *options_.stop != 0); }
+
+  // `work()`, a long computation that touches nothing the report is made of, run without the
+  // lock. Throws Abandoned when the report was taken meanwhile.
+  template <class Work>
+  auto Unlocked(Work&& work) -> decltype(work()) {
+    held_->unlock();
+    auto result = work();
+    held_->lock();
+    if (abandoned_) throw Abandoned{};
+    return result;
+  }
+
   // Adds an outcome per XFAIL entry of the expectations; xfail_index_ maps each entry to it (-1:
   // a SKIP entry).
   void TrackExpectations() {
@@ -425,7 +490,8 @@ class Campaign {
   bool StartBackends() {
     names_ = options_.backends.empty() ? registry_.DefaultNames() : options_.backends;
     for (const std::string& name : names_) {
-      auto backend = registry_.Create(name);
+      // auto's first use may calibrate (ended by a stop request, AutoOptions::stop).
+      auto backend = Unlocked([&] { return registry_.Create(name); });
       if (!backend.ok()) {
         report_.error = "backend '" + name + "' cannot start: " + backend.status().ToString();
         return false;
@@ -452,7 +518,8 @@ class Campaign {
   // Generates problem `index` and runs it on every backend. False on a setup error (in the
   // report).
   bool RunProblem(std::int64_t index) {
-    const Problem problem = GenerateProblem(options_.seed, index, options_.generator);
+    const Problem problem =
+        Unlocked([&] { return GenerateProblem(options_.seed, index, options_.generator); });
     ++by_dtype_[problem.a.dtype()];
     ++report_.stats.problems;
     auto plan = PlanMatMul(problem.desc());
@@ -461,12 +528,16 @@ class Campaign {
                       ", index " + std::to_string(index) + "): " + plan.status().ToString();
       return false;
     }
-    auto oracle = ExactMatMul(*plan, problem.a.view(), problem.b.view());
+    OracleOptions oracle_options;
+    oracle_options.cancel = &cancel_;
+    auto oracle = Unlocked(
+        [&] { return ExactMatMul(*plan, problem.a.view(), problem.b.view(), oracle_options); });
+    if (Cancelled()) return true;  // The oracle may have stopped half way.
     if (!oracle.ok()) {
       report_.error = "oracle: " + oracle.status().ToString();
       return false;
     }
-    for (std::size_t bi = 0; bi < backends_.size(); ++bi) {
+    for (std::size_t bi = 0; bi < backends_.size() && !Cancelled(); ++bi) {
       RunOnBackend(bi, index, problem, *plan, *oracle);
     }
     return true;
@@ -496,8 +567,9 @@ class Campaign {
       ++expected_outcome->matched;
     }
     const OracleBounds bounds(oracle, arithmetic, plan.k);
-    const Outcome outcome =
-        RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
+    const Outcome outcome = Unlocked([&] {
+      return RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
+    });
     ++report_.stats.results;
     ++stats.by_dtype[dtype][outcome.verdict];
     // RunPrepared gives none of an expectations file's verdicts (XFAIL, XPASS, SKIP).
@@ -519,7 +591,7 @@ class Campaign {
       f.b = Clone(problem.b);
       f.message = thread_difference;
     } else {
-      ShrinkInto(f, backend, problem, arithmetic, outcome.verdict);
+      ShrinkInto(f, backend, problem, arithmetic, outcome);
     }
     Complete(f, backend);
     report_.findings.push_back(std::move(f));
@@ -530,12 +602,15 @@ class Campaign {
   void RecordAccuracy(std::size_t bi, std::int64_t index, DType dtype, std::int64_t k,
                       const Outcome& outcome, const OracleResult& oracle,
                       const OracleBounds& bounds) {
-    const ResultError error = MeasureError(outcome.y.view(), oracle, bounds);
+    std::int64_t special_elements = 0;
+    bool specials_correct = true;
+    const ResultError error = Unlocked([&] {
+      specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
+      return MeasureError(outcome.y.view(), oracle, bounds);
+    });
     auto& [ulps, fractions] = errors_[{bi, dtype}];
     ulps.push_back(error.max_ulp);
     if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
-    std::int64_t special_elements = 0;
-    const bool specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
     auto& [special_results, special_wrong] = specials_[{bi, dtype}];
     if (special_elements > 0) {
       ++special_results;
@@ -565,8 +640,10 @@ class Campaign {
       ++report_.stats.failures;
       return std::string(VerdictName(outcome.verdict));
     }
-    if (options_.check_threads && outcome.verdict != Verdict::kUnsupported) {
-      thread_difference = ThreadDifference(registry_, names_[bi], plan, problem.a, problem.b);
+    if (options_.check_threads && outcome.verdict != Verdict::kUnsupported && !Cancelled()) {
+      const std::string& name = names_[bi];
+      thread_difference =
+          Unlocked([&] { return ThreadDifference(registry_, name, plan, problem.a, problem.b); });
       if (!thread_difference.empty()) {
         ++stats.nondeterministic;
         return "NONDETERMINISTIC";
@@ -590,19 +667,32 @@ class Campaign {
     return f;
   }
 
-  // Shrinks the failing problem into `f` (its minimal problem, message and worst element).
+  // Shrinks the failing problem into `f` (its minimal problem, message and worst element). A stop
+  // request cuts shrinking short (shrink_timed_out); before its first step, the problem as it
+  // failed is kept.
   void ShrinkInto(Finding& f, Backend& backend, const Problem& problem,
-                  const Arithmetic& arithmetic, Verdict original) {
+                  const Arithmetic& arithmetic, const Outcome& outcome) {
     ShrinkOptions shrink;
     shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
     shrink.arithmetic = arithmetic;
     shrink.tolerance = options_.tolerance;
+    shrink.cancel = &cancel_;
+    const Verdict original = outcome.verdict;
     shrink.keeps_failing = [original](Verdict v) {
       return v == original || (original != Verdict::kError && v == Verdict::kFail);
     };
     const Clock::time_point shrink_start = Clock::now();
-    ShrinkResult shrunk = Shrink(backend, problem.a, problem.b, shrink);
+    ShrinkResult shrunk = Unlocked([&] { return Shrink(backend, problem.a, problem.b, shrink); });
     report_.stats.shrink_seconds += SecondsSince(shrink_start);
+    if (Cancelled() && shrunk.steps == 0) {
+      f.shrink_timed_out = shrink.seconds > 0;
+      f.minimal = f.original;
+      f.a = Clone(problem.a);
+      f.b = Clone(problem.b);
+      f.message = outcome.message;
+      if (outcome.judgement) f.worst = outcome.judgement->bound.worst;
+      return;
+    }
     f.shrink_steps = shrunk.steps;
     f.shrink_timed_out = shrunk.timed_out;
     f.minimal = {f.dtype, shrunk.a.dims(), shrunk.b.dims()};
@@ -618,18 +708,24 @@ class Campaign {
     const std::string driver_command = runtime::DriverCommandOf(backend);
     f.replay = ReplayLine(options_, f, library_path, driver_command);
     if (auto min_plan = PlanMatMul(f.minimal); min_plan.ok()) {
-      if (auto min_oracle = ExactMatMul(*min_plan, f.a.view(), f.b.view()); min_oracle.ok()) {
-        f.expected = std::move(min_oracle->y);
-      }
+      OracleOptions oracle_options;
+      oracle_options.cancel = &cancel_;
+      auto min_oracle =
+          Unlocked([&] { return ExactMatMul(*min_plan, f.a.view(), f.b.view(), oracle_options); });
+      if (min_oracle.ok()) f.expected = std::move(min_oracle->y);
     }
-    if (!options_.export_dir.empty()) {
+    if (!options_.export_dir.empty() && Cancelled()) {
+      f.exported = "(not written: the run was stopped)";
+    } else if (!options_.export_dir.empty()) {
       const std::filesystem::path dir = std::filesystem::path(options_.export_dir) / CaseName(f);
-      Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
-      if (written.ok()) {
-        written = conformance::WriteFileAtomically(
-            dir / "README.md", ExportReadme(options_, f, dir, library_path, driver_command));
-      }
-      f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
+      f.exported = Unlocked([&] {
+        Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
+        if (written.ok()) {
+          written = conformance::WriteFileAtomically(
+              dir / "README.md", ExportReadme(options_, f, dir, library_path, driver_command));
+        }
+        return written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
+      });
     }
     if (log_ != nullptr) Log(f);
   }
@@ -674,6 +770,13 @@ class Campaign {
   const FuzzOptions& options_;
   const BackendRegistry& registry_;
   std::ostream* log_;
+  // Held by the campaign's thread (through held_) but while Unlocked; taken by TakeUnfinished.
+  std::timed_mutex mutex_;
+  std::unique_lock<std::timed_mutex>* held_ = nullptr;
+  bool abandoned_ = false;  // The report was taken (TakeUnfinished): the thread leaves.
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> cancel_{false};
+  FuzzReport result_;
   FuzzReport report_;
   std::vector<int> xfail_index_;
   Clock::time_point start_;
@@ -689,7 +792,38 @@ class Campaign {
 }  // namespace
 
 FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log) {
-  return Campaign(options, registry, log).Run();
+  if (options.stop == nullptr) {
+    Campaign campaign(options, registry, log);
+    campaign.Run();
+    return campaign.Result();
+  }
+  // The campaign runs on a thread of its own; this one watches for the stop request, so that a
+  // computation that does not look at it (a backend's call) cannot hold the run past it.
+  auto campaign = std::make_shared<Campaign>(options, registry, log);
+  std::thread worker([campaign] { campaign->Run(); });
+  auto sleep = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  while (!campaign->finished() && *options.stop == 0) sleep();
+  if (!campaign->finished()) {
+    campaign->Cancel();
+    const Clock::time_point asked = Clock::now();
+    while (!campaign->finished() && SecondsSince(asked) < kStopGraceSeconds) sleep();
+  }
+  if (campaign->finished()) {
+    worker.join();
+    return campaign->Result();
+  }
+  std::optional<FuzzReport> unfinished = campaign->TakeUnfinished(kStopGraceSeconds / 2);
+  if (unfinished && !unfinished->abandoned) {
+    worker.join();
+    return std::move(*unfinished);
+  }
+  // The thread stays inside its computation, using the backends and options: the caller ends
+  // the process once the report is written (FuzzReport::abandoned).
+  worker.detach();
+  FuzzReport report = unfinished ? std::move(*unfinished) : FuzzReport{};
+  report.abandoned = true;
+  report.interrupted_by = static_cast<int>(*options.stop);
+  return report;
 }
 
 }  // namespace mm::fuzz

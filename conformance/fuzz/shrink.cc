@@ -103,7 +103,8 @@ class Shrinker {
         r_{Clone(a), Clone(b), {}, 0, false} {}
 
   ShrinkResult Run() {
-    r_.outcome = RunOne(backend_, r_.a, r_.b, options_.arithmetic, options_.tolerance);
+    r_.outcome =
+        RunOne(backend_, r_.a, r_.b, options_.arithmetic, options_.tolerance, options_.cancel);
     if (options_.seconds <= 0 || !options_.keeps_failing(r_.outcome.verdict)) return Take();
     bool progress = true;
     while (progress && !r_.timed_out) {
@@ -120,14 +121,21 @@ class Shrinker {
  private:
   ShrinkResult Take() { return std::move(r_); }
 
+  bool Cancelled() const { return options_.cancel != nullptr && *options_.cancel; }
+
   // Keeps (ca, cb) when it plans and still fails in time.
   bool Attempt(Tensor ca, Tensor cb) {
-    if (Clock::now() >= deadline_) {
+    if (Clock::now() >= deadline_ || Cancelled()) {
       r_.timed_out = true;
       return false;
     }
     if (!PlanMatMul({ca.dtype(), ca.dims(), cb.dims()}).ok()) return false;
-    Outcome o = RunOne(backend_, ca, cb, options_.arithmetic, options_.tolerance);
+    Outcome o = RunOne(backend_, ca, cb, options_.arithmetic, options_.tolerance, options_.cancel);
+    // A candidate whose oracle was stopped half way proves nothing.
+    if (Cancelled()) {
+      r_.timed_out = true;
+      return false;
+    }
     if (!options_.keeps_failing(o.verdict)) return false;
     r_.a = std::move(ca);
     r_.b = std::move(cb);

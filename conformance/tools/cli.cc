@@ -1,5 +1,6 @@
 #include "mm/conformance/tools/cli.h"
 
+#include "mm/backends/auto/auto_backend.h"
 #include "mm/conformance/official/official_corpus.h"
 #include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/report/escape.h"
@@ -115,6 +116,8 @@ int RunCli(const std::vector<std::string>& args, const RunEnvironment& env, std:
   // From the start: a signal while the cases are found or the backends probed stops the run before
   // its first result, and the reports are still written (empty, marked interrupted).
   StopOnSignals stop;
+  // auto's first use in this process (a calibration, a wait for its table's lock) ends with it.
+  const ScopedAutoStop auto_stop(stop.flag());
   CliOptions options;
   std::string help;
   if (auto error = ParseConformanceArgs(args, env.builtin->DefaultNames(), options, help)) {

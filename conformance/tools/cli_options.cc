@@ -175,13 +175,15 @@ void AddSelectingOptions(CLI::App& app, CliOptions& options,
   AddList(app, "--case", options.cases, "NAME",
           "run only the case with exactly this name (repeatable)");
   app.add_option_function<std::string>(
-         "--filter", [&options](const std::string& v) { options.filter = std::regex(v); },
-         "run only cases whose name matches REGEX (ECMAScript, partial match)")
+         "--filter",
+         [&options](const std::string& v) { options.filter = NamePattern::Compile(v).value(); },
+         "run only cases whose name matches REGEX (RE2 syntax, partial match)")
       ->option_text("REGEX")
       ->check(cli::NonEmpty())
       ->check(cli::Regex());
   app.add_option_function<std::string>(
-         "--exclude", [&options](const std::string& v) { options.exclude = std::regex(v); },
+         "--exclude",
+         [&options](const std::string& v) { options.exclude = NamePattern::Compile(v).value(); },
          "skip cases whose name matches REGEX")
       ->option_text("REGEX")
       ->check(cli::NonEmpty())

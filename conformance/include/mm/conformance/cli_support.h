@@ -10,8 +10,10 @@
 #include <functional>
 #include <CLI/FormatterFwd.hpp>
 // clang-format on
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mm/conformance/runner.h"
@@ -20,10 +22,32 @@ namespace CLI {
 class Validator;  // CLI/Validators.hpp, included by the files that use the validators below.
 }  // namespace CLI
 
+namespace re2 {
+class RE2;
+}  // namespace re2
+
 namespace mm::conformance {
 
 // Parses "I/N" (1 <= I <= N) into `shard`; the error says what is wrong.
 std::optional<std::string> ParseShard(const std::string& text, Shard& shard);
+
+// A --filter/--exclude pattern: an RE2 regular expression (github.com/google/re2/wiki/Syntax),
+// matched in time linear in the name, never backtracking (a pattern such as (a*)*b ends as fast
+// as any). Mostly ECMAScript's syntax as std::regex took it; what differs (no backreferences, no
+// lookahead or lookbehind) is refused when compiled. Copies share the compiled expression.
+class NamePattern {
+ public:
+  // INVALID_ARGUMENT naming the pattern and what is wrong with it (its syntax, or a construct RE2
+  // does not have).
+  static StatusOr<NamePattern> Compile(std::string_view pattern);
+  // Whether the pattern matches anywhere in `name` (a partial match, as std::regex_search).
+  bool Matches(std::string_view name) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  std::string pattern_;
+  std::shared_ptr<const re2::RE2> re_;
+};
 
 // CLI11 validators shared by mm's command lines; each names the offending value.
 namespace cli {
@@ -31,7 +55,8 @@ namespace cli {
 const CLI::Validator& NonEmpty();
 // Accepts a finite decimal number >= 0.
 const CLI::Validator& FiniteNonNegative();
-// Accepts an ECMAScript regular expression without a control character (io::CheckPatternText).
+// Accepts a pattern without a control character (io::CheckPatternText) that NamePattern::Compile
+// accepts.
 const CLI::Validator& Regex();
 // mm's help layout: an option's value shown as its option_text alone ("--data-dir DIR"), and
 // descriptions wrapped to 100 columns.

@@ -10,11 +10,11 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "mm/backends/auto/auto_backend.h"
+#include "mm/conformance/cli_support.h"
 #include "mm/conformance/compare.h"
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/official/official_corpus.h"
@@ -36,7 +36,7 @@ struct ConformanceOptions {
   std::vector<std::string> data_dirs;
   std::vector<std::string> backends;  // In order, each name once.
   std::vector<std::string> cases;
-  std::optional<std::regex> filter, exclude;
+  std::optional<NamePattern> filter, exclude;  // --filter, --exclude.
   Tolerance tolerance;
   std::string rule = "onnx";  // --tolerance: "onnx" or "bound".
   bool no_builtin = false, strict = false, require_official = false, list = false,

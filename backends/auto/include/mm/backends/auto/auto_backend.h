@@ -5,6 +5,7 @@
 #ifndef MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 #define MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 
+#include <csignal>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,6 +59,38 @@ class ScopedAutoDeviations {
   std::vector<AutoDeviation> previous_;
 };
 
+// While one lives, AutoOptions::FromEnvironment (hence every auto the built-in registry creates in
+// this process) takes `stop` as its stop request: how a tool that handles SIGINT/SIGTERM
+// (conformance::StopOnSignals) ends auto's first-use waits with it. Restores the previous one when
+// destroyed; not to be nested across threads.
+class ScopedAutoStop {
+ public:
+  explicit ScopedAutoStop(const volatile std::sig_atomic_t* stop);
+  ~ScopedAutoStop();
+  ScopedAutoStop(const ScopedAutoStop&) = delete;
+  ScopedAutoStop& operator=(const ScopedAutoStop&) = delete;
+
+ private:
+  const volatile std::sig_atomic_t* previous_;
+};
+
+// How long a first use lets the calibrator run before killing it (and its process group) and
+// using the built-in defaults: the quick calibration's budget is 30 s on 2 idle cores, and it took
+// 144 s at load average 23 (docs/notes/2026-12-03-auto-first-use.md); 600 s is four times that.
+inline constexpr double kAutoCalibratorSeconds = 600;
+// How long a first use waits for the calibration table's lock held by another process before
+// using the built-in defaults: the holder's calibrator may take all of kAutoCalibratorSeconds,
+// and then writes the table; a holder stopped (Ctrl-Z) or hung costs a later first use this long.
+inline constexpr double kAutoLockWaitSeconds = kAutoCalibratorSeconds + 60;
+
+// The most cells a full calibration writes: 31 shapes in 6 dtypes (backends/bench/bench_shapes.cc),
+// at 1 thread and at the environment's thread count (a quick one: 80).
+inline constexpr std::size_t kMaxFullCalibrationCells = 31 * 6 * 2;
+// The most cells a table may hold (ParseAutoTable refuses more): ten times a full calibration's,
+// room for more shapes and dtypes. Prepare searches the cells one by one and each costs memory: a
+// table within its size cap used to hold a million (1.2 GB and 15 s per process).
+inline constexpr std::size_t kMaxAutoTableCells = 4096;
+
 // What auto reads from its environment; every field may also be set directly (tests, tools).
 struct AutoOptions {
   // Backends never chosen: MM_AUTO_EXCLUDE, comma-separated names ("onednn,blis").
@@ -74,6 +107,15 @@ struct AutoOptions {
   // The program that calibrates, run as `calibrator --mm_calibrate=TABLE --mm_set=quick`:
   // MM_AUTO_CALIBRATOR, else mm-bench beside this executable, else mm-bench in PATH.
   std::string calibrator;
+  // The limits of a first use's waits (after which the built-in defaults are used, with a warning
+  // on stderr naming the calibrator or the lock's holder): the calibrator's run, and the wait for
+  // the table's lock held by another process.
+  double calibrator_seconds = kAutoCalibratorSeconds;
+  double lock_wait_seconds = kAutoLockWaitSeconds;
+  // A stop request (a nonzero value: the signal a tool was asked to stop by): ends a first use's
+  // waits within 0.1 s (the calibrator killed) and auto uses the built-in defaults. Null: none.
+  // FromEnvironment takes the live ScopedAutoStop's.
+  const volatile std::sig_atomic_t* stop = nullptr;
   // Backends never chosen for some dtypes: those a tool declared (ScopedAutoDeviations), which
   // mm's tools take from their expectations (--expectations FILE, else MM_EXPECTATIONS).
   std::vector<AutoDeviation> deviations;
@@ -159,8 +201,9 @@ struct AutoTable {
 };
 
 // Parses a table's JSON. INVALID_ARGUMENT naming `source` and what is wrong for malformed text or
-// fields, unknown dtypes, empty rankings; FAILED_PRECONDITION saying which identity field differs
-// when the table was made for another machine, mm version or backend set than `expected`.
+// fields, unknown dtypes, empty rankings, more than kMaxAutoTableCells cells (naming the count);
+// FAILED_PRECONDITION saying which identity field differs when the table was made for another
+// machine, mm version or backend set than `expected`.
 StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
                                    const AutoIdentity& expected);
 

@@ -77,8 +77,10 @@ struct FuzzRun {
 StatusOr<std::unique_ptr<FuzzRun>> BuildFuzzRun(const FuzzCliOptions& cli,
                                                 const BackendRegistry& builtin);
 
-// Runs `run` with SIGINT/SIGTERM stopping it before its next problem (the report then says so);
-// a second signal ends the process. Findings are written to `log` as found (may be null).
+// Runs `run` with SIGINT/SIGTERM stopping it, inside a problem too, within 2 s (the report then
+// says so; FuzzOptions::stop), and auto's first-use waits with it (ScopedAutoStop); a second
+// signal ends the process. Findings are written to `log` as found (may be null). A report that
+// says `abandoned` must be written and the process ended (RunFuzzCli does so).
 FuzzReport RunFuzzCampaign(FuzzRun& run, std::ostream* log);
 
 // The exit code of a finished run: 128 + the signal when interrupted, else FuzzReport::ExitCode.

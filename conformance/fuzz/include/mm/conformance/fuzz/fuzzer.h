@@ -5,6 +5,7 @@
 #ifndef MM_CONFORMANCE_FUZZ_FUZZER_H_
 #define MM_CONFORMANCE_FUZZ_FUZZER_H_
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -59,8 +60,11 @@ struct FuzzOptions {
   struct AutoContext {
     std::string table, exclude, expectations;
   } auto_context;
-  // Stops the run before the next problem when it holds a nonzero value (a signal handler sets it
-  // to the signal's number); the report then has what was done. nullptr: never.
+  // Stops the run when it holds a nonzero value (a signal handler sets it to the signal's number):
+  // before the next problem, and inside one at its next cancellation point (before each backend's
+  // call, between the oracle's tiles, between shrinking steps); RunFuzz returns within
+  // kStopGraceSeconds and a half even when a backend's call runs on (FuzzReport::abandoned). The
+  // report then has what was finished and says interrupted. nullptr: never.
   const volatile std::sig_atomic_t* stop = nullptr;
   // Known deviations (conformance/expectations.h), matched against (FuzzCaseName, backend): a
   // failure an XFAIL entry matches is still shrunk, shown and exported, as kind "XFAIL", but is not
@@ -181,14 +185,25 @@ struct FuzzReport {
   std::vector<ErrorStats> error_stats;
   std::string error;       // A setup error (unknown backend, backend failed to start); else empty.
   int interrupted_by = 0;  // The signal that stopped the run early (options.stop); 0: none.
+  // Stopped while a computation that does not look at the stop request (a backend's call) was
+  // still running on another thread, which still uses the run's backends and options: the caller
+  // writes the report and ends the process (std::_Exit) without destroying them. The report has
+  // the results finished, the problem in progress with the backends it finished.
+  bool abandoned = false;
   // Per XFAIL entry of options.expectations, in file order.
   std::vector<ExpectationOutcome> expectations;
   // 0: nothing failed; 1: a failure or error (exit codes of mm-fuzz).
   int ExitCode(const FuzzOptions& options) const;
 };
 
+// How long RunFuzz waits, after a stop request, for the problem in progress to reach a
+// cancellation point before it takes the report of the finished results (then waits at most half
+// as long again for the lock on them): the run ends within 2 s of SIGINT/SIGTERM.
+inline constexpr double kStopGraceSeconds = 1.0;
+
 // Runs options.cases problems from options.first (or until options.seconds) on every selected
-// backend. Writes one line per finding to `log` as it is found (may be null). Never throws.
+// backend. Writes one line per finding to `log` as it is found (may be null). Never throws. With
+// options.stop, runs them on a thread of its own (see FuzzReport::abandoned).
 FuzzReport RunFuzz(const FuzzOptions& options, const BackendRegistry& registry, std::ostream* log);
 
 // One judged run of a problem on a backend.
@@ -199,12 +214,13 @@ struct Outcome {
   Tensor y;  // What the backend wrote (valid unless UNSUPPORTED/ERROR before Execute).
 };
 
-// Runs `a` x `b` on `backend` and judges it against the oracle with the bound of `arithmetic`.
+// Runs `a` x `b` on `backend` and judges it against the oracle with the bound of `arithmetic`
+// (the oracle stopped, an ERROR, when `cancel` is set and true).
 // Y is filled with a poison pattern before Execute (all bytes 0xFF: NaN for floats, -1 or max
 // for integers); when any element still holds it afterwards, Execute runs again over a second
 // pattern (bytes 0x5A) and that result is judged, so an element never written cannot pass.
 Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
-               const conformance::Tolerance& tolerance);
+               const conformance::Tolerance& tolerance, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace mm::fuzz
 

@@ -3,6 +3,7 @@
 #ifndef MM_CONFORMANCE_FUZZ_SHRINK_H_
 #define MM_CONFORMANCE_FUZZ_SHRINK_H_
 
+#include <atomic>
 #include <functional>
 
 #include "mm/conformance/compare.h"
@@ -18,13 +19,15 @@ struct ShrinkOptions {
   conformance::Tolerance tolerance;
   // Whether a candidate's verdict still counts as the same failure.
   std::function<bool(Verdict)> keeps_failing;
+  // A stop request: when set and true, shrinking stops before its next step (timed_out).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ShrinkResult {
-  Tensor a, b;      // The smallest failing problem found.
-  Outcome outcome;  // Its judged run.
-  int steps = 0;    // Candidates accepted.
-  bool timed_out = false;
+  Tensor a, b;             // The smallest failing problem found.
+  Outcome outcome;         // Its judged run.
+  int steps = 0;           // Candidates accepted.
+  bool timed_out = false;  // Stopped by the time limit or a stop request.
 };
 
 // Shrinks (a, b), which fails on `backend`, greedily: each accepted candidate is smaller (fewer

@@ -31,8 +31,9 @@ inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 inline constexpr InputKind kExpectationsFile{"--expectations", 16 * kMiB};
 // mm_outputs.json of an --outputs tree: one record per data set a runtime wrote no output for.
 inline constexpr InputKind kOutputsManifestFile{"outputs manifest", 256 * kMiB};
-// auto's calibration table (MM_AUTO_TABLE), and mm-bench's partial tables.
-inline constexpr InputKind kCalibrationTableFile{"calibration table", 64 * kMiB};
+// auto's calibration table (MM_AUTO_TABLE), and mm-bench's partial tables: at most
+// kMaxAutoTableCells (4096) cells of well under 2 KiB each.
+inline constexpr InputKind kCalibrationTableFile{"calibration table", 8 * kMiB};
 // A JSON report read back by --resume or `mm-conformance merge`: streamed result by result, so
 // only a bound against a file that never ends.
 inline constexpr InputKind kConformanceReportFile{"JSON report", 256 * kGiB};
