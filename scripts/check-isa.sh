@@ -33,9 +33,21 @@ for dir in "${dirs[@]}"; do
 done
 command -v objdump > /dev/null || { echo "check-isa: objdump (binutils) is missing" >&2; exit 2; }
 
-# The files to check, NUL-separated.
+# The files to check, NUL-separated. In (or below) a Ninja tree, a target's object file (under
+# CMakeFiles/) only when the build graph still makes it: one left from an earlier configuration (a
+# file since moved to a per-ISA kernel, compiled -march=native by the tree's old flags) is no part
+# of this build.
 list_files() {
   local dir="$1" prune=() nested
+  local -A made=()
+  local tree
+  dir="$(cd "$dir" && pwd)"
+  tree="$dir"
+  while [[ "$tree" != / && ! -f "$tree/build.ninja" ]]; do tree="$(dirname "$tree")"; done
+  if [[ -f "$tree/build.ninja" ]] && command -v ninja > /dev/null; then
+    while IFS= read -r target; do made["$tree/${target%: *}"]=1; done \
+      < <(ninja -C "$tree" -t targets all 2> /dev/null)
+  fi
   # Nested build trees (their own CMakeCache.txt), npm's and Python's installed packages.
   while IFS= read -r nested; do
     prune+=(-path "$(dirname "$nested")" -prune -o)
@@ -45,6 +57,9 @@ list_files() {
     while IFS= read -r -d '' file; do
       # ELF files only (scripts and data may be executable too).
       [[ "$(head -c 4 "$file" | od -An -c | tr -d ' ')" == '177ELF' ]] || continue
+      if [[ ${#made[@]} -gt 0 && "$file" == */CMakeFiles/* && -z "${made[$file]:-}" ]]; then
+        continue
+      fi
       case "$file" in
         *_isa_avx2.dir/* | *_isa_avx512.dir/* | *.isa_avx2.o | *.isa_avx512.o) continue ;;
         *) printf '%s\0' "$file" ;;
