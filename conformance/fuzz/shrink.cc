@@ -105,6 +105,12 @@ class Shrinker {
   ShrinkResult Run() {
     r_.outcome =
         RunOne(backend_, r_.a, r_.b, options_.arithmetic, options_.tolerance, options_.cancel);
+    // Stopped before or during the first judgement (the oracle returns kCancelled): the outcome
+    // says nothing of the problem, and shrinking it is not to begin.
+    if (Cancelled()) {
+      r_.timed_out = true;
+      return Take();
+    }
     if (options_.seconds <= 0 || !options_.keeps_failing(r_.outcome.verdict)) return Take();
     bool progress = true;
     while (progress && !r_.timed_out) {
