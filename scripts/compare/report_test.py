@@ -769,7 +769,7 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| alpha | library | native | exact modulo 2^32 |", scoreboard)
         self.assertIn(
             "| beta | library | native | LOOSER than ONNX: accumulates in bfloat16: accumulates "
-            "in bfloat16 where ONNX's reference uses float |",
+            "in bfloat16 where ONNX uses float |",
             scoreboard,
         )
         self.assertIn("| alpha | library | native | accumulates in float32 |", scoreboard)

@@ -24,7 +24,7 @@ SQUARE_RE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
 # The scoreboard's speed columns: two square sizes (at 1 thread and all cores) and a tiny shape.
 SCORE_SHAPES = ["256x256x256", "1024x1024x1024"]
 TINY_SHAPE = "tiny_3x4x3"
-# ONNX's reference arithmetic, what a pass is measured against: float16 and bfloat16 accumulated in
+# ONNX's arithmetic, what a pass is measured against: float16 and bfloat16 accumulated in
 # float32, float and double in their own type, integers exact modulo 2^bits. A backend declaring
 # less (fewer significant bits, a float type for an integer, flushed subnormals) is judged against
 # a looser bound, and the scoreboard says so.
@@ -550,7 +550,7 @@ def conformance_gaps(results):
 
 def looser_than_onnx(dtype, arithmetic):
     """Why `arithmetic` (a backend's declaration for `dtype`: mm-bench's "arithmetic") is looser
-    than ONNX's reference arithmetic, or None when it is not (or nothing was declared)."""
+    than ONNX's arithmetic, or None when it is not (or nothing was declared)."""
     if not arithmetic:
         return None
     accumulation = arithmetic.get("accumulation")
@@ -560,9 +560,9 @@ def looser_than_onnx(dtype, arithmetic):
         if accumulation not in INTEGERS:
             why.append(f"{dtype} computed in {accumulation}, not exact modulo 2^bits")
     elif SIGNIFICANT_BITS.get(accumulation, 0) < SIGNIFICANT_BITS[onnx]:
-        why.append(f"accumulates in {accumulation} where ONNX's reference uses {onnx}")
+        why.append(f"accumulates in {accumulation} where ONNX uses {onnx}")
     if arithmetic.get("flushes_subnormals"):
-        why.append("flushes subnormals, which ONNX's reference keeps")
+        why.append("flushes subnormals, which ONNX keeps")
     return "; ".join(why) or None
 
 

@@ -580,7 +580,7 @@ def speed_tables(derived):
 
 def fmt_arithmetic(entry):
     """The declared arithmetic of a scoreboard entry, marked LOOSER (with why) where it is looser
-    than ONNX's reference arithmetic."""
+    than ONNX's arithmetic."""
     arithmetic = entry.get("arithmetic")
     if entry.get("support") in (None, "no") or not arithmetic:
         return "–"
@@ -652,7 +652,7 @@ def scoreboard_tables(derived):
         tables.append(
             (
                 f"Scoreboard, {dtype}: the arithmetic each backend declares (its error bound; "
-                "LOOSER where it is looser than ONNX's reference, float32 accumulation for "
+                "LOOSER where it is looser than ONNX's arithmetic, float32 accumulation for "
                 "float16 and bfloat16, exact integers: its passes were earned against a looser "
                 "bound), conformance verdicts (official ONNX cases, mm's "
                 "built-in cases, the differential fuzzer's problems), IEEE specials (results "
