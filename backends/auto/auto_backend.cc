@@ -22,6 +22,7 @@
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/machine.h"
 #include "mm/version.h"
 
@@ -580,11 +581,23 @@ struct LoadedTable {
   std::string note;  // Where the choices come from, for RunsOn.
 };
 
+// `path` as reports show it: under $HOME from "~" (auto's own tables live in ~/.cache/mm), so no
+// report carries the machine's home directory; else as io::ReportedPath names it.
+std::string ShownTablePath(const std::string& path) {
+  const std::filesystem::path home = EnvOr("HOME");
+  const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+  if (home.is_absolute() && normal.is_absolute()) {
+    const std::filesystem::path rest = normal.lexically_relative(home.lexically_normal());
+    if (!rest.empty() && *rest.begin() != ".." && rest != ".") return "~/" + rest.string();
+  }
+  return io::ReportedPath(path).string();
+}
+
 LoadedTable Used(AutoTable table, const std::string& path, const std::string& how) {
   const std::string load = table.LoadWarning();
-  const std::string note = "calibration table " + path + " (" + std::to_string(table.cells.size()) +
-                           " cells, created " + table.created + how +
-                           (load.empty() ? "" : "; " + load) + ")";
+  const std::string note = "calibration table " + ShownTablePath(path) + " (" +
+                           std::to_string(table.cells.size()) + " cells, created " + table.created +
+                           how + (load.empty() ? "" : "; " + load) + ")";
   return {std::move(table), note};
 }
 

@@ -23,6 +23,7 @@
 #include "mm/backends/testing/matmul_tester.h"
 #include "mm/engine/machine.h"
 #include "mm/engine/testing/fake_backend.h"
+#include "mm/engine/testing/scoped_env.h"
 #include "mm/engine/testing/temp_dir.h"
 
 namespace mm {
@@ -53,6 +54,22 @@ std::string TableRanking(const std::string& first, const std::string& second) {
 }
 
 const MatMulDesc kFloat64Cube{DType::kFloat, {64, 64}, {64, 64}};
+
+// auto's own tables live in ~/.cache/mm: what it says it runs on goes into every report, which
+// must not carry the machine's home directory.
+TEST(AutoBackendTest, NamesATableUnderTheHomeDirectoryFromTilde) {
+  TempDir home;
+  mm::testing::ScopedEnv home_env("HOME", home.path().string());
+  const std::filesystem::path table = home.path() / ".cache" / "mm" / "auto.json";
+  std::filesystem::create_directories(table.parent_path());
+  Write(table, TableRanking("eigen", "reference"));
+  AutoOptions options;
+  options.table_path = table.string();
+  auto backend = MakeAuto(options);
+  ASSERT_TRUE(backend->UsesTable()) << backend->RunsOn();
+  EXPECT_THAT(backend->RunsOn(), HasSubstr("calibration table ~/.cache/mm/auto.json ("));
+  EXPECT_THAT(backend->RunsOn(), Not(HasSubstr(home.path().string())));
+}
 
 TEST(AutoBackendTest, FollowsTheRankingOfATableMadeHere) {
   TempDir dir;
