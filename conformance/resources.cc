@@ -319,7 +319,10 @@ void ResourceTrajectories::Add(const std::string& backend, const CallResources& 
 
 std::vector<ResourceTrajectories::Disagreement> ResourceTrajectories::Finish() const {
   std::vector<Disagreement> out;
-  for (const auto& [key, g] : groups_) {
+  for (const auto& entry : groups_) {
+    // Named, not a structured binding: clang 14 cannot capture one in the lambdas below.
+    const auto& key = entry.first;
+    const Group& g = entry.second;
     const Process& p = processes_.at(key.first);
     if (g.mixed || g.calls.size() < 2 || p.unjudged) continue;
     const auto after_first = static_cast<std::int64_t>(g.calls.size()) - 1;
