@@ -35,8 +35,8 @@ command -v objdump > /dev/null || { echo "check-isa: objdump (binutils) is missi
 
 # The files to check, NUL-separated. In (or below) a Ninja tree, a target's object file (under
 # CMakeFiles/) only when the build graph still makes it: one left from an earlier configuration (a
-# file since moved to a per-ISA kernel, compiled -march=native by the tree's old flags) is no part
-# of this build.
+# file since moved to a per-ISA kernel, compiled for the build machine's CPU by the tree's old
+# flags) is no part of this build.
 list_files() {
   local dir="$1" prune=() nested
   local -A made=()
