@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/onnx-data.sh
+bash scripts/setup.sh
 bash scripts/build.sh
 
 rm -rf build/install build/example-plugin
