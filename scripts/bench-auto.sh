@@ -68,6 +68,7 @@ all=$(nproc)
 threads_list="1"
 [[ "$all" -gt 1 ]] && threads_list="1 $all"
 if [[ "$tables_only" == 0 ]]; then
+bash scripts/setup.sh
 bash scripts/build.sh default --target mm_bench >/dev/null
 mkdir -p build/reports
 if [[ "$avx2" == 1 ]]; then

@@ -23,6 +23,7 @@ for arg in "$@"; do
 done
 
 targets=(mm-bench mm-conformance)
+bash scripts/setup.sh
 bash scripts/build.sh default --target "${targets[@]}"
 # The differential fuzzer feeds the accuracy section; older builds have none.
 if cmake --build build --target help 2>/dev/null | grep -q '^mm-fuzz:'; then

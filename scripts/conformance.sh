@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/onnx-data.sh
+bash scripts/setup.sh
 bash scripts/build.sh default
 mkdir -p build/reports
 # oneDNN and the Eigen backend use OpenMP, whose idle threads spin by default: on a busy machine that

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm packages of mm's JavaScript drivers (backends/runtimes/js: onnxruntime-node,
-# onnxruntime-web, TensorFlow.js's cpu and wasm backends) at the versions the committed
+# onnxruntime-web, TensorFlow.js's cpu and wasm backends; ESLint for scripts/check-format.sh, a
+# development dependency) at the versions the committed
 # backends/runtimes/js/package-lock.json pins, into build/runtimes-npm/node_modules: one install
 # that every build folder of the checkout shares (mm finds it there; an installed mm in
 # share/mm/runtimes/js/node_modules, or MM_NPM_DIR). Idempotent: nothing is done, and nothing

@@ -2,12 +2,14 @@
 # Plugins from outside mm, as a user gets them: installs mm into build/install, builds the example
 # plugin out of tree against that package (build/example-plugin), runs the installed harness on it
 # (every case, --strict: nothing may be UNSUPPORTED), has the installed harness judge a ten-line
-# Python driver written on the installed SDK (mm_runtime.py) and run its self-check (the planted
-# driver installed beside the SDK), then runs every ```sh block of docs/plugins.md, in order, in
-# one shell, with HOME in a temporary directory. Used by CI.
+# Python driver written on the installed SDK (the package mm_runtime, under share/mm/ as the
+# JavaScript one) and run its self-check (the planted driver installed beside the SDK), then runs
+# every ```sh block of docs/plugins.md, in order, in one shell, with HOME in a temporary directory.
+# Used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/onnx-data.sh
+bash scripts/setup.sh
 bash scripts/build.sh
 
 rm -rf build/install build/example-plugin
@@ -21,7 +23,13 @@ echo "plugin package: the out-of-tree example plugin on every case"
 OMP_WAIT_POLICY=passive build/install/bin/mm-conformance "${args[@]}"
 
 echo "plugin package: a ten-line Python driver on the installed SDK, judged by the installed harness"
-cmp build/install/include/mm/mm_runtime.py build/install/share/mm/runtimes/python/mm_runtime.py
+# The SDKs live under share/mm/ only, the Python one a typed package.
+[[ -f build/install/share/mm/runtimes/python/mm_runtime/py.typed &&
+   -f build/install/share/mm/runtimes/js/mm_runtime.js ]]
+if ls build/install/include/mm/mm_runtime* 2>/dev/null; then
+  echo "plugin package: an SDK installed among the C headers" >&2
+  exit 1
+fi
 sdk_status=0
 bash backends/runtimes/python/tests/ten_line_driver_test.sh build/install/bin/mm-conformance \
   build/install/share/mm/runtimes/python || sdk_status=$?

@@ -10,6 +10,8 @@ if [[ "${1:-}" == "--asan" ]]; then
   preset=asan
   shift
 fi
+# Every package (the tests run the runtimes, the BLAS libraries, the report's tools), then the build.
+bash scripts/setup.sh
 bash scripts/build.sh "$preset"
 # Tests are independent processes: run as many at once as there are cores, unless told otherwise.
 export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"

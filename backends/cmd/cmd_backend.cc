@@ -505,7 +505,7 @@ std::filesystem::path DriversDir() {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const auto installed = exe.parent_path().parent_path() / "share/mm/runtimes/python";
-    if (std::filesystem::exists(installed / "mm_runtime.py", ec)) return installed;
+    if (std::filesystem::exists(installed / "mm_runtime/__init__.py", ec)) return installed;
   }
   return MM_RUNTIMES_SOURCE_DIR;
 }

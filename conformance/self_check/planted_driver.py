@@ -1,6 +1,6 @@
 """The self-check's runtime-protocol driver: one planted fault on request, through the Python SDK.
 
-`planted_driver.py FAULT [SDK_DIR]` (SDK_DIR: where mm_runtime.py is, when not beside this file)
+`planted_driver.py FAULT [SDK_DIR]` (SDK_DIR: where the package mm_runtime is, if not here)
 computes every MatMul-13 dtype with numpy (bfloat16 through float32, rounded once), declares
 what it computes, and plants FAULT, so that mm-conformance --self-check proves the gate can fail
 on the runtime-protocol path too (conformance/self_check/self_check.cc says which verdict each

@@ -180,9 +180,8 @@ std::string DriversMissing(const std::string& python, const std::filesystem::pat
                            const std::filesystem::path& sdk) {
   std::error_code ec;
   if (!std::filesystem::exists(python, ec)) return python + " not found (set MM_PYTHON)";
-  if (!std::filesystem::exists(sdk / "mm_runtime.py", ec)) {
-    return "the Python SDK " + (sdk / "mm_runtime.py").string() +
-           " not found (set MM_RUNTIMES_DIR)";
+  if (!std::filesystem::exists(sdk / "mm_runtime/__init__.py", ec)) {
+    return "the Python SDK " + (sdk / "mm_runtime").string() + " not found (set MM_RUNTIMES_DIR)";
   }
   if (!std::filesystem::exists(driver, ec)) return "the driver " + driver.string() + " not found";
   auto probe = process::Program::Start({python, "-c", "import numpy"});

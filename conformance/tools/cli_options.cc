@@ -133,7 +133,7 @@ void AddBackendOptions(CLI::App& app, CliOptions& options) {
           "cannot be loaded is a usage error (2) naming the file and the problem.");
   AddList(app, "--backend-cmd", options.backend_cmds, "NAME=COMMAND",
           "start COMMAND, a driver speaking mm's runtime protocol (a MatMul of another runtime, "
-          "e.g. a Python function through mm_runtime.py; see docs/runtime-protocol.md), as "
+          "e.g. a Python function through the SDK mm_runtime; see docs/runtime-protocol.md), as "
           "backend NAME; repeatable. Like --backend-lib's, its backends run alone unless "
           "--backend names others. Each worker starts its own driver; --timeout and "
           "--memory-limit hold for it too. A driver that cannot start or says no valid hello is "

@@ -3,6 +3,7 @@
 # check's business, not this test's): each misformatted file fails the check with its name and its
 # first differing line shown; formatted files pass; --fix rewrites a file so that it passes; a
 # Python error black accepts (an unused import) fails through flake8 and --fix does not hide it;
+# a JavaScript file breaking ESLint's rules (eslint.config.js) fails, named with each finding;
 # without a file list, a scratch repository's tracked files are checked, its untracked ones not.
 set -euo pipefail
 check="$(cd "$(dirname "$0")/.." && pwd)/check-format.sh"
@@ -49,8 +50,14 @@ def twice(x):
 
 print(twice(len(sys.argv)))
 PY
-expect 0 "formatted files" "3 files conform (2 C/C++, 1 Python)" \
-  "$tmp/good.cc" "$tmp/good.h" "$tmp/good.py"
+cat > "$tmp/good.js" <<'JS'
+'use strict';
+
+const twice = (x) => 2 * x;
+module.exports = {twice};
+JS
+expect 0 "formatted files" "4 files conform (2 C/C++, 1 Python, 1 JavaScript)" \
+  "$tmp/good.cc" "$tmp/good.h" "$tmp/good.py" "$tmp/good.js"
 
 # Each kind of misformatted file, checked in one run beside formatted ones: each is named with its
 # first differing lines, and exactly those fail.
@@ -90,7 +97,20 @@ expect 1 "--fix with a Python error" "'os' imported but unused" --fix "$tmp/unus
 # Bad arguments are errors, not a silent pass.
 expect 2 "missing file" "$tmp/none.cc: no such file" "$tmp/none.cc"
 printf 'x\n' > "$tmp/notes.txt"
-expect 2 "unknown kind of file" "neither C/C++ nor Python" "$tmp/notes.txt"
+expect 2 "unknown kind of file" "neither C/C++, Python nor JavaScript" "$tmp/notes.txt"
+
+# ESLint's findings, on a file outside the repository (linted under the repository's config): an
+# unused variable, `var`, and == are errors, each named with its rule; --fix does not hide them.
+printf "'use strict';\n\nvar unused = 1;\nmodule.exports = (a) => a == 1;\n" > "$tmp/bad.js"
+expect 1 "JavaScript" "  $tmp/bad.js
+'unused' is assigned a value but never used
+no-unused-vars
+Unexpected var, use let or const instead
+no-var
+Expected '===' and instead saw '=='
+eqeqeq
+1 of 2 files fail: $tmp/bad.js" "$tmp/good.js" "$tmp/bad.js"
+expect 1 "--fix with a JavaScript error" "no-unused-vars" --fix "$tmp/bad.js"
 
 # Without a file list: every tracked C/C++ and Python file of the repository the script sits in,
 # and nothing untracked. A scratch repository with the script and its configuration.
@@ -111,7 +131,7 @@ expect 1 "tracked files" "src/deep/c.h: differs from .clang-format
 grep -q "untracked.py" "$tmp/out" && fail "an untracked file was checked"
 # Run from another folder: the script checks its own repository.
 (cd "$tmp" && bash "$check" --fix > /dev/null)
-expect 0 "tracked files after --fix" "3 files conform (2 C/C++, 1 Python)"
+expect 0 "tracked files after --fix" "3 files conform (2 C/C++, 1 Python, 0 JavaScript)"
 grep -qxF "x = [ 1,2 ]" "$repo/src/untracked.py" || fail "--fix rewrote an untracked file"
 
 if ((failures)); then

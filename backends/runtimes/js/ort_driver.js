@@ -17,6 +17,7 @@
 // 2^bits. ONNX Runtime states no other arithmetic for its CPU and wasm MatMul kernels.
 'use strict';
 
+const path = require('node:path');
 const mm = require('./mm_runtime.js');
 
 // mm dtype: [ONNX TensorProto data type, onnxruntime-common tensor type].
@@ -33,44 +34,34 @@ const TYPES = {
 const MM_NAME = Object.fromEntries(Object.entries(TYPES).map(([name, [, ort]]) => [ort, name]));
 const ARITHMETIC = {float: 'float', double: 'double', float16: 'float', bfloat16: 'float'};
 
-// --- A minimal protobuf writer: the fields of onnx.proto a one-node model needs. ---------------
-function varint(value) {
-  const out = [];
-  let v = value;
-  do {
-    out.push((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v = Math.floor(v / 128);
-  } while (v > 0);
-  return Buffer.from(out);
-}
-const int = (field, value) => Buffer.concat([varint(field << 3), varint(value)]);
-const bytes = (field, payload) => {
-  const data = Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8');
-  return Buffer.concat([varint((field << 3) | 2), varint(data.length), data]);
-};
-const message = (field, ...parts) => bytes(field, Buffer.concat(parts));
-
-// ValueInfoProto (as field `field` of GraphProto): a tensor of `type` whose dims are symbols.
-function valueInfo(field, name, type, symbols) {
-  const dims = (symbols || []).map((symbol) => message(1, bytes(2, symbol)));
-  const shape = symbols === null ? [] : [message(2, ...dims)];
-  return message(field, bytes(1, name), message(2, message(1, int(1, type), ...shape)));
+// onnx.proto's messages as protobufjs generates them: the ONNX encoder ONNX Runtime Web ships
+// (lib/onnxjs/ort-schema/protobuf/onnx.js, on protobufjs, both pinned by the npm lock), so the
+// drivers carry no protobuf writer of their own. The file is no export of the package: it is found
+// from the package's main file; without it every dtype is refused at hello with the error.
+function onnxProto() {
+  const root = path.join(path.dirname(require.resolve('onnxruntime-web')), '..');
+  return require(path.join(root, 'lib/onnxjs/ort-schema/protobuf/onnx.js')).onnx;
 }
 
-// The bytes of a model computing Y = MatMul(A, B) for A of rank `rankA`, B of rank `rankB`.
+// The bytes of a model computing Y = MatMul(A, B) (opset 13, IR version 8) for A of rank
+// `rankA`, B of rank `rankB`: inputs with symbolic dimensions, Y of unknown shape.
 function matmulModel(dtype, rankA, rankB) {
-  const type = TYPES[dtype][0];
-  const symbols = (prefix, rank) => Array.from({length: rank}, (_, i) => `${prefix}${i}`);
-  const node = message(1, bytes(1, 'A'), bytes(1, 'B'), bytes(2, 'Y'), bytes(4, 'MatMul'));
-  const graph = message(
-    7,
-    node,
-    bytes(2, 'mm'),
-    valueInfo(11, 'A', type, symbols('a', rankA)),
-    valueInfo(11, 'B', type, symbols('b', rankB)),
-    valueInfo(12, 'Y', type, null),
-  );
-  return Buffer.concat([int(1, 8), graph, message(8, bytes(1, ''), int(2, 13))]);
+  const elemType = TYPES[dtype][0];
+  const symbols = (prefix, rank) =>
+    Array.from({length: rank}, (_, i) => ({dimParam: `${prefix}${i}`}));
+  const input = (name, dim) => ({name, type: {tensorType: {elemType, shape: {dim}}}});
+  const onnx = onnxProto();
+  const model = {
+    irVersion: 8,
+    opsetImport: [{domain: '', version: 13}],
+    graph: {
+      name: 'mm',
+      node: [{input: ['A', 'B'], output: ['Y'], opType: 'MatMul'}],
+      input: [input('A', symbols('a', rankA)), input('B', symbols('b', rankB))],
+      output: [{name: 'Y', type: {tensorType: {elemType}}}],
+    },
+  };
+  return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
 }
 
 // A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
@@ -123,4 +114,4 @@ function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   return driver;
 }
 
-module.exports = {matmulModel, ortDriver, TYPES};
+module.exports = {matmulModel, onnxProto, ortDriver, TYPES};

@@ -1,5 +1,6 @@
-"""Tests of mm_runtime, the Python SDK of the runtime protocol, on its own (ctest
-runtime.python_sdk); through mm it is tested by backends/cmd/tests/shipped_drivers_test.cc."""
+"""Tests of mm_runtime, the Python SDK of the runtime protocol, on its own: pytest discovers them
+(pyproject.toml; ctest runtime.python_sdk runs pytest); through mm it is tested by
+backends/cmd/tests/shipped_drivers_test.cc."""
 
 import json
 import os
@@ -7,7 +8,9 @@ import socket
 import struct
 import subprocess
 import sys
+import inspect
 import threading
+import typing
 import unittest
 
 import numpy
@@ -31,6 +34,21 @@ def numpy_driver(**kwargs):
     fields = dict(runtime="t", version="1", matmul=matmul, dtypes={"float": "double"})
     fields.update(kwargs)
     return mm_runtime.Driver(**fields)
+
+
+class PackageTest(unittest.TestCase):
+    def test_is_a_typed_package(self):
+        # A package (a folder with __init__.py) marked typed for type checkers (PEP 561).
+        folder = os.path.dirname(mm_runtime.__file__)
+        self.assertEqual(os.path.basename(mm_runtime.__file__), "__init__.py")
+        self.assertTrue(os.path.isfile(os.path.join(folder, "py.typed")))
+
+    def test_every_public_function_has_resolvable_type_hints(self):
+        for name in ("hello", "answer", "fit_header", "serve"):
+            function = getattr(mm_runtime, name)
+            hints = typing.get_type_hints(function)
+            parameters = inspect.signature(function).parameters
+            self.assertEqual(set(hints), set(parameters) | {"return"}, name)
 
 
 class HelloTest(unittest.TestCase):

@@ -5,13 +5,14 @@
 # --backend-cmd with the SDK given by PYTHONPATH alone: exit 0 with PASS results as written, exit 1
 # with a FAIL of the toy once it scales by 1.5. Run on the build tree (ctest) and on an installed
 # mm (scripts/test-plugin-package.sh). Exit 77 (skipped) without python3 and numpy.
-# Usage: ten_line_driver_test.sh MM_CONFORMANCE SDK_DIR (holding mm_runtime.py)
+# Usage: ten_line_driver_test.sh MM_CONFORMANCE SDK_DIR (holding the package mm_runtime)
 set -euo pipefail
 conformance=$(realpath "$1")
 sdk=$(realpath "$2")
 python=${MM_PYTHON:-/usr/bin/python3}
 "$python" -c 'import numpy' 2>/dev/null || { echo "ten_line_driver: skipped: no numpy"; exit 77; }
-[[ -f "$sdk/mm_runtime.py" ]] || { echo "ten_line_driver: no mm_runtime.py in $sdk" >&2; exit 1; }
+[[ -f "$sdk/mm_runtime/__init__.py" ]] ||
+  { echo "ten_line_driver: no package mm_runtime in $sdk" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "ten_line_driver: $*" >&2; exit 1; }

@@ -75,8 +75,8 @@ std::string DriverCommandOf(const Backend& backend);
 // The python3 that runs mm's Python drivers: $MM_PYTHON, else /usr/bin/python3 (Debian's).
 std::string PythonPath();
 
-// The folder of mm's Python drivers and SDK (mm_runtime.py): $MM_RUNTIMES_DIR, else the installed
-// one beside the tools (../share/mm/runtimes/python), else the source tree's.
+// The folder of mm's Python drivers and SDK (the package mm_runtime/): $MM_RUNTIMES_DIR, else the
+// installed one beside the tools (../share/mm/runtimes/python), else the source tree's.
 std::filesystem::path DriversDir();
 
 // The runtime's own time for the last call of `primitive` (the y answer's "seconds": the

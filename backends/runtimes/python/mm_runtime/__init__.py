@@ -38,11 +38,13 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy
 
 PROTOCOL = 1
+# A frame header: one JSON object.
+Header = Dict[str, Any]
 # The largest frame header mm accepts (docs/runtime-protocol.md): a longer one is refused whole.
 MAX_HEADER_BYTES = 64 * 1024
 
@@ -74,10 +76,11 @@ class Driver:
 
     runtime: str
     version: str
-    matmul: Callable
+    # (a, b, out, dtype) -> Y, or None when the runtime wrote `out`.
+    matmul: Callable[[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], str], Any]
     dtypes: Dict[str, Union[str, Arithmetic]]
     refused: Dict[str, str] = field(default_factory=dict)
-    rules: List[Tuple[type, str]] = field(default_factory=list)
+    rules: List[Tuple[type, str]] = field(default_factory=list)  # (exception class, what)
     runs_on: Union[str, Callable[[int], str]] = ""
     setup: Optional[Callable[[int], None]] = None  # Called with mm's thread count at hello.
     accepts_out: bool = True
@@ -87,8 +90,8 @@ class ProtocolError(Exception):
     """mm sent something this module does not understand."""
 
 
-def _declarations(driver):
-    declared = {}
+def _declarations(driver: Driver) -> Dict[str, Dict[str, Any]]:
+    declared: Dict[str, Dict[str, Any]] = {}
     for name in NUMPY_DTYPES:
         if name in driver.refused:
             declared[name] = {"refused": str(driver.refused[name])}
@@ -96,7 +99,7 @@ def _declarations(driver):
             arithmetic = driver.dtypes[name]
             if isinstance(arithmetic, str):
                 arithmetic = Arithmetic(arithmetic)
-            entry = {
+            entry: Dict[str, Any] = {
                 "accumulation": arithmetic.accumulation,
                 "flushes_subnormals": arithmetic.flushes_subnormals,
             }
@@ -108,7 +111,7 @@ def _declarations(driver):
     return declared
 
 
-def hello(driver, request):
+def hello(driver: Driver, request: Header) -> Header:
     """The hello header answering mm's `request`; runs the driver's setup with mm's threads."""
     threads = int(request.get("threads", 1))
     if driver.setup is not None:
@@ -124,7 +127,7 @@ def hello(driver, request):
     }
 
 
-def _name_of(array, requested):
+def _name_of(array: numpy.ndarray, requested: str) -> str:
     dtype = array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype
     for name, numpy_dtype in NUMPY_DTYPES.items():
         if dtype == numpy_dtype and (name != "bfloat16" or requested == "bfloat16"):
@@ -132,7 +135,7 @@ def _name_of(array, requested):
     return str(array.dtype)
 
 
-def _operands(request, data):
+def _operands(request: Header, data: bytearray) -> Tuple[str, List[numpy.ndarray]]:
     name = request["dtype"]
     if name not in NUMPY_DTYPES:
         raise ProtocolError("unknown dtype %r" % name)
@@ -150,7 +153,7 @@ def _operands(request, data):
     return name, arrays
 
 
-def fit_header(header, key):
+def fit_header(header: Header, key: str) -> Header:
     """`header` as it is when its JSON fits MAX_HEADER_BYTES; else with its text `key` (an
     exception's message, say) cut at a character and ended by a marker saying its whole length,
     so that the cut header fits."""
@@ -159,7 +162,7 @@ def fit_header(header, key):
     whole = str(header[key])
     marker = " [... cut to fit mm's 64 KiB frame header; %d characters in all]" % len(whole)
 
-    def cut(n):
+    def cut(n: int) -> Header:
         return dict(header, **{key: whole[:n] + marker})
 
     # The longest prefix that fits: escapes make a character 1 to 12 bytes of JSON.
@@ -173,7 +176,7 @@ def fit_header(header, key):
     return cut(low)
 
 
-def answer(driver, request, data):
+def answer(driver: Driver, request: Header, data: bytearray) -> Tuple[Header, bytes]:
     """The reply to one matmul request: (header, Y's bytes). `data` must be writable (Y's part
     becomes `out`)."""
     rid = request.get("id", 0)
@@ -208,11 +211,11 @@ def answer(driver, request, data):
 class _Channel:
     """Frames over two file descriptors."""
 
-    def __init__(self, read_fd, write_fd):
-        self.reader = os.fdopen(read_fd, "rb", buffering=1 << 16, closefd=False)
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.reader: BinaryIO = os.fdopen(read_fd, "rb", buffering=1 << 16, closefd=False)
         self.write_fd = write_fd
 
-    def read_exact(self, n):
+    def read_exact(self, n: int) -> Optional[bytearray]:
         buffer = bytearray(n)
         view, got = memoryview(buffer), 0
         while got < n:
@@ -222,7 +225,7 @@ class _Channel:
             got += k
         return buffer
 
-    def read(self):
+    def read(self) -> Optional[Tuple[Header, bytearray]]:
         """The next (header, data), or None at the end of stdin."""
         prefix = self.read_exact(8)
         if prefix is None:
@@ -234,18 +237,18 @@ class _Channel:
             return None
         return json.loads(header), data
 
-    def write(self, header, data=b""):
+    def write(self, header: Header, data: bytes = b"") -> None:
         text = json.dumps(header).encode()
         self._write_all(struct.pack("<II", len(text), len(data)) + text)
         self._write_all(data)
 
-    def _write_all(self, data):
+    def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
         while len(view):
             view = view[os.write(self.write_fd, view) :]
 
 
-def serve(driver, read_fd=0, write_fd=None):
+def serve(driver: Driver, read_fd: int = 0, write_fd: Optional[int] = None) -> None:
     """Answers mm until stdin ends. The protocol keeps stdout: what else writes to it (print(),
     a C library) goes to stderr."""
     if write_fd is None:
