@@ -24,6 +24,8 @@
 #include <thread>
 #include <utility>
 
+extern char** environ;
+
 namespace mm::process {
 
 std::string SignalName(int signal_number) {
@@ -315,24 +317,55 @@ void CloseIfOpen(int& fd) {
   if (fd >= 0) close(std::exchange(fd, -1));
 }
 
+// This process's environment with `changes` applied (ProgramOptions::environment), as
+// "NAME=value" strings; INVALID_ARGUMENT for a malformed name or value.
+StatusOr<std::vector<std::string>> ProgramEnvironment(
+    const std::map<std::string, std::optional<std::string>>& changes) {
+  for (const auto& [name, value] : changes) {
+    if (name.empty() || name.find_first_of(std::string_view("=\0", 2)) != std::string::npos) {
+      return InvalidArgumentError("a program's environment variable is named \"" +
+                                  name.substr(0, name.find('\0')) +
+                                  "\": a name is not empty and has no '=' or NUL");
+    }
+    if (value && value->find('\0') != std::string::npos) {
+      return InvalidArgumentError("the value of a program's environment variable " + name +
+                                  " has a NUL");
+    }
+  }
+  std::vector<std::string> environment;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const std::string_view text(*variable);
+    if (changes.count(std::string(text.substr(0, text.find('=')))) == 0) {
+      environment.emplace_back(text);
+    }
+  }
+  for (const auto& [name, value] : changes) {
+    if (value) environment.push_back(name + "=" + *value);
+  }
+  return environment;
+}
+
 // In the forked child of Program::Start, before exec: async-signal-safe calls only.
-[[noreturn]] void ExecProgram(char* const* argv, int io, int err, std::int64_t data_limit) {
+[[noreturn]] void ExecProgram(char* const* argv, char* const* envp, int io, int err,
+                              const ProgramOptions& options) {
   if (dup2(io, 0) < 0 || dup2(io, 1) < 0 || dup2(err, 2) < 0) _exit(127);
   // Nothing of mm's (worker sockets, other programs' ends) leaks into the program.
   close_range(3, ~0U, 0);
-  if (data_limit > 0) {
+  if (const std::int64_t data_limit = options.data_limit_bytes; data_limit > 0) {
     const rlimit limit{static_cast<rlim_t>(data_limit), static_cast<rlim_t>(data_limit)};
     setrlimit(RLIMIT_DATA, &limit);
   }
   // An exec keeps what is ignored and blocked: a worker ignores SIGINT and SIGTERM, and its
   // program must not (only SIGKILL would end it then). Handlers are reset by the exec itself.
-  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
-    signal(signal_number, SIG_DFL);  // SIGKILL and SIGSTOP fail, harmlessly.
+  if (options.default_signals) {
+    for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+      signal(signal_number, SIG_DFL);  // SIGKILL and SIGSTOP fail, harmlessly.
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
   }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  execvp(argv[0], argv);
+  execvpe(argv[0], argv, envp);
   const char* why = strerrordesc_np(errno);  // Unlike strerror, safe here.
   const char* parts[] = {"mm: cannot execute '", argv[0], "': ", why, "\n"};
   for (const char* part : parts) {
@@ -373,6 +406,12 @@ StatusOr<Program> Program::Start(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  MM_ASSIGN_OR_RETURN(const std::vector<std::string> environment,
+                      ProgramEnvironment(options.environment));
+  std::vector<char*> envp;
+  for (const std::string& variable : environment)
+    envp.push_back(const_cast<char*>(variable.c_str()));
+  envp.push_back(nullptr);
   int io[2], err[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, io) != 0) {
     return InternalError(std::string("cannot start '") + argv[0] +
@@ -387,7 +426,7 @@ StatusOr<Program> Program::Start(const std::vector<std::string>& argv,
   ForkOptions fork_options = options.fork;
   fork_options.close_in_child.clear();
   const pid_t pid = Fork(fork_options);
-  if (pid == 0) ExecProgram(args.data(), io[1], err[1], options.data_limit_bytes);
+  if (pid == 0) ExecProgram(args.data(), envp.data(), io[1], err[1], options);
   const std::string why = pid < 0 ? std::strerror(errno) : "";
   close(io[1]);
   close(err[1]);
