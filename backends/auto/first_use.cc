@@ -53,11 +53,12 @@ bool Follow(process::Program& program, Clock::time_point deadline, const Limits&
 
 Status RunCalibrator(const std::string& calibrator, const std::string& table,
                      const Limits& limits) {
-  const std::vector<std::string> argv = {"env", "MM_AUTO_CALIBRATE=0", calibrator,
-                                         "--mm_calibrate=" + table, "--mm_set=quick"};
+  const std::vector<std::string> argv = {calibrator, "--mm_calibrate=" + table, "--mm_set=quick"};
   const std::string command = calibrator + " --mm_calibrate=" + table + " --mm_set=quick";
   const Clock::time_point deadline = limits.Deadline();
-  MM_ASSIGN_OR_RETURN(process::Program program, process::Program::Start(argv));
+  process::ProgramOptions options;
+  options.environment = {{"MM_AUTO_CALIBRATE", "0"}};
+  MM_ASSIGN_OR_RETURN(process::Program program, process::Program::Start(argv, options));
   const std::string named =
       "the calibrator (pid " + std::to_string(program.pid()) + ": " + io::Printable(command) + ")";
   std::string err;

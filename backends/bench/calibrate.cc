@@ -1,6 +1,7 @@
 #include "mm/backends/bench/calibrate.h"
 
 #include <omp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -28,8 +30,6 @@
 #include "mm/engine/io/output_file.h"
 #include "mm/engine/machine.h"
 #include "mm/engine/process/process.h"
-
-extern char** environ;
 
 namespace mm::bench {
 namespace {
@@ -333,38 +333,48 @@ void RemoveTemporariesOf(const std::filesystem::path& path) {
   }
 }
 
+// Passes what `program` writes on its stdout and stderr on to this process's, as it comes, until
+// it has closed both (it ended).
+void PassOnOutput(const process::Program& program) {
+  pollfd fds[] = {{program.io_fd(), POLLIN, 0}, {program.stderr_fd(), POLLIN, 0}};
+  const int to[] = {STDOUT_FILENO, STDERR_FILENO};
+  char buffer[4096];
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    if (poll(fds, 2, 100) <= 0) continue;  // EINTR: a signal this process passed on.
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) fds[i].fd = -1;
+      for (ssize_t written = 0, w = 0; written < n; written += w) {
+        w = write(to[i], buffer + written, static_cast<std::size_t>(n - written));
+        if (w < 0 && errno != EINTR) break;
+        w = std::max<ssize_t>(w, 0);
+      }
+    }
+  }
+}
+
 // Runs this executable again with OMP_NUM_THREADS=threads to measure that thread count's cells
-// (libraries read their thread count when they start, so it cannot change in-process). Returns
-// its wait status, or nullopt when it cannot be started; sets `cpu_seconds` to the CPU time it
-// used.
+// (libraries read their thread count when they start, so it cannot change in-process), passing
+// its output on. Returns its wait status, or nullopt when it cannot be started; sets
+// `cpu_seconds` to the CPU time it used.
 std::optional<int> RunPart(const std::string& self, int threads, const std::string& out,
                            ShapeSet set, double& cpu_seconds) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("OMP_NUM_THREADS=")) continue;
-    env_strings.push_back(*e);
-  }
-  env_strings.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = {self, "--mm_calibrate_part=" + out,
-                                   set == ShapeSet::kQuick ? "--mm_set=quick" : "--mm_set=full"};
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  // Not a group of its own: a Ctrl-C at the terminal reaches the part as before.
-  process::ForkOptions options;
-  options.own_group = false;
-  const pid_t pid = process::Fork(options);
-  if (pid < 0) return std::nullopt;
-  if (pid == 0) {
-    execve(self.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
-  g_child = pid;
-  if (const int signal = g_signal; signal != 0) kill(pid, signal);  // Came before g_child was set.
-  const StatusOr<process::Ended> ended = process::Reap(pid);
+  process::ProgramOptions options;
+  options.environment = {{"OMP_NUM_THREADS", std::to_string(threads)}};
+  // Not a group of its own: a Ctrl-C at the terminal reaches the part as before. What this
+  // process ignores (SIGHUP under nohup) the part ignores too.
+  options.fork.own_group = false;
+  options.default_signals = false;
+  StatusOr<process::Program> part =
+      process::Program::Start({self, "--mm_calibrate_part=" + out,
+                               set == ShapeSet::kQuick ? "--mm_set=quick" : "--mm_set=full"},
+                              options);
+  if (!part.ok()) return std::nullopt;
+  g_child = part->pid();
+  if (const int signal = g_signal; signal != 0) kill(part->pid(), signal);  // Came before g_child.
+  PassOnOutput(*part);
+  const StatusOr<process::Ended> ended = part->Wait();
   g_child = 0;
   if (!ended.ok()) return std::nullopt;
   cpu_seconds = ended->cpu_seconds;
