@@ -1,4 +1,4 @@
-#include "mm/backends/bench/calibrate.h"
+#include "mm/bench/calibrate.h"
 
 #include <omp.h>
 #include <poll.h>
