@@ -644,6 +644,27 @@ TEST(AutoCalibrationTest, AFailedCalibrationMeansTheDefaultsWithAWarning) {
   }
 }
 
+// The autos the calibrator creates (mm-bench's) must not calibrate in turn: they would wait for
+// the lock this process holds. Whatever this process's MM_AUTO_CALIBRATE, the calibrator gets 0.
+TEST(AutoCalibrationTest, TheCalibratorRunsWithFirstUseCalibrationOff) {
+  TempDir dir;
+  const std::string calibrator = FakeCalibrator(dir, TableRanking("reference", "eigen"));
+  const fs::path recorder = dir.path() / "record.sh";
+  Write(recorder, "#!/bin/sh\necho \"MM_AUTO_CALIBRATE=${MM_AUTO_CALIBRATE-unset}\" > '" +
+                      (dir.path() / "environment").string() + "'\nexec '" + calibrator +
+                      "' \"$@\"\n");
+  fs::permissions(recorder, fs::perms::owner_all);
+  const mm::testing::ScopedEnv calibrate("MM_AUTO_CALIBRATE", "1");
+  ::testing::internal::CaptureStderr();
+  auto backend = MakeAuto(Calibrating(dir, recorder.string()));
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(backend->UsesTable());
+  std::ifstream recorded(dir.path() / "environment");
+  std::string line;
+  std::getline(recorded, line);
+  EXPECT_EQ(line, "MM_AUTO_CALIBRATE=0");
+}
+
 // Concurrent first uses (the workers of one run) calibrate once: the others wait for the lock
 // and read the table made meanwhile.
 TEST(AutoCalibrationTest, ConcurrentFirstUsesCalibrateOnce) {

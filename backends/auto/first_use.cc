@@ -1,24 +1,19 @@
 #include "first_use.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "auto_table.h"
 #include "mm/engine/io/names.h"
+#include "mm/engine/io/paths.h"
 #include "mm/engine/process/process.h"
 
 namespace mm::auto_first_use {
@@ -26,150 +21,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool StopRequested(const Limits& limits) { return limits.stop != nullptr && *limits.stop != 0; }
-
-Clock::time_point DeadlineOf(const Limits& limits) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(std::max(0.0, limits.seconds)));
-}
-
-std::string SecondsText(double seconds) {
-  std::ostringstream text;
-  text << seconds << " s";
-  return text.str();
-}
-
-// "NAME" or "NAME, stopped" for process `pid`: the file name of its argv[0] (mm's workers run
-// as /proc/self/exe, whose comm is "exe"), else its comm; stopped from its /proc/PID/stat ("pid
-// (comm) S ..."). Empty when it is gone.
-std::string ProcessNote(pid_t pid) {
-  const std::string proc = "/proc/" + std::to_string(pid);
-  std::ifstream stat(proc + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return {};
-  const std::size_t open = line.find('(');
-  const std::size_t close = line.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return {};
-  std::string argv0;
-  std::getline(std::ifstream(proc + "/cmdline"), argv0, '\0');
-  const std::size_t slash = argv0.rfind('/');
-  std::string note =
-      io::Printable(argv0.empty() ? line.substr(open + 1, close - open - 1)
-                                  : argv0.substr(slash == std::string::npos ? 0 : slash + 1));
-  const char state = close + 2 < line.size() ? line[close + 2] : '?';
-  if (state == 'T' || state == 't') note += ", stopped";
-  return note;
-}
-
-// The pid /proc/locks names as holding a FLOCK on the file of `st` (its lines: "1: FLOCK
-// ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"; a waiter's line has "->" after the number); 0: none.
-pid_t HolderFromProcLocks(const struct stat& st) {
-  std::ifstream locks("/proc/locks");
-  char device[64];
-  std::snprintf(device, sizeof device, "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
-                static_cast<unsigned long long>(st.st_ino));
-  for (std::string line; std::getline(locks, line);) {
-    std::istringstream fields(line);
-    std::vector<std::string> words;
-    for (std::string word; fields >> word;) words.push_back(word);
-    if (words.size() < 6 || words[1] != "FLOCK" || words[5] != device) continue;
-    const long pid = std::strtol(words[4].c_str(), nullptr, 10);
-    if (pid > 0) return static_cast<pid_t>(pid);
-  }
-  return 0;
-}
-
-// The pid the holder wrote into the lock file; 0 when it holds none.
-pid_t HolderFromFile(int fd) {
-  char text[32] = {};
-  const ssize_t n = pread(fd, text, sizeof text - 1, 0);
-  if (n <= 0) return 0;
-  const long pid = std::strtol(text, nullptr, 10);
-  return pid > 0 ? static_cast<pid_t>(pid) : 0;
-}
-
-// Opens `path` without following a link and without blocking; INVALID... FAILED_PRECONDITION for a
-// link or anything but a regular file; an fd of -1 when it cannot be created.
-StatusOr<int> OpenLockFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  if (fd < 0 && errno == ELOOP) {
-    return FailedPreconditionError("the calibration table's lock file " + io::Printable(path) +
-                                   " is a symbolic link; not followed");
-  }
-  if (fd < 0) return -1;
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return FailedPreconditionError("the calibration table's lock file " + io::Printable(path) +
-                                   " is not a regular file");
-  }
-  return fd;
-}
-
-}  // namespace
-
-std::string LockHolder(int fd) {
-  struct stat st {};
-  pid_t pid = fstat(fd, &st) == 0 ? HolderFromProcLocks(st) : 0;
-  if (pid == 0) pid = HolderFromFile(fd);
-  if (pid == 0) return "an unknown process";
-  const std::string note = ProcessNote(pid);
-  return "pid " + std::to_string(pid) + (note.empty() ? "" : " (" + note + ")");
-}
-
-StatusOr<TableLock> TableLock::Take(const std::string& table, const Limits& limits) {
-  const std::string path = table + ".lock";
-  MM_ASSIGN_OR_RETURN(const int fd, OpenLockFile(path));
-  TableLock lock(fd);
-  if (fd < 0) return lock;
-  const Clock::time_point deadline = DeadlineOf(limits);
-  bool announced = false;
-  for (;;) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
-    if (errno != EWOULDBLOCK && errno != EINTR) return TableLock(-1);  // No lock: as unopenable.
-    const std::string holder = LockHolder(fd);
-    if (StopRequested(limits)) {
-      return Status(StatusCode::kCancelled,
-                    "stopped while waiting for the calibration table's "
-                    "lock " +
-                        io::Printable(path) + " (held by " + holder + ")");
-    }
-    if (Clock::now() >= deadline) {
-      return ResourceExhaustedError("the calibration table's lock " + io::Printable(path) +
-                                    " was still held by " + holder + " after " +
-                                    SecondsText(limits.seconds));
-    }
-    if (!announced) {
-      std::cerr << "mm: auto: waiting for the calibration table's lock " << io::Printable(path)
-                << ", held by " << holder << " (at most " << SecondsText(limits.seconds)
-                << ", then the built-in defaults)\n";
-      announced = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  // The holder's pid, for a waiter where /proc/locks does not say (another pid namespace).
-  const std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] const ssize_t n = pwrite(fd, pid.data(), pid.size(), 0);
-  }
-  return lock;
-}
-
-TableLock::TableLock(TableLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-TableLock::~TableLock() {
-  if (fd_ >= 0) close(fd_);
-}
-
-namespace {
-
 // Reads the calibrator's stderr as it comes (a full pipe would stop it), keeping its end, until
 // it closes it and ends, `deadline` passes or a stop is requested. True when it ended by itself.
 bool Follow(process::Program& program, Clock::time_point deadline, const Limits& limits,
             std::string& err) {
   bool open = true;
   char buffer[4096];
-  while (!StopRequested(limits) && Clock::now() < deadline) {
+  while (!limits.Stopped() && Clock::now() < deadline) {
     if (!open) {
       // Its stderr closed: it ends now, or lives on without it (waited for without reaping).
       siginfo_t info{};
@@ -195,21 +53,21 @@ bool Follow(process::Program& program, Clock::time_point deadline, const Limits&
 
 Status RunCalibrator(const std::string& calibrator, const std::string& table,
                      const Limits& limits) {
-  const std::vector<std::string> argv = {"env", "MM_AUTO_CALIBRATE=0", calibrator,
-                                         "--mm_calibrate=" + table, "--mm_set=quick"};
+  const std::vector<std::string> argv = {calibrator, "--mm_calibrate=" + table, "--mm_set=quick"};
   const std::string command = calibrator + " --mm_calibrate=" + table + " --mm_set=quick";
-  const Clock::time_point deadline = DeadlineOf(limits);
-  MM_ASSIGN_OR_RETURN(process::Program program, process::Program::Start(argv));
+  const Clock::time_point deadline = limits.Deadline();
+  process::ProgramOptions options;
+  options.environment = {{"MM_AUTO_CALIBRATE", "0"}};
+  MM_ASSIGN_OR_RETURN(process::Program program, process::Program::Start(argv, options));
   const std::string named =
       "the calibrator (pid " + std::to_string(program.pid()) + ": " + io::Printable(command) + ")";
   std::string err;
   if (!Follow(program, deadline, limits, err)) {
-    const bool stopped = StopRequested(limits);
+    const bool stopped = limits.Stopped();
     program.Kill();  // Its whole process group: whatever it started ends with it.
     (void)program.Wait();
     if (stopped) return Status(StatusCode::kCancelled, "stopped " + named);
-    return ResourceExhaustedError(named + " ran over " + SecondsText(limits.seconds) +
-                                  " and was killed");
+    return ResourceExhaustedError(named + " ran over " + limits.SecondsText() + " and was killed");
   }
   MM_ASSIGN_OR_RETURN(const process::Ended ended, program.Wait());
   if (WIFEXITED(ended.wait_status) && WEXITSTATUS(ended.wait_status) == 0) return OkStatus();
@@ -219,6 +77,87 @@ Status RunCalibrator(const std::string& calibrator, const std::string& table,
       command + " " + process::DescribeWaitStatus(ended.wait_status) +
       (err.empty() ? ""
                    : ": " + io::Printable(err.substr(last == std::string::npos ? 0 : last + 1))));
+}
+
+namespace {
+
+using auto_table::EnvOr;
+using auto_table::ReadTable;
+
+// `path` as reports show it: under $HOME from "~" (auto's own tables live in ~/.cache/mm), so no
+// report carries the machine's home directory; else as io::ReportedPath names it.
+std::string ShownTablePath(const std::string& path) {
+  const std::filesystem::path home = EnvOr("HOME");
+  const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+  if (home.is_absolute() && normal.is_absolute()) {
+    const std::filesystem::path rest = normal.lexically_relative(home.lexically_normal());
+    if (!rest.empty() && *rest.begin() != ".." && rest != ".") return "~/" + rest.string();
+  }
+  return io::ReportedPath(path).string();
+}
+
+LoadedTable Used(AutoTable table, const std::string& path, const std::string& how) {
+  const std::string load = table.LoadWarning();
+  const std::string note = "calibration table " + ShownTablePath(path) + " (" +
+                           std::to_string(table.cells.size()) + " cells, created " + table.created +
+                           how + (load.empty() ? "" : "; " + load) + ")";
+  return {std::move(table), note};
+}
+
+// The built-in defaults after a first use that could not make the table, saying why on stderr.
+LoadedTable FirstUseFailed(const std::string& what, const Status& why) {
+  std::cerr << "mm: auto: warning: " << what << ", using the built-in defaults: " << why.message()
+            << "\n";
+  return {std::nullopt, "built-in defaults (first-use calibration failed: " + why.message() + ")"};
+}
+
+// Makes the table at `path` (a quick calibration, one process at a time) after `why` it could not
+// be used; the defaults when the calibration fails, or the lock or the calibrator's run pass their
+// limits or are stopped, saying why on stderr.
+LoadedTable CalibrateOnFirstUse(const AutoOptions& options, const AutoIdentity& identity,
+                                const std::string& why) {
+  const std::string& path = options.table_path;
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  auto lock = TableLock::Take(path, {options.lock_wait_seconds, options.stop});
+  if (!lock.ok()) return FirstUseFailed("no calibration table", lock.status());
+  // Another process may have made it while this one waited for the lock.
+  if (auto table = ReadTable(path, identity); table.ok()) {
+    return Used(std::move(table).value(), path, "");
+  }
+  std::cerr << "mm: auto: " << why << "; calibrating for this machine (quick set, under 30 s on 2 "
+            << "cores, stopped after " << options.calibrator_seconds
+            << " s; MM_AUTO_CALIBRATE=0 turns this off) into " << path << "\n";
+  Status made = RunCalibrator(options.calibrator, path, {options.calibrator_seconds, options.stop});
+  auto table = made.ok() ? ReadTable(path, identity) : StatusOr<AutoTable>(made);
+  if (table.ok()) return Used(std::move(table).value(), path, ", on first use");
+  return FirstUseFailed("calibration failed", table.status());
+}
+
+}  // namespace
+
+StatusOr<LoadedTable> LoadTable(const AutoOptions& options, const AutoIdentity& identity) {
+  const std::string& path = options.table_path;
+  if (path.empty()) {
+    return LoadedTable{std::nullopt,
+                       "built-in defaults (no table location: MM_AUTO_TABLE, XDG_CACHE_HOME "
+                       "and HOME are unset)"};
+  }
+  auto table = ReadTable(path, identity);
+  if (table.ok()) return Used(std::move(table).value(), path, "");
+  const bool missing = table.status().code() == StatusCode::kNotFound;
+  if (options.calibrate) {
+    return CalibrateOnFirstUse(
+        options, identity,
+        missing ? "no calibration table yet"
+                : "warning: calibration table refused (" + table.status().message() + ")");
+  }
+  if (missing) {
+    return LoadedTable{std::nullopt, "built-in defaults (no calibration table at " + path +
+                                         "; make one with mm-bench --mm_calibrate=" + path + ")"};
+  }
+  return LoadedTable{std::nullopt, "built-in defaults (calibration table refused: " +
+                                       table.status().message() + ")"};
 }
 
 }  // namespace mm::auto_first_use

@@ -1,51 +1,18 @@
-// auto's first use, the parts that wait: the exclusive lock on the calibration table's lock file
-// and the calibrator's run. Each wait has a limit and ends on a stop request (SIGINT/SIGTERM as
-// mm's tools record it), so a calibration that never ends, or a holder of the lock that never lets
-// go (a first use stopped with Ctrl-Z), costs a later first use its limit and not for ever.
+// auto's calibration runner: the table auto chooses from, made on first use (the calibrator run
+// under the table's lock, table_lock.h) when it is missing or refused. Each wait has a limit and
+// ends on a stop request (SIGINT/SIGTERM as mm's tools record it), so a calibration that never
+// ends costs a first use its limit and not for ever.
 #ifndef MM_BACKENDS_AUTO_FIRST_USE_H_
 #define MM_BACKENDS_AUTO_FIRST_USE_H_
 
-#include <csignal>
+#include <optional>
 #include <string>
 
+#include "mm/backends/auto/auto_backend.h"
 #include "mm/engine/status.h"
+#include "table_lock.h"
 
 namespace mm::auto_first_use {
-
-// What bounds a wait: its limit and the stop request (a nonzero value; null: none). Each wait
-// looks at the stop request at least every 0.1 s.
-struct Limits {
-  double seconds = 0;
-  const volatile std::sig_atomic_t* stop = nullptr;
-};
-
-// An exclusive flock on `table`.lock while alive.
-class TableLock {
- public:
-  // Opens `table`.lock (created 0644, O_NOFOLLOW: a symbolic link there is not followed) and takes
-  // the lock, trying without blocking every 0.05 s. While another process holds it, says once on
-  // stderr what it waits for ("waiting for the calibration table's lock ..., held by pid N
-  // (mm-fuzz, stopped)", the holder from /proc/locks, else the pid the holder wrote into the file),
-  // and how long it will. Once held, writes this process's pid into the file.
-  // FAILED_PRECONDITION when the path is a symbolic link or not a regular file; DEADLINE_EXCEEDED
-  // after `limits.seconds`, naming the holder; CANCELLED on a stop request. A lock file that
-  // cannot be created (a read-only cache folder) gives a TableLock without a lock: two first uses
-  // may then both calibrate, each writing the table whole, and either's is used.
-  static StatusOr<TableLock> Take(const std::string& table, const Limits& limits);
-
-  TableLock(TableLock&& other) noexcept;
-  TableLock& operator=(TableLock&&) = delete;
-  ~TableLock();
-
- private:
-  explicit TableLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
-
-// Who holds the flock on the open file `fd` refers to: "pid N (COMM)" or "pid N (COMM, stopped)"
-// from /proc/locks and /proc/N, else "pid N" as the holder wrote it into the file, else "an
-// unknown process".
-std::string LockHolder(int fd);
 
 // Runs `calibrator --mm_calibrate=TABLE --mm_set=quick` (MM_AUTO_CALIBRATE=0 in its environment:
 // an auto it creates would otherwise wait for the lock this process holds) in a process group of
@@ -53,6 +20,18 @@ std::string LockHolder(int fd);
 // RESOURCE_EXHAUSTED (its time) or CANCELLED naming the command and its pid. INTERNAL, with the end
 // of its stderr, when it fails.
 Status RunCalibrator(const std::string& calibrator, const std::string& table, const Limits& limits);
+
+// The table auto chooses from, and where the choices come from (for RunsOn).
+struct LoadedTable {
+  std::optional<AutoTable> table;
+  std::string note;
+};
+
+// The table at options.table_path made for `identity` (see AutoBackend::Create): read; made first
+// (a quick calibration by options.calibrator, one process at a time) when it is missing, refused or
+// malformed and options.calibrate; else none, the note saying why. A failed first use means the
+// built-in defaults, with a warning on stderr.
+StatusOr<LoadedTable> LoadTable(const AutoOptions& options, const AutoIdentity& identity);
 
 }  // namespace mm::auto_first_use
 

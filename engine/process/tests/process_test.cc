@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@ namespace mm::process {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Running, stopped or sleeping: not gone, and not a zombie (a process killed after its parent
 // ended waits as a zombie until init reaps it).
@@ -503,8 +505,9 @@ TEST(ProgramTest, GetsTheDataLimitAndNoneOfThisProcesssDescriptors) {
   EXPECT_EQ(ReadSome(program->io_fd(), 1000), "65536\n4\n");
 }
 
-// A worker ignores SIGTERM and a program must not inherit that: only SIGKILL would end it.
-TEST(ProgramTest, StartsWithEverySignalsDefaultActionAndNoneBlocked) {
+// Program::Start(argv, options) while this process ignores SIGTERM and blocks SIGINT.
+StatusOr<Program> StartIgnoringSigtermBlockingSigint(const std::vector<std::string>& argv,
+                                                     const ProgramOptions& options) {
   struct sigaction ignore {
   }, previous{};
   ignore.sa_handler = SIG_IGN;
@@ -513,15 +516,88 @@ TEST(ProgramTest, StartsWithEverySignalsDefaultActionAndNoneBlocked) {
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigprocmask(SIG_BLOCK, &block, &before);
-  auto program = Program::Start({"sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"});
+  auto program = Program::Start(argv, options);
   sigprocmask(SIG_SETMASK, &before, nullptr);
   sigaction(SIGTERM, &previous, nullptr);
+  return program;
+}
+
+// A worker ignores SIGTERM and a program must not inherit that: only SIGKILL would end it.
+TEST(ProgramTest, StartsWithEverySignalsDefaultActionAndNoneBlocked) {
+  auto program = StartIgnoringSigtermBlockingSigint(
+      {"sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"}, {});
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string masks = ReadSome(program->io_fd(), 200);
   // sh itself ignores nothing unless told; SIGTERM (bit 15) and SIGINT (bit 2) must be clear.
   EXPECT_THAT(masks, HasSubstr("SigBlk:\t0000000000000000"));
   EXPECT_THAT(masks, HasSubstr("SigIgn:\t0000000000000000"));
   EXPECT_TRUE(program->Wait().ok());
+}
+
+// A signal's bit in a mask of /proc/PID/status ("SigIgn:\t0000000000004000") in `status`.
+bool MaskHas(const std::string& status, const std::string& mask, int signal_number) {
+  const std::size_t at = status.find(mask + ":\t");
+  if (at == std::string::npos) return false;
+  const unsigned long long bits = std::stoull(status.substr(at + mask.size() + 2, 16), nullptr, 16);
+  return (bits >> (signal_number - 1)) & 1;
+}
+
+// The calibration's parts: a command started under nohup must not have them end on SIGHUP.
+TEST(ProgramTest, KeepsWhatThisProcessIgnoresAndBlocksWhenAskedTo) {
+  ProgramOptions options;
+  options.default_signals = false;
+  auto program = StartIgnoringSigtermBlockingSigint(
+      {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string masks = ReadSome(program->io_fd(), 200);
+  EXPECT_TRUE(MaskHas(masks, "SigIgn", SIGTERM)) << masks;
+  EXPECT_TRUE(MaskHas(masks, "SigBlk", SIGINT)) << masks;
+  EXPECT_TRUE(program->Wait().ok());
+}
+
+// `env` prints the environment it was given: the variables set (a value may hold '='), none of
+// those removed, every other one as this process has it, each once.
+TEST(ProgramTest, RunsInThisProcesssEnvironmentWithTheChangesAsked) {
+  setenv("MM_PROCESS_TEST_KEPT", "kept", 1);
+  setenv("MM_PROCESS_TEST_REMOVED", "here", 1);
+  setenv("MM_PROCESS_TEST_REPLACED", "old", 1);
+  ProgramOptions options;
+  options.environment = {{"MM_PROCESS_TEST_REMOVED", std::nullopt},
+                         {"MM_PROCESS_TEST_REPLACED", "new"},
+                         {"MM_PROCESS_TEST_ADDED", "a=b"},
+                         {"MM_PROCESS_TEST_NEVER_SET", std::nullopt}};
+  auto program = Program::Start({"env"}, options);
+  for (const char* name :
+       {"MM_PROCESS_TEST_KEPT", "MM_PROCESS_TEST_REMOVED", "MM_PROCESS_TEST_REPLACED"}) {
+    unsetenv(name);
+  }
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string printed = "\n" + ReadSome(program->io_fd(), 1 << 20);
+  EXPECT_THAT(printed, HasSubstr("\nMM_PROCESS_TEST_KEPT=kept\n"));
+  EXPECT_THAT(printed, HasSubstr("\nMM_PROCESS_TEST_REPLACED=new\n"));
+  EXPECT_THAT(printed, HasSubstr("\nMM_PROCESS_TEST_ADDED=a=b\n"));
+  EXPECT_THAT(printed, Not(HasSubstr("MM_PROCESS_TEST_REMOVED")));
+  EXPECT_THAT(printed, Not(HasSubstr("MM_PROCESS_TEST_NEVER_SET")));
+  EXPECT_EQ(printed.find("MM_PROCESS_TEST_REPLACED="), printed.rfind("MM_PROCESS_TEST_REPLACED="));
+  auto ended = program->Wait();
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(DescribeWaitStatus(ended->wait_status), "exited with status 0");
+}
+
+TEST(ProgramTest, AMalformedEnvironmentChangeIsRefusedBeforeAnythingStarts) {
+  for (const std::string& name : {std::string(), std::string("A=B"), std::string("A\0B", 3)}) {
+    ProgramOptions options;
+    options.environment = {{name, "x"}};
+    const auto program = Program::Start({"true"}, options);
+    EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(program.status().message(), HasSubstr("no '=' or NUL"));
+  }
+  ProgramOptions options;
+  options.environment = {{"MM_PROCESS_TEST_VALUE", std::string("x\0y", 3)}};
+  const auto program = Program::Start({"true"}, options);
+  EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(program.status().message(), HasSubstr("MM_PROCESS_TEST_VALUE has a NUL"));
+  EXPECT_FALSE(HasChildrenBesidesPrograms());
 }
 
 TEST(ProgramTest, AProgramThatClosesItsStdoutAndLivesOnIsKilledAfterItsTime) {

@@ -83,7 +83,7 @@ inline constexpr double kAutoCalibratorSeconds = 600;
 // and then writes the table; a holder stopped (Ctrl-Z) or hung costs a later first use this long.
 inline constexpr double kAutoLockWaitSeconds = kAutoCalibratorSeconds + 60;
 
-// The most cells a full calibration writes: 31 shapes in 6 dtypes (backends/bench/bench_shapes.cc),
+// The most cells a full calibration writes: 31 shapes in 6 dtypes (bench/bench_shapes.cc),
 // at 1 thread and at the environment's thread count (a quick one: 80).
 inline constexpr std::size_t kMaxFullCalibrationCells = 31 * 6 * 2;
 // The most cells a table may hold (ParseAutoTable refuses more): ten times a full calibration's,

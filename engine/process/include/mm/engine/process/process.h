@@ -10,6 +10,8 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -176,6 +178,13 @@ struct ProgramOptions {
   ForkOptions fork;
   // RLIMIT_DATA of the program (its private writable memory), in bytes; 0 keeps this process's.
   std::int64_t data_limit_bytes = 0;
+  // Changes to this process's environment for the program: each variable named set to its value,
+  // or removed where the value is nullopt; every other variable as this process has it. A name
+  // must be non-empty without '=' or NUL, a value without NUL (Start: INVALID_ARGUMENT).
+  std::map<std::string, std::optional<std::string>> environment;
+  // Every signal's default action and none blocked in the program. False leaves them as an exec
+  // does: what this process ignores (SIGHUP under nohup) or blocks stays so in the program.
+  bool default_signals = true;
 };
 
 // Whether this process has a child that is not a running Program (one a backend forked during a
@@ -185,13 +194,15 @@ bool HasChildrenBesidesPrograms();
 // A program started with execvp(): its stdin and stdout are one end of a Unix stream socket (so
 // a write to a program that has gone is an error, EPIPE, never a SIGPIPE to this process), its
 // stderr a pipe; this side holds the other ends, non-blocking. It starts with every signal's
-// default action and none blocked, whatever this process ignores or blocks. Destroying a Program
-// that was not waited for kills its group and reaps it.
+// default action and none blocked, whatever this process ignores or blocks (unless
+// ProgramOptions::default_signals is false), in the environment ProgramOptions::environment makes.
+// Destroying a Program that was not waited for kills its group and reaps it.
 class Program {
  public:
-  // Starts `argv` (argv[0] looked up in PATH). INVALID_ARGUMENT for an empty argv; INTERNAL when
-  // socketpair, pipe or fork fails. A program that cannot be executed exits with status 127 after
-  // saying why on its stderr ("mm: cannot execute 'x': No such file or directory").
+  // Starts `argv` (argv[0] looked up in this process's PATH). INVALID_ARGUMENT for an empty argv
+  // or a malformed environment change; INTERNAL when socketpair, pipe or fork fails. A program that
+  // cannot be executed exits with status 127 after saying why on its stderr ("mm: cannot execute
+  // 'x': No such file or directory").
   static StatusOr<Program> Start(const std::vector<std::string>& argv,
                                  const ProgramOptions& options = {});
   Program(Program&& other) noexcept;

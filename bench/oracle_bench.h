@@ -1,6 +1,6 @@
 // mm-bench --mm_oracle: the exact oracle's throughput beside the fastest GEMM among the backends.
-#ifndef MM_BACKENDS_BENCH_ORACLE_BENCH_H_
-#define MM_BACKENDS_BENCH_ORACLE_BENCH_H_
+#ifndef MM_BENCH_ORACLE_BENCH_H_
+#define MM_BENCH_ORACLE_BENCH_H_
 
 #include <cstdint>
 #include <ostream>
@@ -22,4 +22,4 @@ int OracleBench(const BackendRegistry& registry, const std::vector<std::int64_t>
 
 }  // namespace mm::bench
 
-#endif  // MM_BACKENDS_BENCH_ORACLE_BENCH_H_
+#endif  // MM_BENCH_ORACLE_BENCH_H_

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

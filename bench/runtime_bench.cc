@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "mm/backends/backend_list.h"
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "mm/backends/bench/bench_shapes.h"
 #include "mm/backends/onednn/onednn_backend.h"
+#include "mm/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

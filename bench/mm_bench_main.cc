@@ -1,5 +1,5 @@
 // mm-bench: Google Benchmark over every MatMul backend, the bare libraries and this machine's
-// peak. See --help and backends/bench/matmul_bench.cc.
+// peak. See --help and bench/matmul_bench.cc.
 #include "bench_cli.h"
 #include "mm/engine/memory_reuse.h"
 

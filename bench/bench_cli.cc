@@ -10,9 +10,9 @@
 #include "matmul_bench.h"
 #include "mm/backends/auto/auto_deviations.h"
 #include "mm/backends/backend_list.h"
-#include "mm/backends/bench/calibrate.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
+#include "mm/bench/calibrate.h"
 #include "oracle_bench.h"
 
 namespace mm::bench {
@@ -38,7 +38,12 @@ void PrintHelp() {
          "  --mm_oracle          print the exact oracle's throughput beside the fastest double "
          "and\n"
          "                       int64 GEMMs among the backends (at OMP_NUM_THREADS threads)\n"
-         "Google Benchmark's options:\n";
+         "Baselines (bare libraries) in this build:";
+  for (const Baseline& baseline : Baselines()) std::cout << " " << baseline.name;
+  std::cout << "\n"
+               "  (a library whose backend is configured off, MM_WITH_ONEDNN or\n"
+               "  MM_WITH_EIGEN_BACKEND, has no baseline)\n"
+               "Google Benchmark's options:\n";
   benchmark::PrintDefaultHelp();
 }
 

@@ -1,13 +1,13 @@
 // mm-bench's benchmarks of the registered backends (matmul/..., prepare/...; see
 // matmul_bench.cc).
-#ifndef MM_BACKENDS_BENCH_MATMUL_BENCH_H_
-#define MM_BACKENDS_BENCH_MATMUL_BENCH_H_
+#ifndef MM_BENCH_MATMUL_BENCH_H_
+#define MM_BENCH_MATMUL_BENCH_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 #include "mm/engine/registry.h"
 #include "mm/engine/status.h"
 
@@ -30,4 +30,4 @@ nlohmann::json DescribeBenchBackends();
 
 }  // namespace mm::bench
 
-#endif  // MM_BACKENDS_BENCH_MATMUL_BENCH_H_
+#endif  // MM_BENCH_MATMUL_BENCH_H_

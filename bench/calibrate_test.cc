@@ -2,7 +2,7 @@
 // `mm-bench --mm_calibrate` run as a user runs it. Its table is whole, made for this machine, has
 // every cell of the set at 1 thread and at all cores, and auto follows it; interrupted, or with its
 // parent killed, it leaves no file and no process behind.
-#include "mm/backends/bench/calibrate.h"
+#include "mm/bench/calibrate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,7 +29,7 @@
 
 #include "mm/backends/auto/auto_backend.h"
 #include "mm/backends/backend_list.h"
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 #include "mm/engine/testing/temp_dir.h"
 
 extern char** environ;

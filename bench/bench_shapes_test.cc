@@ -1,5 +1,5 @@
 // What every mm-bench timing waits for first: the other threads of the process to stop running.
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 
 #include <gtest/gtest.h>
 

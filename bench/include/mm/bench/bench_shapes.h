@@ -1,8 +1,8 @@
 // The shapes every MatMul benchmark in mm-bench runs, so that our backends and the bare libraries
 // are measured on exactly the same problems in one run, and the hooks through which the backend
 // folders add their bare-library baselines and machine facts to mm-bench.
-#ifndef MM_BACKENDS_BENCH_BENCH_SHAPES_H_
-#define MM_BACKENDS_BENCH_BENCH_SHAPES_H_
+#ifndef MM_BENCH_BENCH_SHAPES_H_
+#define MM_BENCH_BENCH_SHAPES_H_
 
 #include <benchmark/benchmark.h>
 
@@ -100,4 +100,4 @@ const std::vector<Baseline>& Baselines();
 
 }  // namespace mm::bench
 
-#endif  // MM_BACKENDS_BENCH_BENCH_SHAPES_H_
+#endif  // MM_BENCH_BENCH_SHAPES_H_

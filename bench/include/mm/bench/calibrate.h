@@ -1,7 +1,7 @@
 // mm-bench's calibration for the auto backend: every candidate backend timed side by side at every
 // benchmark shape and dtype, at 1 thread and at all cores, written as auto's table of choices.
-#ifndef MM_BACKENDS_BENCH_CALIBRATE_H_
-#define MM_BACKENDS_BENCH_CALIBRATE_H_
+#ifndef MM_BENCH_CALIBRATE_H_
+#define MM_BENCH_CALIBRATE_H_
 
 #include <chrono>
 #include <optional>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "mm/backends/auto/auto_backend.h"
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 #include "mm/engine/machine.h"
 
 namespace mm::bench {
@@ -81,4 +81,4 @@ class LoadMeter {
 
 }  // namespace mm::bench
 
-#endif  // MM_BACKENDS_BENCH_CALIBRATE_H_
+#endif  // MM_BENCH_CALIBRATE_H_

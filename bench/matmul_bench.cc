@@ -43,8 +43,8 @@
 #include <thread>
 #include <vector>
 
-#include "mm/backends/bench/bench_shapes.h"
 #include "mm/backends/cmd/cmd_backend.h"
+#include "mm/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {

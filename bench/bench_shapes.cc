@@ -1,4 +1,4 @@
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 
 #include <unistd.h>
 

@@ -1,14 +1,14 @@
 // mm-bench's command line as library functions: its own flags parsed into BenchOptions (the rest
 // are Google Benchmark's), the run built and run from them. BenchMain chains them.
-#ifndef MM_BACKENDS_BENCH_BENCH_CLI_H_
-#define MM_BACKENDS_BENCH_BENCH_CLI_H_
+#ifndef MM_BENCH_BENCH_CLI_H_
+#define MM_BENCH_BENCH_CLI_H_
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "mm/backends/bench/bench_shapes.h"
+#include "mm/bench/bench_shapes.h"
 #include "mm/engine/status.h"
 
 namespace mm::bench {
@@ -16,7 +16,7 @@ namespace mm::bench {
 // Exit codes of mm-bench besides Google Benchmark's.
 inline constexpr int kBenchExitUsage = 2;  // A bad flag of mm-bench's own, or a plugin not loaded.
 
-// mm-bench's own flags (see backends/bench/matmul_bench.cc and --help).
+// mm-bench's own flags (see bench/matmul_bench.cc and --help).
 struct BenchOptions {
   ShapeSet set = ShapeSet::kFull;  // --mm_set=quick|full.
   bool describe = false;           // --mm_describe.
@@ -53,4 +53,4 @@ int BenchMain(int argc, char** argv);
 
 }  // namespace mm::bench
 
-#endif  // MM_BACKENDS_BENCH_BENCH_CLI_H_
+#endif  // MM_BENCH_BENCH_CLI_H_

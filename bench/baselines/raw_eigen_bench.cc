@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "mm/backends/bench/bench_shapes.h"
 #include "mm/backends/eigen/eigen_kernels.h"
+#include "mm/bench/bench_shapes.h"
 
 namespace mm::bench {
 namespace {
