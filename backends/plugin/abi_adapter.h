@@ -23,8 +23,7 @@
 
 namespace mm::plugin_internal {
 
-// ---- Versions and tables
-// -------------------------------------------------------------------------
+// ---- Versions and tables ------------------------------------------------------------------------
 
 // One version of the ABI as the loader reads it. A new version is one more row of kAbiVersions
 // (abi_adapter.cc) and adapters for the functions it adds; the checks below follow the rows.
@@ -51,8 +50,7 @@ bool SameTable(const mm_backend_plugin& a, const mm_backend_plugin& b);
 // Whether `name` may name a backend (io::CheckName, as "the backend name").
 Status CheckName(const std::string& name);
 
-// ---- Calls and texts
-// -----------------------------------------------------------------------------
+// ---- Calls and texts ----------------------------------------------------------------------------
 
 // Size of every text buffer handed to a plugin (the header promises at least 256).
 inline constexpr std::size_t kTextCapacity = 1024;
@@ -92,8 +90,7 @@ decltype(auto) CallPlugin(Call&& call) {
   return call();
 }
 
-// ---- To the ABI
-// ----------------------------------------------------------------------------------
+// ---- To the ABI ---------------------------------------------------------------------------------
 
 // The mm_dtype of `dtype` (its ONNX enum).
 std::int32_t ToPluginDType(DType dtype);
@@ -122,8 +119,7 @@ mm_const_tensor ToPluginInput(std::int32_t dtype, std::span<const std::int64_t> 
                               const void* data);
 mm_tensor ToPluginOutput(std::int32_t dtype, std::span<const std::int64_t> dims, void* data);
 
-// ---- From the ABI
-// --------------------------------------------------------------------------------
+// ---- From the ABI -------------------------------------------------------------------------------
 
 // What this process keeps of a plugin, learnt in the load child: everything but its code.
 struct PluginInfo {
