@@ -71,6 +71,10 @@ class DriverState {
  private:
   Status StartLocked() {
     process_.reset();
+    // Stopped: a driver started now would be killed at its hello.
+    if (process::StopRequested()) {
+      return CancelledError(Who() + ": not started: the run was stopped");
+    }
     process::ProgramOptions options;
     // A safety net under the sampling, as the workers have: allocations too fast for it.
     if (limits_.memory_limit_bytes > 0) options.data_limit_bytes = 2 * limits_.memory_limit_bytes;

@@ -102,9 +102,17 @@ Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::s
     // What the probe's driver starts and leaves (a daemon) ends with it, whoever calls.
     const process::Subreaper subreaper;
     auto probe = StartCommandBackend(command);
-    if (!probe.ok()) return InvalidArgumentError(where + ": " + probe.status().message());
-    const std::string description = (*probe)->RunsOn() + " [runtime protocol]";
-    probe->reset();  // Its driver ends here; each instance starts its own.
+    std::string description;
+    if (probe.ok()) {
+      description = (*probe)->RunsOn() + " [runtime protocol]";
+      probe->reset();  // Its driver ends here; each instance starts its own.
+    } else if (probe.status().code() == StatusCode::kCancelled) {
+      // Stopped during its hello: registered all the same, so that the run goes on to its
+      // reports (with no result, marked interrupted) instead of failing as a usage error.
+      description = DriverText(command.command) + " [runtime protocol; not probed: stopped]";
+    } else {
+      return InvalidArgumentError(where + ": " + probe.status().message());
+    }
     MM_RETURN_IF_ERROR(registry.Register(command.name, description,
                                          [command]() -> StatusOr<std::unique_ptr<Backend>> {
                                            return StartCommandBackend(command);

@@ -111,6 +111,12 @@ Status DriverProcess::Ended(const std::string& what) {
 
 Status DriverProcess::Wait(short events) {
   while (true) {
+    // A stop request (SIGINT, SIGTERM) ends the wait at once: whatever the driver would answer
+    // is not judged, so it is killed now rather than at the deadline.
+    if (process::StopRequested()) {
+      KillAndDescribe();
+      return CancelledError("the run was stopped; the driver was killed");
+    }
     const auto now = Clock::now();
     if (now >= deadline_) {
       const std::string tail = KillKeepingTail();
@@ -127,8 +133,9 @@ Status DriverProcess::Wait(short events) {
             " (--memory-limit; resident memory " + Mib(resident) + "); it was killed" + tail);
       }
     }
-    double wait_ms = std::chrono::duration<double, std::milli>(deadline_ - now).count();
-    if (limits_.memory_limit_bytes > 0) wait_ms = std::min(wait_ms, 100.0);
+    // Slices of 100 ms at most: the memory and a stop request are looked at between them.
+    const double wait_ms =
+        std::min(std::chrono::duration<double, std::milli>(deadline_ - now).count(), 100.0);
     pollfd fds[2] = {{program_.io_fd(), events, 0}, {program_.stderr_fd(), POLLIN, 0}};
     const int ready = poll(fds, stderr_open_ ? 2 : 1, static_cast<int>(std::ceil(wait_ms)));
     if (ready <= 0) continue;

@@ -21,8 +21,9 @@ std::string Seconds(double seconds);
 
 // A started driver. Reads and writes poll its socket and its stderr, so a driver that fills its
 // stderr never blocks; each gives up at the deadline (StartClock) or the memory limit, killing
-// the driver. A driver that ends (or closes its end) is reaped, and one that lives on after
-// closing its stdout is killed with its group after process::kExitGraceSeconds.
+// the driver, and within 100 ms of a stop request (process::StopRequested): CANCELLED, the
+// driver's group killed and reaped. A driver that ends (or closes its end) is reaped, and one that
+// lives on after closing its stdout is killed with its group after process::kExitGraceSeconds.
 class DriverProcess final : public ByteChannel {
  public:
   DriverProcess(process::Program program, DriverLimits limits)
