@@ -449,6 +449,12 @@ bool RunInProcess(const Catalog& catalog, const BackendRegistry& registry,
       }
     }
     void OnResult(Result result) override {
+      // Finished after a stop request: the call may have been cut short by it (a driver's is
+      // killed at once), so the result is not reported; the run ends as interrupted.
+      if (stop != nullptr && *stop != 0) {
+        dropped = true;
+        return;
+      }
       if (in_backend) {
         result.resources = monitor.After(result.backend, BackendComputed(result));
         CheckProcessState(result);
@@ -471,21 +477,25 @@ bool RunInProcess(const Catalog& catalog, const BackendRegistry& registry,
                     "n/a (process state changed)");
     }
     ResultSink* sink;
+    const volatile std::sig_atomic_t* stop = nullptr;
+    bool dropped = false;  // A result came after the stop.
     // Measured in this process too: the figures are this process's, with whatever else it runs.
     CallMonitor monitor;
     ProcessState state;  // Before the call in flight.
     bool in_backend = false;
   } forward;
   forward.sink = &sink;
+  forward.stop = options.stop;
   BackendInstances instances(registry);
   for (const CaseStart& c : cases) {
-    // In one process a result cannot be abandoned half way: the run stops between cases.
+    // In one process a case is not abandoned half way: the run stops between cases, and what
+    // its case finishes after the stop is dropped.
     if (options.stop != nullptr && *options.stop != 0) return false;
     if (!catalog.cases[c.case_index].model && (c.data_set != 0 || c.backend != 0)) continue;
     RunCase(catalog.cases[c.case_index], c.case_index, instances, registry, options,
             {c.data_set, c.backend, ""}, forward);
   }
-  return true;
+  return !forward.dropped;
 }
 
 }  // namespace

@@ -302,12 +302,12 @@ Status DescribeRun(const ConformanceOptions& options, const RunEnvironment& env,
                    ConformanceRun& run, std::ostream& err) {
   FillReportHeader(options, run);
   // Asked in a child process: the parent must not start any backend (threads, oneDNN state)
-  // before the workers are forked.
+  // before the workers are forked; and with --no-isolate too, since a backend that hangs while
+  // describing itself can only be left behind by killing its process (--timeout, a stop).
   AtStage(env, "describe");
   run.report.backend_info =
-      run.run.isolate ? DescribeBackendsInChild(run.registry, run.backends, run.run.launcher,
-                                                run.run.timeout_seconds, &run.run.failed_to_start)
-                      : DescribeBackends(run.registry, run.backends);
+      DescribeBackendsInChild(run.registry, run.backends, run.run.launcher, run.run.timeout_seconds,
+                              &run.run.failed_to_start);
   // What a previous run already finished, when resuming: only the rest runs.
   if (!options.resume.empty()) MM_RETURN_IF_ERROR(Resume(options, run, err));
   return OkStatus();

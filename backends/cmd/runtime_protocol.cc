@@ -315,4 +315,25 @@ StatusOr<Reply> ReadReply(ByteSource& source, const Expected& expected, std::spa
   return reply;
 }
 
+StatusOr<Hello> ExchangeHellos(ByteChannel& driver, int threads) {
+  const std::string request = HelloRequest(threads);
+  MM_RETURN_IF_ERROR(driver.Write(std::as_bytes(std::span(request))));
+  return ReadHello(driver);
+}
+
+StatusOr<MatMulRequest> MakeMatMulRequest(std::uint64_t id, const MatMulPlan& plan) {
+  MM_ASSIGN_OR_RETURN(std::string start, MatMulRequestStart(id, plan));
+  return MatMulRequest{std::move(start), Expected{id, plan.desc.dtype, plan.y_dims}};
+}
+
+StatusOr<Reply> ExchangeMatMul(ByteChannel& driver, const MatMulRequest& request,
+                               std::span<const std::byte> a, std::span<const std::byte> b,
+                               std::span<std::byte> y) {
+  MM_RETURN_IF_ERROR(driver.Write(std::as_bytes(std::span(request.start))));
+  MM_RETURN_IF_ERROR(driver.Write(a));
+  MM_RETURN_IF_ERROR(driver.Write(b));
+  MM_RETURN_IF_ERROR(driver.Write(y));
+  return ReadReply(driver, request.expected, y);
+}
+
 }  // namespace mm::runtime

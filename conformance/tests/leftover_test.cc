@@ -75,11 +75,36 @@ class LeftoverTest : public ::testing::Test {
     return {status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, finished.out + finished.err};
   }
 
+  // mm-conformance over the two cases with `args`, started as a process of its own.
+  Spawned Start(std::vector<std::string> args) {
+    args.insert(args.begin(), {MM_CONFORMANCE_BIN, "--data-dir", root_.path().string(),
+                               "--no-builtin", "--json", json().string()});
+    return ::mm::testing::SpawnProgram(args);
+  }
+
   // Every process the run started has ended (none carries the mark).
   void ExpectNothingLeft() {
     const std::vector<pid_t> left = mark_.Remaining();
     EXPECT_TRUE(left.empty()) << left.size() << " process(es) of the run still running, the first "
                               << (left.empty() ? 0 : left.front());
+  }
+
+  // The report holds the two cases' results of "reference" (PASS) and of a backend that did not
+  // describe itself within `seconds` (ERROR, never created).
+  void ExpectReferencePassesAndTheOtherUndescribed(const std::string& text,
+                                                   const std::string& seconds) {
+    const nlohmann::json report = ReadJson(json());
+    ASSERT_EQ(report["results"].size(), 4u) << text;
+    for (const nlohmann::json& result : report["results"]) {
+      if (result["backend"] == "reference") {
+        EXPECT_EQ(result["verdict"], "PASS") << result.dump();
+      } else {
+        EXPECT_EQ(result["verdict"], "ERROR") << result.dump();
+        EXPECT_THAT(
+            result["message"].get<std::string>(),
+            HasSubstr("backend failed to start: did not describe itself within " + seconds + " s"));
+      }
+    }
   }
 
   fs::path json() const { return out_.path() / "r.json"; }
@@ -179,17 +204,7 @@ TEST_F(DescribeHangTest, IsAnErrorOfThatBackendAfterTheTimeout) {
   args.insert(args.end(), {"--timeout", "2"});
   const auto [code, text] = Run(args);
   EXPECT_EQ(code, kExitFailed) << text;
-  const nlohmann::json report = ReadJson(json());
-  ASSERT_EQ(report["results"].size(), 4u) << text;
-  for (const nlohmann::json& result : report["results"]) {
-    if (result["backend"] == "reference") {
-      EXPECT_EQ(result["verdict"], "PASS") << result.dump();
-    } else {
-      EXPECT_EQ(result["verdict"], "ERROR") << result.dump();
-      EXPECT_THAT(result["message"].get<std::string>(),
-                  HasSubstr("backend failed to start: did not describe itself within 2 s"));
-    }
-  }
+  ExpectReferencePassesAndTheOtherUndescribed(text, "2");
   ExpectNothingLeft();
 }
 
@@ -206,6 +221,105 @@ TEST_F(DescribeHangTest, SigtermEndsTheWaitWithin2s) {
   usleep(100000);
   ExpectEndsWithin2sOfSigterm(run);
   EXPECT_TRUE(ReadJson(json())["interrupted"].is_object());
+  ExpectNothingLeft();
+}
+
+// A fault driver that hangs (MM_TEST_HANG_MARKER) says so through a file before it does.
+class DriverHangTest : public LeftoverTest {
+ protected:
+  void SetUp() override {
+    LeftoverTest::SetUp();
+    ASSERT_EQ(setenv("MM_TEST_HANG_MARKER", hanging_.c_str(), 1), 0);
+    ASSERT_EQ(setenv("MM_TEST_HELLO_MARKER", (out_.path() / "hello").c_str(), 1), 0);
+  }
+  void TearDown() override {
+    unsetenv("MM_TEST_HANG_MARKER");
+    unsetenv("MM_TEST_HELLO_MARKER");
+  }
+  // Waits (up to 30 s) until a driver of `run` hangs; then SIGTERM must end it within 2 s.
+  void SigtermOnceADriverHangs(const Spawned& run) {
+    for (int i = 0; i < 3000 && !fs::exists(hanging_); ++i) usleep(10000);
+    ASSERT_TRUE(fs::exists(hanging_)) << "no driver hung";
+    usleep(200000);
+    ExpectEndsWithin2sOfSigterm(run);
+  }
+  // SIGTERM once a driver of the run of `args` (--timeout 60) hangs, before any result: the run
+  // ends within 2 s, its report empty and marked interrupted, and nothing of it is left.
+  void ExpectAStopBeforeAnyResult(std::vector<std::string> args) {
+    args.insert(args.end(), {"--timeout", "60"});
+    const Spawned run = Start(args);
+    ASSERT_GT(run.pid, 0);
+    SigtermOnceADriverHangs(run);
+    const nlohmann::json report = ReadJson(json());
+    ASSERT_TRUE(report["interrupted"].is_object()) << report.dump();
+    EXPECT_TRUE(report["results"].empty()) << report.dump();
+    ExpectNothingLeft();
+  }
+  const fs::path hanging_ = out_.path() / "hanging";
+};
+
+// --no-isolate: SIGTERM while the run waits on a driver's call (the fault driver sleeps in execute
+// on K = 7) ends the wait at once, not at --timeout: the run ends within 2 s, marked interrupted,
+// with the first case's result and not the cut call's, and the driver's group is killed.
+TEST_F(DriverHangTest, SigtermEndsTheWaitOnADriversCallInTheRunsOwnProcess) {
+  const Spawned run = Start({"--backend-cmd", DriverSpec("hang"), "--backend", "fault",
+                             "--no-isolate", "--timeout", "60"});
+  ASSERT_GT(run.pid, 0);
+  SigtermOnceADriverHangs(run);
+  const nlohmann::json report = ReadJson(json());
+  ASSERT_TRUE(report["interrupted"].is_object()) << report.dump();
+  ASSERT_EQ(report["results"].size(), 1u) << report.dump();
+  EXPECT_EQ(report["results"][0]["case"], "test_leftover_k4");
+  EXPECT_EQ(report["results"][0]["verdict"], "PASS");
+  EXPECT_EQ(report["interrupted"]["results"], 1);
+  ExpectNothingLeft();
+}
+
+// SIGTERM while --backend-cmd's driver is asked for its hello at registration (it never answers):
+// the wait ends at once, the run goes on to its reports (no result, marked interrupted).
+TEST_F(DriverHangTest, SigtermEndsTheWaitForADriversHelloAtRegistration) {
+  ExpectAStopBeforeAnyResult({"--backend-cmd", DriverSpec("hello_hang"), "--backend", "fault"});
+}
+
+// --no-isolate: the backends describe themselves in a child that is killed after --timeout too.
+// This driver answers the hellos of the run's own process and never one of another (it closes
+// its stdout and lives on, which the driver's own wait allows 2 s): its results are ERRORs after
+// the 1 s of --timeout, and it is never started again in the run.
+TEST_F(DriverHangTest, NoIsolateDescribingIsAnErrorOfThatBackendAfterTheTimeout) {
+  const auto [code, text] =
+      Run({"--backend-cmd", DriverSpec("hello_closes_stdout_elsewhere"), "--backend", "reference",
+           "--backend", "fault", "--no-isolate", "--timeout", "1"});
+  EXPECT_EQ(code, kExitFailed) << text;
+  ExpectReferencePassesAndTheOtherUndescribed(text, "1");
+  ExpectNothingLeft();
+}
+
+// --no-isolate: SIGTERM while a backend describes itself (its driver's second hello hangs) ends
+// the run within 2 s, marked interrupted, with nothing left.
+TEST_F(DriverHangTest, NoIsolateSigtermEndsTheDescribingWithin2s) {
+  ExpectAStopBeforeAnyResult({"--backend-cmd", DriverSpec("hello_hang_after_first"), "--backend",
+                              "fault", "--no-isolate"});
+}
+
+// A second signal (SIGINT after SIGTERM, both pending at once) ends the run at once, and with it
+// every process the run started: its workers, their drivers, and the helper each driver left in
+// its group (which no parent's death kills: it was adopted by the run, a subreaper).
+TEST_F(LeftoverTest, ASecondSignalEndsTheRunWithEveryProcessItStarted) {
+  for (int i = 0; i < 40; ++i) {
+    testing::WriteFloatCase(root_.path(), "test_second_" + std::to_string(i), {2, 3}, {3, 2});
+  }
+  const Spawned run = Start({"--backend-cmd", DriverSpec("hello_leaves_helper", "slow"),
+                             "--backend", "fault", "--jobs", "2"});
+  ASSERT_GT(run.pid, 0);
+  EXPECT_THAT(::mm::testing::ReadFrom(run.out, /*line=*/true), HasSubstr("test_"));
+  const auto signalled = Clock::now();
+  ASSERT_EQ(kill(run.pid, SIGTERM), 0);
+  ASSERT_EQ(kill(run.pid, SIGINT), 0);
+  const ::mm::testing::Finished finished = ::mm::testing::FinishSpawned(run, 10);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - signalled).count(), 2.0);
+  ASSERT_TRUE(finished.wait_status.has_value()) << "still running 10 s after the signals";
+  EXPECT_TRUE(WIFSIGNALED(*finished.wait_status)) << *finished.wait_status << finished.err;
+  usleep(200000);  // What init adopts it reaps in its own time.
   ExpectNothingLeft();
 }
 

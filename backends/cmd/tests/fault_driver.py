@@ -7,6 +7,13 @@ request whose K is 7 (A's last dim) and answers the others correctly, so a test 
 and then a call that works on the driver mm started anew. The faults whose names start with
 "hello_" strike at the hello instead, every time the driver starts. A second argument "slow"
 makes every answer take 20 ms.
+
+Where $MM_TEST_HANG_MARKER names a file, a driver about to hang (a "hang" fault) creates it first,
+so a test knows the call is in flight. The faults "hello_hang_after_first" and
+"hello_closes_stdout_elsewhere" use the file $MM_TEST_HELLO_MARKER: the first hello creates it with
+the process id of the driver's parent and answers; later, the first fault hangs at every hello, the
+second closes stdin and stdout and lives on at a hello whose parent is another process (a child
+of mm's that asks the backend to describe itself) and answers the others.
 """
 
 import json
@@ -56,6 +63,26 @@ def leave_process(detach, keep_socket):
     os._exit(0)
 
 
+def announce_hang():
+    """Creates $MM_TEST_HANG_MARKER (when set): this driver is about to hang."""
+    marker = os.environ.get("MM_TEST_HANG_MARKER")
+    if marker:
+        with open(marker, "w") as file:
+            file.write("%d\n" % os.getpid())
+
+
+def first_hello_parent():
+    """The process id of the parent at the first hello of this test's drivers (the file
+    $MM_TEST_HELLO_MARKER holds it), or None when this is that first hello (recorded now)."""
+    marker = os.environ["MM_TEST_HELLO_MARKER"]
+    if not os.path.exists(marker):
+        with open(marker, "w") as file:
+            file.write("%d\n" % os.getppid())
+        return None
+    with open(marker) as file:
+        return int(file.read())
+
+
 def close_stdio_and_sleep():
     """Lives on without stdin and stdout (a runtime that closes "unused" descriptors)."""
     os.close(0)
@@ -72,6 +99,18 @@ def hello(request):
         os.kill(os.getpid(), signal.SIGSEGV)
     elif FAULT == "hello_closes_stdout":
         close_stdio_and_sleep()
+    elif FAULT == "hello_hang":
+        announce_hang()
+        time.sleep(1000)
+    elif FAULT == "hello_hang_after_first":
+        if first_hello_parent() is not None:
+            announce_hang()
+            time.sleep(1000)
+    elif FAULT == "hello_closes_stdout_elsewhere":
+        parent = first_hello_parent()
+        if parent is not None and parent != os.getppid():
+            announce_hang()
+            close_stdio_and_sleep()
     elif FAULT == "hello_leaves_helper":
         leave_process(detach=False, keep_socket=False)
     elif FAULT == "hello_leaves_daemon":
@@ -104,6 +143,7 @@ def misbehave(request, y):
     elif FAULT == "exit":
         sys.exit(3)
     elif FAULT == "hang":
+        announce_hang()
         time.sleep(1000)
     elif FAULT == "closes_stdout":
         close_stdio_and_sleep()

@@ -1,6 +1,8 @@
 // SIGINT and SIGTERM as a request to stop: the first sets a flag (and wakes a poll through a pipe),
-// so a tool can write what it has; a second ends the process at once. Shared by mm-conformance
-// and mm-fuzz, whose runs it brackets: the processes the run leaves behind are ended with it.
+// so a tool can write what it has; a second ends the process at once, after killing every child
+// with its process group (and what that orphans here), so that nothing of the run is left to
+// init. Shared by mm-conformance and mm-fuzz, whose runs it brackets: the processes the run leaves
+// behind are ended with it.
 #ifndef MM_CONFORMANCE_STOP_SIGNALS_H_
 #define MM_CONFORMANCE_STOP_SIGNALS_H_
 

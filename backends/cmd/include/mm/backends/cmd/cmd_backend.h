@@ -4,7 +4,8 @@
 // every product into a request. A driver is treated like an isolated worker: a crash, a hang past
 // the timeout, memory past the limit, a malformed or truncated frame, a reply of the wrong shape
 // or dtype, or output nobody asked for is an error for that call, and the driver is started anew
-// for the next one.
+// for the next one. A stop request (process::StopRequested) ends a call or a hello within 100 ms:
+// CANCELLED, the driver's process group killed and reaped.
 #ifndef MM_BACKENDS_CMD_CMD_BACKEND_H_
 #define MM_BACKENDS_CMD_CMD_BACKEND_H_
 
@@ -88,7 +89,8 @@ std::optional<double> LastRuntimeSeconds(const MatMulPrimitive& primitive);
 // once here for its hello (the registry's description names its runtime and version), then one
 // is started per backend instance. Stops at the first failure: INVALID_ARGUMENT
 // "--backend-cmd NAME: ..." (a malformed value, a name already taken, a driver that fails to
-// start or says a malformed hello).
+// start or says a malformed hello). A driver whose hello a stop request (process::StopRequested)
+// cut short is registered unprobed (its description says so), the driver killed at once.
 Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::string> specs);
 
 // The drivers mm ships (backends/runtimes/python: numpy, torch; backends/runtimes/js), each

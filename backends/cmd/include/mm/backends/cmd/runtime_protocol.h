@@ -107,12 +107,38 @@ class ByteSource {
   virtual Status Read(std::span<std::byte> into) = 0;
 };
 
+// A driver's stdin and stdout: frames go both ways.
+class ByteChannel : public ByteSource {
+ public:
+  // Writes all of `bytes`, or returns why it cannot (the end, a timeout, a crash).
+  virtual Status Write(std::span<const std::byte> bytes) = 0;
+};
+
 // Reads one frame from `source` and checks it as a hello.
 StatusOr<Hello> ReadHello(ByteSource& source);
 
 // Reads one frame from `source` and checks it as the reply to `expected`; a "y" reply's data is
 // read straight into `y` (which has exactly Y's bytes), nothing is allocated for it.
 StatusOr<Reply> ReadReply(ByteSource& source, const Expected& expected, std::span<std::byte> y);
+
+// The start of a session: the hello request (HelloRequest) to `driver`, and its hello (ReadHello).
+StatusOr<Hello> ExchangeHellos(ByteChannel& driver, int threads);
+
+// A matmul request ready to be sent: its prefix and header, and what its reply must be.
+struct MatMulRequest {
+  std::string start;  // MatMulRequestStart's.
+  Expected expected;
+};
+
+// The request `id` for `plan`; OUT_OF_RANGE when its data does not fit a frame.
+StatusOr<MatMulRequest> MakeMatMulRequest(std::uint64_t id, const MatMulPlan& plan);
+
+// One request: `request` with A's, B's and the Y buffer's bytes (the spans have exactly the
+// plan's sizes), then its reply (ReadReply) with Y read into `y`. What each message holds is this
+// file's alone: a new protocol version changes it here.
+StatusOr<Reply> ExchangeMatMul(ByteChannel& driver, const MatMulRequest& request,
+                               std::span<const std::byte> a, std::span<const std::byte> b,
+                               std::span<std::byte> y);
 
 // Text from a driver as mm stores and prints it: ANSI escape sequences (a logger's colours)
 // removed, other control characters (C0, DEL and C1: io::IsControl) and bytes of invalid UTF-8
