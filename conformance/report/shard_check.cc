@@ -83,8 +83,8 @@ Status CheckSelections(const std::vector<Report>& shards, const std::vector<std:
 }
 
 // Whether shard `s`, named `which`, is of the same run as `first`, named `first_name`.
-Status CheckSameRun(const Report& s, const Report& first, const std::string& which,
-                    const std::string& first_name) {
+Status CheckShardOfSameRun(const Report& s, const Report& first, const std::string& which,
+                           const std::string& first_name) {
   auto differs = [&](const char* what) {
     return InvalidArgumentError(which + " is not from the same run as " + first_name + ": " + what +
                                 " differ");
@@ -132,7 +132,7 @@ Status CheckShardHeaders(const std::vector<Report>& shards, const std::vector<st
       return InvalidArgumentError(which + ": shard " + std::to_string(s.shard.index) + "/" +
                                   std::to_string(count) + " is given twice");
     }
-    MM_RETURN_IF_ERROR(CheckSameRun(s, first, which, ShardName(first, names, 0)));
+    MM_RETURN_IF_ERROR(CheckShardOfSameRun(s, first, which, ShardName(first, names, 0)));
   }
   for (int index = 1; index <= count; ++index) {
     if (!seen.count(index)) {
