@@ -109,25 +109,16 @@ void ConsoleWriter::FlushCase() {
   if (!quiet_) out_.flush();
 }
 
-void ConsoleWriter::WriteOfficialCorpus(const Report& report) {
-  const OfficialReport& official = report.official;
+void ConsoleWriter::WriteOfficialCorpus(const ReportHeader& h) {
   // A run over data roots that hold none of the 7 (one's own cases, a corpus of deviations) gets
   // no verdict on them unless it asked for them (--require-official); --list still says it.
-  if (!report.require_official && official.Count(OfficialStatus::State::kIntact) == 0 &&
-      official.Count(OfficialStatus::State::kAltered) == 0) {
-    return;
-  }
+  if (!h.official.judged) return;
   std::ostream& out = out_;
-  out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
-      << official.cases.size() << " intact";
-  if (const int missing = official.Count(OfficialStatus::State::kMissing)) {
-    out << ", " << missing << " missing";
-  }
-  if (const int altered = official.Count(OfficialStatus::State::kAltered)) {
-    out << ", " << altered << " ALTERED";
-  }
-  out << (report.require_official ? " (required)" : "") << "\n";
-  for (const OfficialStatus& s : official.cases) {
+  out << "official corpus: " << h.official.intact << " of " << h.official.cases << " intact";
+  if (h.official.missing) out << ", " << h.official.missing << " missing";
+  if (h.official.altered) out << ", " << h.official.altered << " ALTERED";
+  out << (h.run->require_official ? " (required)" : "") << "\n";
+  for (const OfficialStatus& s : h.run->official.cases) {
     if (s.state == OfficialStatus::State::kIntact) continue;
     out << "  " << OfficialStateName(s.state) << ": " << s.name;
     if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
@@ -136,11 +127,9 @@ void ConsoleWriter::WriteOfficialCorpus(const Report& report) {
   }
 }
 
-void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
-  if (!pending_.empty()) FlushCase();
+void ConsoleWriter::WriteModelsAndMachine(const ReportHeader& h) {
+  const Report& report = *h.run;
   std::ostream& out = out_;
-  if (!quiet_) out << "\n";
-  WriteOfficialCorpus(report);
   if (!report.skipped.empty()) {
     out << report.skipped.size() << " model(s) skipped (not MatMul cases); --list shows them\n";
   }
@@ -149,33 +138,52 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
         << PrintableText(s.winner) << " wins)\n";
   }
   out << "machine: " << PrintableText(report.machine.ToString()) << "\n";
-  for (const auto& [name, runs_on] : RunsOn(report)) {
+  for (const auto& [name, runs_on] : h.runs_on) {
     out << "  " << name << ": " << PrintableText(runs_on) << "\n";
   }
   for (const auto& [name, why] : report.unavailable_backends) {
     out << "  " << name << ": not available: " << PrintableText(why) << "\n";
   }
-  if (report.expectations) {
-    int unmatched = 0, elsewhere = 0;
-    for (const Expectation& e : report.expectations->entries) {
-      elsewhere += !e.not_here.empty();
-      unmatched += e.matched == 0 && e.not_here.empty();
-    }
-    out << "expectations: " << report.expectations->entries.size() << " entries from "
-        << PrintableText(report.expectations->source) << ", " << unmatched << " matching nothing"
-        << (elsewhere ? ", " + std::to_string(elsewhere) + " not for this CPU" : "") << "\n";
-    for (const Expectation& e : report.expectations->entries) {
-      if (e.matched) continue;
-      // An entry of another CPU's code path is shown too: its deviation is not tested here.
-      out << (e.not_here.empty() ? "  matches nothing: " : "  not for this CPU: ")
-          << ExpectationKindName(e.kind) << " case " << PrintableText(e.case_pattern) << " backend "
-          << PrintableText(e.backend_pattern) << " ("
-          << PrintableText(e.not_here.empty() ? e.reason : e.not_here + "; " + e.reason) << ")\n";
-    }
+}
+
+void ConsoleWriter::WriteExpectations(const ReportHeader& h) {
+  if (!h.expectations) return;
+  const Expectations& expectations = *h.run->expectations;
+  const int elsewhere = h.expectations->elsewhere;
+  out_ << "expectations: " << expectations.entries.size() << " entries from "
+       << PrintableText(expectations.source) << ", " << h.expectations->unmatched
+       << " matching nothing"
+       << (elsewhere ? ", " + std::to_string(elsewhere) + " not for this CPU" : "") << "\n";
+  for (const Expectation& e : expectations.entries) {
+    if (e.matched) continue;
+    // An entry of another CPU's code path is shown too: its deviation is not tested here.
+    out_ << (e.not_here.empty() ? "  matches nothing: " : "  not for this CPU: ")
+         << ExpectationKindName(e.kind) << " case " << PrintableText(e.case_pattern) << " backend "
+         << PrintableText(e.backend_pattern) << " ("
+         << PrintableText(e.not_here.empty() ? e.reason : e.not_here + "; " + e.reason) << ")\n";
   }
-  if (report.interrupted) {
-    out << InterruptionText(*report.interrupted) << " (--resume the JSON report to finish)\n";
-  }
+}
+
+void ConsoleWriter::WriteSummary(const ReportHeader& h) {
+  const Summary& sum = h.summary;
+  out_ << "summary: " << sum.total() << " results (" << rows_
+       << " case x backend): " << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail]
+       << " FAIL, " << sum[Verdict::kUnsupported] << " UNSUPPORTED"
+       << (h.run->strict && sum[Verdict::kUnsupported] ? " (failures under --strict)" : "") << ", "
+       << sum[Verdict::kError] << " ERROR" << h.gap_count << ", " << sum[Verdict::kBound]
+       << " BOUND, " << sum[Verdict::kImprecise] << " IMPRECISE (" << h.rule_verdict
+       << " fails under --tolerance " << h.rule_name << ")" << h.declared << "; exit "
+       << h.run->exit_code << "\n";
+}
+
+void ConsoleWriter::Finish(const ReportHeader& h) {
+  if (!pending_.empty()) FlushCase();
+  std::ostream& out = out_;
+  if (!quiet_) out << "\n";
+  WriteOfficialCorpus(h);
+  WriteModelsAndMachine(h);
+  WriteExpectations(h);
+  if (!h.interruption.empty()) out << h.interruption << " (--resume the JSON report to finish)\n";
   if (suspect_data_sets_ > 0) {
     out << "suspect data: " << suspect_data_sets_
         << " data set(s) whose expected Y is not the exact product of their inputs within the "
@@ -184,25 +192,13 @@ void ConsoleWriter::Finish(const Report& report, const Summary& sum) {
            "exact product all the same)\n";
   }
   // What the calls left behind: a line per backend past a threshold (conformance/resources.h).
-  for (const std::string& line : ResourceFindingLines(report.resources, report.strict)) {
-    out << PrintableText(line) << "\n";
-  }
-  if (report.resumed) out << "resumed: " << PrintableText(ResumptionText(*report.resumed)) << "\n";
-  out << "summary: " << sum.total() << " results (" << rows_
-      << " case x backend): " << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail]
-      << " FAIL, " << sum[Verdict::kUnsupported] << " UNSUPPORTED"
-      << (report.strict && sum[Verdict::kUnsupported] ? " (failures under --strict)" : "") << ", "
-      << sum[Verdict::kError] << " ERROR" << GapCount(sum) << ", " << sum[Verdict::kBound]
-      << " BOUND, " << sum[Verdict::kImprecise] << " IMPRECISE ("
-      << (report.rule == ToleranceRule::kOnnx ? "BOUND" : "IMPRECISE")
-      << " fails under --tolerance " << (report.rule == ToleranceRule::kOnnx ? "onnx" : "bound")
-      << ")" << DeclaredCounts(sum) << "; exit " << report.exit_code << "\n";
+  for (const std::string& line : h.resource_lines) out << PrintableText(line) << "\n";
+  if (!h.resumption.empty()) out << "resumed: " << PrintableText(h.resumption) << "\n";
+  WriteSummary(h);
   out.flush();
 }
 
-void ConsoleWriter::Finish(const Report& report, const Summary& sum, std::ostream&) {
-  Finish(report, sum);
-}
+void ConsoleWriter::Finish(const ReportHeader& header, std::ostream&) { Finish(header); }
 
 void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   std::size_t name_width = 4, backend_width = 7;
@@ -212,7 +208,7 @@ void WriteConsole(const Report& report, std::ostream& out, bool quiet) {
   }
   ConsoleWriter writer(out, quiet, report.tolerance, name_width, backend_width);
   for (const Result& r : report.results) writer.Add(r);
-  writer.Finish(report, Summarize(report.results));
+  writer.Finish(MakeReportHeader(report, Summarize(report.results)));
 }
 
 }  // namespace mm::conformance

@@ -41,7 +41,8 @@ Json SelectionJson(const Selection& selection) {
 }
 
 // Per backend, what its calls left behind, and the thresholds its findings were judged by.
-Json ResourcesJson(const Report& report) {
+Json ResourcesJson(const ReportHeader& h) {
+  const Report& report = *h.run;
   Json backends = Json::object();
   for (const BackendResources& f : report.resources) {
     Json findings = Json::array();
@@ -65,8 +66,138 @@ Json ResourcesJson(const Report& report) {
                            {"look_out_delay_ms", kLookOutDelay.count()},
                            {"spinning_cpu_share", kSpinningShare}};
   return {{"thresholds", thresholds},
-          {"backends_with_findings", BackendsWithFindings(report.resources)},
+          {"backends_with_findings", h.resource_findings},
           {"backends", std::move(backends)}};
+}
+
+// The run's options: the tool, its version, the tolerance and its rule, the shard, the selection
+// and what was resumed.
+void AddOptions(Json& j, const ReportHeader& h) {
+  const Report& report = *h.run;
+  j["tool"] = "mm-conformance";
+  j["version"] = JsonText(report.version);
+  j["tolerance"] = {{"rtol", JsonNumber(report.tolerance.rtol)},
+                    {"atol", JsonNumber(report.tolerance.atol)},
+                    {"rule", h.rule_name}};
+  j["strict"] = report.strict;
+  j["require_official"] = report.require_official;
+  j["shard"] = {{"index", report.shard.index}, {"count", report.shard.count}};
+  if (!report.selection.fingerprint.empty()) {
+    j["selection"] = SelectionJson(report.selection);
+    if (!report.run_selection.fingerprint.empty()) {
+      j["selection"]["run"] = SelectionJson(report.run_selection);
+    }
+  }
+  if (report.resumed) {
+    Json files = Json::array();
+    for (const std::string& f : report.resumed->files) files.push_back(JsonText(f));
+    j["resumed"] = {{"files", std::move(files)},
+                    {"taken", report.resumed->taken},
+                    {"rerun_inconsistent", report.resumed->rerun}};
+  }
+}
+
+// The backends, what they run on, the machine and the data roots.
+void AddBackendsAndMachine(Json& j, const ReportHeader& h) {
+  const Report& report = *h.run;
+  j["backends"] = Json::array();
+  for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
+  j["runs_on"] = Json::object();
+  for (const auto& [name, runs_on] : h.runs_on) j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
+  j["unavailable_backends"] = Json::object();
+  for (const auto& [name, why] : report.unavailable_backends) {
+    j["unavailable_backends"][ValidUtf8(name)] = JsonText(why);
+  }
+  j["machine"] = MachineJson(report);
+  j["data_roots"] = Json::array();
+  for (const DataRoot& root : report.roots) {
+    j["data_roots"].push_back(
+        {{"path", JsonText(root.path.string())}, {"origin", JsonText(root.origin)}});
+  }
+}
+
+Json SummaryJson(const Summary& sum) {
+  return {{"total", sum.total()},
+          {"PASS", sum[Verdict::kPass]},
+          {"FAIL", sum[Verdict::kFail]},
+          {"UNSUPPORTED", sum[Verdict::kUnsupported]},
+          {"ERROR", sum[Verdict::kError]},
+          {"BOUND", sum[Verdict::kBound]},
+          {"IMPRECISE", sum[Verdict::kImprecise]},
+          {"XFAIL", sum[Verdict::kXFail]},
+          {"XPASS", sum[Verdict::kXPass]},
+          {"SKIP", sum[Verdict::kSkip]},
+          {"conformance_gaps", sum.gaps}};
+}
+
+Json InterruptedJson(const Interruption& i) {
+  Json not_run = Json::array(), incomplete = Json::array();
+  for (const std::string& c : i.not_run) not_run.push_back(JsonText(c));
+  for (const std::string& c : i.incomplete) incomplete.push_back(JsonText(c));
+  return {{"signal", SignalName(i.signal)},
+          {"signal_number", i.signal},
+          {"results", i.results},
+          {"of", i.expected},
+          {"cases_not_run", std::move(not_run)},
+          {"cases_incomplete", std::move(incomplete)}};
+}
+
+Json OfficialJson(const OfficialReport& official) {
+  Json found = Json::array(), missing = Json::array(), altered = Json::array();
+  for (const OfficialStatus& s : official.cases) {
+    switch (s.state) {
+      case OfficialStatus::State::kIntact:
+        found.push_back({{"case", JsonText(s.name)}, {"dir", JsonText(s.dir.string())}});
+        break;
+      case OfficialStatus::State::kMissing:
+        missing.push_back(JsonText(s.name));
+        break;
+      case OfficialStatus::State::kAltered: {
+        Json problems = Json::array();
+        for (const std::string& p : s.problems) problems.push_back(JsonText(p));
+        altered.push_back({{"case", JsonText(s.name)},
+                           {"dir", JsonText(s.dir.string())},
+                           {"problems", std::move(problems)}});
+        break;
+      }
+    }
+  }
+  return {{"complete", official.complete()},
+          {"found", std::move(found)},
+          {"missing", std::move(missing)},
+          {"altered", std::move(altered)}};
+}
+
+// The models skipped (not MatMul cases) and the cases shadowed by a first source.
+void AddSkippedAndShadowed(Json& j, const Report& report) {
+  j["skipped"] = Json::array();
+  for (const SkippedModel& s : report.skipped) {
+    j["skipped"].push_back({{"case", JsonText(s.name)},
+                            {"dir", JsonText(s.dir.string())},
+                            {"reason", JsonText(s.reason)}});
+  }
+  j["shadowed"] = Json::array();
+  for (const ShadowedCase& s : report.shadowed) {
+    j["shadowed"].push_back({{"case", JsonText(s.name)},
+                             {"dir", JsonText(s.dir.string())},
+                             {"winner", JsonText(s.winner)}});
+  }
+}
+
+Json ExpectationsJson(const Expectations& expectations) {
+  Json entries = Json::array();
+  for (const Expectation& e : expectations.entries) {
+    entries.push_back({{"case", JsonText(e.case_pattern)},
+                       {"backend", JsonText(e.backend_pattern)},
+                       {"expect", std::string(ExpectationKindName(e.kind))},
+                       {"reason", JsonText(e.reason)},
+                       {"link", JsonText(e.link)},
+                       {"matched", e.matched}});
+    if (e.data_set_pattern != "*") entries.back()["data_set"] = JsonText(e.data_set_pattern);
+    if (!e.unless_cpu_has.empty()) entries.back()["unless_cpu_has"] = e.unless_cpu_has;
+    if (!e.not_here.empty()) entries.back()["not_here"] = JsonText(e.not_here);
+  }
+  return {{"file", JsonText(expectations.source)}, {"entries", std::move(entries)}};
 }
 
 // Replaces the first `marker` in `text` by what `fill` writes, writing everything to `out`.
@@ -97,122 +228,20 @@ class JsonRenderer final : public ReportRenderer {
     spool_.Write("    ");
     spool_.Write(writer_.Render(r, ResultJsonWriter::kOneLine));
   }
-  void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
+  void Finish(const ReportHeader& h, std::ostream& out) override {
+    const Report& report = *h.run;
     Json j;
-    j["tool"] = "mm-conformance";
-    j["version"] = JsonText(report.version);
-    j["tolerance"] = {{"rtol", JsonNumber(report.tolerance.rtol)},
-                      {"atol", JsonNumber(report.tolerance.atol)}};
-    j["strict"] = report.strict;
-    j["require_official"] = report.require_official;
-    j["shard"] = {{"index", report.shard.index}, {"count", report.shard.count}};
-    if (!report.selection.fingerprint.empty()) {
-      j["selection"] = SelectionJson(report.selection);
-      if (!report.run_selection.fingerprint.empty()) {
-        j["selection"]["run"] = SelectionJson(report.run_selection);
-      }
-    }
-    if (report.resumed) {
-      Json files = Json::array();
-      for (const std::string& f : report.resumed->files) files.push_back(JsonText(f));
-      j["resumed"] = {{"files", std::move(files)},
-                      {"taken", report.resumed->taken},
-                      {"rerun_inconsistent", report.resumed->rerun}};
-    }
-    j["backends"] = Json::array();
-    for (const std::string& b : report.backends) j["backends"].push_back(JsonText(b));
-    j["runs_on"] = Json::object();
-    for (const auto& [name, runs_on] : RunsOn(report))
-      j["runs_on"][ValidUtf8(name)] = JsonText(runs_on);
-    j["unavailable_backends"] = Json::object();
-    for (const auto& [name, why] : report.unavailable_backends) {
-      j["unavailable_backends"][ValidUtf8(name)] = JsonText(why);
-    }
-    j["machine"] = MachineJson(report);
-    j["data_roots"] = Json::array();
-    for (const DataRoot& root : report.roots) {
-      j["data_roots"].push_back(
-          {{"path", JsonText(root.path.string())}, {"origin", JsonText(root.origin)}});
-    }
-    j["summary"] = {{"total", sum.total()},
-                    {"PASS", sum[Verdict::kPass]},
-                    {"FAIL", sum[Verdict::kFail]},
-                    {"UNSUPPORTED", sum[Verdict::kUnsupported]},
-                    {"ERROR", sum[Verdict::kError]},
-                    {"BOUND", sum[Verdict::kBound]},
-                    {"IMPRECISE", sum[Verdict::kImprecise]},
-                    {"XFAIL", sum[Verdict::kXFail]},
-                    {"XPASS", sum[Verdict::kXPass]},
-                    {"SKIP", sum[Verdict::kSkip]},
-                    {"conformance_gaps", sum.gaps}};
-    j["resources"] = ResourcesJson(report);
-    j["tolerance"]["rule"] = report.rule == ToleranceRule::kOnnx ? "onnx" : "bound";
+    AddOptions(j, h);
+    AddBackendsAndMachine(j, h);
+    j["summary"] = SummaryJson(h.summary);
+    j["resources"] = ResourcesJson(h);
     j["exit_code"] = report.exit_code;
-    if (report.interrupted) {
-      const Interruption& i = *report.interrupted;
-      Json not_run = Json::array(), incomplete = Json::array();
-      for (const std::string& c : i.not_run) not_run.push_back(JsonText(c));
-      for (const std::string& c : i.incomplete) incomplete.push_back(JsonText(c));
-      j["interrupted"] = {{"signal", SignalName(i.signal)},
-                          {"signal_number", i.signal},
-                          {"results", i.results},
-                          {"of", i.expected},
-                          {"cases_not_run", std::move(not_run)},
-                          {"cases_incomplete", std::move(incomplete)}};
-    }
+    if (report.interrupted) j["interrupted"] = InterruptedJson(*report.interrupted);
     // The results are spliced in where this marker is dumped.
     j["results"] = std::string(kResultsMarker).substr(1, std::strlen(kResultsMarker) - 2);
-    Json found = Json::array(), missing = Json::array(), altered = Json::array();
-    for (const OfficialStatus& s : report.official.cases) {
-      switch (s.state) {
-        case OfficialStatus::State::kIntact:
-          found.push_back({{"case", JsonText(s.name)}, {"dir", JsonText(s.dir.string())}});
-          break;
-        case OfficialStatus::State::kMissing:
-          missing.push_back(JsonText(s.name));
-          break;
-        case OfficialStatus::State::kAltered: {
-          Json problems = Json::array();
-          for (const std::string& p : s.problems) problems.push_back(JsonText(p));
-          altered.push_back({{"case", JsonText(s.name)},
-                             {"dir", JsonText(s.dir.string())},
-                             {"problems", std::move(problems)}});
-          break;
-        }
-      }
-    }
-    j["official"] = {{"complete", report.official.complete()},
-                     {"found", std::move(found)},
-                     {"missing", std::move(missing)},
-                     {"altered", std::move(altered)}};
-    j["skipped"] = Json::array();
-    for (const SkippedModel& s : report.skipped) {
-      j["skipped"].push_back({{"case", JsonText(s.name)},
-                              {"dir", JsonText(s.dir.string())},
-                              {"reason", JsonText(s.reason)}});
-    }
-    j["shadowed"] = Json::array();
-    for (const ShadowedCase& s : report.shadowed) {
-      j["shadowed"].push_back({{"case", JsonText(s.name)},
-                               {"dir", JsonText(s.dir.string())},
-                               {"winner", JsonText(s.winner)}});
-    }
-    if (report.expectations) {
-      Json entries = Json::array();
-      for (const Expectation& e : report.expectations->entries) {
-        entries.push_back({{"case", JsonText(e.case_pattern)},
-                           {"backend", JsonText(e.backend_pattern)},
-                           {"expect", std::string(ExpectationKindName(e.kind))},
-                           {"reason", JsonText(e.reason)},
-                           {"link", JsonText(e.link)},
-                           {"matched", e.matched}});
-        if (e.data_set_pattern != "*") entries.back()["data_set"] = JsonText(e.data_set_pattern);
-        if (!e.unless_cpu_has.empty()) entries.back()["unless_cpu_has"] = e.unless_cpu_has;
-        if (!e.not_here.empty()) entries.back()["not_here"] = JsonText(e.not_here);
-      }
-      j["expectations"] = {{"file", JsonText(report.expectations->source)},
-                           {"entries", std::move(entries)}};
-    }
+    j["official"] = OfficialJson(report.official);
+    AddSkippedAndShadowed(j, report);
+    if (report.expectations) j["expectations"] = ExpectationsJson(*report.expectations);
     const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
     Splice(out, text, std::string("\"results\": ") + kResultsMarker, [&] {
       out << "\"results\": ";
@@ -239,7 +268,7 @@ std::string ToJson(const Report& report) {
   JsonRenderer renderer;
   for (const Result& r : report.results) renderer.Add(r);
   std::ostringstream out;
-  renderer.Finish(report, Summarize(report.results), out);
+  renderer.Finish(MakeReportHeader(report, Summarize(report.results)), out);
   return out.str();
 }
 

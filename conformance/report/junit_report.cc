@@ -1,26 +1,13 @@
 #include "mm/conformance/report/junit_report.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <initializer_list>
 #include <pugixml.hpp>
 #include <sstream>
 
+#include "junit_testcase.h"
 #include "mm/conformance/report/escape.h"
 
 namespace mm::conformance {
-namespace {
-
-// JUnit's time attribute is an xs:decimal for some readers: no exponent.
-std::string JUnitSeconds(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.6f", std::isfinite(seconds) ? seconds : 0.0);
-  return buffer;
-}
-
-}  // namespace
-
 namespace {
 
 // Sets attribute `name` to XML-safe `value`.
@@ -46,169 +33,12 @@ void Outcome(pugi::xml_node testcase, const char* kind, std::string_view type,
   if (!text.empty()) node.text() = XmlSafeText(text).c_str();
 }
 
-// Appends `text`, made XML-safe (XmlSafeText) and escaped for an attribute value in double quotes
-// (tabs and line ends as character references, which survive a reader's attribute normalization)
-// or for character data (a carriage return as a reference, which survives its line-end
-// normalization).
-void AppendXml(std::string& out, std::string_view text, bool attribute) {
-  const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\n' || c == '\r';
-  });
-  if (printable &&
-      text.find_first_of(attribute ? "&<>\"\t\n\r" : "&<>\r") == std::string_view::npos) {
-    out += text;
-    return;
-  }
-  const std::string safe = printable ? std::string() : XmlSafeText(text);
-  for (const char c : printable ? text : std::string_view(safe)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      case '"':
-        out += attribute ? "&quot;" : "\"";
-        break;
-      case '\t':
-        out += attribute ? "&#9;" : "\t";
-        break;
-      case '\n':
-        out += attribute ? "&#10;" : "\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
-// ` name="value"`, the value made XML-safe and escaped; a value in several pieces is their
-// concatenation.
-void AppendAttr(std::string& out, std::string_view name,
-                std::initializer_list<std::string_view> value) {
-  out += ' ';
-  out += name;
-  out += "=\"";
-  for (const std::string_view piece : value) AppendXml(out, piece, /*attribute=*/true);
-  out += '"';
-}
-
-// The <testcase> of `r`, as text at the depth of a test case in the document (4 spaces), the way
-// pugixml indents the rest of it. Written directly rather than through a pugixml node, and without
-// building its texts first: a run writes one per result. `tolerance` is ToleranceText's.
-void AppendTestcase(std::string& out, const Result& r, std::string_view tolerance,
-                    ToleranceRule rule, bool strict) {
-  out += "    <testcase";
-  AppendAttr(out, "name", {r.case_name, "/", r.data_set.empty() ? "-" : r.data_set});
-  AppendAttr(out, "classname", {"conformance.", r.backend});
-  AppendAttr(out, "file", {r.source});
-  AppendAttr(out, "time", {JUnitSeconds(r.seconds)});
-  out += ">\n";
-  if (!r.implementation.empty() || !r.support_note.empty()) {
-    out += "      <properties>\n";
-    auto property = [&out](std::string_view name, std::string_view value) {
-      out += "        <property";
-      AppendAttr(out, "name", {name});
-      AppendAttr(out, "value", {value});
-      out += " />\n";
-    };
-    if (!r.implementation.empty()) property("implementation", r.implementation);
-    if (!r.support_note.empty()) property("by_conversion", r.support_note);
-    out += "      </properties>\n";
-  }
-  // What a reader of the test case wants to see: the message, then how it was judged and computed.
-  auto detail = [&](std::string_view prefix) {
-    for (const std::string_view piece :
-         {prefix, std::string_view(r.message), std::string_view("\nvs reference: "),
-          std::string_view(r.vs_reference)}) {
-      AppendXml(out, piece, /*attribute=*/false);
-    }
-    if (!r.support_note.empty()) {
-      AppendXml(out, "\nby conversion: ", false);
-      AppendXml(out, r.support_note, false);
-    }
-    if (!r.data_suspect.empty()) {
-      AppendXml(out, "\nsuspect data: ", false);
-      AppendXml(out, r.data_suspect, false);
-    }
-    if (!r.implementation.empty()) {
-      AppendXml(out, "\ncomputed by: ", false);
-      AppendXml(out, r.implementation, false);
-    }
-    AppendXml(out, "\ntolerance: ", false);
-    AppendXml(out, tolerance, false);
-  };
-  auto system_out = [&](std::string_view prefix) {
-    out += "      <system-out>";
-    detail(prefix);
-    out += "</system-out>\n";
-  };
-  // An element of `kind` ("failure", "error", "skipped") with a type, a message and the detail.
-  auto outcome = [&](std::string_view kind, std::string_view type,
-                     std::initializer_list<std::string_view> message, bool with_detail) {
-    out += "      <";
-    out += kind;
-    if (!type.empty()) AppendAttr(out, "type", {type});
-    AppendAttr(out, "message", message);
-    if (!with_detail) {
-      out += " />\n";
-      return;
-    }
-    out += '>';
-    detail("");
-    out += "</";
-    out += kind;
-    out += ">\n";
-  };
-  switch (r.verdict) {
-    case Verdict::kPass:
-      system_out("");
-      break;
-    case Verdict::kFail:
-      outcome("failure", "FAIL", {r.message}, true);
-      break;
-    case Verdict::kBound:
-    case Verdict::kImprecise:
-      // A failure under the rule in force; otherwise a pass that says which rule it broke.
-      if (FailsUnder(r.verdict, rule)) {
-        outcome("failure", VerdictName(r.verdict), {r.message}, true);
-      } else {
-        system_out(std::string(VerdictName(r.verdict)) + ": ");
-      }
-      break;
-    case Verdict::kError:
-      outcome("error", IsConformanceGap(r) ? "CONFORMANCE GAP" : "ERROR", {r.message}, true);
-      break;
-    case Verdict::kXPass:
-      outcome("failure", "XPASS", {r.message}, true);
-      break;
-    case Verdict::kXFail:
-    case Verdict::kSkip:
-      outcome("skipped", "", {VerdictName(r.verdict), ": ", r.message}, false);
-      break;
-    case Verdict::kUnsupported:
-      if (strict) {
-        outcome("failure", "UNSUPPORTED", {"unsupported (--strict): ", r.message}, false);
-      } else {
-        outcome("skipped", "", {"UNSUPPORTED: ", r.message}, false);
-      }
-      break;
-  }
-  out += "    </testcase>\n";
-}
-
 // The suite "resources": a test case per backend with figures (what its calls left behind, as
 // properties); a backend with a finding is a failure under --strict, else the finding is in its
 // <system-out>.
-void AppendResourcesSuite(pugi::xml_node suites, const Report& report) {
-  const int findings = BackendsWithFindings(report.resources);
+void AppendResourcesSuite(pugi::xml_node suites, const ReportHeader& h) {
+  const Report& report = *h.run;
+  const int findings = h.resource_findings;
   pugi::xml_node suite = suites.append_child("testsuite");
   Attr(suite, "name", "resources");
   Attr(suite, "tests", static_cast<long long>(report.resources.size()));
@@ -237,6 +67,67 @@ void AppendResourcesSuite(pugi::xml_node suites, const Report& report) {
           XmlSafeText("resources (a failure under --strict): " + text).c_str();
     }
   }
+}
+
+// The counts of the whole document, on <testsuites>.
+void AppendTotals(pugi::xml_node suites, const ReportHeader& h) {
+  const Report& report = *h.run;
+  const Summary& sum = h.summary;
+  const int interrupted = report.interrupted ? 1 : 0;
+  Attr(suites, "name", "mm-conformance");
+  Attr(suites, "tests",
+       sum.total() + static_cast<long long>(report.resources.size()) + 1 + interrupted);
+  Attr(suites, "failures",
+       sum[Verdict::kFail] + sum[Verdict::kXPass] + h.rule_failures + h.strict_failures +
+           (h.official.failed ? 1 : 0));
+  Attr(suites, "errors", sum[Verdict::kError] + interrupted);
+  Attr(suites, "skipped",
+       sum[Verdict::kUnsupported] - (report.strict ? sum[Verdict::kUnsupported] : 0) +
+           sum[Verdict::kXFail] + sum[Verdict::kSkip]);
+}
+
+// The tripwire as a test of its own, so a CI dashboard shows a missing official case.
+void AppendOfficialSuite(pugi::xml_node suites, const ReportHeader& h) {
+  std::string problems;
+  for (const OfficialStatus& s : h.run->official.cases) {
+    if (s.state == OfficialStatus::State::kIntact) continue;
+    problems += std::string(OfficialStateName(s.state)) + ": " + s.name;
+    for (const std::string& p : s.problems) problems += "\n  " + p;
+    problems += "\n";
+  }
+  const bool failed = h.official.failed;
+  pugi::xml_node suite = suites.append_child("testsuite");
+  Attr(suite, "name", "official-corpus");
+  Attr(suite, "tests", 1);
+  Attr(suite, "failures", failed ? 1 : 0);
+  Attr(suite, "errors", 0);
+  Attr(suite, "skipped", !h.official.complete && !failed ? 1 : 0);
+  pugi::xml_node testcase = suite.append_child("testcase");
+  Attr(testcase, "name", "official_corpus");
+  Attr(testcase, "classname", "conformance.official");
+  if (failed) {
+    Outcome(testcase, "failure", "OFFICIAL", "official corpus incomplete or altered", problems);
+  } else if (!h.official.complete) {
+    Outcome(testcase, "skipped", "", "official corpus incomplete (not required): " + problems, "");
+  }
+}
+
+// An interrupted run is an error a dashboard shows, with the cases it did not run. `text`:
+// InterruptionText's.
+void AppendInterruptedSuite(pugi::xml_node suites, const Interruption& i, std::string_view text) {
+  std::string not_run;
+  for (const std::string& c : i.incomplete) not_run += "incomplete: " + c + "\n";
+  for (const std::string& c : i.not_run) not_run += "not run: " + c + "\n";
+  pugi::xml_node run = suites.append_child("testsuite");
+  Attr(run, "name", "interrupted");
+  Attr(run, "tests", 1);
+  Attr(run, "failures", 0);
+  Attr(run, "errors", 1);
+  Attr(run, "skipped", 0);
+  pugi::xml_node tc = run.append_child("testcase");
+  Attr(tc, "name", "run");
+  Attr(tc, "classname", "conformance.interrupted");
+  Outcome(tc, "error", "INTERRUPTED", text, not_run);
 }
 
 // The comment standing for suite `index`'s test cases until they are spliced in.
@@ -280,93 +171,20 @@ class JUnitRenderer final : public ReportRenderer {
     AppendTestcase(text_, r, tolerance_text_, rule_, strict_);
     suite.spool.Write(text_);
   }
-  void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
-    const int resource_findings = BackendsWithFindings(report.resources);
-    const int strict_failures = report.strict ? sum[Verdict::kUnsupported] + resource_findings : 0;
-    const bool official_failed = report.require_official && !report.official.complete();
+  void Finish(const ReportHeader& h, std::ostream& out) override {
     pugi::xml_document doc;
     pugi::xml_node decl = doc.append_child(pugi::node_declaration);
     decl.append_attribute("version") = "1.0";
     decl.append_attribute("encoding") = "UTF-8";
     pugi::xml_node suites = doc.append_child("testsuites");
-    const int interrupted = report.interrupted ? 1 : 0;
-    Attr(suites, "name", "mm-conformance");
-    Attr(suites, "tests",
-         sum.total() + static_cast<long long>(report.resources.size()) + 1 + interrupted);
-    const int rule_failures =
-        report.rule == ToleranceRule::kOnnx ? sum[Verdict::kBound] : sum[Verdict::kImprecise];
-    Attr(suites, "failures",
-         sum[Verdict::kFail] + sum[Verdict::kXPass] + rule_failures + strict_failures +
-             (official_failed ? 1 : 0));
-    Attr(suites, "errors", sum[Verdict::kError] + interrupted);
-    Attr(suites, "skipped",
-         sum[Verdict::kUnsupported] - (report.strict ? sum[Verdict::kUnsupported] : 0) +
-             sum[Verdict::kXFail] + sum[Verdict::kSkip]);
-    for (std::size_t i = 0; i < backends_.size(); ++i) {
-      const std::string& backend = backends_[i];
-      const Suite& counts = *suites_[i];
-      pugi::xml_node suite = suites.append_child("testsuite");
-      Attr(suite, "name", "conformance." + backend);
-      Attr(suite, "tests", counts.tests);
-      Attr(suite, "failures", counts.fail);
-      Attr(suite, "errors", counts.error);
-      Attr(suite, "skipped", counts.skipped);
-      pugi::xml_node properties = suite.append_child("properties");
-      Property(properties, "machine", report.machine.ToString());
-      Property(properties, "os", report.machine.os);
-      for (const BackendInfo& info : report.backend_info) {
-        if (info.name == backend) Property(properties, "runs_on", info.runs_on);
-      }
-      if (report.resumed) {
-        Property(properties, "resumed_taken", std::to_string(report.resumed->taken));
-        Property(properties, "resumed_rerun_inconsistent", std::to_string(report.resumed->rerun));
-      }
-      suite.append_child(pugi::node_comment).set_value(SuiteMarkerText(i).c_str());
-    }
-    if (!report.resources.empty()) AppendResourcesSuite(suites, report);
-    // The tripwire as a test of its own, so a CI dashboard shows a missing official case.
-    std::string problems;
-    for (const OfficialStatus& s : report.official.cases) {
-      if (s.state == OfficialStatus::State::kIntact) continue;
-      problems += std::string(OfficialStateName(s.state)) + ": " + s.name;
-      for (const std::string& p : s.problems) problems += "\n  " + p;
-      problems += "\n";
-    }
-    pugi::xml_node suite = suites.append_child("testsuite");
-    Attr(suite, "name", "official-corpus");
-    Attr(suite, "tests", 1);
-    Attr(suite, "failures", official_failed ? 1 : 0);
-    Attr(suite, "errors", 0);
-    Attr(suite, "skipped", !report.official.complete() && !official_failed ? 1 : 0);
-    pugi::xml_node testcase = suite.append_child("testcase");
-    Attr(testcase, "name", "official_corpus");
-    Attr(testcase, "classname", "conformance.official");
-    if (official_failed) {
-      Outcome(testcase, "failure", "OFFICIAL", "official corpus incomplete or altered", problems);
-    } else if (!report.official.complete()) {
-      Outcome(testcase, "skipped", "", "official corpus incomplete (not required): " + problems,
-              "");
-    }
-    // An interrupted run is an error a dashboard shows, with the cases it did not run.
-    if (report.interrupted) {
-      const Interruption& i = *report.interrupted;
-      std::string not_run;
-      for (const std::string& c : i.incomplete) not_run += "incomplete: " + c + "\n";
-      for (const std::string& c : i.not_run) not_run += "not run: " + c + "\n";
-      pugi::xml_node run = suites.append_child("testsuite");
-      Attr(run, "name", "interrupted");
-      Attr(run, "tests", 1);
-      Attr(run, "failures", 0);
-      Attr(run, "errors", 1);
-      Attr(run, "skipped", 0);
-      pugi::xml_node tc = run.append_child("testcase");
-      Attr(tc, "name", "run");
-      Attr(tc, "classname", "conformance.interrupted");
-      Outcome(tc, "error", "INTERRUPTED", InterruptionText(i), not_run);
-    }
+    AppendTotals(suites, h);
+    for (std::size_t i = 0; i < backends_.size(); ++i) AppendBackendSuite(suites, h, i);
+    if (!h.run->resources.empty()) AppendResourcesSuite(suites, h);
+    AppendOfficialSuite(suites, h);
+    if (h.run->interrupted) AppendInterruptedSuite(suites, *h.run->interrupted, h.interruption);
     std::ostringstream text;
     doc.save(text, "  ", pugi::format_default, pugi::encoding_utf8);
-    std::string rendered = text.str();
+    const std::string rendered = text.str();
     // Each suite's marker line is replaced by its spooled test cases.
     std::size_t from = 0;
     for (std::size_t i = 0; i < backends_.size(); ++i) {
@@ -386,6 +204,29 @@ class JUnitRenderer final : public ReportRenderer {
     long long tests = 0;
     int fail = 0, error = 0, skipped = 0;
   };
+  // The suite of backend `i`: its counts, its properties and the marker its test cases replace.
+  void AppendBackendSuite(pugi::xml_node suites, const ReportHeader& h, std::size_t i) const {
+    const Report& report = *h.run;
+    const std::string& backend = backends_[i];
+    const Suite& counts = *suites_[i];
+    pugi::xml_node suite = suites.append_child("testsuite");
+    Attr(suite, "name", "conformance." + backend);
+    Attr(suite, "tests", counts.tests);
+    Attr(suite, "failures", counts.fail);
+    Attr(suite, "errors", counts.error);
+    Attr(suite, "skipped", counts.skipped);
+    pugi::xml_node properties = suite.append_child("properties");
+    Property(properties, "machine", report.machine.ToString());
+    Property(properties, "os", report.machine.os);
+    for (const BackendInfo& info : report.backend_info) {
+      if (info.name == backend) Property(properties, "runs_on", info.runs_on);
+    }
+    if (report.resumed) {
+      Property(properties, "resumed_taken", std::to_string(report.resumed->taken));
+      Property(properties, "resumed_rerun_inconsistent", std::to_string(report.resumed->rerun));
+    }
+    suite.append_child(pugi::node_comment).set_value(SuiteMarkerText(i).c_str());
+  }
   std::vector<std::string> backends_;
   std::string tolerance_text_;
   ToleranceRule rule_;
@@ -406,7 +247,7 @@ std::string ToJUnitXml(const Report& report) {
   JUnitRenderer renderer(report.backends, report.tolerance, report.rule, report.strict);
   for (const Result& r : report.results) renderer.Add(r);
   std::ostringstream out;
-  renderer.Finish(report, Summarize(report.results), out);
+  renderer.Finish(MakeReportHeader(report, Summarize(report.results)), out);
   return out.str();
 }
 

@@ -9,6 +9,118 @@ namespace mm::conformance {
 
 namespace {
 
+// The title, the tolerance, the counts, the resource findings, what was resumed or interrupted.
+void WriteHeadline(const ReportHeader& h, std::ostream& out) {
+  const Report& report = *h.run;
+  const Summary& sum = h.summary;
+  out << "# MatMul conformance report\n\n"
+      << "mm-conformance " << MarkdownEscape(report.version) << "; tolerance: pass iff |actual - "
+      << "expected| <= atol + rtol * |expected| (" << h.tolerance_text << "); integers exact.\n\n"
+      << "**" << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail] << " FAIL, "
+      << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR"
+      << h.gap_count << ", " << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise]
+      << " IMPRECISE" << h.declared << "** of " << sum.total()
+      << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
+  if (const int findings = h.resource_findings) {
+    out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")
+        << " past a threshold" << (report.strict ? " (failures under --strict)" : "")
+        << "; see Resources.**\n\n";
+  }
+  if (!h.resumption.empty()) out << "Resumed: " << MarkdownEscape(h.resumption) << ".\n\n";
+  if (report.interrupted) {
+    const Interruption& i = *report.interrupted;
+    out << "**Run " << MarkdownEscape(h.interruption) << ".**";
+    if (!i.incomplete.empty()) {
+      out << " Incomplete:";
+      for (const std::string& c : i.incomplete) out << " " << MarkdownEscape(c);
+      out << ".";
+    }
+    if (!i.not_run.empty()) {
+      out << " Not run:";
+      for (const std::string& c : i.not_run) out << " " << MarkdownEscape(c);
+      out << ".";
+    }
+    out << "\n\n";
+  }
+}
+
+// The machine, what each backend runs on and the backends not available.
+void WriteMachine(const ReportHeader& h, std::ostream& out) {
+  const Report& report = *h.run;
+  const MachineInfo& m = report.machine;
+  out << "## Machine\n\n| | |\n|---|---|\n"
+      << "| CPU | " << MarkdownEscape(m.cpu_model) << ", " << m.logical_cpus << " logical CPUs |\n"
+      << "| CPU features | " << MarkdownEscape(m.cpu_features) << " |\n"
+      << "| OMP_NUM_THREADS | " << MarkdownEscape(m.omp_num_threads) << " |\n"
+      << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.KernelVariable("ONEDNN_MAX_CPU_ISA"))
+      << " |\n"
+      << "| OS | " << MarkdownEscape(m.os) << " |\n"
+      << "| Built with | " << MarkdownEscape(m.compiler) << " |\n"
+      << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
+  for (const auto& [name, runs_on] : h.runs_on) {
+    out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
+  }
+  for (const auto& [name, why] : report.unavailable_backends) {
+    out << "| " << MarkdownEscape(name) << " | not available: " << MarkdownEscape(why) << " |\n";
+  }
+  out << "\n";
+}
+
+void WriteExpectations(const Expectations& expectations, std::ostream& out) {
+  out << "\n## Expectations\n\nFrom " << MarkdownEscape(expectations.source)
+      << " (the first matching entry decides a result).\n\n| Case | Backend | Expect | Reason "
+         "| "
+         "Link | Results |\n|---|---|---|---|---|---|\n";
+  for (const Expectation& e : expectations.entries) {
+    out << "| " << MarkdownEscape(e.case_pattern) << " | " << MarkdownEscape(e.backend_pattern)
+        << " | " << ExpectationKindName(e.kind) << " | " << MarkdownEscape(e.reason) << " | "
+        << MarkdownEscape(e.link) << " | "
+        << (e.matched            ? std::to_string(e.matched)
+            : e.not_here.empty() ? "**matches nothing**"
+                                 : "not for this CPU (" + MarkdownEscape(e.not_here) + ")")
+        << " |\n";
+  }
+}
+
+void WriteOfficialCorpus(const ReportHeader& h, std::ostream& out) {
+  out << "\n## Official corpus\n\n"
+      << h.official.intact << " of " << h.official.cases
+      << " official ONNX MatMul node tests found intact"
+      << (h.run->require_official ? " (required)" : "") << ".\n\n| Case | State | Where | Problems "
+      << "|\n|---|---|---|---|\n";
+  for (const OfficialStatus& s : h.run->official.cases) {
+    std::string problems;
+    for (const std::string& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+    out << "| " << MarkdownEscape(s.name) << " | " << OfficialStateName(s.state) << " | "
+        << MarkdownEscape(s.dir.string()) << " | " << MarkdownEscape(problems) << " |\n";
+  }
+}
+
+// The data roots, the shadowed cases and the skipped models.
+void WriteDataRoots(const Report& report, std::ostream& out) {
+  out << "\n## Data roots\n\n";
+  if (report.roots.empty()) out << "(none: built-in cases only)\n";
+  for (const DataRoot& root : report.roots) {
+    out << "- " << MarkdownEscape(root.path.string()) << " (" << MarkdownEscape(root.origin)
+        << ")\n";
+  }
+  if (!report.shadowed.empty()) {
+    out << "\n## Shadowed\n\n";
+    for (const ShadowedCase& s : report.shadowed) {
+      out << "- " << MarkdownEscape(s.name) << " at " << MarkdownEscape(s.dir.string()) << " ("
+          << MarkdownEscape(s.winner) << " wins)\n";
+    }
+  }
+  if (!report.skipped.empty()) {
+    out << "\n## Skipped models (not MatMul cases)\n\n<details><summary>" << report.skipped.size()
+        << " models</summary>\n\n| Model | Reason |\n|---|---|\n";
+    for (const SkippedModel& s : report.skipped) {
+      out << "| " << MarkdownEscape(s.name) << " | " << MarkdownEscape(s.reason) << " |\n";
+    }
+    out << "\n</details>\n";
+  }
+}
+
 // Markdown: the verdict matrix (a row per case, once its results are there) and the details (a
 // row per result) are spooled; Finish writes the summary and machine above them.
 class MarkdownRenderer final : public ReportRenderer {
@@ -32,60 +144,11 @@ class MarkdownRenderer final : public ReportRenderer {
         << MarkdownEscape(r.implementation.empty() ? "-" : r.implementation) << " |\n";
     details_.Write(out.str());
   }
-  void Finish(const Report& report, const Summary& sum, std::ostream& out) override {
+  void Finish(const ReportHeader& h, std::ostream& out) override {
     if (!pending_.empty()) FlushCase();
-    out << "# MatMul conformance report\n\n"
-        << "mm-conformance " << MarkdownEscape(report.version) << "; tolerance: pass iff |actual - "
-        << "expected| <= atol + rtol * |expected| (" << ToleranceText(report.tolerance)
-        << "); integers exact.\n\n"
-        << "**" << sum[Verdict::kPass] << " PASS, " << sum[Verdict::kFail] << " FAIL, "
-        << sum[Verdict::kUnsupported] << " UNSUPPORTED, " << sum[Verdict::kError] << " ERROR"
-        << GapCount(sum) << ", " << sum[Verdict::kBound] << " BOUND, " << sum[Verdict::kImprecise]
-        << " IMPRECISE" << DeclaredCounts(sum) << "** of " << sum.total()
-        << " results (case x data set x backend); exit code " << report.exit_code << ".\n\n";
-    if (const int findings = BackendsWithFindings(report.resources)) {
-      out << "**Resources: " << findings << " backend" << (findings == 1 ? "" : "s")
-          << " past a threshold" << (report.strict ? " (failures under --strict)" : "")
-          << "; see Resources.**\n\n";
-    }
-    if (report.resumed) {
-      out << "Resumed: " << MarkdownEscape(ResumptionText(*report.resumed)) << ".\n\n";
-    }
-    if (report.interrupted) {
-      const Interruption& i = *report.interrupted;
-      out << "**Run " << MarkdownEscape(InterruptionText(i)) << ".**";
-      if (!i.incomplete.empty()) {
-        out << " Incomplete:";
-        for (const std::string& c : i.incomplete) out << " " << MarkdownEscape(c);
-        out << ".";
-      }
-      if (!i.not_run.empty()) {
-        out << " Not run:";
-        for (const std::string& c : i.not_run) out << " " << MarkdownEscape(c);
-        out << ".";
-      }
-      out << "\n\n";
-    }
-
-    const MachineInfo& m = report.machine;
-    out << "## Machine\n\n| | |\n|---|---|\n"
-        << "| CPU | " << MarkdownEscape(m.cpu_model) << ", " << m.logical_cpus
-        << " logical CPUs |\n"
-        << "| CPU features | " << MarkdownEscape(m.cpu_features) << " |\n"
-        << "| OMP_NUM_THREADS | " << MarkdownEscape(m.omp_num_threads) << " |\n"
-        << "| ONEDNN_MAX_CPU_ISA | " << MarkdownEscape(m.KernelVariable("ONEDNN_MAX_CPU_ISA"))
-        << " |\n"
-        << "| OS | " << MarkdownEscape(m.os) << " |\n"
-        << "| Built with | " << MarkdownEscape(m.compiler) << " |\n"
-        << "| Loader | " << MarkdownEscape(report.loader_versions) << " |\n";
-    for (const auto& [name, runs_on] : RunsOn(report)) {
-      out << "| " << MarkdownEscape(name) << " runs on | " << MarkdownEscape(runs_on) << " |\n";
-    }
-    for (const auto& [name, why] : report.unavailable_backends) {
-      out << "| " << MarkdownEscape(name) << " | not available: " << MarkdownEscape(why) << " |\n";
-    }
-    out << "\n";
-
+    const Report& report = *h.run;
+    WriteHeadline(h, out);
+    WriteMachine(h, out);
     out << "## Verdicts\n\n| Case | dtype | A x B |";
     for (const std::string& b : report.backends) out << " " << MarkdownEscape(b) << " |";
     out << "\n|---|---|---|";
@@ -100,56 +163,9 @@ class MarkdownRenderer final : public ReportRenderer {
            "reference | Computed by |\n|---|---|---|---|---|---|---|---|---|\n";
     details_.CopyTo(out);
 
-    if (report.expectations) {
-      out << "\n## Expectations\n\nFrom " << MarkdownEscape(report.expectations->source)
-          << " (the first matching entry decides a result).\n\n| Case | Backend | Expect | Reason "
-             "| "
-             "Link | Results |\n|---|---|---|---|---|---|\n";
-      for (const Expectation& e : report.expectations->entries) {
-        out << "| " << MarkdownEscape(e.case_pattern) << " | " << MarkdownEscape(e.backend_pattern)
-            << " | " << ExpectationKindName(e.kind) << " | " << MarkdownEscape(e.reason) << " | "
-            << MarkdownEscape(e.link) << " | "
-            << (e.matched            ? std::to_string(e.matched)
-                : e.not_here.empty() ? "**matches nothing**"
-                                     : "not for this CPU (" + MarkdownEscape(e.not_here) + ")")
-            << " |\n";
-      }
-    }
-
-    out << "\n## Official corpus\n\n"
-        << report.official.Count(OfficialStatus::State::kIntact) << " of "
-        << report.official.cases.size() << " official ONNX MatMul node tests found intact"
-        << (report.require_official ? " (required)" : "")
-        << ".\n\n| Case | State | Where | Problems "
-        << "|\n|---|---|---|---|\n";
-    for (const OfficialStatus& s : report.official.cases) {
-      std::string problems;
-      for (const std::string& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
-      out << "| " << MarkdownEscape(s.name) << " | " << OfficialStateName(s.state) << " | "
-          << MarkdownEscape(s.dir.string()) << " | " << MarkdownEscape(problems) << " |\n";
-    }
-
-    out << "\n## Data roots\n\n";
-    if (report.roots.empty()) out << "(none: built-in cases only)\n";
-    for (const DataRoot& root : report.roots) {
-      out << "- " << MarkdownEscape(root.path.string()) << " (" << MarkdownEscape(root.origin)
-          << ")\n";
-    }
-    if (!report.shadowed.empty()) {
-      out << "\n## Shadowed\n\n";
-      for (const ShadowedCase& s : report.shadowed) {
-        out << "- " << MarkdownEscape(s.name) << " at " << MarkdownEscape(s.dir.string()) << " ("
-            << MarkdownEscape(s.winner) << " wins)\n";
-      }
-    }
-    if (!report.skipped.empty()) {
-      out << "\n## Skipped models (not MatMul cases)\n\n<details><summary>" << report.skipped.size()
-          << " models</summary>\n\n| Model | Reason |\n|---|---|\n";
-      for (const SkippedModel& s : report.skipped) {
-        out << "| " << MarkdownEscape(s.name) << " | " << MarkdownEscape(s.reason) << " |\n";
-      }
-      out << "\n</details>\n";
-    }
+    if (report.expectations) WriteExpectations(*report.expectations, out);
+    WriteOfficialCorpus(h, out);
+    WriteDataRoots(report, out);
   }
 
  private:
@@ -212,7 +228,7 @@ std::string ToMarkdown(const Report& report) {
   MarkdownRenderer renderer(report.backends);
   for (const Result& r : report.results) renderer.Add(r);
   std::ostringstream out;
-  renderer.Finish(report, Summarize(report.results), out);
+  renderer.Finish(MakeReportHeader(report, Summarize(report.results)), out);
   return out.str();
 }
 

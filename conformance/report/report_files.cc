@@ -52,7 +52,8 @@ void ReportFiles::Add(Result result) {
 }
 
 Status ReportFiles::Finish(const Report& report, const std::function<void()>& after_streams) {
-  for (auto& [renderer, out] : renderers_->streams) renderer->Finish(report, summary_, *out);
+  const ReportHeader header = MakeReportHeader(report, summary_);
+  for (auto& [renderer, out] : renderers_->streams) renderer->Finish(header, *out);
   if (after_streams) after_streams();
   const std::pair<const std::string*, ReportRenderer*> files[] = {
       {&json_, renderers_->json.get()},
@@ -64,7 +65,7 @@ Status ReportFiles::Finish(const Report& report, const std::function<void()>& af
     ReportRenderer* renderer = file.second;
     if (renderer == nullptr) continue;
     MM_RETURN_IF_ERROR(WriteFileAtomically(
-        *file.first, [&](std::ostream& out) { renderer->Finish(report, summary_, out); }));
+        *file.first, [&](std::ostream& out) { renderer->Finish(header, out); }));
   }
   return OkStatus();
 }

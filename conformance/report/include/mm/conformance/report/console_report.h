@@ -28,16 +28,21 @@ class ConsoleWriter final : public ReportRenderer {
   bool ok() const override { return true; }
   void Add(const Result& result) override;
   // The pending lines, then everything after them: the official corpus, skipped and shadowed
-  // models, the machine, expectations, the interruption and the summary of `report` (whose own
-  // results are not looked at).
-  void Finish(const Report& report, const Summary& summary);
-  // Finish(report, summary), to the stream given at construction (which `out` must be).
-  void Finish(const Report& report, const Summary& summary, std::ostream& out) override;
+  // models, the machine, expectations, the interruption and the summary of `header`.
+  void Finish(const ReportHeader& header);
+  // Finish(header), to the stream given at construction (which `out` must be).
+  void Finish(const ReportHeader& header, std::ostream& out) override;
 
  private:
   void FlushCase();
   // The official corpus's state, when the run holds one of its cases or requires them.
-  void WriteOfficialCorpus(const Report& report);
+  void WriteOfficialCorpus(const ReportHeader& h);
+  // The skipped and shadowed models, the machine and what each backend runs on.
+  void WriteModelsAndMachine(const ReportHeader& h);
+  // The expectations file and its entries that matched nothing.
+  void WriteExpectations(const ReportHeader& h);
+  // The "summary:" line.
+  void WriteSummary(const ReportHeader& h);
   std::ostream& out_;
   bool quiet_;
   Tolerance tolerance_;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "mm/conformance/report/report.h"
+#include "mm/conformance/report/report_header.h"
 
 namespace mm::conformance {
 
@@ -19,8 +20,9 @@ class ReportRenderer {
   // False when a temporary file it needs could not be created.
   virtual bool ok() const = 0;
   virtual void Add(const Result& r) = 0;
-  // Writes the whole report of `report` (whose own results are not looked at) with `sum` to `out`.
-  virtual void Finish(const Report& report, const Summary& sum, std::ostream& out) = 0;
+  // Writes the whole report with `header` (MakeReportHeader's, made once for every format) to
+  // `out`.
+  virtual void Finish(const ReportHeader& header, std::ostream& out) = 0;
 };
 
 // A temporary file holding rendered parts of a report until Finish puts them in place.
