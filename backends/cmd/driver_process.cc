@@ -133,7 +133,8 @@ Status DriverProcess::Wait(short events) {
             " (--memory-limit; resident memory " + Mib(resident) + "); it was killed" + tail);
       }
     }
-    // Slices of 100 ms at most: the memory and a stop request are looked at between them.
+    // Slices of kMemoryCheckInterval at most: the memory and a stop request are looked at between
+    // them.
     const double wait_ms =
         std::min(std::chrono::duration<double, std::milli>(deadline_ - now).count(), 100.0);
     pollfd fds[2] = {{program_.io_fd(), events, 0}, {program_.stderr_fd(), POLLIN, 0}};
