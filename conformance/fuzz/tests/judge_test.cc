@@ -13,8 +13,8 @@
 #include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/self_check/planted_backends.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/testing/fake_backend.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 namespace {
