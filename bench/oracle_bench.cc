@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "mm/backends/onednn/onednn_settings.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/machine.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::bench {
 namespace {

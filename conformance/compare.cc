@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "mm/engine/parallel.h"
+#include "mm/oracle/parallel.h"
 
 namespace mm::conformance {
 namespace {

@@ -14,8 +14,8 @@
 #include "mm/conformance/worker.h"
 #include "mm/conformance/worker_pool.h"
 #include "mm/conformance/write_guard.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 namespace {

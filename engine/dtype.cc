@@ -88,7 +88,7 @@ float RoundToOddFloat(double value) {
   return truncated;
 }
 
-float16 RoundToFloat16(double value) { return float16(RoundToOddFloat(value)); }
-bfloat16 RoundToBFloat16(double value) { return bfloat16(RoundToOddFloat(value)); }
+float16 RoundToFloat16(double value) { return float16(value); }
+bfloat16 RoundToBFloat16(double value) { return bfloat16(value); }
 
 }  // namespace mm

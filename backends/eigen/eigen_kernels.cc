@@ -4,7 +4,9 @@
 #include "mm/backends/eigen/eigen_kernels.h"
 
 #include <Eigen/Core>
+#include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "mm/backends/eigen/eigen_int32_native.h"
 
@@ -31,6 +33,25 @@ void Cast(const From* from, To* to, std::ptrdiff_t count) {
       Eigen::Map<const Vector<From>>(from, count).template cast<To>();
 }
 
+// Eigen's type of the same bits as mm's float16 / bfloat16 (mm/engine/float16.h).
+template <class T>
+using EigenHalf = std::conditional_t<std::is_same_v<T, float16>, Eigen::half, Eigen::bfloat16>;
+
+// Cast for mm's 16-bit types, through Eigen's conversions of its own types element by element,
+// the bits handed over by std::bit_cast at the boundary.
+template <class Half>
+void Widen(const Half* from, float* to, std::ptrdiff_t count) {
+  for (std::ptrdiff_t i = 0; i < count; ++i) {
+    to[i] = static_cast<float>(std::bit_cast<EigenHalf<Half>>(from[i]));
+  }
+}
+template <class Half>
+void Narrow(const float* from, Half* to, std::ptrdiff_t count) {
+  for (std::ptrdiff_t i = 0; i < count; ++i) {
+    to[i] = std::bit_cast<Half>(EigenHalf<Half>(from[i]));
+  }
+}
+
 constexpr CpuIsa kIsa = CpuIsa::MM_ISA_ENUM;
 
 }  // namespace
@@ -52,10 +73,10 @@ MM_ISA_ENTRY() {
       .product_uint64 = &Product<std::uint64_t>,
       .product_int32 = &WrappingInt32Product,
       .product_int64 = &WrappingInt64Product,
-      .float16_to_float = &Cast<float, float16>,
-      .bfloat16_to_float = &Cast<float, bfloat16>,
-      .float_to_float16 = &Cast<float16, float>,
-      .float_to_bfloat16 = &Cast<bfloat16, float>,
+      .float16_to_float = &Widen<float16>,
+      .bfloat16_to_float = &Widen<bfloat16>,
+      .float_to_float16 = &Narrow<float16>,
+      .float_to_bfloat16 = &Narrow<bfloat16>,
       .int32_to_uint64 = &Cast<std::uint64_t, std::int32_t>,
       .uint32_to_uint64 = &Cast<std::uint64_t, std::uint32_t>,
       .uint64_to_int32 = &Cast<std::int32_t, std::uint64_t>,

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <vector>
 
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/testdata/onnx_matmul_examples.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::testing {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "mm/engine/parallel.h"
+#include "mm/oracle/parallel.h"
 
 namespace mm::fuzz {
 namespace {

@@ -1,6 +1,9 @@
 #include "fuzz_replay.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <string>
 
 #include "mm/engine/io/text.h"
 

@@ -28,7 +28,7 @@
 #include "mm/conformance/poison.h"
 #include "mm/conformance/report/output_file.h"
 #include "mm/engine/io/text.h"
-#include "mm/engine/parallel.h"
+#include "mm/oracle/parallel.h"
 
 namespace mm::fuzz {
 

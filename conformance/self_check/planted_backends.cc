@@ -37,8 +37,7 @@ T TowardZero(double value) {
   T rounded = RoundFromDouble<T>(value);
   if (std::isnan(value) || std::fabs(ToDouble(rounded)) <= std::fabs(value)) return rounded;
   if constexpr (kIsHalf<T>) {
-    return Eigen::numext::bit_cast<T>(
-        static_cast<std::uint16_t>(Eigen::numext::bit_cast<std::uint16_t>(rounded) - 1));
+    return T::FromBits(static_cast<std::uint16_t>(rounded.bits() - 1));
   } else if constexpr (std::is_same_v<T, float>) {
     return std::bit_cast<float>(std::bit_cast<std::uint32_t>(rounded) - 1);
   } else {

@@ -12,9 +12,9 @@
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/conformance/verdict.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/process/process.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::self_check {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <span>
 
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 namespace {

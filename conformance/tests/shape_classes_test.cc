@@ -16,8 +16,8 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/runner.h"
 #include "mm/conformance/self_check/planted_backends.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 namespace {

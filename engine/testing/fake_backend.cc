@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "mm/engine/error_bound.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::testing {
 

@@ -13,8 +13,8 @@
 #include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/self_check/planted_backends.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/testing/fake_backend.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 namespace {
@@ -206,8 +206,7 @@ TEST(JudgeTest, Float16TruncationIsImprecise) {
   const double exact = oracle.exact[0];
   float16 truncated = RoundToFloat16(exact);
   if (ToDouble(truncated) > exact) {
-    truncated = Eigen::numext::bit_cast<float16>(
-        static_cast<std::uint16_t>(Eigen::numext::bit_cast<std::uint16_t>(truncated) - 1));
+    truncated = float16::FromBits(static_cast<std::uint16_t>(truncated.bits() - 1));
   }
   ASSERT_NE(ToDouble(truncated), ToDouble(oracle.y.Data<float16>()[0]))
       << "the example must round up, so truncation differs";

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "mm/conformance/verdict.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/tensor.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 

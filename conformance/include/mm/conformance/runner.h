@@ -17,9 +17,9 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/resources.h"
 #include "mm/conformance/verdict.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/registry.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
 

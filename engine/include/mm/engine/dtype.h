@@ -3,13 +3,13 @@
 #ifndef MM_ENGINE_DTYPE_H_
 #define MM_ENGINE_DTYPE_H_
 
-#include <Eigen/Core>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
 
+#include "mm/engine/float16.h"
 #include "mm/engine/status.h"
 
 namespace mm {
@@ -31,9 +31,8 @@ inline constexpr std::array<DType, 8> kAllDTypes = {
     DType::kFloat, DType::kDouble, DType::kFloat16, DType::kBFloat16,
     DType::kInt32, DType::kInt64,  DType::kUInt32,  DType::kUInt64};
 
-// C++ storage types. float16 and bfloat16 are Eigen's, which round to nearest even.
-using float16 = Eigen::half;
-using bfloat16 = Eigen::bfloat16;
+// C++ storage types: float, double, the integer types, and mm's float16 and bfloat16
+// (mm/engine/float16.h), which round to nearest even.
 
 // Static facts about one DType.
 struct DTypeInfo {
@@ -62,7 +61,7 @@ StatusOr<DType> DTypeFromName(std::string_view name);
 // "UNKNOWN(42)").
 std::string OnnxDataTypeName(int onnx_enum);
 
-// Maps a DType to its C++ storage type: CppType<DType::kFloat16> is Eigen::half.
+// Maps a DType to its C++ storage type: CppType<DType::kFloat16> is mm::float16.
 template <DType D>
 struct DTypeTraits;
 template <>
@@ -151,12 +150,13 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
 
 // Rounds a double to the nearest float16 / bfloat16, ties to even, with ONE rounding. Converting
 // double -> float -> half rounds twice and can land on the wrong neighbour when the float lands on
-// a half-way point (1 + 2^-11 + 2^-40 must give 1 + 2^-10, not 1). We round double -> float to odd
-// first, which makes the second rounding exact (the float keeps >= 2 more bits than the target).
+// a half-way point (1 + 2^-11 + 2^-40 must give 1 + 2^-10, not 1): float16(double) rounds the
+// double's bits directly.
 float16 RoundToFloat16(double value);
 bfloat16 RoundToBFloat16(double value);
-// Rounds a double to float with the sticky bit kept in the last place (round to odd). Exposed for
-// tests.
+// Rounds a double to float with the sticky bit kept in the last place (round to odd): rounding
+// its result once more to a format at least two bits narrower gives the double's correct rounding
+// (the tests' second route to RoundToFloat16's answer).
 float RoundToOddFloat(double value);
 
 // Converts an accumulated double to storage type T with one correct rounding (nearest even).

@@ -20,8 +20,9 @@ namespace mm::eigen_internal {
 template <class S>
 using ProductFn = void (*)(const S* a, const S* b, S* y, std::ptrdiff_t m, std::ptrdiff_t k,
                            std::ptrdiff_t n);
-// to[i] = To(from[i]) for `count` elements, with Eigen's vectorised casts (float to float16 and
-// bfloat16 rounding to nearest even; integer casts modular).
+// to[i] = To(from[i]) for `count` elements, with Eigen's casts (vectorised between integer types;
+// float to float16 and bfloat16 rounding to nearest even, on Eigen's own half types; integer casts
+// modular).
 template <class To, class From>
 using CastFn = void (*)(const From* from, To* to, std::ptrdiff_t count);
 

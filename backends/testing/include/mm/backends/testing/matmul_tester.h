@@ -4,9 +4,9 @@
 //
 // It fills A and B with seeded random values of the dtype, computes Y on `backend` and judges it
 // against the exact product by the one error model the harness and the fuzzer use
-// (engine/error_bound.h): integers exactly, floats within the K-aware bound of the arithmetic the
-// backend declares (Backend::DeclaredArithmetic). Failures are GoogleTest failures that name the
-// shapes, the worst element, its value, the exact one and the interval the bound accepts.
+// (mm/oracle/error_bound.h): integers exactly, floats within the K-aware bound of the arithmetic
+// the backend declares (Backend::DeclaredArithmetic). Failures are GoogleTest failures that name
+// the shapes, the worst element, its value, the exact one and the interval the bound accepts.
 #ifndef MM_BACKENDS_TESTING_MATMUL_TESTER_H_
 #define MM_BACKENDS_TESTING_MATMUL_TESTER_H_
 
@@ -79,7 +79,7 @@ class MatMulTester {
 
 // Runs `backend` on the 9 worked examples of the ONNX MatMul page (mm::BuiltinExamples()) and
 // expects every element within |actual - expected| <= atol + rtol * |expected| (ONNX's rule,
-// OnnxTolerance of engine/error_bound.h; its defaults) and the expected shape. Fails the test if
+// OnnxTolerance of mm/oracle/error_bound.h; its defaults) and the expected shape. Fails the test if
 // the backend does not support them.
 void ExpectWorkedExamplesPass(Backend& backend, double rtol = 1e-3, double atol = 1e-7);
 

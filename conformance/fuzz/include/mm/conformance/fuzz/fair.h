@@ -13,10 +13,10 @@
 #include <string>
 
 #include "mm/conformance/compare.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::fuzz {
 

@@ -19,8 +19,8 @@
 #include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/problem.h"
 #include "mm/conformance/runner.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/registry.h"
+#include "mm/oracle/error_bound.h"
 
 namespace mm::fuzz {
 

@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
-#include "mm/engine/oracle_internal.h"
 #include "mm/engine/tensor.h"
+#include "mm/oracle/error_bound.h"
+#include "oracle_internal.h"
 
 namespace mm {
 namespace {

@@ -1,4 +1,4 @@
-#include "mm/engine/parallel.h"
+#include "mm/oracle/parallel.h"
 
 #include <omp.h>
 

@@ -1,6 +1,6 @@
 // The oracle is exact (or negligibly off) and the bound accepts exactly what a correct backend of
 // the declared arithmetic may return.
-#include "mm/engine/error_bound.h"
+#include "mm/oracle/error_bound.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,6 @@
 // The oracle's entry points of oracle_internal.h: the copy of its kernels chosen for this CPU
-// (oracle_kernels.h), and the few pieces that need no kernel of their own.
-#include <cmath>
-#include <limits>
-
-#include "mm/engine/oracle_internal.h"
+// (oracle_kernels.h), and the advice on huge pages that the kernels' buffers take.
+#include "oracle_internal.h"
 #include "oracle_kernels.h"
 
 #if defined(__linux__)
@@ -51,20 +48,6 @@ void AdviseHugePages(void* data, std::size_t bytes) {
   (void)bytes;
 #endif
 }
-
-double RadiusFrom(double factor, double s) { return RadiusFromRow(factor, s); }
-
-double RadiusFactor(std::int64_t k) {
-  const double kd = static_cast<double>(k);
-  const double two_ku = 2 * kd * 0x1p-53;
-  if (!(two_ku < 1)) return std::numeric_limits<double>::infinity();
-  // K u is exact, and so is 1 - 2 K u (a multiple of 2^-52 in (0, 1)); the quotient is rounded up.
-  const double ku = kd * 0x1p-53, d = 1 - two_ku;
-  const double q = ku / d;
-  return std::fma(q, d, -ku) < 0 ? NextUp(q) : q;
-}
-
-double FastRadius(std::int64_t k, double s) { return RadiusFrom(RadiusFactor(k), s); }
 
 template <class T>
 bool DecideRounding(double v, double r, T* y) {

@@ -1,18 +1,18 @@
-// The oracle's per-ISA kernels (fast_oracle.cc, compiled once per level of mm::CpuIsa, each copy's
+// The oracle's per-ISA kernels (kernels/, compiled once per level of mm::CpuIsa, each copy's
 // symbols private to it: cmake/IsaKernels.cmake) and the table through which the rest of the
-// engine calls the chosen copy (oracle_dispatch.cc). Internal to the engine.
-#ifndef MM_ENGINE_ORACLE_KERNELS_H_
-#define MM_ENGINE_ORACLE_KERNELS_H_
+// oracle calls the chosen copy (oracle_dispatch.cc). Private to engine/oracle/.
+#ifndef MM_ORACLE_ORACLE_KERNELS_H_
+#define MM_ORACLE_ORACLE_KERNELS_H_
 
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
 
 #include "mm/engine/dtype.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/machine.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
+#include "mm/oracle/exact_matmul.h"
 
 namespace mm::oracle_internal {
 
@@ -114,4 +114,4 @@ const mm::oracle_internal::OracleKernels* mm_isa_avx2_oracle_kernels();
 const mm::oracle_internal::OracleKernels* mm_isa_avx512_oracle_kernels();
 }
 
-#endif  // MM_ENGINE_ORACLE_KERNELS_H_
+#endif  // MM_ORACLE_ORACLE_KERNELS_H_

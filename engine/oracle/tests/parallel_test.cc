@@ -1,5 +1,5 @@
 // A pass split over the OpenMP threads covers every element once and merges as a serial pass would.
-#include "mm/engine/parallel.h"
+#include "mm/oracle/parallel.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

@@ -1,7 +1,7 @@
 // Passes over the elements of a result on the OpenMP threads, for the judgement that follows the
 // oracle: a 4096 x 4096 product has 16 M elements to examine, and one thread would spend seconds.
-#ifndef MM_ENGINE_PARALLEL_H_
-#define MM_ENGINE_PARALLEL_H_
+#ifndef MM_ORACLE_PARALLEL_H_
+#define MM_ORACLE_PARALLEL_H_
 
 #include <cstdint>
 #include <functional>
@@ -44,4 +44,4 @@ Partial ReduceInOrder(std::int64_t n, Examine examine, Merge merge) {
 
 }  // namespace mm
 
-#endif  // MM_ENGINE_PARALLEL_H_
+#endif  // MM_ORACLE_PARALLEL_H_

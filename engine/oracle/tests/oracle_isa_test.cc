@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "mm/engine/error_bound.h"
 #include "mm/engine/machine.h"
+#include "mm/oracle/error_bound.h"
 #include "oracle_kernels.h"
 
 namespace mm {

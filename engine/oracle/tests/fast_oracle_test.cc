@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "mm/engine/error_bound.h"
-#include "mm/engine/oracle_internal.h"
+#include "mm/oracle/error_bound.h"
+#include "oracle_internal.h"
 
 namespace mm {
 namespace {

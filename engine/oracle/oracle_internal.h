@@ -1,7 +1,8 @@
-// The pieces of the exact oracle (engine/error_bound.h) that its fast path is built from, exposed
-// for its tests and benchmark. Not an API: callers use ExactMatMul.
-#ifndef MM_ENGINE_ORACLE_INTERNAL_H_
-#define MM_ENGINE_ORACLE_INTERNAL_H_
+// The pieces of the exact oracle (mm/oracle/exact_matmul.h) that its fast path is built from,
+// exposed for its tests and benchmark. Private to engine/oracle/ (its sources, tests and benchmark
+// reach it through a private include directory). Not an API: callers use ExactMatMul.
+#ifndef MM_ORACLE_ORACLE_INTERNAL_H_
+#define MM_ORACLE_ORACLE_INTERNAL_H_
 
 #include <atomic>
 #include <bit>
@@ -11,9 +12,9 @@
 #include <limits>
 
 #include "mm/engine/dtype.h"
-#include "mm/engine/error_bound.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
+#include "mm/oracle/exact_matmul.h"
 
 namespace mm::oracle_internal {
 
@@ -27,9 +28,12 @@ inline double NextUp(double x) {
 }
 inline double NextDown(double x) { return -NextUp(-x); }
 
+// The smallest normal value of a float dtype (of float for the integer ones).
+double MinNormal(DType dtype);
+
 // One element of the exact path: Dot2 of a[0], a[1], ..., a[k-1] and b[0], b[stride], ...,
 // b[(k-1) * stride], with the IEEE answer where a NaN or infinite input reaches it. abs_sum and
-// subnormal_abs_sum are already rounded up (header of error_bound.h).
+// subnormal_abs_sum are already rounded up (mm/oracle/exact_matmul.h).
 struct ExactElement {
   double exact = 0;
   double abs_sum = 0;
@@ -98,8 +102,8 @@ StatusOr<std::int64_t> FastFloatMatMul(const MatMulPlan& plan, const T* a, const
 // The oracle for double inputs: each row of A and column of B split into three slices (two on
 // grids coarse enough for their double GEMMs to be exact, and the rest), four double GEMMs (the
 // exact A1 B1 and A1 B2 + A2 B1, the remainder's, and |A| |B|), exact summation only for the
-// elements they do not decide (error_bound.h). Fills `out`; returns the number of elements
-// computed by exact summation.
+// elements they do not decide (mm/oracle/exact_matmul.h). Fills `out`; returns the number of
+// elements computed by exact summation.
 StatusOr<std::int64_t> FastDoubleMatMul(const MatMulPlan& plan, const double* a, const double* b,
                                         OracleResult& out,
                                         const std::atomic<bool>* cancel = nullptr);
@@ -123,4 +127,4 @@ Status ExactDoubleMatMul(const MatMulPlan& plan, const double* a, const double* 
 
 }  // namespace mm::oracle_internal
 
-#endif  // MM_ENGINE_ORACLE_INTERNAL_H_
+#endif  // MM_ORACLE_ORACLE_INTERNAL_H_
