@@ -9,13 +9,13 @@
 #include <optional>
 #include <set>
 
-#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/judging/result_check.h"
+#include "mm/conformance/judging/verdict.h"
 #include "mm/conformance/report/console_report.h"
 #include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
-#include "mm/conformance/result_check.h"
-#include "mm/conformance/result_json.h"
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/results/result_json.h"
+#include "mm/conformance/running/outputs_backend.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 

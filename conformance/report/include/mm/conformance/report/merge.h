@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "mm/conformance/judging/resources.h"
+#include "mm/conformance/judging/result_check.h"
 #include "mm/conformance/report/report.h"
-#include "mm/conformance/resources.h"
-#include "mm/conformance/result_check.h"
 #include "mm/engine/status.h"
 
 namespace mm::conformance {
