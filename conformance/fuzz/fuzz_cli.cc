@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "fuzz_commands.h"
+#include "mm/conformance/cli/cli_support.h"
 #include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/report/output_file.h"
-#include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {

@@ -9,8 +9,8 @@
 #include "mm/conformance/fuzz/fuzz_merge.h"
 #include "mm/conformance/fuzz/fuzz_report_reader.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/shape_classes.h"
 #include "mm/conformance/report/output_file.h"
-#include "mm/conformance/shape_classes/shape_classes.h"
 #include "mm/engine/testdata/onnx_matmul_examples.h"
 #include "mm/version.h"
 

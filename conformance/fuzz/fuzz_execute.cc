@@ -5,7 +5,7 @@
 #include <cstring>
 #include <exception>
 
-#include "mm/conformance/poison.h"
+#include "mm/conformance/running/poison.h"
 
 namespace mm::fuzz {
 

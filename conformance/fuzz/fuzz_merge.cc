@@ -10,7 +10,7 @@
 
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
 #include "mm/conformance/fuzz/fuzzer.h"
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/judging/verdict.h"
 #include "mm/engine/dtype.h"
 
 namespace mm::fuzz {
@@ -29,8 +29,8 @@ double ToNumber(const ordered_json& v) {
   return v.get<double>();
 }
 
-// A verdict's position in the Verdict enum (conformance/verdict.h), the order a report lists them;
-// an unknown name after every verdict.
+// A verdict's position in the Verdict enum (conformance/judging/verdict.h), the order a report
+// lists them; an unknown name after every verdict.
 int VerdictOrder(const std::string& name) {
   const auto verdict = conformance::VerdictFromName(name);
   return static_cast<int>(verdict.ok() ? static_cast<std::size_t>(*verdict)

@@ -7,12 +7,12 @@
 
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
-#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/cli/names.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
+#include "mm/conformance/judging/auto_expectations.h"
 #include "mm/conformance/report/output_file.h"
-#include "mm/conformance/stop_signals.h"
-#include "mm/conformance/tools/cli_options.h"
+#include "mm/conformance/running/stop_signals.h"
 
 namespace mm::fuzz {
 namespace {

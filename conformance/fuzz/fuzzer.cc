@@ -25,8 +25,8 @@
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/fuzz/shrink.h"
 #include "mm/conformance/loader/node_test_writer.h"
-#include "mm/conformance/poison.h"
 #include "mm/conformance/report/output_file.h"
+#include "mm/conformance/running/poison.h"
 #include "mm/engine/io/text.h"
 #include "mm/oracle/parallel.h"
 

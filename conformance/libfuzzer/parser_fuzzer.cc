@@ -19,11 +19,11 @@
 
 #include "mm/backends/auto/auto_backend.h"
 #include "mm/backends/cmd/runtime_protocol.h"
-#include "mm/conformance/expectations.h"
 #include "mm/conformance/fuzz/fuzz_merge.h"
 #include "mm/conformance/fuzz/fuzz_report_reader.h"
-#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/judging/expectations.h"
 #include "mm/conformance/report/merge.h"
+#include "mm/conformance/running/outputs_backend.h"
 #include "parser_fuzz.h"
 
 namespace {

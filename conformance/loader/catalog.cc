@@ -5,7 +5,7 @@
 #include <optional>
 #include <system_error>
 
-#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/loader/shape_classes.h"
 #include "mm/engine/io/paths.h"
 #include "mm/engine/testdata/onnx_matmul_examples.h"
 

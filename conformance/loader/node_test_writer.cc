@@ -1,6 +1,6 @@
 #include "mm/conformance/loader/node_test_writer.h"
 
-#include "mm/conformance/report/output_file.h"
+#include "mm/engine/io/output_file.h"
 
 namespace mm::conformance {
 
@@ -67,7 +67,7 @@ Status WriteFileBytes(const fs::path& path, std::string_view bytes) {
     }
   }
   // Whole or not at all, and never through a link planted in a directory written into again.
-  return WriteFileAtomically(path, bytes);
+  return io::WriteFileAtomically(path, bytes);
 }
 
 Status WriteProtoFile(const fs::path& path, const google::protobuf::MessageLite& message) {

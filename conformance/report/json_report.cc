@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "mm/conformance/report/escape.h"
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
 
 namespace mm::conformance {
 namespace {

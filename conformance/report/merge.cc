@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/judging/verdict.h"
 
 namespace mm::conformance {
 namespace {

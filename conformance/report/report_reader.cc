@@ -5,7 +5,7 @@
 #include <limits>
 #include <optional>
 
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
 #include "report_stdio.h"

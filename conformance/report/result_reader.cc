@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mm/conformance/report/report_reader.h"
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
 #include "mm/engine/io/json.h"
 #include "report_stdio.h"
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
-#include "mm/conformance/outputs_backend.h"
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/judging/verdict.h"
+#include "mm/conformance/running/outputs_backend.h"
 
 namespace mm::conformance {
 namespace {

@@ -8,10 +8,11 @@
 #include <memory>
 
 #include "mm/backends/cmd/cmd_backend.h"
+#include "mm/conformance/judging/verdict.h"
 #include "mm/conformance/report/escape.h"
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/self_check/planted_backends.h"
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/session/run.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/process/process.h"
 #include "mm/oracle/error_bound.h"

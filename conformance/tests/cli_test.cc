@@ -19,7 +19,7 @@
 #include "fake_backends.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/loader/shape_classes.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/io/names.h"
 #include "mm/engine/testing/files.h"

@@ -1,5 +1,5 @@
 // ONNX's tolerance rule, element by element, and what a comparison reports.
-#include "mm/conformance/compare.h"
+#include "mm/conformance/judging/compare.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

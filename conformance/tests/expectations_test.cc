@@ -1,7 +1,7 @@
 // Known failures, declared: XFAIL that fails is not a failure of the run, XFAIL that passes is
 // XPASS and is one, SKIP is never run (so a hang can be declared), an entry that matches nothing
 // is counted as such, and a malformed file is refused with the entry named.
-#include "mm/conformance/expectations.h"
+#include "mm/conformance/judging/expectations.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include "mm/conformance/report/markdown_report.h"
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report.h"
+#include "mm/conformance/session/run.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/io/text.h"
 #include "onnx_fixtures.h"

@@ -14,8 +14,8 @@
 
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/reference_kernel.h"
-#include "mm/conformance/runner.h"
-#include "mm/conformance/worker_protocol.h"
+#include "mm/conformance/isolation/worker_protocol.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/engine/process/process.h"
 #include "mm/engine/registry.h"
 #include "mm/engine/testing/fake_backend.h"

@@ -13,8 +13,9 @@
 #include <set>
 
 #include "fake_backends.h"
-#include "mm/conformance/runner.h"
-#include "mm/conformance/worker_pool.h"
+#include "mm/conformance/isolation/worker_pool.h"
+#include "mm/conformance/running/runner.h"
+#include "mm/conformance/session/run.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "mm/conformance/judging/verdict.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/testing/run_processes.h"
-#include "mm/conformance/verdict.h"
 #include "mm/engine/testing/temp_dir.h"
 #include "onnx_fixtures.h"
 

@@ -9,7 +9,8 @@
 #include "fake_backends.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
+#include "mm/conformance/session/run.h"
 #include "mm/engine/testing/test_names.h"
 #include "onnx_fixtures.h"
 

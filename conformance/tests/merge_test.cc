@@ -10,13 +10,14 @@
 #include <sstream>
 
 #include "fake_backends.h"
+#include "mm/conformance/judging/result_check.h"
+#include "mm/conformance/judging/verdict.h"
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/report/report.h"
-#include "mm/conformance/result_check.h"
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
+#include "mm/conformance/session/run.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
-#include "mm/conformance/verdict.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {
@@ -224,8 +225,8 @@ TEST_F(MergeCliTest, AReportOfAnOlderMmWithoutTheRunsSelectionIsRefused) {
   EXPECT_THAT(m.err, HasSubstr("Run the shards again with this mm"));
 }
 
-// The rule of conformance/result_check.h, one stored field at a time: a verdict is taken only
-// when its own fields give it under this run's tolerance and expectations.
+// The rule of conformance/judging/result_check.h, one stored field at a time: a verdict is taken
+// only when its own fields give it under this run's tolerance and expectations.
 TEST(ResultCheckTest, AVerdictIsTakenOnlyWhenItsOwnFieldsGiveIt) {
   Result judged;
   judged.case_name = "test_x";

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "mm/backends/backend_list.h"
-#include "mm/conformance/auto_expectations.h"
+#include "mm/conformance/judging/auto_expectations.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/testing/files.h"

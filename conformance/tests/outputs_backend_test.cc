@@ -3,7 +3,7 @@
 // missing, extra, malformed, wrongly typed or shaped output; a manifest's error or refusal) is an
 // ERROR or UNSUPPORTED naming the file, never a skipped or passed result. Fixtures are written with
 // the protobuf classes the loader reads.
-#include "mm/conformance/outputs_backend.h"
+#include "mm/conformance/running/outputs_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

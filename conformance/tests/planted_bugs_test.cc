@@ -13,6 +13,7 @@
 
 #include "fake_backends.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/session/run.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/conformance/tools/cli.h"
 #include "mm/engine/testing/fake_backend.h"

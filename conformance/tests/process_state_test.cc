@@ -2,7 +2,7 @@
 // limit, the umask, a signal's disposition): its result is an ERROR naming the change, its worker
 // is replaced (isolated) or the state put back (--no-isolate), and every other result, later cases
 // and the reference included, is as it would be without it.
-#include "mm/conformance/process_state.h"
+#include "mm/conformance/running/process_state.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -16,7 +16,7 @@
 #include "mm/conformance/report/markdown_report.h"
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report_files.h"
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
 #include "mm/conformance/tools/cli.h"
 
 namespace mm::conformance {

@@ -1,6 +1,6 @@
 // What a backend call leaves behind: the figures CallMonitor reads around a call, and the
 // findings ResourceTally draws from them per backend, at the thresholds of resources.h.
-#include "mm/conformance/resources.h"
+#include "mm/conformance/judging/resources.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -1,12 +1,13 @@
 // Verdicts: PASS, FAIL with the worst element, UNSUPPORTED with the reason, ERROR for broken
 // backends (including ones that throw), and the three-way comparison with the reference.
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fake_backends.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/session/run.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {

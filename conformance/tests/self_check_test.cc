@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "mm/conformance/compare.h"
+#include "mm/conformance/judging/compare.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/conformance/tools/cli.h"
 

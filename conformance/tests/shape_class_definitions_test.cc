@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/loader/shape_classes.h"
 #include "mm/engine/matmul_plan.h"
 
 namespace mm::conformance {

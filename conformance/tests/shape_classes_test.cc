@@ -2,7 +2,7 @@
 // sequences that put an empty problem after a non-empty one, and judgements that pass the
 // reference and fail a planted broadcast bug. (The engine answers K = 0 above every backend, so a
 // K = 0 bug can show only in a runtime's outputs: mm-fuzz's export-builtin test plants one.)
-#include "mm/conformance/shape_classes/shape_classes.h"
+#include "mm/conformance/loader/shape_classes.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,8 +14,9 @@
 
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/session/run.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/oracle/error_bound.h"
 

@@ -1,6 +1,6 @@
-// The table of conformance/verdict.h, row by row: what fails a run under each rule and what an
-// XFAIL entry makes of each verdict.
-#include "mm/conformance/verdict.h"
+// The table of conformance/judging/verdict.h, row by row: what fails a run under each rule and what
+// an XFAIL entry makes of each verdict.
+#include "mm/conformance/judging/verdict.h"
 
 #include <gtest/gtest.h>
 

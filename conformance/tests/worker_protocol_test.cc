@@ -1,6 +1,6 @@
 // The wire form of an isolated run's messages: whatever a worker sends, the parent reads back
 // equal, and bytes that were cut short or garbled are refused, never trusted and never a crash.
-#include "mm/conformance/worker_protocol.h"
+#include "mm/conformance/isolation/worker_protocol.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "mm/conformance/loader/catalog.h"
-#include "mm/conformance/result_json.h"
+#include "mm/conformance/results/result_json.h"
 #include "onnx_fixtures.h"
 
 namespace mm::conformance {

@@ -1,6 +1,6 @@
 // The harness checks that every backend wrote only Y: A and B unchanged, the bytes right before and
 // after Y intact. Shown with built-in-style C++ backends and with deliberately wrong plugins.
-#include "mm/conformance/write_guard.h"
+#include "mm/conformance/running/write_guard.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,8 @@
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/backends/testing/reference_kernel.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
+#include "mm/conformance/session/run.h"
 #include "mm/engine/testing/fake_backend.h"
 
 namespace mm::conformance {

@@ -7,7 +7,7 @@
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
-#include "mm/conformance/stop_signals.h"
+#include "mm/conformance/running/stop_signals.h"
 #include "mm/conformance/tools/cli_options.h"
 #include "mm/version.h"
 
@@ -78,7 +78,7 @@ Status CheckRunReportPaths(const ConformanceOptions& options, const RunEnvironme
       inputs);
 }
 
-// The run of the parsed `options`: the steps of conformance/session.h in order.
+// The run of the parsed `options`: the steps of conformance/session/session.h in order.
 int Run(const ConformanceOptions& options, const RunEnvironment& env, const StopOnSignals& stop,
         std::ostream& out, std::ostream& err) {
   ConformanceRun run;

@@ -10,8 +10,8 @@
 
 #include "mm/backends/backend_list.h"
 #include "mm/backends/plugin/plugin_loader.h"
-#include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/judging/compare.h"
 #include "mm/conformance/self_check/planted_backends.h"
 #include "mm/engine/testing/fake_backend.h"
 #include "mm/oracle/error_bound.h"

@@ -1,6 +1,6 @@
 """The shape-class matrix: rows backends, columns the numpy.matmul shape classes of mm's built-in
-shape-class catalogue (conformance/shape_classes), each cell how that backend's cases of the class
-fared over the dtypes: "8 pass", "3 pass, 5 refused", "1 FAIL, 7 pass".
+shape-class catalogue (conformance/loader/shape_classes.cc), each cell how that backend's cases of
+the class fared over the dtypes: "8 pass", "3 pass, 5 refused", "1 FAIL, 7 pass".
 
 A case is named mm_shape_<class>_<dtype> (no dtype name holds '_'), so the class is the name less
 the prefix and the last '_<dtype>'. A case's state is its worst over its data sets: FAIL (FAIL,

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "mm/conformance/compare.h"
+#include "mm/conformance/judging/compare.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "mm/backends/auto/auto_backend.h"
-#include "mm/conformance/expectations.h"
 #include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/judging/expectations.h"
 #include "mm/engine/registry.h"
 #include "mm/engine/status.h"
 

@@ -1,7 +1,7 @@
 // Differential fuzzing of MatMul backends: random problems (problem.h) run on every backend and
 // judged against the exact oracle by ONNX's tolerance and by the K-aware error bound
-// (engine/error_bound.h, conformance/compare.h); failures shrunk to a minimal problem and exported
-// as ONNX node tests.
+// (engine/error_bound.h, conformance/judging/compare.h); failures shrunk to a minimal problem and
+// exported as ONNX node tests.
 #ifndef MM_CONFORMANCE_FUZZ_FUZZER_H_
 #define MM_CONFORMANCE_FUZZ_FUZZER_H_
 
@@ -16,17 +16,17 @@
 #include <string_view>
 #include <vector>
 
-#include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/problem.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/judging/compare.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/engine/registry.h"
 #include "mm/oracle/error_bound.h"
 
 namespace mm::fuzz {
 
 // Which rule decides pass or fail, and the verdicts: the conformance harness's own
-// (conformance/verdict.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default rule is
-// kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
+// (conformance/judging/verdict.h), so mm-fuzz and mm-conformance judge alike. The fuzzer's default
+// rule is kBound (BOUND passes, IMPRECISE fails); kOnnx lets ONNX's fixed tolerance decide.
 using Rule = conformance::ToleranceRule;
 using Verdict = conformance::Verdict;
 using conformance::VerdictName;
@@ -66,9 +66,9 @@ struct FuzzOptions {
   // kStopGraceSeconds and a half even when a backend's call runs on (FuzzReport::abandoned). The
   // report then has what was finished and says interrupted. nullptr: never.
   const volatile std::sig_atomic_t* stop = nullptr;
-  // Known deviations (conformance/expectations.h), matched against (FuzzCaseName, backend): a
-  // failure an XFAIL entry matches is still shrunk, shown and exported, as kind "XFAIL", but is not
-  // a failure of the run; a SKIP entry's problems are not run on that backend. Null: none.
+  // Known deviations (conformance/judging/expectations.h), matched against (FuzzCaseName, backend):
+  // a failure an XFAIL entry matches is still shrunk, shown and exported, as kind "XFAIL", but is
+  // not a failure of the run; a SKIP entry's problems are not run on that backend. Null: none.
   const conformance::Expectations* expectations = nullptr;
 };
 

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <functional>
 
-#include "mm/conformance/compare.h"
 #include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/judging/compare.h"
 #include "mm/engine/backend.h"
 #include "mm/engine/tensor.h"
 

@@ -168,7 +168,8 @@ struct Catalog {
 
 struct DiscoverOptions {
   bool builtin = true;  // Append the built-in cases after the data roots.
-  // With `builtin`: the shape-class catalogue (conformance/shape_classes) after the examples.
+  // With `builtin`: the shape-class catalogue (conformance/loader/shape_classes.cc) after the
+  // examples.
   bool shape_classes = true;
   // Names for which this returns false are ignored entirely (not loaded, not listed). Applied
   // before any file of the case is read, so a filtered run reads only what it runs.

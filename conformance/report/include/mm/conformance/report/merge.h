@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mm/conformance/judging/resources.h"
+#include "mm/conformance/judging/result_check.h"
 #include "mm/conformance/report/report.h"
 #include "mm/conformance/report/report_reader.h"
 #include "mm/conformance/report/shard_check.h"

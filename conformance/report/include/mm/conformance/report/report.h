@@ -14,7 +14,7 @@
 
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/official/official_corpus.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/engine/machine.h"
 
 namespace mm::conformance {

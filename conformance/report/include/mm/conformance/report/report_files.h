@@ -7,9 +7,9 @@
 #include <ostream>
 #include <string>
 
+#include "mm/conformance/judging/resources.h"
 #include "mm/conformance/report/renderer.h"
 #include "mm/conformance/report/report.h"
-#include "mm/conformance/resources.h"
 #include "mm/engine/status.h"
 
 namespace mm::conformance {

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "mm/conformance/judging/resources.h"
+#include "mm/conformance/judging/result_check.h"
 #include "mm/conformance/report/report.h"
-#include "mm/conformance/resources.h"
-#include "mm/conformance/result_check.h"
 #include "mm/engine/status.h"
 
 namespace mm::conformance {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/engine/backend.h"
 #include "mm/engine/registry.h"
 

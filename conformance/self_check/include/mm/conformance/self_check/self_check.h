@@ -14,7 +14,7 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/conformance/report/merge.h"
 #include "mm/conformance/report/report.h"
-#include "mm/conformance/runner.h"
+#include "mm/conformance/running/runner.h"
 #include "mm/conformance/self_check/planted_backends.h"
 
 namespace mm::self_check {
@@ -94,8 +94,9 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options);
 // only the MISSED lines and the summary.
 void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out, bool quiet = false);
 
-// --self-check of mm-conformance (RunEnvironment::self_check, conformance/session.h): RunSelfCheck
-// over `roots` and WriteSelfCheck to `out`; kExitPassed when nothing is missed, else kExitFailed.
+// --self-check of mm-conformance (RunEnvironment::self_check, conformance/session/session.h):
+// RunSelfCheck over `roots` and WriteSelfCheck to `out`; kExitPassed when nothing is missed, else
+// kExitFailed.
 int RunSelfCheckCommand(const std::vector<conformance::DataRoot>& roots, bool builtin, int jobs,
                         bool quiet, std::ostream& out);
 

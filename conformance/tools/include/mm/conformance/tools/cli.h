@@ -1,5 +1,5 @@
 // The mm-conformance command line, as a function so tests can run it in-process: the options
-// parsed, then the steps of conformance/session.h.
+// parsed, then the steps of conformance/session/session.h.
 #ifndef MM_CONFORMANCE_TOOLS_CLI_H_
 #define MM_CONFORMANCE_TOOLS_CLI_H_
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "mm/conformance/resume.h"
-#include "mm/conformance/session.h"
-#include "mm/conformance/verdict.h"
+#include "mm/conformance/judging/verdict.h"
+#include "mm/conformance/session/resume.h"
+#include "mm/conformance/session/session.h"
 #include "mm/engine/registry.h"
 
 namespace mm::conformance {

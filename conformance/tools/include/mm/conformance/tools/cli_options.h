@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "mm/conformance/cli_support.h"  // CLI::App (declared only)
-#include "mm/conformance/compare.h"
+#include "mm/conformance/cli/cli_support.h"  // CLI::App (declared only)
+#include "mm/conformance/judging/compare.h"
 #include "mm/conformance/report/merge.h"
-#include "mm/conformance/runner.h"
-#include "mm/conformance/session.h"
+#include "mm/conformance/running/runner.h"
+#include "mm/conformance/session/session.h"
 
 namespace mm::conformance {
 
-// The options of mm-conformance (conformance/session.h).
+// The options of mm-conformance (conformance/session/session.h).
 using CliOptions = ConformanceOptions;
 
 // Parses the arguments after "merge"; nullopt on success, "" for --help (text in `help`), or the
