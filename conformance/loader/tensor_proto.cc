@@ -27,6 +27,8 @@ Field FieldFor(DType dtype) {
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kInt32:
+    case DType::kInt8:
+    case DType::kUInt8:
       return Field::kInt32;
     case DType::kInt64:
       return Field::kInt64;
