@@ -108,6 +108,10 @@ class FamilyOfficialCasesTest : public ::testing::Test {
   void SetUp() override {
     root_ = DataRoot();
     if (root_.empty()) GTEST_SKIP() << "MM_FAMILY_DATA is not set: the official cases are absent";
+    if (!fs::is_directory(root_)) {
+      GTEST_SKIP() << "MM_FAMILY_DATA " << root_
+                   << " is not a folder: the official cases are absent";
+    }
   }
   // The case folders, sorted.
   std::vector<fs::path> Cases() const {
