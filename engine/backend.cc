@@ -118,6 +118,9 @@ class DegeneratePrimitive final : public MatMulPrimitive {
 }  // namespace
 
 StatusOr<std::unique_ptr<MatMulPrimitive>> Backend::Prepare(const MatMulPlan& plan) {
+  // PlanMatMul plans shapes of any element type (MatMul's family reuses it); the backends' MatMul
+  // kernels take MatMul's dtypes only.
+  MM_RETURN_IF_ERROR(CheckMatMulDType(plan.desc.dtype));
   const Support support = Supports(plan.desc);
   if (!support.supported()) {
     return UnimplementedError(std::string(name()) + " cannot compute " + plan.desc.ToString() +

@@ -9,7 +9,7 @@
 namespace mm {
 namespace {
 
-constexpr std::array<DTypeInfo, 8> kInfos = {{
+constexpr std::array<DTypeInfo, 10> kInfos = {{
     {DType::kFloat, "float", "tensor(float)", 1, 4, true, true},
     {DType::kDouble, "double", "tensor(double)", 11, 8, true, true},
     {DType::kFloat16, "float16", "tensor(float16)", 10, 2, true, true},
@@ -18,7 +18,12 @@ constexpr std::array<DTypeInfo, 8> kInfos = {{
     {DType::kInt64, "int64", "tensor(int64)", 7, 8, false, true},
     {DType::kUInt32, "uint32", "tensor(uint32)", 12, 4, false, false},
     {DType::kUInt64, "uint64", "tensor(uint64)", 13, 8, false, false},
+    {DType::kInt8, "int8", "tensor(int8)", 3, 1, false, true},
+    {DType::kUInt8, "uint8", "tensor(uint8)", 2, 1, false, false},
 }};
+
+constexpr std::string_view kMatMulTakes =
+    " (MatMul-13 takes float, double, float16, bfloat16, int32, int64, uint32, uint64)";
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -43,15 +48,22 @@ std::string OnnxDataTypeName(int onnx_enum) {
   return "UNKNOWN(" + std::to_string(onnx_enum) + ")";
 }
 
-StatusOr<DType> DTypeFromOnnxEnum(int onnx_enum) {
+StatusOr<DType> ElementTypeFromOnnxEnum(int onnx_enum) {
   for (const DTypeInfo& info : kInfos) {
     if (info.onnx_enum == onnx_enum) return info.dtype;
   }
   return InvalidArgumentError("element type " + OnnxDataTypeName(onnx_enum) + " (" +
+                              std::to_string(onnx_enum) + ") is not an element type mm knows");
+}
+
+StatusOr<DType> DTypeFromOnnxEnum(int onnx_enum) {
+  StatusOr<DType> dtype = ElementTypeFromOnnxEnum(onnx_enum);
+  if (dtype.ok() && IsMatMulDType(*dtype)) return dtype;
+  return InvalidArgumentError("element type " + OnnxDataTypeName(onnx_enum) + " (" +
                               std::to_string(onnx_enum) + ") is not a MatMul dtype");
 }
 
-StatusOr<DType> DTypeFromName(std::string_view name) {
+StatusOr<DType> ElementTypeFromName(std::string_view name) {
   std::string key = Lower(name);
   if (key.starts_with("tensor(") && key.ends_with(")")) key = key.substr(7, key.size() - 8);
   if (key == "float32" || key == "f32" || key == "fp32") return DType::kFloat;
@@ -61,6 +73,24 @@ StatusOr<DType> DTypeFromName(std::string_view name) {
   for (const DTypeInfo& info : kInfos) {
     if (info.name == key) return info.dtype;
   }
+  return InvalidArgumentError("unknown element type '" + std::string(name) +
+                              "' (expected one of float, double, float16, bfloat16, int32, int64, "
+                              "uint32, uint64, int8, uint8)");
+}
+
+Status CheckMatMulDType(DType dtype) {
+  if (IsMatMulDType(dtype)) return OkStatus();
+  return InvalidArgumentError(std::string(DTypeName(dtype)) + " is not a MatMul dtype" +
+                              std::string(kMatMulTakes));
+}
+
+StatusOr<DType> DTypeFromName(std::string_view name) {
+  StatusOr<DType> dtype = ElementTypeFromName(name);
+  if (dtype.ok() && !IsMatMulDType(*dtype)) {
+    return InvalidArgumentError("'" + std::string(name) + "' is not a MatMul dtype" +
+                                std::string(kMatMulTakes));
+  }
+  if (dtype.ok()) return dtype;
   return InvalidArgumentError("unknown dtype '" + std::string(name) +
                               "' (expected one of float, double, float16, bfloat16, int32, int64, "
                               "uint32, uint64)");

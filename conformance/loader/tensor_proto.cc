@@ -3,6 +3,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "mm/engine/io/input_file.h"
 #include "onnx/onnx_pb.h"
@@ -27,6 +28,8 @@ Field FieldFor(DType dtype) {
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kInt32:
+    case DType::kInt8:
+    case DType::kUInt8:
       return Field::kInt32;
     case DType::kInt64:
       return Field::kInt64;
@@ -89,6 +92,15 @@ Status FillFromTyped(const onnx::TensorProto& proto, Tensor& tensor) {
       const auto u = static_cast<std::uint16_t>(bits);
       std::memcpy(static_cast<void*>(&out[i]), &u, sizeof(u));
     }
+  } else if constexpr (std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t>) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int32_t v = proto.int32_data(static_cast<int>(i));
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
+        return InvalidArgumentError("int32_data[" + std::to_string(i) + "] = " + std::to_string(v) +
+                                    " does not fit in " + std::string(DTypeName(DTypeOf<T>())));
+      }
+      out[i] = static_cast<T>(v);
+    }
   } else if constexpr (std::is_same_v<T, std::int32_t>) {
     std::copy_n(proto.int32_data().begin(), n, out);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
@@ -129,7 +141,8 @@ std::string ValueCountMismatch(std::string_view tensor, std::uint64_t bytes,
          " for shape " + DimsToString(dims) + " (" + std::to_string(count) + ")";
 }
 
-StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name) {
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name,
+                                 TensorTypes types) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
     return UnimplementedError(
         "tensor uses external data (data_location = EXTERNAL); mm-conformance refuses external "
@@ -142,7 +155,9 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_vie
   if (onnx_type == onnx::TensorProto::UNDEFINED) {
     return InvalidArgumentError("data_type is UNDEFINED (0); a MatMul tensor needs a dtype");
   }
-  MM_ASSIGN_OR_RETURN(const DType dtype, DTypeFromOnnxEnum(onnx_type));
+  MM_ASSIGN_OR_RETURN(const DType dtype, types == TensorTypes::kAll
+                                             ? ElementTypeFromOnnxEnum(onnx_type)
+                                             : DTypeFromOnnxEnum(onnx_type));
   const std::size_t elem = DTypeSize(dtype);
 
   Dims dims(proto.dims().begin(), proto.dims().end());
@@ -202,13 +217,14 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_vie
     if (count > 0) std::memcpy(tensor.raw_data(), proto.raw_data().data(), tensor.NumBytes());
     return tensor;
   }
-  MM_RETURN_IF_ERROR(VisitDType(dtype, [&](auto tag) {
+  MM_RETURN_IF_ERROR(VisitElementType(dtype, [&](auto tag) {
     return FillFromTyped<CppType<decltype(tag)::value>>(proto, tensor);
   }));
   return tensor;
 }
 
-StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::string_view name) {
+StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::string_view name,
+                                     TensorTypes types) {
   MM_ASSIGN_OR_RETURN(const std::string bytes, ReadProtoFile(path));
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
@@ -219,7 +235,7 @@ StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::str
     return InvalidArgumentError(Quoted(path) +
                                 ": holds fields onnx.TensorProto does not define (not a tensor?)");
   }
-  auto tensor = TensorFromProto(proto, name);
+  auto tensor = TensorFromProto(proto, name, types);
   if (!tensor.ok()) return tensor.status().WithContext(Quoted(path));
   return NamedTensor{proto.name(), std::move(tensor).value()};
 }

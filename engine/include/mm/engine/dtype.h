@@ -1,20 +1,25 @@
-// The element types of ONNX MatMul-13, their ONNX names and enum values, their C++ types, and the
-// one correctly rounded conversion from double that every float backend and the oracle share.
+// The element types of ONNX MatMul-13 and of its family's 8-bit integer operands (MatMulInteger,
+// QLinearMatMul), their ONNX names and enum values, their C++ types, and the one correctly rounded
+// conversion from double that every float backend and the oracle share.
 #ifndef MM_ENGINE_DTYPE_H_
 #define MM_ENGINE_DTYPE_H_
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "mm/engine/float16.h"
 #include "mm/engine/status.h"
 
 namespace mm {
 
-// The 8 MatMul-13 element types.
+// The 8 MatMul-13 element types, then the 8-bit integers of MatMulInteger and QLinearMatMul, which
+// MatMul-13 does not take. The first 8 values are MatMul's (their numbers are wire codes).
 enum class DType : std::uint8_t {
   kFloat,
   kDouble,
@@ -24,12 +29,23 @@ enum class DType : std::uint8_t {
   kInt64,
   kUInt32,
   kUInt64,
+  kInt8,
+  kUInt8,
 };
 
-// Every DType, in declaration order, for iteration and parameterised tests.
+// MatMul-13's 8 element types, in declaration order, for iteration and parameterised tests: every
+// MatMul path iterates these and refuses the others.
 inline constexpr std::array<DType, 8> kAllDTypes = {
     DType::kFloat, DType::kDouble, DType::kFloat16, DType::kBFloat16,
     DType::kInt32, DType::kInt64,  DType::kUInt32,  DType::kUInt64};
+
+// Every element type mm knows, MatMul's 8 and the two 8-bit integers, in declaration order.
+inline constexpr std::array<DType, 10> kAllElementTypes = {
+    DType::kFloat, DType::kDouble, DType::kFloat16, DType::kBFloat16, DType::kInt32,
+    DType::kInt64, DType::kUInt32, DType::kUInt64,  DType::kInt8,     DType::kUInt8};
+
+// True for MatMul-13's 8 element types (kAllDTypes); false for int8 and uint8.
+constexpr bool IsMatMulDType(DType dtype) { return dtype < DType::kInt8; }
 
 // C++ storage types: float, double, the integer types, and mm's float16 and bfloat16
 // (mm/engine/float16.h), which round to nearest even.
@@ -52,11 +68,19 @@ inline std::string_view DTypeName(DType dtype) { return GetDTypeInfo(dtype).name
 inline std::size_t DTypeSize(DType dtype) { return GetDTypeInfo(dtype).size; }
 inline bool IsFloat(DType dtype) { return GetDTypeInfo(dtype).is_float; }
 
-// Maps an onnx.TensorProto.DataType value to a DType; NOT_FOUND-style INVALID_ARGUMENT error naming
-// the ONNX type for values that are not MatMul types (e.g. "INT8 (3) is not a MatMul dtype").
+// Maps an onnx.TensorProto.DataType value to a MatMul DType; NOT_FOUND-style INVALID_ARGUMENT error
+// naming the ONNX type for values that are not MatMul types (e.g. "INT8 (3) is not a MatMul
+// dtype").
 StatusOr<DType> DTypeFromOnnxEnum(int onnx_enum);
-// Parses a short name ("float", "float32", "fp16", "bf16", "int32", ...) or an ONNX type string.
+// Parses a MatMul dtype's short name ("float", "float32", "fp16", "bf16", "int32", ...) or ONNX
+// type string; "int8" and "uint8" are refused as not MatMul dtypes.
 StatusOr<DType> DTypeFromName(std::string_view name);
+// The same two over every element type (kAllElementTypes): int8 (3) and uint8 (2) too.
+StatusOr<DType> ElementTypeFromOnnxEnum(int onnx_enum);
+StatusOr<DType> ElementTypeFromName(std::string_view name);
+// OK for a MatMul dtype; else INVALID_ARGUMENT "int8 is not a MatMul dtype (MatMul-13 takes float,
+// ...)": what every MatMul entry that receives a DType directly answers.
+Status CheckMatMulDType(DType dtype);
 // Name of any onnx.TensorProto.DataType value, for error messages ("INT8", "STRING";
 // "UNKNOWN(42)").
 std::string OnnxDataTypeName(int onnx_enum);
@@ -96,6 +120,14 @@ template <>
 struct DTypeTraits<DType::kUInt64> {
   using Type = std::uint64_t;
 };
+template <>
+struct DTypeTraits<DType::kInt8> {
+  using Type = std::int8_t;
+};
+template <>
+struct DTypeTraits<DType::kUInt8> {
+  using Type = std::uint8_t;
+};
 template <DType D>
 using CppType = typename DTypeTraits<D>::Type;
 
@@ -116,18 +148,28 @@ constexpr DType DTypeOf() {
     return DType::kInt64;
   else if constexpr (std::is_same_v<T, std::uint32_t>)
     return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return DType::kInt8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return DType::kUInt8;
   else {
-    static_assert(std::is_same_v<T, std::uint64_t>, "not a MatMul storage type");
+    static_assert(std::is_same_v<T, std::uint64_t>, "not an mm storage type");
     return DType::kUInt64;
   }
 }
 
 // Calls `f` with a value of std::integral_constant<DType, dtype>, so that
-// `decltype(tag)::value` is a constant expression: the one switch over DTypes that templated code
-// needs. Returns what `f` returns.
+// `decltype(tag)::value` is a constant expression: the one switch over MatMul's DTypes that
+// templated code needs. Returns what `f` returns. `dtype` must be a MatMul dtype (IsMatMulDType):
+// every entry of a MatMul path refuses int8 and uint8 first (PlanMatMul, the loaders, the names);
+// one reaching here anyway is a programming error and aborts rather than reading the wrong type.
 template <class F>
 decltype(auto) VisitDType(DType dtype, F&& f) {
   switch (dtype) {
+    case DType::kInt8:
+    case DType::kUInt8:
+      std::fputs("mm: VisitDType called with an 8-bit integer type, not a MatMul dtype\n", stderr);
+      std::abort();
     case DType::kFloat:
       return f(std::integral_constant<DType, DType::kFloat>{});
     case DType::kDouble:
@@ -146,6 +188,20 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
       break;
   }
   return f(std::integral_constant<DType, DType::kUInt64>{});
+}
+
+// VisitDType over every element type (kAllElementTypes), int8 and uint8 included: for the code of
+// MatMul's family, whose operands may be 8-bit integers.
+template <class F>
+decltype(auto) VisitElementType(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kInt8:
+      return f(std::integral_constant<DType, DType::kInt8>{});
+    case DType::kUInt8:
+      return f(std::integral_constant<DType, DType::kUInt8>{});
+    default:
+      return VisitDType(dtype, std::forward<F>(f));
+  }
 }
 
 // Rounds a double to the nearest float16 / bfloat16, ties to even, with ONE rounding. Converting

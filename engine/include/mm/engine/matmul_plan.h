@@ -68,10 +68,11 @@ struct MatMulPlan {
   bool b_shared_across_batch() const;
 };
 
-// Plans Y = MatMul(A, B) for `desc`, or explains why it is not a valid MatMul: rank-0 operands,
-// negative dims, K mismatch ("K mismatch: A [2,3,4] has K=4, B [5,6] has K=5"), batch dims that do
-// not broadcast ("batch dims not broadcastable at axis 1: 3 vs 2 (A [..], B [..])"), or element or
-// byte counts of A, B or Y that overflow int64.
+// Plans Y = MatMul(A, B) for `desc` (shapes only: any element type, so MatMul's family reuses it;
+// Backend::Prepare refuses a dtype MatMul does not take), or explains why it is not a valid MatMul:
+// rank-0 operands, negative dims, K mismatch ("K mismatch: A [2,3,4] has K=4, B [5,6] has K=5"),
+// batch dims that do not broadcast ("batch dims not broadcastable at axis 1: 3 vs 2 (A [..], B
+// [..])"), or element or byte counts of A, B or Y that overflow int64.
 StatusOr<MatMulPlan> PlanMatMul(const MatMulDesc& desc);
 
 }  // namespace mm

@@ -37,7 +37,11 @@ std::string ValueCountMismatch(std::string_view tensor, std::uint64_t bytes,
 // whose value count disagrees with the dims (ValueCountMismatch), the wrong field for the dtype,
 // raw_data and a typed field together, float16/bfloat16 patterns above 0xFFFF, uint32 values
 // above 0xFFFFFFFF. Messages do not name the file; callers add it (see LoadTensorFile).
-StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name = {});
+// `types` kAll also takes int8 and uint8 (MatMul's family; values in raw_data or int32_data, each
+// in the type's range).
+enum class TensorTypes : std::uint8_t { kMatMul, kAll };
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name = {},
+                                 TensorTypes types = TensorTypes::kMatMul);
 
 // A tensor read from a .pb file, with the name stored in the proto (may be empty).
 struct NamedTensor {
@@ -47,7 +51,8 @@ struct NamedTensor {
 
 // Reads, parses and converts one serialized TensorProto file; `name` as for TensorFromProto. Every
 // error message starts with the file's path.
-StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::string_view name = {});
+StatusOr<NamedTensor> LoadTensorFile(const std::filesystem::path& path, std::string_view name = {},
+                                     TensorTypes types = TensorTypes::kMatMul);
 
 // Reads and parses a serialized ModelProto file (model.onnx); errors start with the path.
 StatusOr<onnx::ModelProto> LoadModelFile(const std::filesystem::path& path);

@@ -1,0 +1,38 @@
+// QLinearMatMul's requantization, exactly: y = saturate(round_half_even(acc * a_scale * b_scale /
+// y_scale) + y_zero_point), computed as an exact rational (every scale is a float32 value, so a
+// dyadic rational m * 2^e), and the range of y a float32 evaluation of the multiplier can give
+// (the one-unit rule, docs/family.md).
+#ifndef MM_FAMILY_REQUANTIZE_H_
+#define MM_FAMILY_REQUANTIZE_H_
+
+#include <cstdint>
+
+namespace mm::family {
+
+// The integer range of QLinearMatMul's output type: [-128, 127] (int8) or [0, 255] (uint8).
+struct OutputRange {
+  std::int64_t lo = 0, hi = 255;
+};
+
+// round_half_even(acc * a_scale * b_scale / y_scale) + zero_point, saturated to `range`, with the
+// product and quotient exact (no float rounding anywhere). The scales must be positive finite
+// values of float32 (float16 and bfloat16 values are float32 values).
+std::int64_t RequantizeExact(std::int64_t acc, float a_scale, float b_scale, float y_scale,
+                             std::int64_t zero_point, OutputRange range);
+
+// The outputs a float32 evaluation of the multiplier can give for the same element, as [lo, hi]
+// (lo <= RequantizeExact <= hi). The evaluations (docs/family.md, "The one-unit rule"):
+// the multiplier M in each order a*b/y, a*(b/y) and (a/y)*b, each operation rounded to float32,
+// or computed in double and rounded to float32 once;
+// acc converted to float32 (fa); then fa*M rounded to float32, fa*M exact, or acc*M exact; each
+// rounded half to even, plus zero_point, saturated. A NaN evaluation (0 * infinity, when a
+// multiplier overflows float32) is none and is left out.
+struct RequantizedRange {
+  std::int64_t lo = 0, hi = 0;
+};
+RequantizedRange RequantizeFloat32Range(std::int64_t acc, float a_scale, float b_scale,
+                                        float y_scale, std::int64_t zero_point, OutputRange range);
+
+}  // namespace mm::family
+
+#endif  // MM_FAMILY_REQUANTIZE_H_
