@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "family_kernels.h"
+
 namespace mm {
 namespace {
 
@@ -104,5 +106,8 @@ StatusOr<std::unique_ptr<MatMulPrimitive>> ReferenceBackend::PrepareProduct(
     const MatMulPlan& plan) {
   return std::unique_ptr<MatMulPrimitive>(std::make_unique<ReferencePrimitive>(plan));
 }
+
+ReferenceBackend::ReferenceBackend() : family_(std::make_unique<reference::FamilyKernels>()) {}
+ReferenceBackend::~ReferenceBackend() = default;
 
 }  // namespace mm

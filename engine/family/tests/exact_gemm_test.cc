@@ -9,7 +9,7 @@
 #include "judge_values.h"
 #include "mm/family/exact.h"
 #include "mm/family/judge.h"
-#include "problem_builder.h"
+#include "mm/family/testing/problem_builder.h"
 
 namespace mm::family {
 namespace {

@@ -13,7 +13,7 @@
 #include "mm/family/exact.h"
 #include "mm/family/judge.h"
 #include "mm/family/plan.h"
-#include "problem_builder.h"
+#include "mm/family/testing/problem_builder.h"
 
 namespace mm::family::testing {
 

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "judge_values.h"
-#include "problem_builder.h"
+#include "mm/family/testing/problem_builder.h"
 
 namespace mm::family {
 namespace {

@@ -15,6 +15,10 @@
 
 namespace mm {
 
+namespace family {
+class FamilyBackend;
+}  // namespace family
+
 // A backend's answer to "can you compute this MatMul?". Capability is explicit: a backend that says
 // kNo is never asked to compute; one that says kByConversion computes it itself, through another
 // type, and `note` says how (e.g. "f16 via f32"). A backend never hands work to another engine.
@@ -100,6 +104,11 @@ class Backend {
   // never about this machine's: a flush that some CPUs' kernel does is declared for all. The
   // default, for a backend that declares nothing, is Arithmetic::OwnType(dtype).
   virtual Arithmetic DeclaredArithmetic(DType dtype) const { return Arithmetic::OwnType(dtype); }
+  // The operators of MatMul's family beyond MatMul (Gemm, MatMulInteger, QLinearMatMul) this
+  // backend computes, as an interface (mm/family/backend.h: what it supports per operator and
+  // type, its arithmetic, the computation); null, the default, for a backend that computes MatMul
+  // only, which family::SupportOf then refuses with that reason. Owned by the backend.
+  virtual family::FamilyBackend* family() { return nullptr; }
 
   // Prepares a reusable primitive for `plan` (from PlanMatMul). Returns UNIMPLEMENTED with the
   // Supports() reason when the backend does not support plan.desc. The degenerate products are

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "mm/engine/backend.h"
+#include "mm/family/backend.h"
 
 namespace mm {
 
@@ -18,18 +19,25 @@ namespace mm {
 //  - integer types wrap around modulo 2^bits, as numpy's integer matmul does: products and sums are
 //    formed in the unsigned type of the same width, where C++ defines wraparound, and the bits are
 //    reinterpreted as the signed type (two's complement, defined since C++20).
-// Supports() is kNative for every dtype.
+// Supports() is kNative for every dtype. MatMul's family (Gemm, MatMulInteger, QLinearMatMul)
+// in every version and type, through its own loops (family(): family_kernels.h).
 class ReferenceBackend final : public Backend {
  public:
+  ReferenceBackend();
+  ~ReferenceBackend() override;
   std::string_view name() const override { return "reference"; }
   Support Supports(const MatMulDesc& desc) const override;
   // "mm reference: i-k-j loops, ..." (no library, no SIMD choice: the same on every CPU).
   std::string RunsOn() const override;
   // Float dtypes accumulate in double and round once; integers are exact modulo 2^bits.
   Arithmetic DeclaredArithmetic(DType dtype) const override;
+  family::FamilyBackend* family() override { return family_.get(); }
 
  protected:
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
+
+ private:
+  std::unique_ptr<family::FamilyBackend> family_;
 };
 
 }  // namespace mm

@@ -1,8 +1,8 @@
 // Family problems for tests, written as ONNX nodes are: inputs by name with their values, then
 // attributes. The builder owns every tensor, so the problem (and plans of it) stay valid while it
 // lives.
-#ifndef MM_FAMILY_TESTS_PROBLEM_BUILDER_H_
-#define MM_FAMILY_TESTS_PROBLEM_BUILDER_H_
+#ifndef MM_FAMILY_TESTING_PROBLEM_BUILDER_H_
+#define MM_FAMILY_TESTING_PROBLEM_BUILDER_H_
 
 #include <cstddef>
 #include <cstring>
@@ -114,4 +114,4 @@ class ProblemBuilder {
 
 }  // namespace mm::family::testing
 
-#endif  // MM_FAMILY_TESTS_PROBLEM_BUILDER_H_
+#endif  // MM_FAMILY_TESTING_PROBLEM_BUILDER_H_

@@ -1,0 +1,48 @@
+#include "mm/family/backend.h"
+
+#include <string>
+#include <utility>
+
+namespace mm::family {
+
+std::string OpDesc::ToString() const {
+  std::string out = std::string(OpName(op)) + "-" + std::to_string(version) + " ";
+  if (op == Op::kMatMul || op == Op::kGemm) return out + std::string(DTypeName(y_dtype));
+  out += std::string(DTypeName(a_dtype)) + " x " + std::string(DTypeName(b_dtype)) + " -> " +
+         std::string(DTypeName(y_dtype));
+  if (op == Op::kQLinearMatMul) out += ", " + std::string(DTypeName(scale_dtype)) + " scales";
+  return out;
+}
+
+OpDesc DescOf(const Plan& plan) {
+  return {plan.op, plan.version, plan.a_dtype, plan.b_dtype, plan.y_dtype, plan.scale_dtype};
+}
+
+Support SupportOf(Backend& backend, const OpDesc& desc) {
+  if (desc.op == Op::kMatMul) {
+    return Support::No("MatMul is asked through Backend::Supports with its shapes");
+  }
+  FamilyBackend* family = backend.family();
+  if (family == nullptr) {
+    return Support::No(std::string(backend.name()) + " computes MatMul only, not " +
+                       std::string(OpName(desc.op)));
+  }
+  return family->SupportsOp(desc);
+}
+
+StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan) {
+  const OpDesc desc = DescOf(plan);
+  const Support support = SupportOf(backend, desc);
+  if (!support.supported()) {
+    return UnimplementedError(std::string(backend.name()) + " does not compute " + desc.ToString() +
+                              ": " + support.note);
+  }
+  MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.y_dtype, plan.y_dims()));
+  const Status status = backend.family()->Compute(plan, y.mutable_view());
+  if (!status.ok()) {
+    return Status(status.code(), std::string(backend.name()) + ": " + status.message());
+  }
+  return y;
+}
+
+}  // namespace mm::family
