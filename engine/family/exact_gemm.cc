@@ -6,20 +6,10 @@
 #include <limits>
 
 #include "exact_internal.h"
+#include "mm/oracle/error_free.h"
 
 namespace mm::family::internal {
 namespace {
-
-inline void TwoSum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double z = s - a;
-  e = (a - (s - z)) + (b - z);
-}
-
-inline void TwoProduct(double a, double b, double& p, double& e) {
-  p = a * b;
-  e = std::fma(a, b, -p);
-}
 
 // The row-major [cols, rows] transpose of a 2-D tensor.
 StatusOr<Tensor> Transposed(TensorView t) {

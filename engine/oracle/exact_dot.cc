@@ -6,23 +6,11 @@
 
 #include "mm/engine/dtype.h"
 #include "mm/oracle/error_bound.h"
+#include "mm/oracle/error_free.h"
 #include "oracle_internal.h"
 
 namespace mm::oracle_internal {
 namespace {
-
-// Error-free transformations (Ogita, Rump, Oishi 2005). This file is compiled with
-// -ffp-contract=off so that the compiler never fuses or reorders them.
-inline void TwoSum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double z = s - a;
-  e = (a - (s - z)) + (b - z);
-}
-
-inline void TwoProduct(double a, double b, double& p, double& e) {
-  p = a * b;
-  e = std::fma(a, b, -p);
-}
 
 // True when `x` (a value of T widened to double) is subnormal in T.
 template <class T>
