@@ -1,4 +1,5 @@
 // The family catalogue's MatMulInteger and QLinearMatMul cases (family_cases.h).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -180,8 +181,10 @@ FamilyCase IntegerCase(const IntegerSpec& s) {
 }
 
 // Every single-problem class of MatMul's shape catalogue x every zero-point form that applies to
-// its ranks, the type pair (and QLinearMatMul's scale variant and output type) turning; then on
-// the 2-D class every type pair x every form (x every scale variant for QLinearMatMul).
+// its ranks (an empty Y or K = 0: per tensor and per row and column only, every element being
+// an empty sum or none), the type pair (and QLinearMatMul's scale variant and output type)
+// turning; then on the 2-D class every type pair x every form, and for QLinearMatMul every scale
+// variant x every type pair with per-row and per-column scales.
 void AppendClassCases(Op op, std::vector<FamilyCase>& out, std::set<std::string>& names) {
   std::vector<ZpForm> forms = {ZpForm::kScalar, ZpForm::kOne, ZpForm::kRow, ZpForm::kColumn,
                                ZpForm::kRowColumn};
@@ -200,10 +203,17 @@ void AppendClassCases(Op op, std::vector<FamilyCase>& out, std::set<std::string>
     if (names.insert(c.name).second) out.push_back(std::move(c));
     return true;
   };
+  auto degenerate = [](const ShapePair& p) {
+    return std::ranges::count(p.a, 0) + std::ranges::count(p.b, 0) > 0;
+  };
   int turn = 0;
   for (const ShapeClass& shape : ShapeClasses()) {
     if (shape.sequence()) continue;
     for (ZpForm form : forms) {
+      if (degenerate(shape.problems.front()) && form != ZpForm::kScalar &&
+          form != ZpForm::kRowColumn) {
+        continue;
+      }
       if (add(shape, form, turn % 4, (turn + turn / 4) % 4, (turn / 3) % 2)) ++turn;
     }
   }
@@ -211,11 +221,11 @@ void AppendClassCases(Op op, std::vector<FamilyCase>& out, std::set<std::string>
   for (const ShapeClass& shape : ShapeClasses()) {
     if (shape.name == "2d") two_d = &shape;
   }
-  const int variants = op == Op::kQLinearMatMul ? 4 : 1;
   for (int types = 0; types < 4; ++types) {
-    for (ZpForm form : forms) {
-      for (int v = 0; v < variants; ++v) add(*two_d, form, types, v, types % 2);
-    }
+    int form_index = 0;
+    for (ZpForm form : forms) add(*two_d, form, types, (types + form_index++) % 4, types % 2);
+    if (op != Op::kQLinearMatMul) continue;
+    for (int v = 0; v < 4; ++v) add(*two_d, ZpForm::kRowColumn, types, v, (types + v) % 2);
   }
 }
 
