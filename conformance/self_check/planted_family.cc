@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -249,6 +251,30 @@ const std::vector<PlantedFamilyBackend>& PlantedFamilyBackends() {
 
 std::unique_ptr<Backend> MakePlantedFamilyBackend(const PlantedFamilyBackend& planted) {
   return std::make_unique<PlantedFamily>(planted);
+}
+
+const std::vector<std::string>& ClassesAimedAt(FamilyFault fault) {
+  static const std::map<FamilyFault, std::vector<std::string>> targets = {
+      {FamilyFault::kNone, {}},
+      {FamilyFault::kSaturatingPairs,
+       {"matmulinteger/saturating-pairs/K=8", "matmulinteger/saturating-pairs/K=7",
+        "matmulinteger/saturating-pairs/a_zero_point=128", "qlinearmatmul/saturating-pairs/K=8",
+        "qlinearmatmul/saturating-pairs/K=7", "qlinearmatmul/saturating-pairs/a_zero_point=128"}},
+      {FamilyFault::kIgnoredBZeroPoint,
+       {"matmulinteger/zero-points/0,128", "qlinearmatmul/zero-points/0,128",
+        "matmulinteger/2d/zp-per-column"}},
+      {FamilyFault::kPerTensorZeroPoint,
+       {"matmulinteger/2d/zp-per-row", "qlinearmatmul/2d/zp-per-row"}},
+      {FamilyFault::kHalfAwayFromZero,
+       {"qlinearmatmul/ties/a_scale=0.5", "qlinearmatmul/ties/y_scale=2",
+        "qlinearmatmul/ties/per-row,per-column-scales"}},
+      {FamilyFault::kIgnoredBeta,
+       {"gemm/transB/C[M,N]/alpha-negative,beta-0", "gemm/noTrans/C[N]/alpha-0.1,beta-0",
+        "gemm/noTrans/C[N]/alpha-negative,beta-negative/K=0"}},
+      {FamilyFault::kBiasWrongAxis, {"gemm/transB/C[N]/alpha-1,beta-negative"}},
+      {FamilyFault::kIgnoredTransB, {"gemm/transB/C[N]/alpha-1,beta-negative"}},
+  };
+  return targets.at(fault);
 }
 
 bool FaultCanShow(FamilyFault fault, const Plan& plan) {

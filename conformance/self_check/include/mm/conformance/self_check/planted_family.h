@@ -49,6 +49,12 @@ const std::vector<PlantedFamilyBackend>& PlantedFamilyBackends();
 // reference's arithmetic (it is held to it).
 std::unique_ptr<Backend> MakePlantedFamilyBackend(const PlantedFamilyBackend& planted);
 
+// The classes of the built-in family catalogue (FamilyCase::op_class) aimed at `fault`: each
+// holds a case (in one or several types) the fault makes FAIL; every case of a
+// "saturating-pairs" or "ties" class FAILs. Empty for kNone. What the self-check runs a planted
+// family backend on.
+const std::vector<std::string>& ClassesAimedAt(FamilyFault fault);
+
 // False when `fault` cannot change any element of `plan`'s Y, which the planted backend then
 // computes exactly as the reference does (another operator, no uint8 x int8 pair, b's zero point
 // all 0, no per-row zero point, beta 1 or no C, no [N] bias, transB 0); true when it may.
