@@ -250,6 +250,16 @@ IntegerSpec SaturatingPairs(Op op, std::int64_t k, std::int64_t a_zero_point, st
   return s;
 }
 
+Values Constant(double v) {
+  return [v](std::int64_t) { return v; };
+}
+
+Values Listed(std::vector<double> values) {
+  return [values = std::move(values)](std::int64_t i) {
+    return values[static_cast<std::size_t>(i) % values.size()];
+  };
+}
+
 // [1, K] x [K, 1] of one value per side, zero points 0: K past 2^15 (an int16 accumulator's end)
 // and either side of the first K whose exact sum leaves int32.
 IntegerSpec LongK(Op op, TypePair types, double a, double b, std::int64_t k, std::string name) {
@@ -286,6 +296,15 @@ void AppendValueCases(Op op, std::vector<FamilyCase>& out) {
       out.push_back(IntegerCase(s));
     }
   }
+  // Per-row zero points far apart (0, 255, 128) against a B of +127 only: every row's zero-point
+  // term is 508 x its zero point, so a kernel applying row 0's to every row is far off.
+  IntegerSpec rows = Spec(op, kTypePairs[1], "zero-points/per-row-0,255,128", {3, 4}, {4, 2});
+  rows.b_value = Constant(127);
+  rows.a_zp = Dims{3};
+  rows.b_zp = Dims{};
+  rows.a_zp_value = Listed({0, 255, 128});
+  rows.b_zp_value = Constant(0);
+  out.push_back(IntegerCase(rows));
   const TypePair u8s8 = kTypePairs[1], u8u8 = kTypePairs[0];
   out.push_back(IntegerCase(LongK(op, u8s8, 255, 127, 32769, "K=2^15+1")));
   out.push_back(IntegerCase(LongK(op, u8u8, 255, 255, 32769, "K=2^15+1")));
@@ -293,16 +312,6 @@ void AppendValueCases(Op op, std::vector<FamilyCase>& out) {
   out.push_back(IntegerCase(LongK(op, u8s8, 255, -128, 65794, "int32/first-K-outside")));
   out.push_back(IntegerCase(LongK(op, u8u8, 255, 255, 33025, "int32/last-K-inside")));
   out.push_back(IntegerCase(LongK(op, u8u8, 255, 255, 33026, "int32/first-K-outside")));
-}
-
-Values Constant(double v) {
-  return [v](std::int64_t) { return v; };
-}
-
-Values Listed(std::vector<double> values) {
-  return [values = std::move(values)](std::int64_t i) {
-    return values[static_cast<std::size_t>(i) % values.size()];
-  };
 }
 
 // QLinearMatMul's requantization at its edges: exact ties (n + 1/2 of both signs and parities,

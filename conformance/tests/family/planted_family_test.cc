@@ -42,11 +42,13 @@ ElementVerdict Judge(Backend& backend, const FamilyCase& c, std::string* describ
   return judgement.verdict();
 }
 
-// Classes whose every case shows the fault whatever the types: the pairs saturate in each, and
-// every element of a tie case is a tie.
+// Classes whose every case shows the fault whatever the types: the pairs saturate in each, every
+// element of a tie case is a tie, and rows' zero points 0, 255, 128 against a B of +127 move
+// whole rows.
 bool Strict(const std::string& op_class) {
   return op_class.find("saturating-pairs") != std::string::npos ||
-         op_class.find("ties/") != std::string::npos;
+         op_class.find("ties/") != std::string::npos ||
+         op_class.find("per-row-0,255,128") != std::string::npos;
 }
 
 // Each plant: PASS wherever FaultCanShow says its fault cannot show; of each class

@@ -51,8 +51,8 @@ std::unique_ptr<Backend> MakePlantedFamilyBackend(const PlantedFamilyBackend& pl
 
 // The classes of the built-in family catalogue (FamilyCase::op_class) aimed at `fault`: each
 // holds a case (in one or several types) the fault makes FAIL; every case of a
-// "saturating-pairs" or "ties" class FAILs. Empty for kNone. What the self-check runs a planted
-// family backend on.
+// "saturating-pairs", "ties" or "per-row-0,255,128" class FAILs. Empty for kNone. What the
+// self-check runs a planted family backend on.
 const std::vector<std::string>& ClassesAimedAt(FamilyFault fault);
 
 // False when `fault` cannot change any element of `plan`'s Y, which the planted backend then
