@@ -8,6 +8,7 @@
 #include "mm/conformance/fuzz/fair.h"
 #include "mm/conformance/fuzz/fuzz_merge.h"
 #include "mm/conformance/fuzz/fuzz_report_reader.h"
+#include "mm/conformance/loader/family_cases.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/loader/shape_classes.h"
 #include "mm/conformance/report/output_file.h"
@@ -304,9 +305,25 @@ int ExportBuiltin(const FuzzCliOptions& o, std::ostream& out, std::ostream& err)
       return kExitUsage;
     }
   }
-  out << "mm-fuzz export-builtin: wrote " << examples->size() + shape_cases.size() << " cases ("
+  const std::vector<conformance::FamilyCase> family_cases = conformance::BuiltinFamilyCases();
+  for (const conformance::FamilyCase& c : family_cases) {
+    auto y = conformance::FamilyCaseExpectedY(c);
+    if (!y.ok()) {
+      err << "mm-fuzz export-builtin: " << c.name << ": " << y.status().message() << "\n";
+      return kExitFailed;
+    }
+    const Status st = conformance::WriteFamilyNodeTest(std::filesystem::path(o.out_dir) / c.name,
+                                                       c.problem, *y, "mm-fuzz");
+    if (!st.ok()) {
+      err << "mm-fuzz export-builtin: " << st.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  out << "mm-fuzz export-builtin: wrote "
+      << examples->size() + shape_cases.size() + family_cases.size() << " cases ("
       << examples->size() << " examples of the ONNX MatMul page, " << shape_cases.size()
-      << " of the shape-class catalogue) to " << o.out_dir << "\n";
+      << " of the shape-class catalogue, " << family_cases.size()
+      << " of the family catalogue: Gemm, MatMulInteger, QLinearMatMul) to " << o.out_dir << "\n";
   return kExitClean;
 }
 

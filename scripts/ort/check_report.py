@@ -35,6 +35,9 @@ OFFICIAL = [
     "test_matmul_bcast",
 ]
 SHAPE_PREFIX = "mm_shape_"
+# The family's catalogue (Gemm, MatMulInteger, QLinearMatMul), which export-builtin writes too, is
+# not run through ONNX Runtime's driver yet: its data sets are not counted here.
+FAMILY_PREFIX = "mm_family_"
 BACKEND = "onnxruntime"
 REFUSAL = "Could not find an implementation"
 
@@ -64,7 +67,7 @@ def main():
     problems = []
 
     generated = data_sets_of(args.generated)
-    exported = data_sets_of(args.builtin)
+    exported = {d for d in data_sets_of(args.builtin) if not d[0].startswith(FAMILY_PREFIX)}
     seen = collections.Counter((r["case"], r["data_set"]) for r in results)
     for key, n in seen.items():
         if n != 1:

@@ -18,6 +18,7 @@
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/fuzz/problem.h"
+#include "mm/conformance/loader/family_cases.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/loader/shape_classes.h"
 #include "mm/conformance/loader/tensor_proto.h"
@@ -271,9 +272,10 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
   }
 }
 
-// export-builtin writes the built-in cases (the 9 examples and the shape-class catalogue) as node
-// tests a runtime can run; their expected outputs, given back as an outputs tree, are exactly what
-// mm-conformance's built-in cases expect, data set by data set.
+// export-builtin writes the built-in cases (the 9 examples, the shape-class catalogue and the
+// family's catalogue) as node tests a runtime can run; their expected outputs, given back as an
+// outputs tree, are exactly what mm-conformance's built-in cases expect, data set by data set.
+// (The family's node tests are checked in conformance/tests/family/family_node_test_test.cc.)
 TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
   TempDir dir, tree, empty;
   const CliRun r = FuzzCli({"export-builtin", "--out", dir.path().string()});
@@ -283,9 +285,15 @@ TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
   for (const conformance::ShapeCase& c : conformance::ShapeCases()) {
     data_sets += c.shape_class->problems.size();
   }
-  EXPECT_THAT(r.out, HasSubstr("wrote " + std::to_string(9 + shape_cases) + " cases (9 examples"));
-  std::size_t count = 0, sets = 0;
+  const std::size_t family_cases = conformance::BuiltinFamilyCases().size();
+  EXPECT_THAT(r.out, HasSubstr("wrote " + std::to_string(9 + shape_cases + family_cases) +
+                               " cases (9 examples"));
+  std::size_t count = 0, sets = 0, family = 0;
   for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().starts_with(conformance::kFamilyCasePrefix)) {
+      family += fs::exists(entry.path() / "test_data_set_0" / "output_0.pb");
+      continue;
+    }
     ++count;
     onnx::ModelProto model = conformance::LoadModelFile(entry.path() / "model.onnx").value();
     EXPECT_NO_THROW(onnx::checker::check_model(model)) << entry.path();
@@ -298,6 +306,7 @@ TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
     }
   }
   EXPECT_EQ(count, 9 + shape_cases);
+  EXPECT_EQ(family, family_cases);
   EXPECT_EQ(sets, data_sets);
   const std::string results = std::to_string(data_sets) + " results (" +
                               std::to_string(9 + shape_cases) +

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "family_node_test_reader.h"
 #include "mm/conformance/loader/tensor_proto.h"
 #include "mm/conformance/official/sha256.h"
 #include "mm/family/exact.h"
@@ -31,76 +32,6 @@ namespace fs = std::filesystem;
 fs::path DataRoot() {
   const char* root = std::getenv("MM_FAMILY_DATA");
   return root == nullptr ? fs::path() : fs::path(root);
-}
-
-// The default-domain opset a model imports.
-int DefaultOpset(const onnx::ModelProto& model) {
-  for (const auto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") {
-      return static_cast<int>(opset.version());
-    }
-  }
-  return 0;
-}
-
-Attribute FromProto(const onnx::AttributeProto& proto) {
-  switch (proto.type()) {
-    case onnx::AttributeProto::FLOAT:
-      return Attribute::Float(proto.name(), proto.f());
-    case onnx::AttributeProto::INT:
-      return Attribute::Int(proto.name(), proto.i());
-    default: {
-      Attribute other;
-      other.name = proto.name();
-      other.type = AttributeType::kOther;
-      other.other_type = onnx::AttributeProto::AttributeType_Name(proto.type());
-      return other;
-    }
-  }
-}
-
-// One official case loaded: its problem (views into `tensors`) and expected output.
-struct OfficialCase {
-  std::string name;
-  Problem problem;
-  std::vector<Tensor> tensors;
-  Tensor expected;
-};
-
-StatusOr<OfficialCase> LoadCase(const fs::path& dir) {
-  using conformance::TensorTypes;
-  OfficialCase out;
-  out.name = dir.filename().string();
-  MM_ASSIGN_OR_RETURN(const onnx::ModelProto model, conformance::LoadModelFile(dir / "model.onnx"));
-  if (model.graph().node_size() != 1) return InvalidArgumentError(out.name + ": not one node");
-  const onnx::NodeProto& node = model.graph().node(0);
-  MM_ASSIGN_OR_RETURN(out.problem.op, OpFromName(node.op_type()));
-  MM_ASSIGN_OR_RETURN(out.problem.version, OpVersionAtOpset(out.problem.op, DefaultOpset(model)));
-  // input_N.pb is the graph's N-th input; the node names which input each is.
-  const fs::path data = dir / "test_data_set_0";
-  out.tensors.reserve(static_cast<std::size_t>(model.graph().input_size()));
-  for (int i = 0; i < model.graph().input_size(); ++i) {
-    const fs::path file = data / ("input_" + std::to_string(i) + ".pb");
-    MM_ASSIGN_OR_RETURN(conformance::NamedTensor t,
-                        conformance::LoadTensorFile(file, {}, TensorTypes::kAll));
-    out.tensors.push_back(std::move(t.tensor));
-  }
-  const std::span<const std::string_view> names = InputNames(out.problem.op);
-  for (int i = 0; i < node.input_size(); ++i) {
-    if (node.input(i).empty()) continue;  // A skipped optional input.
-    for (int g = 0; g < model.graph().input_size(); ++g) {
-      if (model.graph().input(g).name() != node.input(i)) continue;
-      out.problem.inputs.push_back({std::string(names[static_cast<std::size_t>(i)]),
-                                    out.tensors[static_cast<std::size_t>(g)].view()});
-    }
-  }
-  for (const auto& attribute : node.attribute()) {
-    out.problem.attributes.push_back(FromProto(attribute));
-  }
-  MM_ASSIGN_OR_RETURN(conformance::NamedTensor y,
-                      conformance::LoadTensorFile(data / "output_0.pb", {}, TensorTypes::kAll));
-  out.expected = std::move(y.tensor);
-  return out;
 }
 
 class FamilyOfficialCasesTest : public ::testing::Test {
@@ -153,7 +84,7 @@ TEST_F(FamilyOfficialCasesTest, EveryCaseIsPlannedAndItsExpectedOutputJudgedPass
   std::map<Op, int> per_op;
   for (const fs::path& dir : Cases()) {
     SCOPED_TRACE(dir.filename().string());
-    const StatusOr<OfficialCase> loaded = LoadCase(dir);
+    const StatusOr<testing::FamilyNodeTestRead> loaded = testing::ReadFamilyNodeTest(dir);
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     const StatusOr<Plan> plan = PlanProblem(loaded->problem);
     ASSERT_TRUE(plan.ok()) << plan.status();

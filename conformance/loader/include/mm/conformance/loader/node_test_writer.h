@@ -18,6 +18,7 @@
 #include "mm/engine/dtype.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
+#include "mm/family/problem.h"
 
 namespace mm::conformance {
 
@@ -42,6 +43,9 @@ onnx::ModelProto MatMulModelProto(int onnx_type, const Dims& a, const Dims& b, c
 // in memory on every machine mm builds for (x86-64, aarch64), which is raw_data's byte order.
 onnx::TensorProto TensorToProto(const Tensor& tensor, std::string_view name);
 
+// The same for a tensor held elsewhere.
+onnx::TensorProto TensorViewToProto(TensorView tensor, std::string_view name);
+
 // One data set: inputs[K] becomes input_K.pb, outputs[K] output_K.pb.
 struct NodeTestDataSet {
   std::vector<onnx::TensorProto> inputs;
@@ -58,6 +62,28 @@ struct NodeTest {
 // set 0 holding a, b and the expected y.
 NodeTest MatMulNodeTest(const Tensor& a, const Tensor& b, const Tensor& y,
                         const ModelProtoOptions& options = {});
+
+// The IR version ONNX's release that introduced default-domain opset `opset` writes (7 up to
+// opset 14, as MatMul's node tests have it; 8 to 18, 9 to 20, 10 from 21: docs/Versioning.md of
+// onnx/onnx).
+int IrVersionForOpset(int opset);
+
+// The node test of a family problem (Gemm, MatMulInteger, QLinearMatMul; MatMul too): a one-node
+// model of problem.op at default-domain opset problem.version (the opset in which that version
+// appeared), IR version IrVersionForOpset; the node's inputs named as the operator's schema names
+// them (family::InputNames: "A", "B", "C"; "a", "a_scale", ...), an absent optional input left
+// out ("" where a later one is given), each a graph input of its type and shape; the attributes
+// with their ONNX types (FLOAT, INT, STRING); the output "Y" ("y" for QLinearMatMul) of `y`'s
+// type and shape. Data set 0 holds the inputs in that order and `y`. options.opset is ignored
+// (the version decides it). INVALID_ARGUMENT for an attribute of another type (kOther), which
+// the problem does not hold a value of.
+StatusOr<NodeTest> FamilyNodeTest(const family::Problem& problem, const Tensor& y,
+                                  const ModelProtoOptions& options = {});
+
+// Writes FamilyNodeTest into `case_dir`, as mm-fuzz exports the built-in family cases: the graph
+// named after `case_dir`, producer `producer_name`.
+Status WriteFamilyNodeTest(const std::filesystem::path& case_dir, const family::Problem& problem,
+                           const Tensor& y, std::string_view producer_name = "mm");
 
 // Writes `bytes` to `path` (replaced if it exists), creating its parent directories. Errors name
 // the file or directory that could not be written.
