@@ -54,8 +54,8 @@ std::vector<double> Uniform(std::mt19937& rng, std::int64_t count, double lo, do
 TEST(ReferenceFamilyTest, SaysItComputesEveryOperatorOfTheFamily) {
   ReferenceBackend reference;
   for (const family::OpDesc& desc :
-       {family::OpDesc{Op::kGemm, 13}, family::OpDesc{Op::kMatMulInteger, 10, DType::kUInt8,
-                                                      DType::kInt8, DType::kInt32},
+       {family::OpDesc{Op::kGemm, 13},
+        family::OpDesc{Op::kMatMulInteger, 10, DType::kUInt8, DType::kInt8, DType::kInt32},
         family::OpDesc{Op::kQLinearMatMul, 21, DType::kInt8, DType::kInt8, DType::kInt8}}) {
     EXPECT_TRUE(family::SupportOf(reference, desc).supported()) << desc.ToString();
   }
@@ -142,9 +142,8 @@ TEST(ReferenceFamilyTest, RandomGemmProblemsOfEveryTransposeAndCFormPass) {
         p.Int("transA", ta).Int("transB", tb);
         p.Float("alpha", integers ? -3 : 0.75f).Float("beta", integers ? 2 : -1.5f);
         const family::FamilyJudgement j = Judged(p);
-        EXPECT_EQ(j.verdict(), ElementVerdict::kPass)
-            << DTypeName(t) << " trans " << trans << " C " << DimsToString(c) << ": "
-            << j.Describe();
+        EXPECT_EQ(j.verdict(), ElementVerdict::kPass) << DTypeName(t) << " trans " << trans << " C "
+                                                      << DimsToString(c) << ": " << j.Describe();
       }
     }
   }
