@@ -11,7 +11,7 @@
 #include "fuzz_commands.h"
 #include "mm/conformance/cli/cli_support.h"
 #include "mm/conformance/report/console_stream.h"
-#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/report/report_paths.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/report/report_paths.h"
 
 namespace mm::conformance {
 namespace {
