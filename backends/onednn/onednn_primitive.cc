@@ -50,7 +50,7 @@ class OneDnnPrimitive final : public MatMulPrimitive {
     std::string how = "oneDNN " + c.implementation + " (ISA " + isa_ + ")";
     if (!c.via_f32) {
       // oneDNN 2.6's native bf16 kernels (vdpbf16ps) read bf16 subnormal inputs as zero.
-      // Declared in engine/error_bound.h; said here so every report shows it.
+      // Declared in mm/oracle/error_bound.h; said here so every report shows it.
       if (plan().desc.dtype == DType::kBFloat16) how += ", bf16 subnormal inputs read as zero";
       return how;
     }

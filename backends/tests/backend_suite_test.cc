@@ -2,7 +2,7 @@
 // numpy.matmul form below, for every dtype, on every backend of BuiltinBackends(), with the
 // expectation taken from the backend's own Supports() on this CPU:
 //  - native or by conversion => Prepare succeeds and Y is within MatMulTester's error bound of the
-//    exact product (engine/error_bound.h, under the backend's declared arithmetic; integers
+//    exact product (mm/oracle/error_bound.h, under the backend's declared arithmetic; integers
 //    exactly, also with full-range values that wrap);
 //  - no => Prepare is refused with UNIMPLEMENTED and a reason, never a wrong answer.
 // A new backend joins by being registered; it needs no test code here. Backend folders keep only

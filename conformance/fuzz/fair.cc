@@ -264,7 +264,7 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                        ": a partial sum may overflow in some order";
               continue;
             }
-            // The ends of the interval the judgement accepts (engine/error_bound.h).
+            // The ends of the interval the judgement accepts (mm/oracle/error_bound.h).
             const AcceptedValues range = AcceptedRange(dtype, bounds[u]);
             for (double got : {range.lo, range.hi}) {
               if (Close(got, y, tolerance)) continue;

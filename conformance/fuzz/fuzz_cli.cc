@@ -11,7 +11,7 @@
 #include "fuzz_commands.h"
 #include "mm/conformance/cli/cli_support.h"
 #include "mm/conformance/report/console_stream.h"
-#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/report/report_paths.h"
 #include "mm/version.h"
 
 namespace mm::fuzz {
@@ -27,7 +27,7 @@ families from small integers to extremes, NaN/inf and integer wraparound), runs 
 selected backend with Y poisoned before every execute, and judges each result by two rules:
 ONNX's fixed tolerance (|got - expected| <= atol + rtol |expected|) and the K-aware error bound of
 the backend's declared accumulation type (gamma_K sum|a||b| + half an ULP of the output;
-engine/error_bound.h). Verdicts: PASS (both hold), FAIL (neither), BOUND (outside the tolerance,
+mm/oracle/error_bound.h). Verdicts: PASS (both hold), FAIL (neither), BOUND (outside the tolerance,
 within the bound), IMPRECISE (within the tolerance, beyond the bound), UNSUPPORTED, ERROR.
 Each failure is shrunk to a minimal problem and printed with the command line that replays it.)";
 

@@ -11,7 +11,7 @@
 #include "mm/conformance/loader/family_cases.h"
 #include "mm/conformance/loader/node_test_writer.h"
 #include "mm/conformance/loader/shape_classes.h"
-#include "mm/conformance/report/output_file.h"
+#include "mm/engine/io/output_file.h"
 #include "mm/engine/testdata/onnx_matmul_examples.h"
 #include "mm/version.h"
 
@@ -256,9 +256,9 @@ int Generate(const FuzzCliOptions& o, std::ostream& out, std::ostream& err) {
   Written w;
   if (const int code = WriteCorpusCases(o, w, err); code != kExitClean) return code;
   for (Status written :
-       {conformance::WriteFileAtomically(fs::path(o.out_dir) / "manifest.json",
-                                         CorpusManifest(o, w).dump(2) + "\n"),
-        conformance::WriteFileAtomically(fs::path(o.out_dir) / "README.md", CorpusReadme(o, w))}) {
+       {io::WriteFileAtomically(fs::path(o.out_dir) / "manifest.json",
+                                CorpusManifest(o, w).dump(2) + "\n"),
+        io::WriteFileAtomically(fs::path(o.out_dir) / "README.md", CorpusReadme(o, w))}) {
     if (!written.ok()) {
       err << "mm-fuzz generate: " << written.message() << "\n";
       return kExitUsage;
@@ -361,8 +361,7 @@ int Merge(const FuzzCliOptions& o, std::ostream& out, std::ostream& err) {
       << s.at("failures") << " failing, " << m.at("findings").size() << " findings; exit "
       << m.at("exit_code") << "\n";
   if (!o.json.empty()) {
-    if (Status written = conformance::WriteFileAtomically(o.json, m.dump(2) + "\n");
-        !written.ok()) {
+    if (Status written = io::WriteFileAtomically(o.json, m.dump(2) + "\n"); !written.ok()) {
       err << "mm-fuzz merge: " << written.message() << "\n";
       return kExitUsage;
     }

@@ -11,8 +11,8 @@
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
 #include "mm/conformance/judging/auto_expectations.h"
-#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/running/stop_signals.h"
+#include "mm/engine/io/output_file.h"
 
 namespace mm::fuzz {
 namespace {
@@ -191,7 +191,7 @@ int FinishFuzzReport(const FuzzCliOptions& cli, const FuzzRun& run, const FuzzRe
   if (!cli.json.empty()) {
     const ReportOptions given{cli.dtypes, cli.tolerance, cli.sharded};
     const std::string json = FuzzReportToJson(o, given, report, code).dump(2) + "\n";
-    if (Status written = conformance::WriteFileAtomically(cli.json, json); !written.ok()) {
+    if (Status written = io::WriteFileAtomically(cli.json, json); !written.ok()) {
       err << "mm-fuzz: " << written.message() << "\n";
       return kExitUsage;
     }

@@ -25,8 +25,8 @@
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/fuzz/shrink.h"
 #include "mm/conformance/loader/node_test_writer.h"
-#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/running/poison.h"
+#include "mm/engine/io/output_file.h"
 #include "mm/engine/io/text.h"
 #include "mm/oracle/parallel.h"
 
@@ -384,7 +384,7 @@ class Campaign {
       f.exported = Unlocked([&] {
         Status written = conformance::WriteMatMulNodeTest(dir, f.a, f.b, f.expected, "mm-fuzz");
         if (written.ok()) {
-          written = conformance::WriteFileAtomically(
+          written = io::WriteFileAtomically(
               dir / "README.md", ExportReadme(options_, f, dir, library_path, driver_command));
         }
         return written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";

@@ -120,6 +120,82 @@ Status FillFromTyped(const onnx::TensorProto& proto, Tensor& tensor) {
   return OkStatus();
 }
 
+// Refuses what a node test's tensor never is: external data, a segment of a larger tensor.
+Status CheckStorage(const onnx::TensorProto& proto) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
+    return UnimplementedError(
+        "tensor uses external data (data_location = EXTERNAL); mm-conformance refuses external "
+        "data: node tests keep their values inside the .pb file");
+  }
+  if (proto.has_segment()) {
+    return UnimplementedError("tensor is a segment of a larger tensor; segments are not supported");
+  }
+  return OkStatus();
+}
+
+// The tensor's shape, every dim at least 0.
+StatusOr<Dims> ProtoDims(const onnx::TensorProto& proto) {
+  Dims dims(proto.dims().begin(), proto.dims().end());
+  for (std::size_t axis = 0; axis < dims.size(); ++axis) {
+    if (dims[axis] < 0) {
+      return InvalidArgumentError("negative dim " + std::to_string(dims[axis]) + " at axis " +
+                                  std::to_string(axis) + " in dims " + DimsToString(dims));
+    }
+  }
+  return dims;
+}
+
+// Exactly one place may hold the values: raw_data or the dtype's own typed field `field`.
+Status CheckOneValueField(const onnx::TensorProto& proto, DType dtype, Field field) {
+  for (Field other :
+       {Field::kFloat, Field::kDouble, Field::kInt32, Field::kInt64, Field::kUInt64}) {
+    if (other != field && FieldSize(proto, other) > 0) {
+      return InvalidArgumentError(std::string(FieldName(other)) + " holds " +
+                                  std::to_string(FieldSize(proto, other)) + " values, but a " +
+                                  std::string(DTypeName(dtype)) +
+                                  " tensor keeps its values in raw_data or " + FieldName(field));
+    }
+  }
+  if (proto.string_data_size() > 0) {
+    return InvalidArgumentError("string_data is set, but " + std::string(DTypeName(dtype)) +
+                                " is not a string type");
+  }
+  const std::int64_t typed = FieldSize(proto, field);
+  if (proto.has_raw_data() && typed > 0) {
+    return InvalidArgumentError("both raw_data (" + std::to_string(proto.raw_data().size()) +
+                                " bytes) and " + FieldName(field) + " (" + std::to_string(typed) +
+                                " values) are set; a tensor must use exactly one");
+  }
+  return OkStatus();
+}
+
+// The values in raw_data or `field` are exactly `count` elements of `elem` bytes for `dims`.
+// Checked before allocating (the values are in the file, so a forged header cannot make us
+// reserve more than the file holds), and in one wording whichever field holds the values.
+Status CheckValueCount(const onnx::TensorProto& proto, std::string_view name, const Dims& dims,
+                       std::int64_t count, std::size_t elem, Field field) {
+  const bool has_raw = proto.has_raw_data();
+  const std::int64_t typed = FieldSize(proto, field);
+  if (!has_raw && typed == 0 && count > 0) {
+    return InvalidArgumentError("no values: dims " + DimsToString(dims) + " need " +
+                                std::to_string(count) + " elements but neither raw_data nor " +
+                                FieldName(field) + " is set");
+  }
+  const std::string tensor_name = !name.empty()           ? std::string(name)
+                                  : !proto.name().empty() ? proto.name()
+                                                          : "the tensor";
+  if (has_raw && proto.raw_data().size() != static_cast<std::uint64_t>(count) * elem) {
+    return InvalidArgumentError(
+        ValueCountMismatch(tensor_name, proto.raw_data().size(), elem, dims) + " in raw_data");
+  }
+  if (!has_raw && typed != count) {
+    return InvalidArgumentError(
+        ValueCountMismatch(tensor_name, static_cast<std::uint64_t>(typed) * elem, elem, dims) +
+        " in " + FieldName(field));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::string> ReadProtoFile(const std::filesystem::path& path) {
@@ -143,14 +219,7 @@ std::string ValueCountMismatch(std::string_view tensor, std::uint64_t bytes,
 
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view name,
                                  TensorTypes types) {
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
-    return UnimplementedError(
-        "tensor uses external data (data_location = EXTERNAL); mm-conformance refuses external "
-        "data: node tests keep their values inside the .pb file");
-  }
-  if (proto.has_segment()) {
-    return UnimplementedError("tensor is a segment of a larger tensor; segments are not supported");
-  }
+  MM_RETURN_IF_ERROR(CheckStorage(proto));
   const int onnx_type = proto.data_type();
   if (onnx_type == onnx::TensorProto::UNDEFINED) {
     return InvalidArgumentError("data_type is UNDEFINED (0); a MatMul tensor needs a dtype");
@@ -159,61 +228,14 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_vie
                                              ? ElementTypeFromOnnxEnum(onnx_type)
                                              : DTypeFromOnnxEnum(onnx_type));
   const std::size_t elem = DTypeSize(dtype);
-
-  Dims dims(proto.dims().begin(), proto.dims().end());
-  for (std::size_t axis = 0; axis < dims.size(); ++axis) {
-    if (dims[axis] < 0) {
-      return InvalidArgumentError("negative dim " + std::to_string(dims[axis]) + " at axis " +
-                                  std::to_string(axis) + " in dims " + DimsToString(dims));
-    }
-  }
+  MM_ASSIGN_OR_RETURN(Dims dims, ProtoDims(proto));
   MM_ASSIGN_OR_RETURN(const std::int64_t count, CheckedElementCount(dims, elem));
-
-  // Exactly one place may hold the values: raw_data or the dtype's own typed field.
   const Field field = FieldFor(dtype);
-  for (Field other :
-       {Field::kFloat, Field::kDouble, Field::kInt32, Field::kInt64, Field::kUInt64}) {
-    if (other != field && FieldSize(proto, other) > 0) {
-      return InvalidArgumentError(std::string(FieldName(other)) + " holds " +
-                                  std::to_string(FieldSize(proto, other)) + " values, but a " +
-                                  std::string(DTypeName(dtype)) +
-                                  " tensor keeps its values in raw_data or " + FieldName(field));
-    }
-  }
-  if (proto.string_data_size() > 0) {
-    return InvalidArgumentError("string_data is set, but " + std::string(DTypeName(dtype)) +
-                                " is not a string type");
-  }
-  const bool has_raw = proto.has_raw_data();
-  const std::int64_t typed = FieldSize(proto, field);
-  if (has_raw && typed > 0) {
-    return InvalidArgumentError("both raw_data (" + std::to_string(proto.raw_data().size()) +
-                                " bytes) and " + FieldName(field) + " (" + std::to_string(typed) +
-                                " values) are set; a tensor must use exactly one");
-  }
-
-  if (!has_raw && typed == 0 && count > 0) {
-    return InvalidArgumentError("no values: dims " + DimsToString(dims) + " need " +
-                                std::to_string(count) + " elements but neither raw_data nor " +
-                                FieldName(field) + " is set");
-  }
-  // Checked before allocating (the values are in the file, so a forged header cannot make us
-  // reserve more than the file holds), and in one wording whichever field holds the values.
-  const std::string tensor_name = !name.empty()           ? std::string(name)
-                                  : !proto.name().empty() ? proto.name()
-                                                          : "the tensor";
-  if (has_raw && proto.raw_data().size() != static_cast<std::uint64_t>(count) * elem) {
-    return InvalidArgumentError(
-        ValueCountMismatch(tensor_name, proto.raw_data().size(), elem, dims) + " in raw_data");
-  }
-  if (!has_raw && typed != count) {
-    return InvalidArgumentError(
-        ValueCountMismatch(tensor_name, static_cast<std::uint64_t>(typed) * elem, elem, dims) +
-        " in " + FieldName(field));
-  }
+  MM_RETURN_IF_ERROR(CheckOneValueField(proto, dtype, field));
+  MM_RETURN_IF_ERROR(CheckValueCount(proto, name, dims, count, elem, field));
 
   MM_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(dtype, std::move(dims)));
-  if (has_raw) {
+  if (proto.has_raw_data()) {
     if (count > 0) std::memcpy(tensor.raw_data(), proto.raw_data().data(), tensor.NumBytes());
     return tensor;
   }

@@ -191,7 +191,8 @@ void ConsoleWriter::Finish(const ReportHeader& h) {
            "of their own type (\"suspect data\" lines above; the backends are judged against the "
            "exact product all the same)\n";
   }
-  // What the calls left behind: a line per backend past a threshold (conformance/resources.h).
+  // What the calls left behind: a line per backend past a threshold
+  // (conformance/judging/resources.h).
   for (const std::string& line : h.resource_lines) out << PrintableText(line) << "\n";
   if (!h.resumption.empty()) out << "resumed: " << PrintableText(h.resumption) << "\n";
   WriteSummary(h);

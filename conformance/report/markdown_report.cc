@@ -179,7 +179,8 @@ class MarkdownRenderer final : public ReportRenderer {
   static void WriteResources(const Report& report, std::ostream& out) {
     if (report.resources.empty()) return;
     out << "\n## Resources\n\nWhat each call left behind in the process that made it, per "
-           "call after each process's first (conformance/resources.h); a finding is a failure "
+           "call after each process's first (conformance/judging/resources.h); a finding is a "
+           "failure "
            "under --strict.\n\n| Backend | Calls after warm-up | Processes | Memory growth per "
            "call | Descriptors per call | Threads per call | Spinning threads | Finding "
            "|\n|---|---|---|---|---|---|---|---|\n";

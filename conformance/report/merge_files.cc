@@ -4,8 +4,8 @@
 
 #include "mm/conformance/report/console_report.h"
 #include "mm/conformance/report/merge.h"
-#include "mm/conformance/report/output_file.h"
 #include "mm/conformance/report/report_files.h"
+#include "mm/conformance/report/report_paths.h"
 
 namespace mm::conformance {
 namespace {

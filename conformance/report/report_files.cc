@@ -6,7 +6,7 @@
 #include "mm/conformance/report/json_report.h"
 #include "mm/conformance/report/junit_report.h"
 #include "mm/conformance/report/markdown_report.h"
-#include "mm/conformance/report/output_file.h"
+#include "mm/engine/io/output_file.h"
 
 namespace mm::conformance {
 
@@ -64,7 +64,7 @@ Status ReportFiles::Finish(const Report& report, const std::function<void()>& af
     // that captures one.
     ReportRenderer* renderer = file.second;
     if (renderer == nullptr) continue;
-    MM_RETURN_IF_ERROR(WriteFileAtomically(
+    MM_RETURN_IF_ERROR(io::WriteFileAtomically(
         *file.first, [&](std::ostream& out) { renderer->Finish(header, out); }));
   }
   return OkStatus();

@@ -218,135 +218,178 @@ Status RegisterOutputsBackend(BackendRegistry& registry, const OutputsTree& tree
       });
 }
 
-std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& catalog,
-                                       const std::function<bool(const std::string&)>& selected,
-                                       const Shard& shard) {
-  struct Extra {
-    std::string case_name;
-    std::string data_set;
-    std::string message;
-  };
-  std::vector<Extra> extras;
-  const fs::path& root = tree.spec.dir;
-  const io::RootDir checked_root(root);
+namespace {
+
+// A file or record of an outputs tree that no data set of the run reads, and why.
+struct Extra {
+  std::string case_name;
+  std::string data_set;
+  std::string message;
+};
+
+// The folder names of `entry`'s data sets in an outputs tree.
+std::set<std::string> DataSetDirs(const CaseEntry& entry) {
+  std::set<std::string> dirs;
+  for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
+    dirs.insert(OutputsDataSetDir(entry.source(), entry.data_sets.name(d)));
+  }
+  return dirs;
+}
+
+// The entries of `dir` in name order (none when it cannot be read).
+std::vector<fs::directory_entry> SortedEntries(const fs::path& dir) {
+  std::vector<fs::directory_entry> entries;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  return entries;
+}
+
+// The search of ExtraOutputResults: the tree walked in name order, then the manifest's records.
+class ExtraSearch {
+ public:
+  ExtraSearch(const OutputsTree& tree, const Catalog& catalog,
+              const std::function<bool(const std::string&)>& selected)
+      : tree_(tree), checked_root_(tree.spec.dir), selected_(selected) {
+    for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
+      cases_.emplace(catalog.cases[i].name, &catalog.cases[i]);
+      case_index_.emplace(catalog.cases[i].name, static_cast<std::int64_t>(i));
+    }
+  }
+
+  // Every entry at the tree's root: the manifest, case folders (WalkCase), anything else extra.
+  void WalkTree() {
+    for (const auto& entry : SortedEntries(tree_.spec.dir)) {
+      const std::string name = entry.path().filename().string();
+      std::error_code ec;
+      if (!fs::is_directory(entry.path(), ec)) {
+        if (name != kOutputsManifest) {
+          AddFiles(entry.path(), name, "",
+                   "only case folders and " + std::string(kOutputsManifest) + " belong here");
+        }
+        continue;
+      }
+      const auto found = cases_.find(name);
+      if (found == cases_.end()) {
+        if (selected_ && !selected_(name)) continue;
+        AddFiles(entry.path(), name, "",
+                 "no case named '" + name + "' is in the corpus" + std::string(kNarrowTheRun));
+        continue;
+      }
+      const CaseEntry& c = *found->second;
+      if (!c.model || LeadsOutside(entry)) continue;
+      WalkCase(entry.path(), name, DataSetDirs(c));
+    }
+  }
+
+  // Every record of the manifest for a case and data set the run does not have.
+  void CheckRecords() {
+    const std::string manifest = (tree_.spec.dir / kOutputsManifest).string();
+    for (const auto& [key, record] : tree_.manifest.records) {
+      const auto found = cases_.find(key.first);
+      if (found == cases_.end()) {
+        if (selected_ && !selected_(key.first)) continue;
+      } else if (!found->second->model || DataSetDirs(*found->second).count(key.second)) {
+        continue;
+      }
+      extras_.push_back({key.first, key.second,
+                         "extra record in " + manifest + " for case '" + key.first +
+                             "', data set '" + key.second +
+                             "': it belongs to no case and data set of this run" +
+                             (found == cases_.end() ? std::string(kNarrowTheRun) : "")});
+    }
+  }
+
+  // The extras found, those of `shard`'s cases, as ERROR results in catalog order.
+  std::vector<Result> Results(std::size_t catalog_size, const Shard& shard) && {
+    // Names the catalog does not have go after its last case, in name order.
+    std::set<std::string> unknown;
+    for (const Extra& e : extras_) {
+      if (!case_index_.count(e.case_name)) unknown.insert(e.case_name);
+    }
+    std::vector<Result> results;
+    for (Extra& e : extras_) {
+      if (!InShard(e.case_name, shard)) continue;
+      Result r;
+      r.case_name = e.case_name;
+      const auto it = case_index_.find(e.case_name);
+      r.case_index = it != case_index_.end()
+                         ? it->second
+                         : static_cast<std::int64_t>(catalog_size) +
+                               std::distance(unknown.begin(), unknown.find(e.case_name));
+      r.source = tree_.spec.dir.string();
+      r.data_set = e.data_set;
+      r.backend = tree_.spec.name;
+      r.verdict = Verdict::kError;
+      r.message = std::move(e.message);
+      r.vs_reference = kExtraOutputReference;
+      results.push_back(std::move(r));
+    }
+    std::stable_sort(results.begin(), results.end(),
+                     [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
+    return results;
+  }
+
+ private:
+  // The data set folders of case `name` (at `dir`): those not in `dirs`, and any file in one but
+  // output_0.pb, are extra.
+  void WalkCase(const fs::path& dir, const std::string& name, const std::set<std::string>& dirs) {
+    std::error_code ec;
+    for (const auto& ds : SortedEntries(dir)) {
+      const std::string ds_name = ds.path().filename().string();
+      if (!fs::is_directory(ds.path(), ec) || !dirs.count(ds_name)) {
+        AddFiles(ds.path(), name, "", "case '" + name + "' has no data set '" + ds_name + "'");
+        continue;
+      }
+      if (LeadsOutside(ds)) continue;
+      for (const auto& f : SortedEntries(ds.path())) {
+        if (f.path().filename() == kOutputFile) continue;
+        AddFiles(f.path(), name, ds_name,
+                 "a data set folder holds only " + std::string(kOutputFile));
+      }
+    }
+  }
+
   // A case or data set folder that is a link leading outside the tree is never walked: each of
   // its data sets is an ERROR saying so where it is read (Recorded).
-  auto leads_outside = [&](const fs::directory_entry& entry) {
+  bool LeadsOutside(const fs::directory_entry& entry) const {
     std::error_code ec;
-    return entry.is_symlink(ec) && !checked_root.Check(entry.path(), "the outputs tree").ok();
-  };
-  std::map<std::string, const CaseEntry*> cases;
-  std::map<std::string, std::int64_t> case_index;
-  for (std::size_t i = 0; i < catalog.cases.size(); ++i) {
-    cases.emplace(catalog.cases[i].name, &catalog.cases[i]);
-    case_index.emplace(catalog.cases[i].name, static_cast<std::int64_t>(i));
+    return entry.is_symlink(ec) && !checked_root_.Check(entry.path(), "the outputs tree").ok();
   }
-  auto data_set_dirs = [](const CaseEntry& entry) {
-    std::set<std::string> dirs;
-    for (std::size_t d = 0; d < entry.data_sets.size(); ++d) {
-      dirs.insert(OutputsDataSetDir(entry.source(), entry.data_sets.name(d)));
-    }
-    return dirs;
-  };
-  auto sorted_entries = [](const fs::path& dir) {
-    std::vector<fs::directory_entry> entries;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e);
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.path() < b.path(); });
-    return entries;
-  };
+
   // Every file at or under `path` (a directory's files, depth first in name order). Case and data
   // set folders may be symbolic links leading inside the tree, followed as the reader follows them;
   // below an extra folder links are not followed, so a link loop cannot recur.
-  std::function<void(const fs::path&, const std::string&, const std::string&, const std::string&)>
-      add_files = [&](const fs::path& path, const std::string& case_name,
-                      const std::string& data_set, const std::string& why) {
-        std::error_code ec;
-        if (fs::is_directory(fs::symlink_status(path, ec))) {
-          for (const auto& e : sorted_entries(path)) add_files(e.path(), case_name, data_set, why);
-          return;
-        }
-        extras.push_back({case_name, data_set,
-                          "extra output file " + Quoted(path) +
-                              ": it belongs to no case and data set of this run (" + why + ")"});
-      };
-
-  for (const auto& entry : sorted_entries(root)) {
-    const std::string name = entry.path().filename().string();
+  void AddFiles(const fs::path& path, const std::string& case_name, const std::string& data_set,
+                const std::string& why) {
     std::error_code ec;
-    const bool is_dir = fs::is_directory(entry.path(), ec);
-    if (!is_dir) {
-      if (name != kOutputsManifest) {
-        add_files(entry.path(), name, "",
-                  "only case folders and " + std::string(kOutputsManifest) + " belong here");
-      }
-      continue;
+    if (fs::is_directory(fs::symlink_status(path, ec))) {
+      for (const auto& e : SortedEntries(path)) AddFiles(e.path(), case_name, data_set, why);
+      return;
     }
-    const auto found = cases.find(name);
-    if (found == cases.end()) {
-      if (selected && !selected(name)) continue;
-      add_files(entry.path(), name, "",
-                "no case named '" + name + "' is in the corpus" + std::string(kNarrowTheRun));
-      continue;
-    }
-    const CaseEntry& c = *found->second;
-    if (!c.model || leads_outside(entry)) continue;
-    const std::set<std::string> dirs = data_set_dirs(c);
-    for (const auto& ds : sorted_entries(entry.path())) {
-      const std::string ds_name = ds.path().filename().string();
-      if (!fs::is_directory(ds.path(), ec) || !dirs.count(ds_name)) {
-        add_files(ds.path(), name, "", "case '" + name + "' has no data set '" + ds_name + "'");
-        continue;
-      }
-      if (leads_outside(ds)) continue;
-      for (const auto& f : sorted_entries(ds.path())) {
-        if (f.path().filename() == kOutputFile) continue;
-        add_files(f.path(), name, ds_name,
-                  "a data set folder holds only " + std::string(kOutputFile));
-      }
-    }
-  }
-  const std::string manifest = (root / kOutputsManifest).string();
-  for (const auto& [key, record] : tree.manifest.records) {
-    const auto found = cases.find(key.first);
-    if (found == cases.end()) {
-      if (selected && !selected(key.first)) continue;
-    } else if (!found->second->model || data_set_dirs(*found->second).count(key.second)) {
-      continue;
-    }
-    extras.push_back({key.first, key.second,
-                      "extra record in " + manifest + " for case '" + key.first + "', data set '" +
-                          key.second + "': it belongs to no case and data set of this run" +
-                          (found == cases.end() ? std::string(kNarrowTheRun) : "")});
+    extras_.push_back({case_name, data_set,
+                       "extra output file " + Quoted(path) +
+                           ": it belongs to no case and data set of this run (" + why + ")"});
   }
 
-  // Names the catalog does not have go after its last case, in name order.
-  std::set<std::string> unknown;
-  for (const Extra& e : extras) {
-    if (!case_index.count(e.case_name)) unknown.insert(e.case_name);
-  }
-  std::vector<Result> results;
-  for (Extra& e : extras) {
-    if (!InShard(e.case_name, shard)) continue;
-    Result r;
-    r.case_name = e.case_name;
-    const auto it = case_index.find(e.case_name);
-    r.case_index = it != case_index.end()
-                       ? it->second
-                       : static_cast<std::int64_t>(catalog.cases.size()) +
-                             std::distance(unknown.begin(), unknown.find(e.case_name));
-    r.source = root.string();
-    r.data_set = e.data_set;
-    r.backend = tree.spec.name;
-    r.verdict = Verdict::kError;
-    r.message = std::move(e.message);
-    r.vs_reference = kExtraOutputReference;
-    results.push_back(std::move(r));
-  }
-  std::stable_sort(results.begin(), results.end(),
-                   [](const Result& a, const Result& b) { return a.case_index < b.case_index; });
-  return results;
+  const OutputsTree& tree_;
+  const io::RootDir checked_root_;
+  const std::function<bool(const std::string&)>& selected_;
+  std::map<std::string, const CaseEntry*> cases_;
+  std::map<std::string, std::int64_t> case_index_;
+  std::vector<Extra> extras_;
+};
+
+}  // namespace
+
+std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& catalog,
+                                       const std::function<bool(const std::string&)>& selected,
+                                       const Shard& shard) {
+  ExtraSearch search(tree, catalog, selected);
+  search.WalkTree();
+  search.CheckRecords();
+  return std::move(search).Results(catalog.cases.size(), shard);
 }
 
 }  // namespace mm::conformance

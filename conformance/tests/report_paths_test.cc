@@ -1,7 +1,10 @@
 // Report paths, checked before a run and written without harm: a device, a FIFO or a descriptor
-// is written in place (never replaced by a regular file), a report path naming one of the run's
-// inputs (by any spelling: relative, "..", symbolic or hard link) is a usage error before the run
-// naming both, and so is a report whose directory cannot take a file.
+// is written in place (never replaced by a regular file), a link planted at a guessable name beside
+// a report is never followed, two report options naming one file or a report path naming one of
+// the run's inputs (by any spelling: relative, "..", symbolic or hard link) is a usage error before
+// the run naming both, and so is a report whose directory cannot take a file.
+#include "mm/conformance/report/report_paths.h"
+
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -31,6 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::mm::testing::ReadFile;
 using ::mm::testing::TempDir;
+using ::mm::testing::WriteText;
 using ::testing::AllOf;
 using testing::CliRun;
 using testing::ConformanceCli;
@@ -244,6 +248,68 @@ TEST(ReportPathsTest, MmFuzzRefusesAReportOverItsInputsOrWhereItCannotWrite) {
   const CliRun merge = ::mm::testing::FuzzCli({"merge", "--json", known.string(), known.string()});
   EXPECT_EQ(merge.code, kExitUsage);
   EXPECT_THAT(merge.err, HasSubstr("is the shard report"));
+}
+
+// The old writer opened REPORT.partial with O_TRUNC, following a link planted there: the report
+// overwrote the link's target. Links at the old name and at other guessable names stay untouched.
+TEST(ReportPathsTest, LinksPlantedAtGuessableTemporaryNamesAreNeverFollowed) {
+  TempDir dir;
+  const fs::path victim = dir.path() / "victim.txt";
+  WriteText(victim, "precious");
+  const fs::path json = dir.path() / "r.json", junit = dir.path() / "r.xml";
+  for (const fs::path& report : {json, junit}) {
+    for (const char* suffix : {".partial", ".tmp", "~", ".XXXXXX"}) {
+      fs::create_symlink(victim, report.string() + suffix);
+      fs::create_symlink(victim, (dir.path() / ("." + report.filename().string() + suffix)));
+    }
+  }
+  const CliRun r = ShortRun({"--json", json.string(), "--junit", junit.string(), "--markdown",
+                             (dir.path() / "r.md").string()});
+  ASSERT_EQ(r.code, kExitPassed) << r.err;
+  EXPECT_EQ(ReadFile(victim), "precious");
+  EXPECT_THAT(ReadFile(json), HasSubstr("\"test_cc_matmul_2d\""));
+  EXPECT_THAT(ReadFile(junit), HasSubstr("<testsuite"));
+  EXPECT_FALSE(fs::is_symlink(json));
+}
+
+TEST(ReportPathsTest, SameFileResolvesSpellingsLinksAndHardLinks) {
+  TempDir dir;
+  fs::create_directory(dir.path() / "sub");
+  const fs::path r = dir.path() / "r.json";
+  EXPECT_TRUE(SameFile(r, dir.path() / "sub" / ".." / "." / "r.json"));  // Neither exists.
+  EXPECT_FALSE(SameFile(r, dir.path() / "r.xml"));
+  WriteText(r, "x");
+  fs::create_hard_link(r, dir.path() / "hard.json");
+  fs::create_directory_symlink(dir.path(), dir.path() / "sub" / "up");
+  EXPECT_TRUE(SameFile(r, dir.path() / "hard.json"));
+  EXPECT_TRUE(SameFile(r, dir.path() / "sub" / "up" / "r.json"));
+  EXPECT_TRUE(SameFile(dir.path() / "sub" / "up" / "new.xml", dir.path() / "new.xml"));
+  EXPECT_FALSE(SameFile(r, dir.path() / "new.xml"));
+}
+
+// Two report options naming one file: before, the report written last silently replaced the other.
+TEST(ReportPathsTest, TwoReportOptionsNamingOneFileAreAUsageError) {
+  TempDir dir;
+  fs::create_directory(dir.path() / "sub");
+  const std::string r = (dir.path() / "r.out").string();
+  const std::string also_r = (dir.path() / "sub" / ".." / "r.out").string();
+  for (const std::vector<std::string>& reports :
+       std::vector<std::vector<std::string>>{{"--json", r, "--junit", r},
+                                             {"--json", r, "--markdown", also_r},
+                                             {"--junit", also_r, "--markdown", r}}) {
+    const CliRun run = ShortRun(reports);
+    EXPECT_EQ(run.code, kExitUsage) << ::testing::PrintToString(reports);
+    EXPECT_THAT(run.err, HasSubstr(reports[0] + " and " + reports[2] + " name the same file"));
+    EXPECT_FALSE(fs::exists(r)) << "nothing was run or written";
+  }
+  // The same for merge, whose input exists.
+  WriteText(r, "{}");
+  const CliRun merge = ConformanceCli({"merge", r, "--json", also_r, "--junit", r});
+  EXPECT_EQ(merge.code, kExitUsage);
+  EXPECT_THAT(merge.err, HasSubstr("--json and --junit name the same file"));
+  EXPECT_EQ(ReadFile(r), "{}");
+  // Distinct files are fine; --resume may be the --json it resumes (docs/conformance.md).
+  EXPECT_EQ(ShortRun({"--json", r, "--junit", (dir.path() / "r.xml").string()}).code, kExitPassed);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/report/report_paths.h"
 
 namespace mm::conformance {
 namespace {
@@ -19,7 +19,7 @@ runs every (case, data set) on every backend, and compares each result with the 
 (pass iff |actual - expected| <= atol + rtol * |expected|; NaN equals NaN; inf must match; integers
 exact; shape and dtype equal) and with the reference backend's result (three-way). Each result is
 also judged against the exact product of its A and B, within the error bound of the backend's
-declared arithmetic (gamma_K sum|a||b| plus half an ULP; engine/error_bound.h): PASS (both hold),
+declared arithmetic (gamma_K sum|a||b| plus half an ULP; mm/oracle/error_bound.h): PASS (both hold),
 FAIL (neither), BOUND (outside the tolerance, within the bound), IMPRECISE (within the tolerance,
 beyond the bound), UNSUPPORTED, ERROR. An expected output outside the bound of a computation in
 its own type is reported as suspect data, never blamed on the backend.

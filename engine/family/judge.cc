@@ -8,8 +8,8 @@
 namespace mm::family {
 namespace {
 
-// ONNX's rule for one float element (conformance/compare.h's FloatElementMatches, which the engine
-// cannot reach): NaN matches NaN, an infinity only the same infinity.
+// ONNX's rule for one float element (conformance/judging/compare.h's FloatElementMatches, which the
+// engine cannot reach): NaN matches NaN, an infinity only the same infinity.
 bool WithinTolerance(double actual, double expected, const OnnxTolerance& tolerance) {
   if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
   if (std::isinf(actual) || std::isinf(expected)) return actual == expected;

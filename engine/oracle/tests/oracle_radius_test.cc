@@ -20,7 +20,7 @@ namespace {
 
 using oracle_internal::DecideRounding;
 
-// The bits per slice of the double path for `k` (fast_oracle.cc's SliceBits, error_bound.h).
+// The bits per slice of the double path for `k` (kernels/splitting.h's SliceBits, error_bound.h).
 int RadiusTestSliceBits(std::int64_t k) {
   const int log2_k = std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(k, 1) - 1));
   return (53 - log2_k) / 2;

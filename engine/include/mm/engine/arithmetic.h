@@ -1,6 +1,6 @@
 // The arithmetic a backend declares for a dtype: what its products and sums are formed in. The
 // harness and the fuzzer judge a result against the error bound of this declaration
-// (engine/error_bound.h), so it is a promise a backend makes about itself, not a CPU fact.
+// (mm/oracle/error_bound.h), so it is a promise a backend makes about itself, not a CPU fact.
 #ifndef MM_ENGINE_ARITHMETIC_H_
 #define MM_ENGINE_ARITHMETIC_H_
 

@@ -1,8 +1,8 @@
 // Judging a backend's output of a family problem against the exact answer (exact.h), element by
 // element, with the two rules and the verdict names of the MatMul judgement
-// (conformance/verdict.h: PASS, BOUND, IMPRECISE, FAIL; conformance/compare.h applies them to
-// MatMul's tensors):
-//  - ONNX's tolerance (engine/error_bound.h's OnnxTolerance) against the exact answer, for float
+// (conformance/judging/verdict.h: PASS, BOUND, IMPRECISE, FAIL; conformance/judging/compare.h
+// applies them to MatMul's tensors):
+//  - ONNX's tolerance (mm/oracle/error_bound.h's OnnxTolerance) against the exact answer, for float
 //    Gemm; integer outputs must equal it exactly;
 //  - the bound: float Gemm within the Gemm bound of the declared arithmetic; integer Gemm and
 //    MatMulInteger equal to the exact (wrapped) answer; QLinearMatMul equal, or one unit away
@@ -26,7 +26,7 @@
 
 namespace mm::family {
 
-// One element's standing, named as conformance/verdict.h names a result's.
+// One element's standing, named as conformance/judging/verdict.h names a result's.
 enum class ElementVerdict : std::uint8_t { kPass, kBound, kImprecise, kFail };
 // "PASS", "BOUND", "IMPRECISE", "FAIL".
 std::string_view ElementVerdictName(ElementVerdict verdict);

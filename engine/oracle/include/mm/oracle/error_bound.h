@@ -35,7 +35,8 @@ namespace mm {
 
 // ONNX's node-test tolerance (onnx/backend/test/runner: numpy.testing.assert_allclose with
 // rtol=1e-3, atol=1e-7): an element passes iff |actual - expected| <= atol + rtol * |expected|.
-// The fixed rule beside the K-aware bound below; conformance/compare.h applies it to tensors.
+// The fixed rule beside the K-aware bound below; conformance/judging/compare.h applies it to
+// tensors.
 struct OnnxTolerance {
   double rtol = 1e-3;
   double atol = 1e-7;

@@ -1,7 +1,7 @@
 // Declared deviations of backends: a JSON file listing, per case and backend pattern, results
 // expected to fail (XFAIL) or not to be run at all (SKIP), each with a mandatory reason and link.
 // This is the file mm's tools take as --expectations (or MM_EXPECTATIONS); the conformance harness
-// applies it to results (conformance/expectations.h) and auto leaves out what it declares
+// applies it to results (conformance/judging/expectations.h) and auto leaves out what it declares
 // (backends/auto/auto_deviations.h).
 //
 //   {"expectations": [

@@ -4,9 +4,9 @@
 // A correct implementation here is one that forms the K products and sums them in float32 (double
 // for double inputs; float16 and bfloat16 widened to float32) in any order, with or without
 // subnormals flushed to zero, and rounds once to the output type. A problem is fair when, for
-// every element, every value such an implementation may return (engine/error_bound.h: the K-aware
-// bound gamma_K S + K eta, and the flush allowance) is within ONNX's tolerance of the correctly
-// rounded expected value, and no NaN or infinity depends on the order of summation.
+// every element, every value such an implementation may return (mm/oracle/error_bound.h: the
+// K-aware bound gamma_K S + K eta, and the flush allowance) is within ONNX's tolerance of the
+// correctly rounded expected value, and no NaN or infinity depends on the order of summation.
 #ifndef MM_CONFORMANCE_FUZZ_FAIR_H_
 #define MM_CONFORMANCE_FUZZ_FAIR_H_
 

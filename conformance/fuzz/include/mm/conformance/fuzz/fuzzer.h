@@ -1,7 +1,7 @@
 // Differential fuzzing of MatMul backends: random problems (problem.h) run on every backend and
 // judged against the exact oracle by ONNX's tolerance and by the K-aware error bound
-// (engine/error_bound.h, conformance/judging/compare.h); failures shrunk to a minimal problem and
-// exported as ONNX node tests.
+// (mm/oracle/error_bound.h, conformance/judging/compare.h); failures shrunk to a minimal problem
+// and exported as ONNX node tests.
 #ifndef MM_CONFORMANCE_FUZZ_FUZZER_H_
 #define MM_CONFORMANCE_FUZZ_FUZZER_H_
 
@@ -140,7 +140,7 @@ struct ResultError {
   // +inf when got is NaN or infinite where the exact value is finite. Elements whose exact value
   // is NaN or infinite (IEEE specials from the inputs) are skipped.
   double max_ulp = 0;
-  // Where got stands in the K-aware bound the verdict applies (engine/error_bound.h,
+  // Where got stands in the K-aware bound the verdict applies (mm/oracle/error_bound.h,
   // BoundFraction): > 1 exactly where it is outside; 0 when got is correctly rounded. Elements
   // with an infinite radius are skipped; empty when all are.
   std::optional<double> bound_fraction;

@@ -13,7 +13,7 @@
 
 namespace mm::conformance {
 
-// ONNX's node-test tolerance, the first of the two rules (engine/error_bound.h holds both).
+// ONNX's node-test tolerance, the first of the two rules (mm/oracle/error_bound.h holds both).
 using Tolerance = OnnxTolerance;
 
 // The element that decided a comparison: the worst mismatch, or the largest error when all match.

@@ -2,7 +2,7 @@
 // it fails a run, and what an expectations file's XFAIL entry turns it into.
 //
 // Two rules judge a result of a float dtype (integers are exact under both), both defined in
-// engine/error_bound.h and applied to tensors by Judge (conformance/judging/compare.h): ONNX's
+// mm/oracle/error_bound.h and applied to tensors by Judge (conformance/judging/compare.h): ONNX's
 // fixed tolerance (|got - expected| <= atol + rtol |expected|) and the K-aware error bound of the
 // backend's declared arithmetic. `--tolerance onnx|bound` picks the
 // rule that decides the exit code (ToleranceRule; mm-conformance's default is onnx, mm-fuzz's is

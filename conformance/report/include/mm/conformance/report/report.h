@@ -45,8 +45,8 @@ struct Selection {
 struct Resumption {
   std::vector<std::string> files;  // The reports resumed from.
   std::int64_t taken = 0;          // Results taken as they were.
-  // Results in them that were not consistent with themselves (conformance/result_check.h): run
-  // again, never taken.
+  // Results in them that were not consistent with themselves (conformance/judging/result_check.h):
+  // run again, never taken.
   std::int64_t rerun = 0;
 };
 // "12 results taken from r.json; 1 run again (not consistent with itself)".

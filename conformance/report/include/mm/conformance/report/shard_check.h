@@ -28,11 +28,11 @@ Status CheckShardHeaders(const std::vector<Report>& shards, const std::vector<st
 
 // Checks the results of the shards of one merge as they are read, so that nothing claiming a
 // verdict is taken on trust: each result consistent with itself under the merged run's tolerance,
-// rule and expectations (CheckResultConsistent, conformance/result_check.h), of a case of its
-// shard (InShard by the case name), its case's results together and none twice, and each shard
+// rule and expectations (CheckResultConsistent, conformance/judging/result_check.h), of a case of
+// its shard (InShard by the case name), its case's results together and none twice, and each shard
 // holding exactly as many results as its selection says, its resource figures agreeing with each
-// other (ResourceTrajectories, conformance/resources.h). Errors name the shard and the result
-// (case, data set, backend).
+// other (ResourceTrajectories, conformance/judging/resources.h). Errors name the shard and the
+// result (case, data set, backend).
 class ShardResultCheck {
  public:
   // `merged`: MergeShardHeaders' header.

@@ -21,7 +21,7 @@ namespace mm::self_check {
 
 // The cases built in memory, each revealing a fault the official and built-in cases cannot (NaN
 // inputs, float16 and bfloat16 sums, integers near their limits, broadcasting, K with a tail,
-// several data sets per case). Expected outputs are the exact oracle's (engine/error_bound.h).
+// several data sets per case). Expected outputs are the exact oracle's (mm/oracle/error_bound.h).
 std::vector<conformance::CaseEntry> SelfCheckCases();
 
 // A planted fault of a case rather than of a backend: a data set whose expected Y holds the

@@ -1,5 +1,6 @@
-// Writing the files mm's tools produce (reports, manifests, calibration tables) so that a reader
-// sees the old file or the whole new one, and no link planted beside them redirects the write.
+// Writing the files mm's tools produce (reports, manifests, node tests, calibration tables) so that
+// a reader sees the old file or the whole new one, and no link planted beside them redirects the
+// write: the one writer of every such file.
 #ifndef MM_ENGINE_IO_OUTPUT_FILE_H_
 #define MM_ENGINE_IO_OUTPUT_FILE_H_
 

@@ -1,4 +1,4 @@
-#include "mm/conformance/report/output_file.h"
+#include "mm/conformance/report/report_paths.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -14,14 +14,6 @@
 namespace mm::conformance {
 
 namespace fs = std::filesystem;
-
-Status WriteFileAtomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
-  return io::WriteFileAtomically(path, write);
-}
-
-Status WriteFileAtomically(const fs::path& path, std::string_view content) {
-  return io::WriteFileAtomically(path, content);
-}
 
 bool SameFile(const fs::path& a, const fs::path& b) {
   std::error_code ec_a, ec_b;

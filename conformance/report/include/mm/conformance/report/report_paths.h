@@ -1,27 +1,19 @@
-// Writing the files mm's tools produce (reports, manifests, node tests) so that a reader sees the
-// old file or the whole new one, and no link planted beside them redirects the write.
-#ifndef MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_
-#define MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_
+// A run's report paths checked before the run starts, so that a report that could not be written,
+// or that would overwrite another report or one of the run's inputs, is a usage error before any
+// case runs. Writing the reports themselves is io::WriteFileAtomically's (engine/io/output_file.h:
+// whole or not at all, through a fresh file of an unpredictable name renamed over the path; a
+// device, a FIFO or a descriptor written in place), which every file mm writes goes through.
+#ifndef MM_CONFORMANCE_REPORT_REPORT_PATHS_H_
+#define MM_CONFORMANCE_REPORT_REPORT_PATHS_H_
 
 #include <filesystem>
-#include <functional>
-#include <ostream>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "mm/engine/status.h"
 
 namespace mm::conformance {
-
-// io::WriteFileAtomically (engine/io/output_file.h): the file at `path` whole or not at all, in a
-// new file renamed over PATH; a device, a FIFO or a descriptor (/dev/stdout) is written in place.
-Status WriteFileAtomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write);
-
-// The same with the whole content given.
-Status WriteFileAtomically(const std::filesystem::path& path, std::string_view content);
 
 // Whether `a` and `b` name one file: the same inode when both exist, else the same path once
 // made absolute and resolved as far as it exists (std::filesystem::weakly_canonical).
@@ -52,4 +44,4 @@ Status CheckReportPaths(const std::vector<std::pair<std::string, std::string>>& 
 
 }  // namespace mm::conformance
 
-#endif  // MM_CONFORMANCE_REPORT_OUTPUT_FILE_H_
+#endif  // MM_CONFORMANCE_REPORT_REPORT_PATHS_H_
