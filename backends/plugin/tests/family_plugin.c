@@ -80,11 +80,19 @@ static int32_t eight_bit(const mm_const_tensor* t, int64_t index) {
                                     : (int32_t)((const int8_t*)t->data)[index];
 }
 
-/* The zero point of row (or column) `i` of the operand's matrix `matrix`, `extent` per matrix. */
-static int32_t zero_point(const mm_quant* q, int64_t matrix, int64_t i, int64_t extent) {
-  if (q->form == MM_QUANT_ABSENT) return 0;
-  if (q->form == MM_QUANT_PER_TENSOR) return eight_bit(&q->tensor, 0);
-  return eight_bit(&q->tensor, matrix * extent + i);
+/* The zero point for Y's element (i, j) of a product of A's matrix `a_matrix` and B's matrix
+ * `b_matrix`, as the form says (the header's mm_quant_form). */
+static int32_t zero_point(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
+                          int64_t b_matrix, int64_t j) {
+  switch (q->form) {
+    case MM_QUANT_PER_TENSOR:
+      return eight_bit(&q->tensor, 0);
+    case MM_QUANT_PER_ROW:
+      return eight_bit(&q->tensor, a_matrix * p->m + i);
+    case MM_QUANT_PER_COLUMN:
+      return eight_bit(&q->tensor, b_matrix * p->n + j);
+  }
+  return 0;
 }
 
 /* Where batch entry `entry`'s A and B matrices start. */
@@ -127,8 +135,8 @@ static int32_t matmul_integer_element(const mm_op_problem* p, int64_t ao, int64_
                                       int64_t j) {
   const int64_t a_matrix = p->m * p->k > 0 ? ao / (p->m * p->k) : 0;
   const int64_t b_matrix = p->k * p->n > 0 ? bo / (p->k * p->n) : 0;
-  const int64_t azp = zero_point(&p->a_zero_point, a_matrix, i, p->m);
-  const int64_t bzp = zero_point(&p->b_zero_point, b_matrix, j, p->n);
+  const int64_t azp = zero_point(&p->a_zero_point, p, a_matrix, i, b_matrix, j);
+  const int64_t bzp = zero_point(&p->b_zero_point, p, a_matrix, i, b_matrix, j);
   int64_t sum_a = 0, sum_b = 0, q;
   for (q = 0; q < p->k; ++q) {
     sum_a += eight_bit(&p->a, ao + i * p->k + q);
