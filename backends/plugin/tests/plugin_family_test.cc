@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../family_adapter.h"
 #include "mm/backends/backend_list.h"
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/family/backend.h"
@@ -168,6 +169,20 @@ TEST(PluginFamilyTest, ItsGemmPassesOnEveryTransposeAndFormOfC) {
   k_zero.Input("C", DType::kFloat, {2}, {3, -5});
   k_zero.Float("beta", 2);
   EXPECT_EQ(Judged(*backend, k_zero).verdict(), ElementVerdict::kPass);
+}
+
+TEST(PluginFamilyTest, TheLoadProbeAsksEveryVersionAndTypeOfTheFamily) {
+  // Gemm: 3 float types in versions 1, 6 and 7, 7 with the integers in 9 and 11, 8 with bfloat16
+  // in 13; MatMulInteger: 2 x 2; QLinearMatMul: 2 x 2 x 2 with float scales in 10, and with three
+  // scale types in 21.
+  const std::vector<family::OpDesc> descs = plugin_internal::FamilyDescs();
+  EXPECT_EQ(descs.size(), 3u * 3 + 7 * 2 + 8 + 4 + 8 + 24);
+  for (std::size_t i = 0; i < descs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(descs[i] == descs[j]) << descs[i].ToString();
+  }
+  const family::OpDesc qlinear21_bfloat16{Op::kQLinearMatMul, 21,           DType::kInt8,
+                                          DType::kUInt8,      DType::kInt8, DType::kBFloat16};
+  EXPECT_THAT(descs, ::testing::Contains(qlinear21_bfloat16));
 }
 
 // ---- Wrong version-3 plugins: judged, and FAIL --------------------------------------------------
