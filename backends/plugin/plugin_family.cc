@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +101,74 @@ StatusOr<Support> AskSupports(Library& library, const family::OpDesc& desc) {
   return FromPluginSupport("op_supports", answer, text.Text(), desc.ToString());
 }
 
+// The refusal of a plugin that wrote outside Y (into `guarded`'s slack around its `bytes`).
+Status CheckWrites(const std::vector<std::byte>& guarded, std::size_t bytes) {
+  if (const std::size_t before = Reach(guarded.data(), /*before=*/true); before > 0) {
+    return DataLossError("op_compute() wrote " + std::to_string(before) +
+                         " bytes before the start of Y");
+  }
+  if (const std::size_t after = Reach(guarded.data() + kSlack + bytes, false); after > 0) {
+    return DataLossError("op_compute() wrote " + std::to_string(after) +
+                         " bytes past the end of Y");
+  }
+  return OkStatus();
+}
+
+// Calls op_compute() for `plan` into `y` (zero-filled), with Y guarded by canaries and the inputs
+// copied: the plugin's status code (its message in `text`), or the promise it broke (a write
+// outside Y, a changed input) as the error. Y keeps its zeros unless the call succeeded.
+StatusOr<std::int32_t> CallCompute(Library& library, const family::Plan& plan, MutableTensorView y,
+                                   TextBuffer& text) {
+  const OpProblem problem(plan);
+  const InputSnapshot inputs(plan);
+  const std::size_t bytes = Bytes(y);
+  std::vector<std::byte> guarded(kSlack + bytes + kSlack, kCanary);
+  if (bytes > 0) std::memcpy(guarded.data() + kSlack, y.data, bytes);
+  const mm_tensor y_tensor =
+      ToPluginOutput(ToPluginDType(y.dtype), y.dims, guarded.data() + kSlack);
+  std::int32_t code;
+  {
+    std::lock_guard lock(library.mutex());
+    code = CallPlugin([&] {
+      return library.table().op_compute(problem.get(), &y_tensor, text.data(), text.capacity());
+    });
+  }
+  MM_RETURN_IF_ERROR(CheckWrites(guarded, bytes));
+  MM_RETURN_IF_ERROR(inputs.Unchanged());
+  if (code == MM_STATUS_OK && bytes > 0) std::memcpy(y.data, guarded.data() + kSlack, bytes);
+  return code;
+}
+
+// A problem of `desc` at its operator's newest version: A [2, 3] and B [3, 4] of zeros, Gemm
+// without C, MatMulInteger without zero points, QLinearMatMul's parameters per tensor (zero points
+// 0, scales 1). `tensors` holds the data.
+StatusOr<family::Plan> ProbeProblem(const family::OpDesc& desc, std::deque<Tensor>& tensors,
+                                    family::Problem& problem) {
+  problem.op = desc.op;
+  problem.version = desc.version;
+  const auto add = [&](std::string name, DType dtype, Dims dims, double value) -> Status {
+    MM_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, std::move(dims)));
+    VisitElementType(dtype, [&](auto tag) {
+      using T = CppType<decltype(tag)::value>;
+      for (std::int64_t i = 0; i < t.NumElements(); ++i) t.Data<T>()[i] = RoundFromDouble<T>(value);
+    });
+    problem.inputs.push_back({std::move(name), tensors.emplace_back(std::move(t)).view()});
+    return OkStatus();
+  };
+  const bool qlinear = desc.op == family::Op::kQLinearMatMul;
+  MM_RETURN_IF_ERROR(add(qlinear ? "a" : "A", desc.a_dtype, {2, 3}, 0));
+  MM_RETURN_IF_ERROR(add(qlinear ? "b" : "B", desc.b_dtype, {3, 4}, 0));
+  if (qlinear) {
+    for (const char* scale : {"a_scale", "b_scale", "y_scale"}) {
+      MM_RETURN_IF_ERROR(add(scale, desc.scale_dtype, {}, 1));
+    }
+    MM_RETURN_IF_ERROR(add("a_zero_point", desc.a_dtype, {}, 0));
+    MM_RETURN_IF_ERROR(add("b_zero_point", desc.b_dtype, {}, 0));
+    MM_RETURN_IF_ERROR(add("y_zero_point", desc.y_dtype, {}, 0));
+  }
+  return family::PlanProblem(problem);
+}
+
 class PluginFamily final : public family::FamilyBackend {
  public:
   explicit PluginFamily(std::shared_ptr<Library> library) : library_(std::move(library)) {}
@@ -126,27 +196,11 @@ class PluginFamily final : public family::FamilyBackend {
       return UnimplementedError(library_->Who() + " does not compute " + desc.ToString() + ": " +
                                 support->note);
     }
-    const OpProblem problem(plan);
-    const InputSnapshot inputs(plan);
-    const std::size_t bytes = Bytes(y);
-    std::vector<std::byte> guarded(kSlack + bytes + kSlack, kCanary);
-    if (bytes > 0) std::memcpy(guarded.data() + kSlack, y.data, bytes);
-    const mm_tensor y_tensor =
-        ToPluginOutput(ToPluginDType(y.dtype), y.dims, guarded.data() + kSlack);
     TextBuffer text;
-    std::int32_t code;
-    {
-      std::lock_guard lock(library_->mutex());
-      code = CallPlugin([&] {
-        return library_->table().op_compute(problem.get(), &y_tensor, text.data(), text.capacity());
-      });
-    }
-    MM_RETURN_IF_ERROR(
-        FromPluginStatus("op_compute", code, text, desc.ToString()).WithContext(library_->Who()));
-    MM_RETURN_IF_ERROR(CheckWrites(guarded, bytes).WithContext(library_->Who()));
-    MM_RETURN_IF_ERROR(inputs.Unchanged().WithContext(library_->Who()));
-    if (bytes > 0) std::memcpy(y.data, guarded.data() + kSlack, bytes);
-    return OkStatus();
+    const StatusOr<std::int32_t> code = CallCompute(*library_, plan, y, text);
+    if (!code.ok()) return code.status().WithContext(library_->Who());
+    return FromPluginStatus("op_compute", *code, text, desc.ToString())
+        .WithContext(library_->Who());
   }
 
   std::string Implementation(const family::OpDesc& desc) const override {
@@ -162,19 +216,6 @@ class PluginFamily final : public family::FamilyBackend {
   }
 
  private:
-  // The refusal of a plugin that wrote outside Y (into `guarded`'s slack around its `bytes`).
-  static Status CheckWrites(const std::vector<std::byte>& guarded, std::size_t bytes) {
-    if (const std::size_t before = Reach(guarded.data(), /*before=*/true); before > 0) {
-      return DataLossError("op_compute() wrote " + std::to_string(before) +
-                           " bytes before the start of Y");
-    }
-    if (const std::size_t after = Reach(guarded.data() + kSlack + bytes, false); after > 0) {
-      return DataLossError("op_compute() wrote " + std::to_string(after) +
-                           " bytes past the end of Y");
-    }
-    return OkStatus();
-  }
-
   std::shared_ptr<Library> library_;
 };
 
@@ -186,10 +227,21 @@ std::unique_ptr<family::FamilyBackend> MakePluginFamily(std::shared_ptr<Library>
 
 Status ProbeFamily(Library& library) {
   if (!library.info().computes_family) return OkStatus();
+  std::optional<family::OpDesc> runnable;
   for (const family::OpDesc& desc : FamilyDescs()) {
-    MM_RETURN_IF_ERROR(AskSupports(library, desc).status());
+    MM_ASSIGN_OR_RETURN(const Support support, AskSupports(library, desc));
+    const bool newest = desc.version == family::OpVersions(desc.op).back();
+    if (support.supported() && newest && !runnable) runnable = desc;
   }
-  return OkStatus();
+  if (!runnable) return OkStatus();
+  std::deque<Tensor> tensors;
+  family::Problem problem;
+  MM_ASSIGN_OR_RETURN(const family::Plan plan, ProbeProblem(*runnable, tensors, problem));
+  MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.y_dtype, plan.y_dims()));
+  TextBuffer text;
+  MM_ASSIGN_OR_RETURN(const std::int32_t code, CallCompute(library, plan, y.mutable_view(), text));
+  return IsViolation(code, text) ? FromPluginStatus("op_compute", code, text, runnable->ToString())
+                                 : OkStatus();
 }
 
 }  // namespace mm::plugin_internal

@@ -15,8 +15,11 @@ namespace mm::plugin_internal {
 // The family backend of `library` (Open() has loaded it into this process).
 std::unique_ptr<family::FamilyBackend> MakePluginFamily(std::shared_ptr<Library> library);
 
-// The load probe's part for the family: op_supports() for every description of FamilyDescs(),
-// the first contract violation as the error. OK for a plugin that computes MatMul only.
+// The load probe's part for the family: op_supports() for every description of FamilyDescs(), then
+// op_compute() once, on a small problem of the first description it supports at its operator's
+// newest version; the first contract violation (an answer out of range or without its note, a
+// failure without a message, a write outside Y, a changed input) as the error. The plugin's own
+// failures with a message are not violations. OK for a plugin that computes MatMul only.
 Status ProbeFamily(Library& library);
 
 }  // namespace mm::plugin_internal

@@ -14,9 +14,12 @@
  *    MM_FAMILY_GEMM_ARITHMETIC_INT (op_arithmetic() declares int32 accumulation for float Gemm),
  *    MM_FAMILY_SUPPORT_OUT_OF_RANGE (op_supports() answers 7 for QLinearMatMul),
  *    MM_FAMILY_SUPPORTS_WITHOUT_COMPUTE (op_supports set, op_compute NULL),
- *    MM_FAMILY_COMPUTE_NO_MESSAGE (op_compute() fails for Gemm without a message),
- *    MM_FAMILY_WRITES_PAST_Y (one element written past the end of Y),
- *    MM_FAMILY_MODIFIES_B (B's first byte changed),
+ *    MM_FAMILY_COMPUTE_NO_MESSAGE (op_compute() fails for Gemm without a message: the load
+ *    probe, which computes the first operator supported, float Gemm-13, finds it),
+ *    MM_FAMILY_COMPUTE_CRASH (op_compute() raises SIGSEGV for Gemm: the load probe dies),
+ *    MM_FAMILY_WRITES_PAST_Y (one element written past the end of Y, for MatMulInteger only:
+ *    the load probe does not meet it, a run does),
+ *    MM_FAMILY_MODIFIES_B (B's first byte changed, for MatMulInteger only),
  *    MM_FAMILY_OP_ARITHMETIC_CRASH (op_arithmetic() raises SIGSEGV at load time).
  */
 #include <signal.h>
@@ -198,16 +201,19 @@ static int32_t family_compute(const mm_op_problem* p, const mm_tensor* y, char* 
 #if defined(MM_FAMILY_COMPUTE_NO_MESSAGE)
     return MM_STATUS_INTERNAL;
 #endif
+#if defined(MM_FAMILY_COMPUTE_CRASH)
+    raise(SIGSEGV);
+#endif
     gemm_float(p, (float*)y->data);
   } else {
     snprintf(text, capacity, "op_supports() refused this operator");
     return MM_STATUS_UNIMPLEMENTED;
   }
 #if defined(MM_FAMILY_WRITES_PAST_Y)
-  memset((char*)y->data + elements * 4, 0x7f, 4); /* int32 and float: 4 bytes */
+  if (p->desc.op == MM_OP_MATMUL_INTEGER) memset((int32_t*)y->data + elements, 0x7f, 4);
 #endif
 #if defined(MM_FAMILY_MODIFIES_B)
-  if (p->b.data != NULL && p->k * p->n > 0) ((uint8_t*)p->b.data)[0] ^= 1;
+  if (p->desc.op == MM_OP_MATMUL_INTEGER && p->k * p->n > 0) ((uint8_t*)p->b.data)[0] ^= 1;
 #endif
   (void)elements;
   return MM_STATUS_OK;

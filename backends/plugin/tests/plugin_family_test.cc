@@ -283,16 +283,19 @@ INSTANTIATE_TEST_SUITE_P(
                 "the table of 'family_supports_without_compute' sets op_supports but not "
                 "op_compute"},
         Refusal{"op_arithmetic() crashing at load", MM_FAMILY_PLUGIN_OP_ARITHMETIC_CRASH,
-                StatusCode::kInvalidArgument, "crashed in arithmetic() while loading: SIGSEGV"}));
+                StatusCode::kInvalidArgument, "crashed in arithmetic() while loading: SIGSEGV"},
+        Refusal{"op_compute() failing without a message in the load probe",
+                MM_FAMILY_PLUGIN_COMPUTE_NO_MESSAGE, StatusCode::kInternal,
+                "op_compute() returned status 13 (INTERNAL) with no message for Gemm-13 float; "
+                "the plugin ABI requires one"}));
 
-TEST(PluginFamilyTest, AnErrorWithoutAMessageIsAContractViolation) {
-  auto backend = Plugin(MM_FAMILY_PLUGIN_COMPUTE_NO_MESSAGE);
-  ASSERT_NE(backend, nullptr);
-  const Status error = ComputeError(*backend, GemmWithBeta());
-  EXPECT_EQ(error.code(), StatusCode::kInternal) << error;
-  EXPECT_THAT(error.message(),
-              HasSubstr("op_compute() returned status 13 (INTERNAL) with no message for Gemm-13 "
-                        "float; the plugin ABI requires one"));
+TEST(PluginFamilyTest, AComputeCrashingInTheLoadProbeIsABackendThatCannotStart) {
+  BackendRegistry registry;
+  const std::string path = MM_FAMILY_PLUGIN_COMPUTE_CRASH;
+  ASSERT_TRUE(RegisterBackendLibraries(registry, std::vector<std::string>{path}).ok());
+  const auto backend = registry.Create("family_compute_crash");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_THAT(backend.status().message(), HasSubstr("crashed during the load probe: SIGSEGV"));
 }
 
 TEST(PluginFamilyTest, AWriteOutsideYIsAnError) {
