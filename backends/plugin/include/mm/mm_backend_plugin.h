@@ -67,7 +67,9 @@
  * declares for every dtype a valid accumulation type and flag (see mm_arithmetic); (version 3)
  * op_supports and op_compute are both set or both NULL, op_arithmetic declares a valid arithmetic
  * for each of Gemm's float types, op_supports answers one of the three values (with a note where
- * one is required) for every operator and type combination of the family. The same
+ * one is required) for every operator and type combination of the family, and op_compute, run
+ * once on A [2,3] x B [3,4] of zeros for the first of them it supports at the operator's newest
+ * version, returns OK or an error with a message. The same
  * contract violations found later, during a run, make that result an ERROR. After every execute
  * the harness also checks that the plugin wrote only Y: A and B unchanged, the bytes right before
  * and after Y untouched.
