@@ -1,8 +1,9 @@
 /*
  * A plugin of version 3 of the ABI computing MatMul's family: MatMulInteger (uint8 and int8 on
- * either side, every zero-point form, every numpy.matmul shape) and float Gemm (every transpose,
- * every form of C), both with plain loops. It computes no MatMul and no QLinearMatMul, and says
- * so with a reason.
+ * either side, every zero-point form, every numpy.matmul shape), QLinearMatMul with float scales
+ * (the multiplier a_scale * b_scale / y_scale formed in double and rounded to float once, acc
+ * times it in double, rounded half to even) and float Gemm (every transpose, every form of C), all
+ * with plain loops. It computes no MatMul, and says so with a reason.
  * Built once per variant (backends/plugin/CMakeLists.txt, mm_family_plugin_variants):
  *  - MM_FAMILY_CORRECT: exact int32 sums (wrapping as the standard allows), Gemm accumulated in
  *    double and rounded once (declared: double accumulation).
@@ -22,6 +23,7 @@
  *    MM_FAMILY_MODIFIES_B (B's first byte changed, for MatMulInteger only),
  *    MM_FAMILY_OP_ARITHMETIC_CRASH (op_arithmetic() raises SIGSEGV at load time).
  */
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,7 +75,11 @@ static int32_t family_supports(const mm_op_desc* desc, char* text, size_t capaci
 #if defined(MM_FAMILY_SUPPORT_OUT_OF_RANGE)
   if (desc->op == MM_OP_QLINEAR_MATMUL) return 7;
 #endif
-  snprintf(text, capacity, "%s", desc->op == MM_OP_GEMM ? "Gemm in float only" : "no kernel");
+  if (desc->op == MM_OP_QLINEAR_MATMUL && desc->scale_dtype == MM_DTYPE_FLOAT) {
+    return MM_SUPPORT_NATIVE;
+  }
+  snprintf(text, capacity, "%s",
+           desc->op == MM_OP_GEMM ? "Gemm in float only" : "QLinearMatMul with float scales only");
   return MM_SUPPORT_NO;
 }
 
@@ -83,19 +89,36 @@ static int32_t eight_bit(const mm_const_tensor* t, int64_t index) {
                                     : (int32_t)((const int8_t*)t->data)[index];
 }
 
-/* The zero point for Y's element (i, j) of a product of A's matrix `a_matrix` and B's matrix
- * `b_matrix`, as the form says (the header's mm_quant_form). */
-static int32_t zero_point(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
-                          int64_t b_matrix, int64_t j) {
+/* The index of a zero point's or scale's element for Y's element (i, j) of a product of A's
+ * matrix `a_matrix` and B's matrix `b_matrix`, as the form says (the header's mm_quant_form). */
+static int64_t param_index(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
+                           int64_t b_matrix, int64_t j) {
   switch (q->form) {
-    case MM_QUANT_PER_TENSOR:
-      return eight_bit(&q->tensor, 0);
     case MM_QUANT_PER_ROW:
-      return eight_bit(&q->tensor, a_matrix * p->m + i);
+      return a_matrix * p->m + i;
     case MM_QUANT_PER_COLUMN:
-      return eight_bit(&q->tensor, b_matrix * p->n + j);
+      return b_matrix * p->n + j;
   }
   return 0;
+}
+
+static int32_t zero_point(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
+                          int64_t b_matrix, int64_t j) {
+  if (q->form == MM_QUANT_ABSENT) return 0;
+  return eight_bit(&q->tensor, param_index(q, p, a_matrix, i, b_matrix, j));
+}
+
+static double scale(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
+                    int64_t b_matrix, int64_t j) {
+  return ((const float*)q->tensor.data)[param_index(q, p, a_matrix, i, b_matrix, j)];
+}
+
+/* v rounded half to even. */
+static double round_half_even(double v) {
+  double r = floor(v);
+  const double rest = v - r;
+  if (rest > 0.5 || (rest == 0.5 && fmod(r, 2) != 0)) r += 1;
+  return r;
 }
 
 /* Where batch entry `entry`'s A and B matrices start. */
@@ -149,14 +172,37 @@ static int32_t matmul_integer_element(const mm_op_problem* p, int64_t ao, int64_
                                        p->k * azp * bzp);
 }
 
-static void matmul_integer(const mm_op_problem* p, int32_t* y) {
+/* QLinearMatMul's y for the accumulation `acc` of element (i, j). */
+static double requantized(const mm_op_problem* p, int64_t ao, int64_t bo, int64_t i, int64_t j,
+                          int32_t acc) {
+  const int64_t a_matrix = p->m * p->k > 0 ? ao / (p->m * p->k) : 0;
+  const int64_t b_matrix = p->k * p->n > 0 ? bo / (p->k * p->n) : 0;
+  const float multiplier = (float)(scale(&p->a_scale, p, a_matrix, i, b_matrix, j) *
+                                   scale(&p->b_scale, p, a_matrix, i, b_matrix, j) /
+                                   scale(&p->y_scale, p, a_matrix, i, b_matrix, j));
+  const double y = round_half_even((double)acc * multiplier) +
+                   zero_point(&p->y_zero_point, p, a_matrix, i, b_matrix, j);
+  const double low = p->desc.y_dtype == MM_DTYPE_UINT8 ? 0 : -128;
+  return y < low ? low : y > low + 255 ? low + 255 : y;
+}
+
+/* MatMulInteger into int32, or QLinearMatMul into Y's 8-bit type. */
+static void matmul_integer(const mm_op_problem* p, void* y) {
   int64_t entry, i, j;
   for (entry = 0; entry < p->batch; ++entry) {
     int64_t ao, bo;
     offsets(p, entry, &ao, &bo);
     for (i = 0; i < p->m; ++i) {
       for (j = 0; j < p->n; ++j) {
-        y[(entry * p->m + i) * p->n + j] = matmul_integer_element(p, ao, bo, i, j);
+        const int64_t at = (entry * p->m + i) * p->n + j;
+        const int32_t acc = matmul_integer_element(p, ao, bo, i, j);
+        if (p->desc.op == MM_OP_MATMUL_INTEGER) {
+          ((int32_t*)y)[at] = acc;
+        } else if (p->desc.y_dtype == MM_DTYPE_UINT8) {
+          ((uint8_t*)y)[at] = (uint8_t)requantized(p, ao, bo, i, j, acc);
+        } else {
+          ((int8_t*)y)[at] = (int8_t)requantized(p, ao, bo, i, j, acc);
+        }
       }
     }
   }
@@ -195,8 +241,8 @@ static int32_t family_compute(const mm_op_problem* p, const mm_tensor* y, char* 
     snprintf(text, capacity, "built for a newer mm (problem of %u bytes)", p->struct_size);
     return MM_STATUS_UNIMPLEMENTED;
   }
-  if (p->desc.op == MM_OP_MATMUL_INTEGER) {
-    matmul_integer(p, (int32_t*)y->data);
+  if (p->desc.op == MM_OP_MATMUL_INTEGER || p->desc.op == MM_OP_QLINEAR_MATMUL) {
+    matmul_integer(p, y->data);
   } else if (p->desc.op == MM_OP_GEMM && p->desc.y_dtype == MM_DTYPE_FLOAT) {
 #if defined(MM_FAMILY_COMPUTE_NO_MESSAGE)
     return MM_STATUS_INTERNAL;

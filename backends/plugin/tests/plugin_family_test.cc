@@ -185,6 +185,31 @@ TEST(PluginFamilyTest, TheLoadProbeAsksEveryVersionAndTypeOfTheFamily) {
   EXPECT_THAT(descs, ::testing::Contains(qlinear21_bfloat16));
 }
 
+TEST(PluginFamilyTest, ItsQLinearMatMulNeverFailsWithScalesPerRowAndPerColumn) {
+  auto backend = Plugin(MM_FAMILY_PLUGIN_CORRECT);
+  ASSERT_NE(backend, nullptr);
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> scale(0.001, 0.1);
+  for (int version : {10, 21}) {
+    ProblemBuilder p(Op::kQLinearMatMul, version);
+    p.Input("a", DType::kUInt8, {4, 16}, Uniform(rng, 64, 0, 255));
+    p.Input("a_scale", DType::kFloat, {4, 1}, {scale(rng), scale(rng), scale(rng), scale(rng)});
+    p.Input("a_zero_point", DType::kUInt8, {4, 1}, Uniform(rng, 4, 100, 150));
+    p.Input("b", DType::kInt8, {16, 3}, Uniform(rng, 48, -128, 127));
+    p.Input("b_scale", DType::kFloat, {3}, {scale(rng), scale(rng), scale(rng)});
+    p.Input("b_zero_point", DType::kInt8, {3}, {0, -3, 5});
+    p.Input("y_scale", DType::kFloat, {}, {0.05});
+    p.Input("y_zero_point", DType::kInt8, {}, {-7});
+    const family::FamilyJudgement j = Judged(*backend, p);
+    EXPECT_EQ(j.fail, 0) << j.Describe();
+    EXPECT_EQ(j.imprecise, 0) << j.Describe();
+  }
+  const Support float16_scales = family::SupportOf(
+      *backend,
+      {Op::kQLinearMatMul, 21, DType::kUInt8, DType::kUInt8, DType::kUInt8, DType::kFloat16});
+  EXPECT_EQ(float16_scales.note, "QLinearMatMul with float scales only");
+}
+
 // ---- Wrong version-3 plugins: judged, and FAIL --------------------------------------------------
 
 TEST(PluginFamilyTest, SaturatedPairSumsFailOnASaturatingPair) {
