@@ -33,8 +33,10 @@ struct InputSnapshot {
   std::vector<Input> inputs;
 
   explicit InputSnapshot(const family::Plan& plan) {
-    const std::pair<const char*, TensorView> views[] = {{"A", plan.a},
-                                                        {"B", plan.b},
+    // ONNX's names: QLinearMatMul's operands are a and b.
+    const bool qlinear = plan.op == family::Op::kQLinearMatMul;
+    const std::pair<const char*, TensorView> views[] = {{qlinear ? "a" : "A", plan.a},
+                                                        {qlinear ? "b" : "B", plan.b},
                                                         {"C", plan.gemm.c},
                                                         {"a_zero_point", plan.a_zero_point.tensor},
                                                         {"b_zero_point", plan.b_zero_point.tensor},
