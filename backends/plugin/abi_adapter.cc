@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "family_adapter.h"
 #include "mm/engine/io/names.h"
 #include "mm/engine/io/text.h"
 
@@ -13,10 +14,11 @@ namespace mm::plugin_internal {
 namespace {
 
 // The versions this loader reads, oldest first, one row each. Version 2 appended arithmetic() to
-// version 1's table.
+// version 1's table; version 3 the family's four functions.
 constexpr AbiVersion kAbiVersions[] = {
     {1, MM_BACKEND_PLUGIN_V1_SIZE},
-    {2, sizeof(mm_backend_plugin)},
+    {2, MM_BACKEND_PLUGIN_V2_SIZE},
+    {3, sizeof(mm_backend_plugin)},
 };
 
 constexpr bool RowsAreTheHeadersVersions() {
@@ -63,8 +65,8 @@ StatusCode ToStatusCode(std::int32_t code) {
   return StatusCode::kUnknown;
 }
 
-// arithmetic()'s `answer` for `dtype`, checked; `what` begins the refusal ("arithmetic() of
-// plugin 'NAME' for float16 declared ").
+}  // namespace
+
 StatusOr<Arithmetic> FromPluginArithmetic(DType dtype, const mm_arithmetic& answer,
                                           const std::string& what) {
   std::optional<DType> accumulation;
@@ -94,8 +96,6 @@ StatusOr<Arithmetic> FromPluginArithmetic(DType dtype, const mm_arithmetic& answ
   }
   return Arithmetic{*accumulation, answer.flushes_subnormals == 1};
 }
-
-}  // namespace
 
 const AbiVersion* FindAbiVersion(std::int64_t number) {
   const auto* row = std::find_if(std::begin(kAbiVersions), std::end(kAbiVersions),
@@ -132,13 +132,22 @@ Status CheckTable(const mm_backend_plugin& table) {
     return InvalidArgumentError("required function pointer(s) NULL in the table of '" +
                                 std::string(table.name) + "': " + null_functions);
   }
+  if ((table.op_supports == nullptr) != (table.op_compute == nullptr)) {
+    return InvalidArgumentError(
+        std::string("the table of '") + table.name + "' sets " +
+        (table.op_supports != nullptr ? "op_supports but not op_compute"
+                                      : "op_compute but not op_supports") +
+        "; a plugin computing MatMul's family sets both, one computing MatMul only neither");
+  }
   return OkStatus();
 }
 
 bool SameTable(const mm_backend_plugin& a, const mm_backend_plugin& b) {
   return a.abi_version == b.abi_version && a.name == b.name && a.description == b.description &&
          a.supports == b.supports && a.prepare == b.prepare && a.execute == b.execute &&
-         a.release == b.release && a.describe == b.describe && a.arithmetic == b.arithmetic;
+         a.release == b.release && a.describe == b.describe && a.arithmetic == b.arithmetic &&
+         a.op_supports == b.op_supports && a.op_arithmetic == b.op_arithmetic &&
+         a.op_compute == b.op_compute && a.op_describe == b.op_describe;
 }
 
 Status CheckName(const std::string& name) { return io::CheckName(name, "the backend name"); }
@@ -158,17 +167,7 @@ Problem::Problem(MatMulPlan plan) : plan_(std::move(plan)) {
   problem_.a_dims = plan_.desc.a_dims.data();
   problem_.b_rank = static_cast<std::int32_t>(plan_.desc.b_dims.size());
   problem_.b_dims = plan_.desc.b_dims.data();
-  problem_.y_rank = static_cast<std::int32_t>(plan_.y_dims.size());
-  problem_.y_dims = plan_.y_dims.empty() ? nullptr : plan_.y_dims.data();
-  problem_.m = plan_.m;
-  problem_.n = plan_.n;
-  problem_.k = plan_.k;
-  problem_.batch = plan_.batch;
-  problem_.batch_rank = static_cast<std::int32_t>(plan_.batch_dims.size());
-  const bool has_batch = !plan_.batch_dims.empty();
-  problem_.batch_dims = has_batch ? plan_.batch_dims.data() : nullptr;
-  problem_.a_batch_strides = has_batch ? plan_.a_batch_strides.data() : nullptr;
-  problem_.b_batch_strides = has_batch ? plan_.b_batch_strides.data() : nullptr;
+  SetProduct(plan_, problem_);
 }
 
 mm_const_tensor ToPluginInput(std::int32_t dtype, std::span<const std::int64_t> dims,
@@ -182,23 +181,27 @@ mm_tensor ToPluginOutput(std::int32_t dtype, std::span<const std::int64_t> dims,
           data};
 }
 
-StatusOr<Support> FromPluginSupport(std::int32_t answer, std::string note, const MatMulDesc& desc) {
-  const std::string what = desc.ToString();
+StatusOr<Support> FromPluginSupport(std::string_view what, std::int32_t answer, std::string note,
+                                    const std::string& problem) {
   switch (answer) {
     case MM_SUPPORT_NATIVE:
       return Support::Native();
     case MM_SUPPORT_BY_CONVERSION:
     case MM_SUPPORT_NO:
       if (note.empty()) {
-        return InternalError(std::string("supports() answered ") +
-                             (answer == MM_SUPPORT_NO ? "NO" : "BY_CONVERSION") + " for " + what +
-                             " without a note; the plugin ABI requires one");
+        return InternalError(std::string(what) + "() answered " +
+                             (answer == MM_SUPPORT_NO ? "NO" : "BY_CONVERSION") + " for " +
+                             problem + " without a note; the plugin ABI requires one");
       }
       return answer == MM_SUPPORT_NO ? Support::No(std::move(note))
                                      : Support::ByConversion(std::move(note));
   }
-  return InternalError("supports() answered " + std::to_string(answer) + " for " + what +
-                       "; valid answers are 0 (native), 1 (by conversion), 2 (no)");
+  return InternalError(std::string(what) + "() answered " + std::to_string(answer) + " for " +
+                       problem + "; valid answers are 0 (native), 1 (by conversion), 2 (no)");
+}
+
+StatusOr<Support> FromPluginSupport(std::int32_t answer, std::string note, const MatMulDesc& desc) {
+  return FromPluginSupport("supports", answer, std::move(note), desc.ToString());
 }
 
 bool IsViolation(std::int32_t code, TextBuffer& text) {
@@ -207,23 +210,31 @@ bool IsViolation(std::int32_t code, TextBuffer& text) {
 
 Status FromPluginStatus(std::string_view function, std::int32_t code, TextBuffer& text,
                         const MatMulDesc& desc) {
+  return FromPluginStatus(function, code, text, desc.ToString());
+}
+
+Status FromPluginStatus(std::string_view function, std::int32_t code, TextBuffer& text,
+                        const std::string& problem) {
   if (code == MM_STATUS_OK) return OkStatus();
   std::string message = text.Text();
   const std::string code_text =
       std::to_string(code) + " (" + std::string(PluginStatusName(code)) + ")";
   if (message.empty()) {
     return InternalError(std::string(function) + "() returned status " + code_text +
-                         " with no message for " + desc.ToString() +
-                         "; the plugin ABI requires one");
+                         " with no message for " + problem + "; the plugin ABI requires one");
   }
   return Status(ToStatusCode(code),
                 std::string(function) + "() failed with " + code_text + ": " + message);
 }
 
 Status AskArithmetic(const mm_backend_plugin& table, PluginInfo& info) {
-  for (DType dtype : kAllDTypes) info.arithmetic[DTypeIndex(dtype)] = Arithmetic::OwnType(dtype);
+  for (DType dtype : kAllDTypes) {
+    info.arithmetic[DTypeIndex(dtype)] = Arithmetic::OwnType(dtype);
+    info.gemm_arithmetic[DTypeIndex(dtype)] = Arithmetic::OwnType(dtype);
+  }
+  info.computes_family = table.op_supports != nullptr;
   const auto declare = table.arithmetic;
-  if (declare == nullptr) return OkStatus();
+  if (declare == nullptr) return AskGemmArithmetic(table, info);
   for (DType dtype : kAllDTypes) {
     mm_arithmetic answer{ToPluginDType(dtype), 0};
     CallPlugin([&] { declare(ToPluginDType(dtype), &answer); });
@@ -232,7 +243,7 @@ Status AskArithmetic(const mm_backend_plugin& table, PluginInfo& info) {
     MM_ASSIGN_OR_RETURN(info.arithmetic[DTypeIndex(dtype)],
                         FromPluginArithmetic(dtype, answer, what));
   }
-  return OkStatus();
+  return AskGemmArithmetic(table, info);
 }
 
 }  // namespace mm::plugin_internal

@@ -40,7 +40,8 @@ const AbiVersion* FindAbiVersion(std::int64_t number);
 // its version's size is read. Another version is the refusal naming both.
 StatusOr<mm_backend_plugin> CopyTable(const mm_backend_plugin& table);
 
-// The promises of a table mm checks before anything else: a valid name, no NULL required function.
+// The promises of a table mm checks before anything else: a valid name, no NULL required function,
+// (version 3) op_supports and op_compute both set or both NULL.
 Status CheckTable(const mm_backend_plugin& table);
 
 // Whether two copies of a plugin's table (CopyTable's) are the same table: the same functions and
@@ -113,6 +114,23 @@ class Problem {
   mm_matmul_problem problem_{};
 };
 
+// Sets the fields a MatMul problem and a family problem (mm_matmul_problem, mm_op_problem) share,
+// Y's shape and what mm derived of the product, from `plan` (which must outlive `problem`).
+template <class PluginProblem>
+void SetProduct(const MatMulPlan& plan, PluginProblem& problem) {
+  problem.y_rank = static_cast<std::int32_t>(plan.y_dims.size());
+  problem.y_dims = plan.y_dims.empty() ? nullptr : plan.y_dims.data();
+  problem.m = plan.m;
+  problem.n = plan.n;
+  problem.k = plan.k;
+  problem.batch = plan.batch;
+  problem.batch_rank = static_cast<std::int32_t>(plan.batch_dims.size());
+  const bool has_batch = !plan.batch_dims.empty();
+  problem.batch_dims = has_batch ? plan.batch_dims.data() : nullptr;
+  problem.a_batch_strides = has_batch ? plan.a_batch_strides.data() : nullptr;
+  problem.b_batch_strides = has_batch ? plan.b_batch_strides.data() : nullptr;
+}
+
 // An input (A, B) or the output (Y) as the ABI describes it, pointing into `dims` (empty: a
 // scalar, with NULL dims).
 mm_const_tensor ToPluginInput(std::int32_t dtype, std::span<const std::int64_t> dims,
@@ -121,16 +139,29 @@ mm_tensor ToPluginOutput(std::int32_t dtype, std::span<const std::int64_t> dims,
 
 // ---- From the ABI -------------------------------------------------------------------------------
 
+// One value per dtype of kAllDTypes, at DTypeIndex.
+template <class T>
+using PerDType = std::array<T, kAllDTypes.size()>;
+
 // What this process keeps of a plugin, learnt in the load child: everything but its code.
 struct PluginInfo {
   std::string name;
   std::string description;  // Sanitized; may be empty.
   std::uint32_t abi_version = 0;
-  std::array<Arithmetic, kAllDTypes.size()> arithmetic;  // Declared (or default), per dtype.
+  PerDType<Arithmetic> arithmetic;  // Declared (or default), per dtype.
+  // Version 3: whether the table computes the family (op_supports and op_compute set), and
+  // op_arithmetic()'s declaration for Gemm per Y dtype (its own type for the others, and without
+  // a declaration).
+  bool computes_family = false;
+  PerDType<Arithmetic> gemm_arithmetic;
 };
 
-// supports()'s `answer` and `note` for `desc`; a contract violation (an answer outside the three
-// values, or no note where one is required) is returned as an error.
+// The function `what` of the plugin answered `answer` with `note` (supports() or op_supports(),
+// for the problem `problem`); a contract violation (an answer outside the three values, or no note
+// where one is required) is returned as an error.
+StatusOr<Support> FromPluginSupport(std::string_view what, std::int32_t answer, std::string note,
+                                    const std::string& problem);
+// supports()'s answer for `desc`.
 StatusOr<Support> FromPluginSupport(std::int32_t answer, std::string note, const MatMulDesc& desc);
 
 // True when a plugin's failure comes without the message the ABI requires.
@@ -140,10 +171,19 @@ bool IsViolation(std::int32_t code, TextBuffer& text);
 // itself a contract violation, reported as such.
 Status FromPluginStatus(std::string_view function, std::int32_t code, TextBuffer& text,
                         const MatMulDesc& desc);
+// The same for a problem described by `problem` ("MatMulInteger-10 uint8 x int8 -> int32").
+Status FromPluginStatus(std::string_view function, std::int32_t code, TextBuffer& text,
+                        const std::string& problem);
 
-// Asks `table`'s arithmetic() for every dtype and keeps the answers in `info` (whose name it
-// uses); the first invalid one (see mm_arithmetic) is the refusal, naming the plugin and the
-// dtype. Without the function (and for version 1) every dtype keeps its own type.
+// arithmetic()'s or op_arithmetic()'s `answer` for Y's `dtype`, checked (see mm_arithmetic); `what`
+// begins the refusal ("arithmetic() of plugin 'NAME' for float16 declared ").
+StatusOr<Arithmetic> FromPluginArithmetic(DType dtype, const mm_arithmetic& answer,
+                                          const std::string& what);
+
+// Asks `table`'s arithmetic() for every dtype and (version 3) op_arithmetic() for Gemm's float
+// types, and keeps the answers in `info` (whose name it uses); the first invalid one (see
+// mm_arithmetic) is the refusal, naming the plugin, the function and the dtype. Without the
+// function (and for earlier versions) every dtype keeps its own type.
 Status AskArithmetic(const mm_backend_plugin& table, PluginInfo& info);
 
 }  // namespace mm::plugin_internal

@@ -14,6 +14,7 @@
 #include "abi_adapter.h"
 #include "library.h"
 #include "mm/engine/process/process.h"
+#include "plugin_family.h"
 
 namespace mm::plugin_internal {
 namespace {
@@ -96,6 +97,7 @@ void LoadAndProbe(const std::string& path, const std::string& absolute, bool ann
         "functions or texts); a plugin's table must never change");
   }
   if (verdict.ok()) verdict = Probe(library);
+  if (verdict.ok()) verdict = ProbeFamily(library);
   send(kProbed, EncodeProbed(verdict));
 }
 

@@ -62,6 +62,27 @@ std::optional<Status> TakeStatus(std::string_view& in) {
   return Status(static_cast<StatusCode>(*code), Sanitized(*message));
 }
 
+// One declaration per dtype, read into `out`; false when garbled.
+bool TakeArithmetic(std::string_view& in, PerDType<Arithmetic>& out) {
+  for (Arithmetic& arithmetic : out) {
+    const auto index = TakeNumber(in);
+    const auto flushes = TakeNumber(in);
+    if (!index || !flushes || *index < 0 || *index >= static_cast<long long>(kAllDTypes.size()) ||
+        (*flushes != 0 && *flushes != 1)) {
+      return false;
+    }
+    arithmetic = {kAllDTypes[static_cast<std::size_t>(*index)], *flushes == 1};
+  }
+  return true;
+}
+
+void PutArithmetic(std::string& out, const PerDType<Arithmetic>& declared) {
+  for (const Arithmetic& arithmetic : declared) {
+    PutField(out, std::to_string(DTypeIndex(arithmetic.accumulation)));
+    PutField(out, arithmetic.flushes_subnormals ? "1" : "0");
+  }
+}
+
 // The inverse of EncodeLoaded; nullopt when garbled.
 std::optional<StatusOr<PluginInfo>> DecodeLoaded(std::string_view in) {
   const std::optional<Status> status = TakeStatus(in);
@@ -78,15 +99,11 @@ std::optional<StatusOr<PluginInfo>> DecodeLoaded(std::string_view in) {
   info.name = *name;
   info.description = Sanitized(*description);
   info.abi_version = static_cast<std::uint32_t>(*version);
-  for (Arithmetic& arithmetic : info.arithmetic) {
-    const auto index = TakeNumber(in);
-    const auto flushes = TakeNumber(in);
-    if (!index || !flushes || *index < 0 || *index >= static_cast<long long>(kAllDTypes.size()) ||
-        (*flushes != 0 && *flushes != 1)) {
-      return std::nullopt;
-    }
-    arithmetic = {kAllDTypes[static_cast<std::size_t>(*index)], *flushes == 1};
-  }
+  if (!TakeArithmetic(in, info.arithmetic)) return std::nullopt;
+  const auto computes_family = TakeNumber(in);
+  if (!computes_family || (*computes_family != 0 && *computes_family != 1)) return std::nullopt;
+  info.computes_family = *computes_family == 1;
+  if (!TakeArithmetic(in, info.gemm_arithmetic)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   return StatusOr<PluginInfo>(std::move(info));
 }
@@ -111,10 +128,9 @@ std::string EncodeLoaded(const StatusOr<PluginInfo>& loaded) {
   PutField(out, loaded->name);
   PutField(out, loaded->description);
   PutField(out, std::to_string(loaded->abi_version));
-  for (const Arithmetic& arithmetic : loaded->arithmetic) {
-    PutField(out, std::to_string(DTypeIndex(arithmetic.accumulation)));
-    PutField(out, arithmetic.flushes_subnormals ? "1" : "0");
-  }
+  PutArithmetic(out, loaded->arithmetic);
+  PutField(out, loaded->computes_family ? "1" : "0");
+  PutArithmetic(out, loaded->gemm_arithmetic);
   return out;
 }
 

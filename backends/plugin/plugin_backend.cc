@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "mm/backends/plugin/plugin_loader.h"
+#include "plugin_family.h"
 
 namespace mm {
 namespace plugin_internal {
@@ -10,7 +11,8 @@ namespace {
 
 class PluginBackend final : public Backend {
  public:
-  explicit PluginBackend(std::shared_ptr<Library> library) : library_(std::move(library)) {}
+  explicit PluginBackend(std::shared_ptr<Library> library)
+      : library_(std::move(library)), family_(MakePluginFamily(library_)) {}
 
   std::string_view name() const override { return library_->name(); }
 
@@ -32,6 +34,10 @@ class PluginBackend final : public Backend {
 
   // What the plugin's arithmetic() declared at load time; its own dtype without one.
   Arithmetic DeclaredArithmetic(DType dtype) const override { return library_->arithmetic(dtype); }
+
+  // Every plugin answers for the family: a version-3 plugin through its op_ functions, one that
+  // computes MatMul only by refusing with a reason that names its ABI version.
+  family::FamilyBackend* family() override { return family_.get(); }
 
   const std::string& library_path() const { return library_->absolute_path(); }
 
@@ -63,6 +69,7 @@ class PluginBackend final : public Backend {
 
  private:
   std::shared_ptr<Library> library_;
+  std::unique_ptr<family::FamilyBackend> family_;
 };
 
 }  // namespace

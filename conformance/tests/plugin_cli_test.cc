@@ -145,8 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"not_a_shared_object", MM_NOT_A_PLUGIN, "not a shared object (no ELF header"},
         Refusal{"no_entry_symbol", MM_WRONG_PLUGIN_NO_ENTRY,
                 "does not export the entry function 'mm_backend_plugin_entry'"},
-        Refusal{"another_abi_version", MM_WRONG_PLUGIN_ABI_VERSION_3,
-                "speaks plugin ABI version 3, but this mm speaks versions 1 to 2"},
+        Refusal{"another_abi_version", MM_WRONG_PLUGIN_ABI_VERSION_4,
+                "speaks plugin ABI version 4, but this mm speaks versions 1 to 3"},
         Refusal{"invalid_arithmetic_declaration", MM_WRONG_PLUGIN_ARITHMETIC_NOT_A_DTYPE,
                 "arithmetic() of plugin 'wrong_arithmetic_not_a_dtype' for float16 declared "
                 "accumulation type 99, which is not an mm_dtype"},

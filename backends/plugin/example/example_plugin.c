@@ -9,7 +9,9 @@
  *  - numbers as ONNX wants them: floats accumulate in double and round once to the output type
  *    (float16/bfloat16 to nearest even), integers wrap modulo 2^bits (computed unsigned);
  *  - arithmetic() (ABI version 2) declaring exactly that, so mm holds every float result to the
- *    tight error bound of double accumulation instead of the loose one of the dtype itself.
+ *    tight error bound of double accumulation instead of the loose one of the dtype itself;
+ *  - version 3's family functions left NULL: it computes MatMul only, and mm refuses it Gemm,
+ *    MatMulInteger and QLinearMatMul with that reason (tests/family_plugin.c computes them).
  */
 #include <math.h>
 #include <stdio.h>
@@ -276,6 +278,10 @@ static const mm_backend_plugin kExamplePlugin = {
     example_release,
     example_describe,
     example_arithmetic,
+    NULL, /* op_supports: MatMul only (version 3: MatMul's family) */
+    NULL, /* op_arithmetic */
+    NULL, /* op_compute */
+    NULL, /* op_describe */
 };
 
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) {

@@ -4,7 +4,7 @@
  * did not). Its results are within the error bound of their own type's accumulation and far
  * outside that of float32 accumulation.
  * Built twice (backends/plugin/CMakeLists.txt):
- *  - MM_HALF_SUM_UNDECLARED: ABI version 2 without arithmetic(), so judged by its own type,
+ *  - MM_HALF_SUM_UNDECLARED: this ABI version without arithmetic(), so judged by its own type,
  *    float16 accumulation: what every version-1 plugin gets. It passes: the slip goes unseen.
  *  - MM_HALF_SUM_DECLARES_FLOAT32: arithmetic() declares float32 accumulation for both dtypes
  *    (what it was meant to do). mm holds it to that bound and the slip is caught.

@@ -171,7 +171,7 @@ TEST(ExamplePluginTest, SaysWhatRunsThroughItsDescribeFunction) {
   auto primitive = backend->Prepare(PlanMatMul({DType::kFloat, {2, 3, 4}, {4, 5}}).value());
   ASSERT_TRUE(primitive.ok()) << primitive.status();
   EXPECT_EQ((*primitive)->implementation(), "naive i-j-p loops, 2 batch entries of 3x4x5");
-  EXPECT_THAT(backend->RunsOn(), AllOf(HasSubstr(MM_EXAMPLE_PLUGIN), HasSubstr("ABI version 2")));
+  EXPECT_THAT(backend->RunsOn(), AllOf(HasSubstr(MM_EXAMPLE_PLUGIN), HasSubstr("ABI version 3")));
 }
 
 // ---- The arithmetic a plugin declares (ABI version 2) ------------------------------------------
@@ -252,7 +252,7 @@ TEST(PluginLoadingTest, TheSameFileNamedTwiceIsLoadedOnce) {
 
 TEST(PluginLoadingTest, PluginsLoadedBeforeARefusalStayRegistered) {
   BackendRegistry registry;
-  EXPECT_FALSE(LoadInto(registry, {MM_EXAMPLE_PLUGIN, MM_WRONG_PLUGIN_ABI_VERSION_3}).ok());
+  EXPECT_FALSE(LoadInto(registry, {MM_EXAMPLE_PLUGIN, MM_WRONG_PLUGIN_ABI_VERSION_4}).ok());
   EXPECT_TRUE(registry.Contains("example"));
 }
 
@@ -305,9 +305,9 @@ const Refusal kRefusals[] = {
      "not a shared object (no ELF header"},
     {"no entry symbol (its name has a typo)", MM_WRONG_PLUGIN_NO_ENTRY,
      StatusCode::kInvalidArgument, "does not export the entry function 'mm_backend_plugin_entry'"},
-    {"another ABI version: both versions said", MM_WRONG_PLUGIN_ABI_VERSION_3,
+    {"another ABI version: both versions said", MM_WRONG_PLUGIN_ABI_VERSION_4,
      StatusCode::kInvalidArgument,
-     "speaks plugin ABI version 3, but this mm speaks versions 1 to 2"},
+     "speaks plugin ABI version 4, but this mm speaks versions 1 to 3"},
     {"an accumulation type that is no dtype", MM_WRONG_PLUGIN_ARITHMETIC_NOT_A_DTYPE,
      StatusCode::kInvalidArgument,
      "arithmetic() of plugin 'wrong_arithmetic_not_a_dtype' for float16 declared accumulation "

@@ -5,6 +5,11 @@
  * arithmetic() would be. A loader that read past version 1's table would call it and crash; mm
  * must load this plugin and judge it by version 1's meaning (each dtype accumulates in itself).
  *
+ * Built with MM_V2_LAYOUT, it is the same plugin written for version 2: version 2's table (ending
+ * after arithmetic(), which declares float accumulated in double), then the trap where version 3's
+ * op_supports() would be. Both compute MatMul only: mm refuses them every problem of the family,
+ * naming their ABI version.
+ *
  * It computes float only: naive loops accumulating in double, rounded once.
  */
 #include <stdint.h>
@@ -24,6 +29,9 @@ typedef struct v1_table {
                      const mm_tensor* y, char* text, size_t capacity);
   void (*release)(void* handle);
   void (*describe)(void* handle, char* text, size_t capacity);
+#if defined(MM_V2_LAYOUT)
+  void (*arithmetic)(int32_t dtype, mm_arithmetic* answer); /* Version 2's addition. */
+#endif
 } v1_table;
 
 typedef struct handle {
@@ -98,6 +106,21 @@ static int32_t v1_execute(void* opaque, const mm_const_tensor* a, const mm_const
 
 static void v1_release(void* opaque) { free(opaque); }
 
+#if defined(MM_V2_LAYOUT)
+static void v2_arithmetic(int32_t dtype, mm_arithmetic* answer) {
+  if (dtype == MM_DTYPE_FLOAT) answer->accumulation = MM_DTYPE_DOUBLE;
+}
+
+/* Version 2's table, then the trap where version 3 has op_supports(). */
+static const struct {
+  v1_table table;
+  uintptr_t trap;
+} kPlugin = {
+    {2, "v2_plugin", "a plugin written for ABI version 2: float, naive loops", v1_supports,
+     v1_prepare, v1_execute, v1_release, NULL, v2_arithmetic},
+    1,
+};
+#else
 /* Version 1's table, then the trap where version 2 has arithmetic(). */
 static const struct {
   v1_table table;
@@ -107,6 +130,7 @@ static const struct {
      v1_prepare, v1_execute, v1_release, NULL},
     1,
 };
+#endif
 
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) {
   return (const mm_backend_plugin*)(const void*)&kPlugin.table;

@@ -332,8 +332,8 @@ static void wrong_arithmetic(int32_t dtype, mm_arithmetic* answer) {
 #endif
 
 static const mm_backend_plugin kTable = {
-#if defined(MM_FAULT_ABI_VERSION_3)
-    3,
+#if defined(MM_FAULT_ABI_VERSION_4)
+    4,
 #else
     MM_BACKEND_PLUGIN_ABI_VERSION,
 #endif
