@@ -382,10 +382,14 @@ def read_frame(sock):
 class ServeTest(unittest.TestCase):
     def test_hello_then_requests_until_stdin_ends(self):
         mm_side, driver_side = socket.socketpair()
+        # A daemon, its sockets closed at the end: a failed assertion never leaves it waiting.
         thread = threading.Thread(
             target=mm_runtime.serve,
             args=(numpy_driver(), driver_side.fileno(), driver_side.fileno()),
+            daemon=True,
         )
+        self.addCleanup(driver_side.close)
+        self.addCleanup(mm_side.close)
         thread.start()
         mm_side.sendall(frame({"type": "hello", "protocol": 1, "threads": 1}))
         hello, _ = read_frame(mm_side)
