@@ -76,6 +76,10 @@ TEST(FamilyProtocolTest, AHelloDeclaresPerOperatorVersionsTypesAndArithmetic) {
   EXPECT_THAT(hello.Of(Op::kMatMulInteger).versions, ElementsAre(10));
   EXPECT_TRUE(OperatorSupport(hello, kMatMulIntegerU8I8).supported());
   EXPECT_EQ(OperatorArithmetic(hello, kMatMulIntegerU8I8), Arithmetic::OwnType(DType::kInt32));
+  OpDesc signed_pair = kMatMulIntegerU8I8;
+  signed_pair.a_dtype = DType::kInt8;
+  EXPECT_EQ(OperatorSupport(hello, signed_pair).note,
+            "MatMulInteger-10 int8 x int8 -> int32: not declared in the driver's hello");
   EXPECT_EQ(
       OperatorSupport(hello, {Op::kQLinearMatMul, 21, DType::kInt8, DType::kInt8, DType::kInt8})
           .note,
@@ -83,8 +87,9 @@ TEST(FamilyProtocolTest, AHelloDeclaresPerOperatorVersionsTypesAndArithmetic) {
 }
 
 TEST(FamilyProtocolTest, WhatAHelloDoesNotDeclareIsRefusedSayingSo) {
-  const Hello matmul_only = ParseHello(kStart + "}", 0).value();
-  EXPECT_EQ(OperatorSupport(matmul_only, kGemmFloat).note,
+  const StatusOr<Hello> matmul_only = ParseHello(kStart + "}", 0);
+  ASSERT_TRUE(matmul_only.ok()) << matmul_only.status();
+  EXPECT_EQ(OperatorSupport(*matmul_only, kGemmFloat).note,
             "Gemm: not declared in the driver's hello (it declares MatMul only)");
   const Hello some = Parsed(R"({"Gemm":{"refused":"later"}})");
   EXPECT_EQ(OperatorSupport(some, kMatMulIntegerU8I8).note,
@@ -95,10 +100,11 @@ TEST(FamilyProtocolTest, AVersionOneHelloIsServedMatMulOnlyWhateverItHolds) {
   std::string v1 =
       kStart + R"(,"operators":{"Gemm":{"types":{"float":{"accumulation":"float"}}}}})";
   v1.replace(v1.find(R"("protocol":2)"), 12, R"("protocol":1)");
-  const Hello hello = ParseHello(v1, 0).value();
-  EXPECT_EQ(hello.protocol, 1);
-  EXPECT_TRUE(hello.Of(DType::kFloat).supported);
-  EXPECT_EQ(OperatorSupport(hello, kGemmFloat).note,
+  const StatusOr<Hello> hello = ParseHello(v1, 0);
+  ASSERT_TRUE(hello.ok()) << hello.status();
+  EXPECT_EQ(hello->protocol, 1);
+  EXPECT_TRUE(hello->Of(DType::kFloat).supported);
+  EXPECT_EQ(OperatorSupport(*hello, kGemmFloat).note,
             "Gemm: the driver speaks runtime protocol 1, which carries MatMul only");
   for (const char* version : {R"("protocol":0)", R"("protocol":3)"}) {
     std::string other = kStart + "}";
@@ -162,6 +168,33 @@ TEST(FamilyProtocolTest, GemmsFirstVersionsSayWhetherCBroadcasts) {
   p.Input("C", DType::kFloat, {4}).Int("broadcast", 1);
   EXPECT_THAT(MakeOperatorRequest(1, family::PlanProblem(p.problem()).value())->start,
               HasSubstr(R"("broadcast":1)"));
+}
+
+TEST(FamilyProtocolTest, AQLinearMatMulRequestCarriesItsEightInputsWithTheirScaleTypes) {
+  ProblemBuilder p(Op::kQLinearMatMul, 21);
+  p.Input("a", DType::kUInt8, {2, 3});
+  p.Input("a_scale", DType::kFloat16, {2}, {0.5, 0.25});  // Per row.
+  p.Input("a_zero_point", DType::kUInt8, {2}, {128, 0});
+  p.Input("b", DType::kInt8, {3, 1});
+  p.Input("b_scale", DType::kFloat16, {}, {1});
+  p.Input("b_zero_point", DType::kInt8, {}, {0});
+  p.Input("y_scale", DType::kFloat16, {}, {2});
+  p.Input("y_zero_point", DType::kInt8, {}, {0});
+  const StatusOr<family::Plan> plan = family::PlanProblem(p.problem());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const OperatorRequest request = MakeOperatorRequest(2, *plan).value();
+  EXPECT_THAT(request.start, HasSubstr(R"("inputs":[{"dtype":"uint8","name":"a","shape":[2,3]},)"
+                                       R"({"dtype":"float16","name":"a_scale","shape":[2]},)"
+                                       R"({"dtype":"uint8","name":"a_zero_point","shape":[2]},)"
+                                       R"({"dtype":"int8","name":"b","shape":[3,1]},)"
+                                       R"({"dtype":"float16","name":"b_scale","shape":[]},)"
+                                       R"({"dtype":"int8","name":"b_zero_point","shape":[]},)"
+                                       R"({"dtype":"float16","name":"y_scale","shape":[]},)"
+                                       R"({"dtype":"int8","name":"y_zero_point","shape":[]}],)"
+                                       R"("op":"QLinearMatMul","type":"operator","version":21,)"
+                                       R"("y":{"dtype":"int8","shape":[2,1]}})"));
+  // 6 + 4 + 2 + 3 + 2 + 1 + 2 + 1 input bytes and 2 of Y.
+  EXPECT_EQ(request.start.substr(4, 4), LittleEndian32(23));
 }
 
 // A driver's stdin and stdout in memory: what mm writes, and a reply to read.
