@@ -58,7 +58,7 @@ class DriverState {
                                bytes(b.data, plan.b_elements),
                                std::span(static_cast<std::byte*>(y.data),
                                          static_cast<std::size_t>(plan.y_elements) * size))));
-    return Answered(reply, plan.desc.ToString(), "a dtype");
+    return Answered(reply, plan.desc.ToString(), ", a dtype its hello declares supported");
   }
 
   // One operator request for the family problem `plan`: Y into `y`, or the call's error.
@@ -73,7 +73,8 @@ class DriverState {
         const Reply reply,
         Checked(ExchangeOperator(*process_, request, plan,
                                  std::span(static_cast<std::byte*>(y.data), y_bytes))));
-    return Answered(reply, plan.ToString(), "an operator and element types");
+    return Answered(reply, plan.ToString(),
+                    "; its hello declares that operator, version and element types supported");
   }
 
  private:
@@ -133,8 +134,8 @@ class DriverState {
     return WithTail(status, tail).WithContext(Who() + " (started anew for the next call)");
   }
 
-  // The status of a reply to the request of `problem`; `declared` names what the hello declares
-  // supported that a refusal goes against.
+  // The status of a reply to the request of `problem`; `declared` says what of the hello a refusal
+  // goes against.
   Status Answered(const Reply& reply, const std::string& problem, std::string_view declared) const {
     switch (reply.kind) {
       case Reply::Kind::kY:
@@ -146,9 +147,8 @@ class DriverState {
     }
     // Only what the hello declares supported is asked: a refusal now is of a problem the runtime
     // claims it computes.
-    return ConformanceGapError(Who() + " refused the " + reply.what + " of " + problem + ", " +
-                               std::string(declared) +
-                               " its hello declares supported: " + reply.text);
+    return ConformanceGapError(Who() + " refused the " + reply.what + " of " + problem +
+                               std::string(declared) + ": " + reply.text);
   }
 
   const DriverCommand command_;

@@ -182,6 +182,21 @@ INSTANTIATE_TEST_SUITE_P(
         FamilyFault{"wrong_shape", "Y of shape [6] where [2,3] is awaited"}),
     [](const ::testing::TestParamInfo<FamilyFault>& info) { return std::string(info.param.name); });
 
+TEST(CmdFamilyTest, ARefusalOfADeclaredOperatorIsAConformanceGap) {
+  auto backend = StartMatMulInteger("refuse");
+  ASSERT_NE(backend, nullptr);
+  const ProblemBuilder seven = Ones(7);
+  const StatusOr<Tensor> refused =
+      family::ComputeOp(*backend, family::PlanProblem(seven.problem()).value());
+  EXPECT_TRUE(IsConformanceGap(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("refused the shape of MatMulInteger-10 uint8[2,7] x int8[7,3] -> "
+                        "int32[2,3], a_zero_point absent, b_zero_point absent; its hello declares "
+                        "that operator, version and element types supported: "
+                        "NotImplementedError: K = 7 is unlucky"));
+  EXPECT_TRUE(Judged(*backend, Ones(3)).ok());
+}
+
 TEST(CmdFamilyTest, TheShippedNumpyDriverRefusesGemmWithAReason) {
   BackendRegistry registry;
   ASSERT_TRUE(RegisterShippedDrivers(registry).ok());
