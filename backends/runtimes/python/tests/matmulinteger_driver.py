@@ -11,6 +11,7 @@ It refuses Gemm in its own words and leaves QLinearMatMul to the SDK's default (
   crash        dies with SIGSEGV
   hang         sleeps past any timeout
   wrong_shape  answers Y flattened to one dimension
+  refuse       raises NotImplementedError, which the driver's rules make a refusal of the shape
 """
 
 import os
@@ -60,6 +61,8 @@ def matmulinteger(problem):
             time.sleep(1000)
         elif FAULT == "wrong_shape":
             return numpy.matmul(a, b).astype(numpy.int32).reshape(-1)
+        elif FAULT == "refuse":
+            raise NotImplementedError("K = 7 is unlucky")
     # int64 holds any sum of fewer than 2^47 products; astype wraps modulo 2^32 as the standard's
     # "the accumulation may overflow if and only if in 32 bits" allows.
     return numpy.matmul(a, b).astype(numpy.int32)
@@ -77,6 +80,7 @@ DRIVER = mm_runtime.Driver(
         ),
         "Gemm": "this test driver computes MatMulInteger only",
     },
+    rules=[(NotImplementedError, "shape")],
 )
 
 if __name__ == "__main__":
