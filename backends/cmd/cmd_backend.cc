@@ -6,7 +6,9 @@
 #include <optional>
 
 #include "driver_process.h"
+#include "mm/backends/cmd/family_protocol.h"
 #include "mm/engine/process/process.h"
+#include "mm/family/backend.h"
 
 namespace mm::runtime {
 namespace {
@@ -42,12 +44,7 @@ class DriverState {
   // One request for `plan`: Y into `y`, or the call's error (a refusal is a conformance gap).
   Status Call(const MatMulPlan& plan, TensorView a, TensorView b, MutableTensorView y) {
     std::lock_guard lock(mutex_);
-    last_seconds_.reset();
-    if (!process_) MM_RETURN_IF_ERROR(StartLocked().WithContext("restarting it"));
-    if (const std::size_t extra = process_->Unrequested(); extra > 0) {
-      return Fail(InternalError("the driver wrote " + std::to_string(extra) +
-                                "+ bytes to stdout after its last answer, unrequested"));
-    }
+    MM_RETURN_IF_ERROR(Ready());
     MM_ASSIGN_OR_RETURN(const MatMulRequest request, MakeMatMulRequest(++last_id_, plan));
     const std::size_t size = DTypeSize(plan.desc.dtype);
     const auto bytes = [size](const void* data, std::int64_t elements) {
@@ -55,17 +52,29 @@ class DriverState {
                        static_cast<std::size_t>(elements) * size);
     };
     process_->StartClock();
-    StatusOr<Reply> reply = ExchangeMatMul(
-        *process_, request, bytes(a.data, plan.a_elements), bytes(b.data, plan.b_elements),
-        std::span(static_cast<std::byte*>(y.data),
-                  static_cast<std::size_t>(plan.y_elements) * size));
-    if (!reply.ok()) return Fail(reply.status());
-    last_seconds_ = reply->seconds;
-    if (const std::size_t extra = process_->Unrequested(); extra > 0) {
-      return Fail(InternalError("the driver wrote " + std::to_string(extra) +
-                                "+ bytes to stdout after its answer, unrequested"));
-    }
-    return Answered(*reply, plan);
+    MM_ASSIGN_OR_RETURN(
+        const Reply reply,
+        Checked(ExchangeMatMul(*process_, request, bytes(a.data, plan.a_elements),
+                               bytes(b.data, plan.b_elements),
+                               std::span(static_cast<std::byte*>(y.data),
+                                         static_cast<std::size_t>(plan.y_elements) * size))));
+    return Answered(reply, plan.desc.ToString(), ", a dtype its hello declares supported");
+  }
+
+  // One operator request for the family problem `plan`: Y into `y`, or the call's error.
+  Status CallOperator(const family::Plan& plan, MutableTensorView y) {
+    std::lock_guard lock(mutex_);
+    MM_RETURN_IF_ERROR(Ready());
+    MM_ASSIGN_OR_RETURN(const OperatorRequest request, MakeOperatorRequest(++last_id_, plan));
+    const std::size_t y_bytes =
+        static_cast<std::size_t>(plan.product.y_elements) * DTypeSize(plan.y_dtype);
+    process_->StartClock();
+    MM_ASSIGN_OR_RETURN(
+        const Reply reply,
+        Checked(ExchangeOperator(*process_, request, plan,
+                                 std::span(static_cast<std::byte*>(y.data), y_bytes))));
+    return Answered(reply, plan.ToString(),
+                    "; its hello declares that operator, version and element types supported");
   }
 
  private:
@@ -93,6 +102,30 @@ class DriverState {
     return OkStatus();
   }
 
+  // Before a request: a driver running (started anew after a failure) that has written nothing
+  // unrequested since its last answer.
+  Status Ready() {
+    last_seconds_.reset();
+    if (!process_) MM_RETURN_IF_ERROR(StartLocked().WithContext("restarting it"));
+    if (const std::size_t extra = process_->Unrequested(); extra > 0) {
+      return Fail(InternalError("the driver wrote " + std::to_string(extra) +
+                                "+ bytes to stdout after its last answer, unrequested"));
+    }
+    return OkStatus();
+  }
+
+  // After an exchange: its reply, or the failure that ends the driver (the exchange's, or output
+  // after the answer nobody asked for).
+  StatusOr<Reply> Checked(StatusOr<Reply> reply) {
+    if (!reply.ok()) return Fail(reply.status());
+    last_seconds_ = reply->seconds;
+    if (const std::size_t extra = process_->Unrequested(); extra > 0) {
+      return Fail(InternalError("the driver wrote " + std::to_string(extra) +
+                                "+ bytes to stdout after its answer, unrequested"));
+    }
+    return reply;
+  }
+
   // A failure after which the driver's state is unknown: it is ended, and started anew next call.
   Status Fail(const Status& status) {
     const std::string tail = process_->StderrTail();
@@ -101,20 +134,21 @@ class DriverState {
     return WithTail(status, tail).WithContext(Who() + " (started anew for the next call)");
   }
 
-  Status Answered(const Reply& reply, const MatMulPlan& plan) const {
+  // The status of a reply to the request of `problem`; `declared` says what of the hello a refusal
+  // goes against.
+  Status Answered(const Reply& reply, const std::string& problem, std::string_view declared) const {
     switch (reply.kind) {
       case Reply::Kind::kY:
         return OkStatus();
       case Reply::Kind::kError:
-        return InternalError(Who() + " failed on " + plan.desc.ToString() + ": " + reply.text);
+        return InternalError(Who() + " failed on " + problem + ": " + reply.text);
       case Reply::Kind::kRefused:
         break;
     }
-    // Supports() let only dtypes the hello declares supported through: a refusal now is of a
-    // problem the runtime claims it computes.
-    return ConformanceGapError(Who() + " refused the " + reply.what + " of " +
-                               plan.desc.ToString() +
-                               ", a dtype its hello declares supported: " + reply.text);
+    // Only what the hello declares supported is asked: a refusal now is of a problem the runtime
+    // claims it computes.
+    return ConformanceGapError(Who() + " refused the " + reply.what + " of " + problem +
+                               std::string(declared) + ": " + reply.text);
   }
 
   const DriverCommand command_;
@@ -149,9 +183,49 @@ class CommandPrimitive final : public MatMulPrimitive {
   std::shared_ptr<DriverState> state_;
 };
 
+// The family's operators as the driver's hello declares them (protocol 2); a driver of protocol
+// 1, or one whose hello declares none, refuses each with the reason (OperatorSupport).
+class CommandFamily final : public family::FamilyBackend {
+ public:
+  explicit CommandFamily(std::shared_ptr<DriverState> state) : state_(std::move(state)) {}
+
+  Support SupportsOp(const family::OpDesc& desc) const override {
+    Support support = OperatorSupport(state_->hello(), desc);
+    if (!support.supported()) support.note = Runtime() + ": " + support.note;
+    return support;
+  }
+
+  Arithmetic DeclaredArithmetic(const family::OpDesc& desc) const override {
+    return OperatorArithmetic(state_->hello(), desc);
+  }
+
+  Status Compute(const family::Plan& plan, MutableTensorView y) override {
+    const family::OpDesc desc = family::DescOf(plan);
+    const Support support = SupportsOp(desc);
+    if (!support.supported()) {
+      return UnimplementedError(state_->Who() + " does not compute " + desc.ToString() + ": " +
+                                support.note);
+    }
+    return state_->CallOperator(plan, y);
+  }
+
+  std::string Implementation(const family::OpDesc& /*desc*/) const override {
+    return Runtime() + " through " + state_->Who();
+  }
+
+ private:
+  std::string Runtime() const { return state_->hello().runtime + " " + state_->hello().version; }
+
+  std::shared_ptr<DriverState> state_;
+};
+
 class CommandBackend final : public Backend {
  public:
-  explicit CommandBackend(std::shared_ptr<DriverState> state) : state_(std::move(state)) {}
+  explicit CommandBackend(std::shared_ptr<DriverState> state)
+      : state_(std::move(state)), family_(state_) {}
+
+  // Always there: what the driver does not compute, it refuses with its hello's reason.
+  family::FamilyBackend* family() override { return &family_; }
 
   std::string_view name() const override { return state_->command().name; }
 
@@ -194,6 +268,7 @@ class CommandBackend final : public Backend {
 
  private:
   std::shared_ptr<DriverState> state_;
+  CommandFamily family_;
 };
 
 }  // namespace

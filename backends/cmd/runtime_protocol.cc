@@ -7,29 +7,46 @@
 
 #include "mm/engine/io/json.h"
 #include "mm/engine/io/text.h"
+#include "protocol_internal.h"
 
 namespace mm::runtime {
-namespace {
-
-using Field = io::JsonField<nlohmann::json>;
-
-std::uint32_t LoadU32(const std::byte* p) {
-  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
-}
-
-void StoreU32(std::string& out, std::uint32_t value) {
-  for (int shift = 0; shift < 32; shift += 8) out += static_cast<char>((value >> shift) & 0xFF);
-}
+namespace internal {
 
 std::string Frame(const nlohmann::json& header, std::uint32_t data_bytes) {
   const std::string text = header.dump();
   std::string out;
   out.reserve(kPrefixBytes + text.size());
-  StoreU32(out, static_cast<std::uint32_t>(text.size()));
-  StoreU32(out, data_bytes);
+  for (const std::uint32_t value : {static_cast<std::uint32_t>(text.size()), data_bytes}) {
+    for (int shift = 0; shift < 32; shift += 8) out += static_cast<char>((value >> shift) & 0xFF);
+  }
   out += text;
   return out;
+}
+
+StatusOr<std::string> TextAt(const Field& object, std::string_view key) {
+  MM_ASSIGN_OR_RETURN(std::string text, object.StringAt(key));
+  return DriverText(text);
+}
+
+StatusOr<std::string> OptionalTextAt(const Field& object, std::string_view key) {
+  MM_ASSIGN_OR_RETURN(std::optional<Field> member, object.OptionalMember(key));
+  if (!member) return std::string();
+  MM_ASSIGN_OR_RETURN(std::string text, member->String());
+  return DriverText(text);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Field;
+using internal::Frame;
+using internal::OptionalTextAt;
+using internal::TextAt;
+
+std::uint32_t LoadU32(const std::byte* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
 // The printable bytes of a prefix that is not one (a driver's print() to stdout, say).
@@ -51,28 +68,22 @@ StatusOr<DType> DTypeNamed(const std::string& name, const Field& where) {
                      "uint64)");
 }
 
-// A driver's text field: a string, cleaned by DriverText.
-StatusOr<std::string> TextAt(const Field& object, std::string_view key) {
-  MM_ASSIGN_OR_RETURN(std::string text, object.StringAt(key));
-  return DriverText(text);
-}
+}  // namespace
 
-StatusOr<std::string> OptionalTextAt(const Field& object, std::string_view key) {
-  MM_ASSIGN_OR_RETURN(std::optional<Field> member, object.OptionalMember(key));
-  if (!member) return std::string();
-  MM_ASSIGN_OR_RETURN(std::string text, member->String());
-  return DriverText(text);
-}
-
-// One dtype's entry of the hello: {"accumulation": DTYPE, "flushes_subnormals": BOOL,
-// "conversion": TEXT} or {"refused": TEXT}; the same rules as plugin ABI v2's arithmetic().
-StatusOr<DTypeDeclaration> ParseDeclaration(DType dtype, const Field& entry) {
-  DTypeDeclaration declaration;
+StatusOr<std::optional<std::string>> internal::RefusalOf(const Field& entry) {
   MM_ASSIGN_OR_RETURN(std::optional<Field> refused, entry.OptionalMember("refused"));
+  if (!refused) return std::optional<std::string>();
+  MM_ASSIGN_OR_RETURN(std::string why, refused->String());
+  why = DriverText(why);
+  if (why.empty()) return refused->Error("a refusal needs a reason");
+  return std::optional<std::string>(std::move(why));
+}
+
+StatusOr<DTypeDeclaration> internal::ParseDeclaration(DType dtype, const Field& entry) {
+  DTypeDeclaration declaration;
+  MM_ASSIGN_OR_RETURN(std::optional<std::string> refused, RefusalOf(entry));
   if (refused) {
-    MM_ASSIGN_OR_RETURN(std::string why, refused->String());
-    declaration.refused = DriverText(why);
-    if (declaration.refused.empty()) return refused->Error("a refusal needs a reason");
+    declaration.refused = *std::move(refused);
     return declaration;
   }
   declaration.supported = true;
@@ -97,6 +108,8 @@ StatusOr<DTypeDeclaration> ParseDeclaration(DType dtype, const Field& entry) {
   MM_ASSIGN_OR_RETURN(declaration.conversion, OptionalTextAt(entry, "conversion"));
   return declaration;
 }
+
+namespace {
 
 StatusOr<Dims> DimsOf(const Field& field) {
   MM_ASSIGN_OR_RETURN(std::vector<Field> elements, field.Elements());
@@ -197,11 +210,13 @@ StatusOr<Hello> ParseHello(std::string_view header, std::uint32_t data_bytes) {
     return root.Error("type '" + DriverText(type, 64) + "' where the hello is awaited");
   }
   MM_ASSIGN_OR_RETURN(std::int64_t protocol, root.IntAt("protocol"));
-  if (protocol != kProtocolVersion) {
+  if (protocol < kOldestProtocolVersion || protocol > kProtocolVersion) {
     return root.Error("protocol version " + std::to_string(protocol) + ", but this mm speaks " +
+                      std::to_string(kOldestProtocolVersion) + " to " +
                       std::to_string(kProtocolVersion));
   }
   Hello hello;
+  hello.protocol = static_cast<int>(protocol);
   MM_ASSIGN_OR_RETURN(hello.runtime, TextAt(root, "runtime"));
   MM_ASSIGN_OR_RETURN(hello.version, TextAt(root, "version"));
   MM_ASSIGN_OR_RETURN(hello.runs_on, OptionalTextAt(root, "runs_on"));
@@ -213,8 +228,9 @@ StatusOr<Hello> ParseHello(std::string_view header, std::uint32_t data_bytes) {
   for (const auto& [name, entry] : members) {
     MM_ASSIGN_OR_RETURN(DType dtype, DTypeNamed(name, entry));
     MM_ASSIGN_OR_RETURN(hello.dtypes[static_cast<std::size_t>(dtype)],
-                        ParseDeclaration(dtype, entry));
+                        internal::ParseDeclaration(dtype, entry));
   }
+  MM_RETURN_IF_ERROR(internal::ParseOperators(root, hello));
   return hello;
 }
 

@@ -216,7 +216,8 @@ TEST(CmdBackendTest, ADriverFillingItsStderrNeverBlocksACall) {
 TEST(CmdBackendTest, ADriverWithoutAValidHelloCannotStart) {
   auto command = ParseBackendCmd("fault=" + FaultCommand("bad_hello")).value();
   EXPECT_THAT(StartCommandBackend(command).status().message(),
-              HasSubstr("no valid hello: the driver's hello: protocol version 2"));
+              HasSubstr("no valid hello: the driver's hello: protocol version 99, but this mm "
+                        "speaks 1 to 2"));
   command = ParseBackendCmd("fault=" + FaultCommand("hello_crash")).value();
   EXPECT_THAT(StartCommandBackend(command).status().message(), HasSubstr("crashed: SIGSEGV"));
   // A driver that closes its stdin and stdout at the hello and lives on is not waited for.

@@ -5,7 +5,8 @@ also checks that the document suffices. It computes float (float32) 2-D products
 refuses every other dtype at hello. `fault_driver.py FAULT` misbehaves as FAULT says on every
 request whose K is 7 (A's last dim) and answers the others correctly, so a test sees the fault
 and then a call that works on the driver mm started anew. The faults whose names start with
-"hello_" strike at the hello instead, every time the driver starts. A second argument "slow"
+"hello_" strike at the hello instead, every time the driver starts; "protocol_1" answers mm's
+hello in protocol version 1 (a driver of before the family's operators). A second argument "slow"
 makes every answer take 20 ms.
 
 Where $MM_TEST_HANG_MARKER names a file, a driver about to hang (a "hang" fault) creates it first,
@@ -94,7 +95,9 @@ def hello(request):
     declared = {"float": {"accumulation": "double"}}
     for name in DTYPES:
         declared[name] = {"refused": "this test driver computes float only"}
-    protocol = 2 if FAULT == "bad_hello" else request["protocol"]
+    # "bad_hello" speaks a version no mm speaks; "protocol_1" the first (MatMul only), whatever mm
+    # speaks; the others answer in mm's version.
+    protocol = {"bad_hello": 99, "protocol_1": 1}.get(FAULT, request["protocol"])
     if FAULT == "hello_crash":
         os.kill(os.getpid(), signal.SIGSEGV)
     elif FAULT == "hello_closes_stdout":

@@ -65,7 +65,7 @@ TEST(RuntimeProtocolTest, AClaimedLengthBeyondTheCapsIsRefusedBeforeAnyAllocatio
 }
 
 TEST(RuntimeProtocolTest, TheHelloRequestSaysTheProtocolAndTheThreads) {
-  const std::string header = R"({"protocol":1,"threads":3,"type":"hello"})";
+  const std::string header = R"({"protocol":2,"threads":3,"type":"hello"})";
   EXPECT_EQ(HelloRequest(3), Frame(header));
 }
 
@@ -108,8 +108,8 @@ TEST(RuntimeProtocolTest, AHelloOutsideTheProtocolIsRefusedNamingWhy) {
     return ParseHello(hello, data).status().message();
   };
   const std::string ok_start = R"({"type":"hello","protocol":1,"runtime":"r","version":"1",)";
-  EXPECT_THAT(error(R"({"type":"hello","protocol":2,"runtime":"r","version":"1","dtypes":{}})"),
-              HasSubstr("protocol version 2, but this mm speaks 1"));
+  EXPECT_THAT(error(R"({"type":"hello","protocol":3,"runtime":"r","version":"1","dtypes":{}})"),
+              HasSubstr("protocol version 3, but this mm speaks 1 to 2"));
   EXPECT_THAT(error(ok_start + R"("dtypes":{"complex":{"refused":"x"}}})"),
               HasSubstr("unknown dtype 'complex'"));
   EXPECT_THAT(error(ok_start + R"("dtypes":{"float":{"accumulation":"int32"}}})"),

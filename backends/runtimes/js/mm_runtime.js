@@ -32,11 +32,24 @@
 //   function of the thread count.
 // - What JavaScript writes to stdout (console.log, process.stdout) goes to stderr: the protocol
 //   keeps stdout. Native code writing to fd 1 itself would break the frames.
+// - The operators of MatMul's family beyond MatMul (protocol 2: Gemm, MatMulInteger,
+//   QLinearMatMul) are declared in `operators`: per name, a string (why it is refused) or
+//   {compute, types, refused, versions}; an operator not named is refused ("the driver declares
+//   MatMul only"). `types` is keyed by mm's description of the element types: 'float' (Gemm's T),
+//   'uint8 x int8 -> int32' (MatMulInteger), 'uint8 x int8 -> uint8, float scales'
+//   (QLinearMatMul), each with its accumulation as for `dtypes` ('int32' for the integer
+//   operators); `versions` the versions it computes (every one when absent). compute(problem)
+//   (sync or async) gets {op, version, inputs, attributes, y: {dtype, shape}, out}: inputs by ONNX
+//   name ({A, B, C} or {A, B, a_zero_point, ...}; int8 as Int8Array, uint8 as Uint8Array), Gemm's
+//   attributes {transA, transB, alpha, beta} (broadcast too for versions 1 and 6), and returns Y
+//   as matmul does.
 'use strict';
 
 const fs = require('fs');
 
-const PROTOCOL = 1;
+// The newest protocol version this module speaks; it answers mm's hello in the older of mm's and
+// its own (an mm of version 1 gets a version 1 hello: MatMul only).
+const PROTOCOL = 2;
 
 // mm's dtype names and the typed array that holds each (float16, bfloat16: their bits).
 const ARRAYS = {
@@ -50,10 +63,28 @@ const ARRAYS = {
   uint64: BigUint64Array,
 };
 
+// The element types of the family's operators: MatMul's and int8, uint8.
+const ELEMENT_ARRAYS = {...ARRAYS, int8: Int8Array, uint8: Uint8Array};
+// The operators of MatMul's family a driver may declare beside MatMul.
+const FAMILY = ['Gemm', 'MatMulInteger', 'QLinearMatMul'];
+// Why an operator a driver does not name is refused.
+const MATMUL_ONLY = 'the driver declares MatMul only';
+
 class ProtocolError extends Error {}
 
 function elements(shape) {
   return shape.reduce((n, d) => n * d, 1);
+}
+
+// One declaration of an arithmetic: 'float' or {accumulation, flushesSubnormals, conversion}.
+function entry(arithmetic) {
+  if (typeof arithmetic === 'string') arithmetic = {accumulation: arithmetic};
+  const declared = {
+    accumulation: arithmetic.accumulation,
+    flushes_subnormals: Boolean(arithmetic.flushesSubnormals),
+  };
+  if (arithmetic.conversion) declared.conversion = arithmetic.conversion;
+  return declared;
 }
 
 // The hello's per-dtype declarations: every mm dtype, supported, refused or undeclared.
@@ -61,20 +92,37 @@ function declarations(driver) {
   const declared = {};
   for (const name of Object.keys(ARRAYS)) {
     const refused = (driver.refused || {})[name];
-    let arithmetic = (driver.dtypes || {})[name];
+    const arithmetic = (driver.dtypes || {})[name];
     if (refused !== undefined) {
       declared[name] = {refused: String(refused)};
     } else if (arithmetic !== undefined) {
-      if (typeof arithmetic === 'string') arithmetic = {accumulation: arithmetic};
-      const entry = {
-        accumulation: arithmetic.accumulation,
-        flushes_subnormals: Boolean(arithmetic.flushesSubnormals),
-      };
-      if (arithmetic.conversion) entry.conversion = arithmetic.conversion;
-      declared[name] = entry;
+      declared[name] = entry(arithmetic);
     } else {
       declared[name] = {refused: 'not declared by the driver'};
     }
+  }
+  return declared;
+}
+
+// The hello's per-operator declarations: every operator of the family, declared or refused.
+function operatorDeclarations(driver) {
+  const operators = driver.operators || {};
+  const declared = {};
+  for (const name of [...FAMILY, ...Object.keys(operators).filter((n) => !FAMILY.includes(n))]) {
+    const operator = operators[name] === undefined ? MATMUL_ONLY : operators[name];
+    if (typeof operator !== 'object' || operator === null) {
+      declared[name] = {refused: String(operator)};
+      continue;
+    }
+    const types = {};
+    for (const [key, arithmetic] of Object.entries(operator.types || {})) {
+      types[key] = entry(arithmetic);
+    }
+    for (const [key, why] of Object.entries(operator.refused || {})) {
+      types[key] = {refused: String(why)};
+    }
+    declared[name] = {types};
+    if (operator.versions) declared[name].versions = operator.versions.slice();
   }
   return declared;
 }
@@ -84,29 +132,35 @@ async function hello(driver, request) {
   const threads = Number(request.threads || 1);
   if (driver.setup) await driver.setup(threads);
   const runsOn = typeof driver.runsOn === 'function' ? driver.runsOn(threads) : driver.runsOn;
-  return {
+  const protocol = Math.min(PROTOCOL, Number(request.protocol || 1));
+  const header = {
     type: 'hello',
-    protocol: PROTOCOL,
+    protocol,
     runtime: driver.runtime,
     version: driver.version,
     runs_on: runsOn || '',
     dtypes: declarations(driver),
   };
+  if (protocol >= 2) header.operators = operatorDeclarations(driver);
+  return header;
 }
 
-// A, B and Y as tensors over `data` (a Buffer), copied where a typed array needs alignment.
-function operands(request, data) {
-  const dtype = request.dtype;
-  const Array = ARRAYS[dtype];
-  if (!Array) throw new ProtocolError(`unknown dtype ${JSON.stringify(dtype)}`);
-  const shapes = [request.a, request.b, request.y];
-  const counts = shapes.map(elements);
-  const total = counts.reduce((x, y) => x + y, 0) * Array.BYTES_PER_ELEMENT;
+// The tensors of `specs` ({dtype, shape}) back to back in `data` (a Buffer, exactly their bytes),
+// copied where a typed array needs alignment.
+function tensors(specs, data) {
+  const arrays = specs.map((spec) => {
+    const Array = ELEMENT_ARRAYS[spec.dtype];
+    if (!Array) throw new ProtocolError(`unknown dtype ${JSON.stringify(spec.dtype)}`);
+    return Array;
+  });
+  const counts = specs.map((spec) => elements(spec.shape));
+  const total = counts.reduce((sum, n, i) => sum + n * arrays[i].BYTES_PER_ELEMENT, 0);
   if (total !== data.length) {
-    throw new ProtocolError(`${data.length} data bytes for ${total} in A, B and Y`);
+    throw new ProtocolError(`${data.length} data bytes for ${total} in ${specs.length} tensors`);
   }
   let offset = 0;
-  return shapes.map((shape, i) => {
+  return specs.map((spec, i) => {
+    const Array = arrays[i];
     const bytes = counts[i] * Array.BYTES_PER_ELEMENT;
     const start = data.byteOffset + offset;
     offset += bytes;
@@ -115,8 +169,17 @@ function operands(request, data) {
         ? data.buffer
         : data.buffer.slice(start, start + bytes);
     const at = buffer === data.buffer ? start : 0;
-    return {dtype, shape: shape.slice(), data: new Array(buffer, at, counts[i])};
+    return {dtype: spec.dtype, shape: spec.shape.slice(), data: new Array(buffer, at, counts[i])};
   });
+}
+
+// A, B and Y of a matmul request as tensors over `data`.
+function operands(request, data) {
+  if (!ARRAYS[request.dtype]) {
+    throw new ProtocolError(`unknown dtype ${JSON.stringify(request.dtype)}`);
+  }
+  const shapes = [request.a, request.b, request.y];
+  return tensors(shapes.map((shape) => ({dtype: request.dtype, shape})), data);
 }
 
 // The largest frame header mm accepts (docs/runtime-protocol.md): a longer one is refused whole.
@@ -166,38 +229,82 @@ function refusalOrError(driver, id, e) {
 // Y's dtype name: the one it says, else the request's when its array is of that dtype.
 function dtypeOf(y, requested) {
   if (y.dtype) return y.dtype;
-  if (y.data instanceof ARRAYS[requested]) return requested;
-  const found = Object.keys(ARRAYS).find((n) => y.data instanceof ARRAYS[n]);
+  if (y.data instanceof ELEMENT_ARRAYS[requested]) return requested;
+  const found = Object.keys(ELEMENT_ARRAYS).find((n) => y.data instanceof ELEMENT_ARRAYS[n]);
   return found || (y.data && y.data.constructor ? y.data.constructor.name : typeof y.data);
 }
 
-// The reply to one matmul request: {header, data}.
-async function answer(driver, request, data) {
-  const id = request.id || 0;
+// The reply to request `id` whose computation `run` (async) does, giving {result, offered,
+// dtype, seconds}: Y (the result, else the offered buffer), or its exception as a refusal or
+// error by the driver's rules.
+async function reply(driver, id, run) {
   let y;
+  let dtype;
   let seconds;
   try {
-    const [a, b, offered] = operands(request, data);
-    const out = driver.acceptsOut === false ? null : offered;
-    const start = process.hrtime.bigint();
-    const result = await driver.matmul(a, b, out, request.dtype);
-    seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const done = await run();
+    dtype = done.dtype;
+    seconds = done.seconds;
+    const result = done.result;
     if (result && typeof result.seconds === 'number') seconds = result.seconds;
-    y = result === undefined || result === null ? offered : result;
-    if (!y.data || !ArrayBuffer.isView(y.data) || !Array.isArray(y.shape)) {
-      throw new TypeError('matmul returned no {data: typed array, shape: array}');
+    y = result === undefined || result === null ? done.offered : result;
+    if (!y || !y.data || !ArrayBuffer.isView(y.data) || !Array.isArray(y.shape)) {
+      throw new TypeError('the driver returned no {data: typed array, shape: array}');
     }
   } catch (e) {
     return refusalOrError(driver, id, e);
   }
-  const header = {
-    type: 'y',
-    id,
-    dtype: dtypeOf(y, request.dtype),
-    shape: y.shape.map(Number),
-    seconds,
-  };
+  const header = {type: 'y', id, dtype: dtypeOf(y, dtype), shape: y.shape.map(Number), seconds};
   return {header, data: Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength)};
+}
+
+// The time of `call` (async) in seconds, with its result.
+async function timed(call) {
+  const start = process.hrtime.bigint();
+  const result = await call();
+  return {result, seconds: Number(process.hrtime.bigint() - start) / 1e9};
+}
+
+// The reply to one matmul request: {header, data}.
+async function answer(driver, request, data) {
+  return reply(driver, request.id || 0, async () => {
+    const [a, b, offered] = operands(request, data);
+    const out = driver.acceptsOut === false ? null : offered;
+    const {result, seconds} = await timed(() => driver.matmul(a, b, out, request.dtype));
+    return {result, offered, dtype: request.dtype, seconds};
+  });
+}
+
+// The problem of an operator request: {op, version, inputs (by name), attributes, y, out}.
+function problemOf(request, data, acceptsOut = true) {
+  const specs = [...request.inputs, request.y];
+  const all = tensors(specs, data);
+  const inputs = {};
+  request.inputs.forEach((spec, i) => { inputs[spec.name] = all[i]; });
+  return {
+    op: request.op,
+    version: Number(request.version),
+    inputs,
+    attributes: {...(request.attributes || {})},
+    y: {dtype: request.y.dtype, shape: request.y.shape.slice()},
+    out: acceptsOut ? all[all.length - 1] : null,
+    offered: all[all.length - 1],
+  };
+}
+
+// The reply to one operator request (Gemm, MatMulInteger, QLinearMatMul): {header, data},
+// computed by the driver's operator of that name.
+async function answerOperator(driver, request, data) {
+  return reply(driver, request.id || 0, async () => {
+    const operator = (driver.operators || {})[request.op];
+    if (typeof operator !== 'object' || operator === null) {
+      const named = JSON.stringify(request.op);
+      throw new ProtocolError(`operator ${named} is not declared by the driver`);
+    }
+    const problem = problemOf(request, data, driver.acceptsOut !== false);
+    const {result, seconds} = await timed(() => operator.compute(problem));
+    return {result, offered: problem.offered, dtype: problem.y.dtype, seconds};
+  });
 }
 
 // Blocking frame I/O on two file descriptors (stdin and stdout are one socket).
@@ -276,16 +383,19 @@ async function serve(driver, readFd = 0, writeFd = 1) {
     const message = channel.read();
     if (message === null) return;
     const {header, data} = message;
-    if (header.type !== 'matmul') {
-      channel.write({type: 'error', id: header.id || 0, message: 'unknown request'});
-      continue;
+    let answered;
+    if (header.type === 'matmul') {
+      answered = await answer(driver, header, data);
+    } else if (header.type === 'operator') {
+      answered = await answerOperator(driver, header, data);
+    } else {
+      answered = {header: {type: 'error', id: header.id || 0, message: 'unknown request'}};
     }
-    const reply = await answer(driver, header, data);
-    channel.write(reply.header, reply.data);
+    channel.write(answered.header, answered.data);
   }
 }
 
 module.exports = {
-  PROTOCOL, MAX_HEADER_BYTES, ARRAYS, ProtocolError, elements, hello, answer, serve, Channel,
-  fitHeader,
+  PROTOCOL, MAX_HEADER_BYTES, ARRAYS, ELEMENT_ARRAYS, FAMILY, MATMUL_ONLY, ProtocolError, elements,
+  hello, answer, answerOperator, problemOf, serve, Channel, fitHeader,
 };

@@ -40,10 +40,10 @@ test('the hello declares every dtype: supported, refused or undeclared', async (
       setup: (n) => seen.push(n),
       runsOn: (n) => `${n} threads`,
     },
-    {type: 'hello', protocol: 1, threads: 3},
+    {type: 'hello', protocol: 2, threads: 3},
   );
   assert.deepEqual(seen, [3]);
-  assert.equal(hello.protocol, 1);
+  assert.equal(hello.protocol, 2);
   assert.equal(hello.runs_on, '3 threads');
   assert.deepEqual(Object.keys(hello.dtypes).sort(), Object.keys(mm.ARRAYS).sort());
   assert.deepEqual(hello.dtypes.float, {accumulation: 'float', flushes_subnormals: false});
@@ -51,6 +51,122 @@ test('the hello declares every dtype: supported, refused or undeclared', async (
     {accumulation: 'float', flushes_subnormals: true, conversion: 'bf16 via f32'});
   assert.deepEqual(hello.dtypes.uint64, {refused: 'no uint64'});
   assert.deepEqual(hello.dtypes.int32, {refused: 'not declared by the driver'});
+});
+
+test('the hello declares every operator of the family, by default MatMul only', async () => {
+  const driver = {
+    dtypes: {float: 'float'},
+    operators: {
+      Gemm: {compute: () => {}, types: {float: 'double', float16: {accumulation: 'float',
+        conversion: 'f32'}}, refused: {bfloat16: 'no bfloat16 Gemm'}, versions: [11, 13]},
+      QLinearMatMul: 'not yet',
+    },
+  };
+  const hello = await mm.hello(driver, {type: 'hello', protocol: 2, threads: 1});
+  assert.deepEqual(hello.operators, {
+    Gemm: {
+      versions: [11, 13],
+      types: {
+        float: {accumulation: 'double', flushes_subnormals: false},
+        float16: {accumulation: 'float', flushes_subnormals: false, conversion: 'f32'},
+        bfloat16: {refused: 'no bfloat16 Gemm'},
+      },
+    },
+    MatMulInteger: {refused: 'the driver declares MatMul only'},
+    QLinearMatMul: {refused: 'not yet'},
+  });
+  const plain = await mm.hello({dtypes: {}}, {type: 'hello', protocol: 2, threads: 1});
+  assert.deepEqual(Object.keys(plain.operators), mm.FAMILY);
+  for (const name of mm.FAMILY) assert.deepEqual(plain.operators[name], {refused: mm.MATMUL_ONLY});
+  // An mm of protocol 1 gets a hello of protocol 1: MatMul only, no operators.
+  const old = await mm.hello(driver, {type: 'hello', protocol: 1, threads: 1});
+  assert.equal(old.protocol, 1);
+  assert.equal(old.operators, undefined);
+});
+
+// An operator request: `inputs` is [[name, typed array, dtype, shape]], `y` [dtype, shape].
+function operatorRequest(op, version, inputs, attributes, y, id = 1) {
+  return {
+    type: 'operator', id, op, version, attributes,
+    inputs: inputs.map(([name, , dtype, shape]) => ({name, dtype, shape})),
+    y: {dtype: y[0], shape: y[1]},
+  };
+}
+
+// MatMulInteger of 2-D A and B, per-tensor zero points, exactly (int32 wraps as the standard says).
+function matmulInteger(problem) {
+  const {A, B} = problem.inputs;
+  const [m, k] = A.shape;
+  const n = B.shape[1];
+  const azp = problem.inputs.a_zero_point ? problem.inputs.a_zero_point.data[0] : 0;
+  const bzp = problem.inputs.b_zero_point ? problem.inputs.b_zero_point.data[0] : 0;
+  const y = new Int32Array(m * n);
+  for (let i = 0; i < m; ++i) {
+    for (let j = 0; j < n; ++j) {
+      let sum = 0;
+      for (let p = 0; p < k; ++p) sum += (A.data[i * k + p] - azp) * (B.data[p * n + j] - bzp);
+      y[i * n + j] = sum;
+    }
+  }
+  return {data: y, shape: [m, n]};
+}
+
+test('an operator request gives its inputs by name with their 8-bit types', async () => {
+  let seen;
+  const driver = {operators: {MatMulInteger: {types: {'uint8 x int8 -> int32': 'int32'},
+    compute: (problem) => { seen = problem; return matmulInteger(problem); }}}};
+  const inputs = [['A', new Uint8Array([255, 255]), 'uint8', [1, 2]],
+    ['B', new Int8Array([127, 127]), 'int8', [2, 1]],
+    ['b_zero_point', new Int8Array([-1]), 'int8', []]];
+  const data = dataOf(...inputs.map((x) => x[1]), new Int32Array([-1]));
+  const reply = await mm.answerOperator(driver,
+    operatorRequest('MatMulInteger', 10, inputs, {}, ['int32', [1, 1]], 4), data);
+  assert.deepEqual([seen.op, seen.version, seen.attributes], ['MatMulInteger', 10, {}]);
+  assert.deepEqual(Object.keys(seen.inputs), ['A', 'B', 'b_zero_point']);
+  assert.ok(seen.inputs.A.data instanceof Uint8Array);
+  assert.ok(seen.inputs.B.data instanceof Int8Array);
+  assert.deepEqual(seen.inputs.b_zero_point.shape, []);
+  assert.deepEqual(seen.y, {dtype: 'int32', shape: [1, 1]});
+  assert.deepEqual([...seen.out.data], [-1]);  // The buffer mm offers.
+  assert.deepEqual([reply.header.type, reply.header.id, reply.header.dtype, reply.header.shape],
+    ['y', 4, 'int32', [1, 1]]);
+  assert.equal(reply.data.readInt32LE(0), 255 * 128 * 2);
+});
+
+test('Gemm gets its attributes and may compute into out', async () => {
+  const gemm = (problem) => {
+    const {A, B, C} = problem.inputs;
+    const {alpha, transB} = problem.attributes;
+    assert.equal(transB, 1);
+    // [1,2] x ([1,2] transposed) + C.
+    problem.out.data[0] = alpha * (A.data[0] * B.data[0] + A.data[1] * B.data[1]) + C.data[0];
+  };
+  const driver = {operators: {Gemm: {types: {float: 'float'}, compute: gemm}}};
+  const inputs = [['A', new Float32Array([1, 2]), 'float', [1, 2]],
+    ['B', new Float32Array([3, 4]), 'float', [1, 2]], ['C', new Float32Array([10]), 'float', [1]]];
+  const data = dataOf(...inputs.map((x) => x[1]), new Float32Array(1));
+  const attributes = {transA: 0, transB: 1, alpha: 0.5, beta: 1};
+  const reply = await mm.answerOperator(driver,
+    operatorRequest('Gemm', 13, inputs, attributes, ['float', [1, 1]]), data);
+  assert.equal(reply.header.type, 'y', JSON.stringify(reply.header));
+  assert.equal(reply.data.readFloatLE(0), 15.5);
+});
+
+test('an undeclared operator, a bad request or an exception is an error or refusal', async () => {
+  const a = ['A', new Uint8Array(1), 'uint8', [1, 1]];
+  const b = ['B', new Int8Array(1), 'int8', [1, 1]];
+  const data = dataOf(a[1], b[1], new Int32Array(1));
+  const undeclared = await mm.answerOperator({operators: {Gemm: 'later'}},
+    operatorRequest('Gemm', 13, [a, b], {}, ['int32', [1, 1]]), data);
+  assert.equal(undeclared.header.type, 'error');
+  assert.match(undeclared.header.message, /operator "Gemm" is not declared by the driver/);
+  const picky = {rules: [[/no batches/, 'shape']], operators: {MatMulInteger: {types: {},
+    compute: () => { throw new Error('no batches'); }}}};
+  const request5 = operatorRequest('MatMulInteger', 10, [a, b], {}, ['int32', [1, 1]], 5);
+  assert.deepEqual((await mm.answerOperator(picky, request5, data)).header,
+    {type: 'refused', id: 5, what: 'shape', why: 'Error: no batches'});
+  const short = await mm.answerOperator(picky, request5, Buffer.alloc(3));
+  assert.match(short.header.message, /3 data bytes for 6 in 3 tensors/);
 });
 
 test('computes into out and sends Y with its dtype, shape and time', async () => {
@@ -164,7 +280,9 @@ test('serve speaks frames over stdin and stdout, and console.log goes to stderr'
   const driver = `
     const mm = require(${JSON.stringify(path.join(__dirname, 'mm_runtime.js'))});
     mm.serve({runtime: 'echo', version: '1', dtypes: {int32: 'int32'},
-      matmul: (a, b, out) => { console.log('noise'); out.data[0] = a.data[0] * b.data[0]; }});`;
+      matmul: (a, b, out) => { console.log('noise'); out.data[0] = a.data[0] * b.data[0]; },
+      operators: {MatMulInteger: {types: {'int8 x int8 -> int32': 'int32'},
+        compute: (p) => { p.out.data[0] = p.inputs.A.data[0] * p.inputs.B.data[0]; }}}});`;
   const frame = (header, data = Buffer.alloc(0)) => {
     const text = Buffer.from(JSON.stringify(header));
     const prefix = Buffer.alloc(8);
@@ -172,10 +290,14 @@ test('serve speaks frames over stdin and stdout, and console.log goes to stderr'
     prefix.writeUInt32LE(data.length, 4);
     return Buffer.concat([prefix, text, data]);
   };
+  const int8 = [['A', new Int8Array([-128]), 'int8', [1, 1]],
+    ['B', new Int8Array([-128]), 'int8', [1, 1]]];
   const input = Buffer.concat([
-    frame({type: 'hello', protocol: 1, threads: 1}),
+    frame({type: 'hello', protocol: 2, threads: 1}),
     frame(request('int32', [1, 1], [1, 1], [1, 1], 5),
       dataOf(new Int32Array([6]), new Int32Array([7]), new Int32Array([-1]))),
+    frame(operatorRequest('MatMulInteger', 10, int8, {}, ['int32', [1, 1]], 6),
+      dataOf(int8[0][1], int8[1][1], new Int32Array([-1]))),
   ]);
   const run = spawnSync(process.execPath, ['-e', driver], {input});
   assert.equal(run.status, 0, String(run.stderr));
@@ -189,10 +311,15 @@ test('serve speaks frames over stdin and stdout, and console.log goes to stderr'
       data: out.subarray(at + 8 + h, at + 8 + h + d)});
     at += 8 + h + d;
   }
-  assert.equal(frames.length, 2);
+  assert.equal(frames.length, 3);
   assert.equal(frames[0].header.runtime, 'echo');
+  assert.equal(frames[0].header.protocol, 2);
+  assert.deepEqual(frames[0].header.operators.MatMulInteger.types['int8 x int8 -> int32'],
+    {accumulation: 'int32', flushes_subnormals: false});
   assert.deepEqual(frames[0].header.dtypes.int32, {accumulation: 'int32',
     flushes_subnormals: false});
   assert.equal(frames[1].header.id, 5);
   assert.equal(frames[1].data.readInt32LE(0), 42);
+  assert.deepEqual([frames[2].header.id, frames[2].header.dtype], [6, 'int32']);
+  assert.equal(frames[2].data.readInt32LE(0), 16384);
 });

@@ -44,7 +44,7 @@ class PackageTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(os.path.join(folder, "py.typed")))
 
     def test_every_public_function_has_resolvable_type_hints(self):
-        for name in ("hello", "answer", "fit_header", "serve"):
+        for name in ("hello", "answer", "answer_operator", "problem_of", "fit_header", "serve"):
             function = getattr(mm_runtime, name)
             hints = typing.get_type_hints(function)
             parameters = inspect.signature(function).parameters
@@ -63,9 +63,9 @@ class HelloTest(unittest.TestCase):
             setup=threads.append,
             runs_on=lambda n: "%d threads" % n,
         )
-        hello = mm_runtime.hello(driver, {"type": "hello", "protocol": 1, "threads": 3})
+        hello = mm_runtime.hello(driver, {"type": "hello", "protocol": 2, "threads": 3})
         self.assertEqual(threads, [3])
-        self.assertEqual(hello["protocol"], 1)
+        self.assertEqual(hello["protocol"], 2)
         self.assertEqual(hello["runs_on"], "3 threads")
         self.assertEqual(set(hello["dtypes"]), set(mm_runtime.NUMPY_DTYPES))
         self.assertEqual(
@@ -77,6 +77,59 @@ class HelloTest(unittest.TestCase):
         )
         self.assertEqual(hello["dtypes"]["uint64"], {"refused": "no uint64"})
         self.assertEqual(hello["dtypes"]["int32"], {"refused": "not declared by the driver"})
+
+    def test_a_driver_naming_no_operator_declares_matmul_only(self):
+        hello = mm_runtime.hello(numpy_driver(), {"type": "hello", "protocol": 2, "threads": 1})
+        self.assertEqual(
+            hello["operators"],
+            {name: {"refused": "the driver declares MatMul only"} for name in mm_runtime.FAMILY},
+        )
+
+    def test_operators_are_declared_per_element_types_with_versions_or_refused(self):
+        gemm = mm_runtime.Operator(
+            compute=lambda problem: None,
+            types={"float": "double", "float16": mm_runtime.Arithmetic("float", False, "f32")},
+            refused={"bfloat16": "no bfloat16 Gemm"},
+            versions=[11, 13],
+        )
+        integer = mm_runtime.Operator(
+            compute=lambda problem: None, types={"uint8 x int8 -> int32": "int32"}
+        )
+        driver = numpy_driver(
+            operators={"Gemm": gemm, "MatMulInteger": integer, "QLinearMatMul": "not yet"}
+        )
+        hello = mm_runtime.hello(driver, {"type": "hello", "protocol": 2, "threads": 1})
+        self.assertEqual(
+            hello["operators"],
+            {
+                "Gemm": {
+                    "versions": [11, 13],
+                    "types": {
+                        "float": {"accumulation": "double", "flushes_subnormals": False},
+                        "float16": {
+                            "accumulation": "float",
+                            "flushes_subnormals": False,
+                            "conversion": "f32",
+                        },
+                        "bfloat16": {"refused": "no bfloat16 Gemm"},
+                    },
+                },
+                "MatMulInteger": {
+                    "types": {
+                        "uint8 x int8 -> int32": {
+                            "accumulation": "int32",
+                            "flushes_subnormals": False,
+                        }
+                    }
+                },
+                "QLinearMatMul": {"refused": "not yet"},
+            },
+        )
+
+    def test_an_mm_of_protocol_1_gets_a_hello_of_protocol_1_without_operators(self):
+        hello = mm_runtime.hello(numpy_driver(), {"type": "hello", "protocol": 1, "threads": 1})
+        self.assertEqual(hello["protocol"], 1)
+        self.assertNotIn("operators", hello)
 
 
 class AnswerTest(unittest.TestCase):
@@ -196,6 +249,117 @@ class AnswerTest(unittest.TestCase):
         self.assertIn("unknown dtype", header["message"])
 
 
+# mm's name of each numpy dtype (bfloat16 aside: its bits are uint16).
+MM_NAMES = {dtype: name for name, dtype in mm_runtime.ELEMENT_DTYPES.items() if name != "bfloat16"}
+
+
+def operator_request(op, version, inputs, attributes, y, rid=1):
+    """An operator request: `inputs` is [(name, array)], `y` (dtype, shape)."""
+    return {
+        "type": "operator",
+        "id": rid,
+        "op": op,
+        "version": version,
+        "inputs": [
+            {"name": name, "dtype": MM_NAMES[array.dtype], "shape": list(array.shape)}
+            for name, array in inputs
+        ],
+        "attributes": attributes,
+        "y": {"dtype": y[0], "shape": list(y[1])},
+    }
+
+
+def exact_matmulinteger(problem):
+    a = problem.inputs["A"].astype(numpy.int64) - problem.inputs.get("a_zero_point", 0)
+    b = problem.inputs["B"].astype(numpy.int64) - problem.inputs.get("b_zero_point", 0)
+    return numpy.matmul(a, b).astype(numpy.int32)
+
+
+class OperatorTest(unittest.TestCase):
+    def driver(self, compute=exact_matmulinteger, **kwargs):
+        operator = mm_runtime.Operator(compute=compute, types={"uint8 x int8 -> int32": "int32"})
+        return numpy_driver(operators={"MatMulInteger": operator}, **kwargs)
+
+    def test_inputs_arrive_by_name_with_their_8_bit_types_read_only(self):
+        seen = []
+
+        def compute(problem):
+            seen.append(problem)
+            return exact_matmulinteger(problem)
+
+        a = numpy.array([[255, 255]], numpy.uint8)
+        b = numpy.array([[127], [127]], numpy.int8)
+        zp = numpy.array(-1, numpy.int8)
+        inputs = [("A", a), ("B", b), ("b_zero_point", zp)]
+        header, y = mm_runtime.answer_operator(
+            self.driver(compute),
+            operator_request("MatMulInteger", 10, inputs, {}, ("int32", [1, 1]), rid=4),
+            data_of(a, b, zp, numpy.full((1, 1), -1, numpy.int32)),
+        )
+        problem = seen[0]
+        self.assertEqual(
+            (problem.op, problem.version, problem.attributes), ("MatMulInteger", 10, {})
+        )
+        self.assertEqual(list(problem.inputs), ["A", "B", "b_zero_point"])
+        self.assertEqual(problem.inputs["A"].dtype, numpy.uint8)
+        self.assertEqual(problem.inputs["B"].dtype, numpy.int8)
+        self.assertEqual(problem.inputs["b_zero_point"].shape, ())
+        self.assertFalse(problem.inputs["A"].flags.writeable)
+        self.assertEqual((problem.y_dtype, problem.y_shape), ("int32", (1, 1)))
+        self.assertEqual(problem.out.tolist(), [[-1]])  # The buffer mm offers.
+        self.assertEqual(
+            {k: header[k] for k in ("type", "id", "dtype", "shape")},
+            {"type": "y", "id": 4, "dtype": "int32", "shape": [1, 1]},
+        )
+        self.assertEqual(numpy.frombuffer(y, numpy.int32).tolist(), [255 * 128 * 2])
+
+    def test_gemm_gets_its_attributes_and_may_compute_into_out(self):
+        def gemm(problem):
+            a, b = problem.inputs["A"], problem.inputs["B"]
+            if problem.attributes["transB"]:
+                b = b.T
+            problem.out[...] = problem.attributes["alpha"] * (a @ b) + problem.inputs["C"]
+
+        operator = mm_runtime.Operator(compute=gemm, types={"float": "float"})
+        a = numpy.array([[1, 2]], numpy.float32)
+        b = numpy.array([[3, 4]], numpy.float32)
+        c = numpy.array([10], numpy.float32)
+        attributes = {"transA": 0, "transB": 1, "alpha": 0.5, "beta": 1.0}
+        header, y = mm_runtime.answer_operator(
+            numpy_driver(operators={"Gemm": operator}),
+            operator_request(
+                "Gemm", 13, [("A", a), ("B", b), ("C", c)], attributes, ("float", [1, 1])
+            ),
+            data_of(a, b, c, numpy.zeros((1, 1), numpy.float32)),
+        )
+        self.assertEqual(header["type"], "y", header)
+        self.assertEqual(numpy.frombuffer(y, numpy.float32).tolist(), [15.5])
+
+    def test_an_undeclared_operator_a_bad_request_or_an_exception_is_an_error(self):
+        a = numpy.zeros((1, 1), numpy.uint8)
+        request_ = operator_request("Gemm", 13, [("A", a), ("B", a)], {}, ("uint8", [1, 1]))
+        header, _ = mm_runtime.answer_operator(self.driver(), request_, data_of(a, a, a))
+        self.assertEqual(header["type"], "error")
+        self.assertIn("operator 'Gemm' is not declared by the driver", header["message"])
+        request_ = operator_request("MatMulInteger", 10, [("A", a), ("B", a)], {}, ("int32", [1]))
+        header, _ = mm_runtime.answer_operator(self.driver(), request_, bytearray(3))
+        self.assertIn("3 data bytes for 6 in the inputs and Y", header["message"])
+
+        def picky(problem):
+            raise ValueError("no batches")
+
+        request_ = operator_request(
+            "MatMulInteger", 10, [("A", a), ("B", a)], {}, ("int32", [1, 1]), rid=5
+        )
+        data = data_of(a, a, numpy.zeros((1, 1), numpy.int32))
+        header, _ = mm_runtime.answer_operator(
+            self.driver(picky, rules=[(ValueError, "shape")]), request_, data
+        )
+        self.assertEqual(
+            header, {"type": "refused", "id": 5, "what": "shape", "why": "ValueError: no batches"}
+        )
+
+
 def frame(header, data=b""):
     text = json.dumps(header).encode()
     return struct.pack("<II", len(text), len(data)) + text + bytes(data)
@@ -218,10 +382,14 @@ def read_frame(sock):
 class ServeTest(unittest.TestCase):
     def test_hello_then_requests_until_stdin_ends(self):
         mm_side, driver_side = socket.socketpair()
+        # A daemon, its sockets closed at the end: a failed assertion never leaves it waiting.
         thread = threading.Thread(
             target=mm_runtime.serve,
             args=(numpy_driver(), driver_side.fileno(), driver_side.fileno()),
+            daemon=True,
         )
+        self.addCleanup(driver_side.close)
+        self.addCleanup(mm_side.close)
         thread.start()
         mm_side.sendall(frame({"type": "hello", "protocol": 1, "threads": 1}))
         hello, _ = read_frame(mm_side)
@@ -231,6 +399,13 @@ class ServeTest(unittest.TestCase):
         header, y = read_frame(mm_side)
         self.assertEqual((header["type"], header["id"]), ("y", 9))
         self.assertEqual(numpy.frombuffer(y, numpy.float32).tolist(), [4.0])
+        zero = numpy.zeros((1, 1), numpy.int8)
+        inputs = [("A", zero.view(numpy.uint8)), ("B", zero)]
+        operator = operator_request("MatMulInteger", 10, inputs, {}, ("int32", [1, 1]), rid=11)
+        mm_side.sendall(frame(operator, data_of(zero, zero, numpy.zeros((1, 1), numpy.int32))))
+        header, _ = read_frame(mm_side)
+        self.assertEqual((header["type"], header["id"]), ("error", 11))
+        self.assertIn("not declared by the driver", header["message"])
         mm_side.sendall(frame({"type": "goodbye", "id": 10}))
         self.assertEqual(read_frame(mm_side)[0]["type"], "error")
         mm_side.shutdown(socket.SHUT_WR)

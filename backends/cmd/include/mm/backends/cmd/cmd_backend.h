@@ -1,11 +1,13 @@
 // Backends that are driver programs: a MatMul of another runtime (numpy, PyTorch, ...) judged by
 // mm through the runtime protocol (runtime_protocol.h, docs/runtime-protocol.md). Each backend
 // instance starts its own driver (in an isolated run: each worker its own), says hello, and turns
-// every product into a request. A driver is treated like an isolated worker: a crash, a hang past
-// the timeout, memory past the limit, a malformed or truncated frame, a reply of the wrong shape
-// or dtype, or output nobody asked for is an error for that call, and the driver is started anew
-// for the next one. A stop request (process::StopRequested) ends a call or a hello within 100 ms:
-// CANCELLED, the driver's process group killed and reaped.
+// every product into a request; its family() computes the operators of MatMul's family the hello
+// declares (protocol 2, family_protocol.h) and refuses the others with the hello's reason. A driver
+// is treated like an isolated worker: a crash, a hang past the timeout, memory past the limit, a
+// malformed or truncated frame, a reply of the wrong shape or dtype, or output nobody asked for is
+// an error for that call, and the driver is started anew for the next one. A stop request
+// (process::StopRequested) ends a call or a hello within 100 ms: CANCELLED, the driver's process
+// group killed and reaped.
 #ifndef MM_BACKENDS_CMD_CMD_BACKEND_H_
 #define MM_BACKENDS_CMD_CMD_BACKEND_H_
 

@@ -10,20 +10,28 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mm/engine/arithmetic.h"
 #include "mm/engine/dtype.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
+#include "mm/family/op.h"
 
 namespace mm::runtime {
 
-// The protocol version this mm speaks (the hello's "protocol").
-inline constexpr int kProtocolVersion = 1;
+// The protocol version this mm speaks (its hello's "protocol"): 2 carries the operators of
+// MatMul's family (family_protocol.h). A driver answers with the version it speaks, at most mm's:
+// 2, or 1 (MatMul only; everything else of version 2 is the same).
+inline constexpr int kProtocolVersion = 2;
+// The oldest driver's version mm still serves.
+inline constexpr int kOldestProtocolVersion = 1;
 // Bytes of a frame's prefix.
 inline constexpr std::size_t kPrefixBytes = 8;
 // The largest header mm accepts from a driver.
@@ -51,21 +59,41 @@ struct DTypeDeclaration {
   std::string refused;     // When not supported: why, in the runtime's own words.
 };
 
+// What a driver's hello declares about one operator of MatMul's family beyond MatMul (protocol 2).
+struct OperatorDeclaration {
+  // Not computed at all: why (the driver's words; mm's for an operator the hello does not declare).
+  std::string refused;
+  // The versions it computes, oldest first (the operator's every version when the hello names
+  // none).
+  std::vector<int> versions;
+  // Per element types, by TypesKey (family_protocol.h): the arithmetic, or refused with why. Types
+  // not listed are refused ("not declared in the driver's hello").
+  std::map<std::string, DTypeDeclaration, std::less<>> types;
+};
+
 // A driver's hello: who it is and what it computes.
 struct Hello {
-  std::string runtime;  // "numpy"
-  std::string version;  // "1.24.2"
-  std::string runs_on;  // "numpy 1.24.2 with OpenBLAS 0.3.21, 1 thread"
+  int protocol = kProtocolVersion;  // The version the driver speaks (1 or 2).
+  std::string runtime;              // "numpy"
+  std::string version;              // "1.24.2"
+  std::string runs_on;              // "numpy 1.24.2 with OpenBLAS 0.3.21, 1 thread"
   std::array<DTypeDeclaration, kAllDTypes.size()> dtypes;
+  // Gemm, MatMulInteger, QLinearMatMul (indexed by family::Op; MatMul's entry is unused).
+  std::array<OperatorDeclaration, family::kAllOps.size()> operators;
 
   const DTypeDeclaration& Of(DType dtype) const { return dtypes[static_cast<std::size_t>(dtype)]; }
+  const OperatorDeclaration& Of(family::Op op) const {
+    return operators[static_cast<std::size_t>(op)];
+  }
 };
 
 // Checks a hello's header (and that it carries no data). INVALID_ARGUMENT naming the field for
-// anything outside docs/runtime-protocol.md: another protocol version, an unknown dtype, an
-// arithmetic that plugin ABI v2 would refuse (a float accumulated in an integer, an integer in
-// anything but itself, an integer that flushes). A dtype it does not mention is refused ("not
-// declared in the driver's hello").
+// anything outside docs/runtime-protocol.md: a protocol version other than 1 or 2, an unknown
+// dtype, an arithmetic that plugin ABI v2 would refuse (a float accumulated in an integer, an
+// integer in anything but itself, an integer that flushes); in version 2, an unknown operator,
+// version or element types (family_protocol.h). A dtype or operator it does not mention is
+// refused ("not declared in the driver's hello"); every operator of a version 1 hello is refused
+// ("speaks runtime protocol 1, which carries MatMul only"), whatever it holds.
 StatusOr<Hello> ParseHello(std::string_view header, std::uint32_t data_bytes);
 
 // What mm awaits in answer to one request.
@@ -90,8 +118,8 @@ struct Reply {
 StatusOr<Reply> ParseReply(std::string_view header, std::uint32_t data_bytes,
                            const Expected& expected);
 
-// The hello request, a whole frame: mm's protocol version and the thread count the driver's
-// runtime is to use.
+// The hello request, a whole frame: mm's protocol version (the newest it speaks) and the thread
+// count the driver's runtime is to use.
 std::string HelloRequest(int threads);
 
 // The prefix and header of a matmul request for `plan`; the data follows: A's bytes, B's, then the
