@@ -8,6 +8,7 @@
 #include "mm/engine/dtype.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
+#include "mm/family/op.h"
 
 namespace mm::fuzz {
 namespace {
@@ -33,7 +34,8 @@ Status ReportNumber(const Field& parent, std::string_view key, bool nullable) {
 Status KnownDType(const Field& parent, std::string_view key) {
   MM_ASSIGN_OR_RETURN(const Field f, parent.Member(key));
   MM_ASSIGN_OR_RETURN(const std::string name, f.String());
-  if (!DTypeFromName(name).ok()) return f.Error("'" + name + "' is not a dtype");
+  // int8 and uint8 too: the dtype of a MatMulInteger or QLinearMatMul problem is A's.
+  if (!ElementTypeFromName(name).ok()) return f.Error("'" + name + "' is not a dtype");
   return OkStatus();
 }
 
@@ -118,6 +120,31 @@ Status CheckRecords(const Field& root, const std::set<std::string>& backends) {
   return OkStatus();
 }
 
+// The operator of the run ("options"."op") and of each finding, checked; a report written before
+// mm-fuzz had --op has none and is read as MatMul's (the field added).
+Status ReadOperators(nlohmann::ordered_json& j, std::string_view name) {
+  const Field root(j, std::string(name));
+  MM_ASSIGN_OR_RETURN(const Field options, root.Member("options"));
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> op, options.OptionalMember("op"));
+  if (op) {
+    MM_ASSIGN_OR_RETURN(const std::string text, op->String());
+    if (!family::OpFromName(text).ok()) return op->Error("'" + text + "' is not an operator");
+  }
+  MM_ASSIGN_OR_RETURN(const std::vector<Field> findings, root.Member("findings")->Elements());
+  for (const Field& f : findings) {
+    MM_ASSIGN_OR_RETURN(const std::optional<Field> finding_op, f.OptionalMember("op"));
+    if (!finding_op) continue;
+    MM_ASSIGN_OR_RETURN(const std::string text, finding_op->String());
+    if (!family::OpFromName(text).ok())
+      return finding_op->Error("'" + text + "' is not an operator");
+  }
+  if (!op) j["options"]["op"] = "MatMul";
+  for (auto& f : j["findings"]) {
+    if (!f.contains("op")) f["op"] = "MatMul";
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<ShardReport> ParseFuzzReport(std::string_view text, std::string_view name) {
@@ -144,6 +171,7 @@ StatusOr<ShardReport> ParseFuzzReport(std::string_view text, std::string_view na
   MM_ASSIGN_OR_RETURN(const std::optional<Field> error, root.OptionalMember("error"));
   if (error) MM_RETURN_IF_ERROR(error->String().status());
   MM_RETURN_IF_ERROR(root.IntAt("exit_code", 0, 255).status());
+  MM_RETURN_IF_ERROR(ReadOperators(j, name));
   return ShardReport{std::string(name), std::move(j)};
 }
 

@@ -124,12 +124,17 @@ void PrintSummary(const FuzzCliOptions& cli, const FuzzOptions& o, const FuzzRep
                   int code, std::ostream& out) {
   const FuzzStats& s = report.stats;
   const double run_seconds = s.seconds - s.shrink_seconds;
-  out << "summary: seed " << o.seed;
+  out << "summary: ";
+  if (o.op != family::Op::kMatMul) out << family::OpName(o.op) << ", ";
+  out << "seed " << o.seed;
   if (cli.sharded) out << ", shard " << o.shard.index << "/" << o.shard.count;
   out << ", " << s.problems << " problems x " << s.backends.size() << " backends = " << s.results
       << " results, " << s.elements << " elements (" << s.unbounded_elements << " unbounded); "
-      << s.failures << " failing, " << report.findings.size() << " findings; " << std::fixed
-      << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
+      << s.failures << " failing, " << report.findings.size() << " findings; ";
+  if (o.op != family::Op::kMatMul) {
+    out << s.outside_standard_range << " problems outside the standard's range; ";
+  }
+  out << std::fixed << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
       << (run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)
       << " problems/s without shrinking); exit " << code << "\n";
 }

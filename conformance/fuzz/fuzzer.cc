@@ -18,6 +18,7 @@
 #include <ostream>
 #include <thread>
 
+#include "family_run.h"
 #include "fuzz_accuracy.h"
 #include "fuzz_execute.h"
 #include "fuzz_replay.h"
@@ -181,6 +182,7 @@ class Campaign {
   // Generates problem `index` and runs it on every backend. False on a setup error (in the
   // report).
   bool RunProblem(std::int64_t index) {
+    if (IsFamilyOp(options_.op)) return RunFamilyProblem(index);
     const Problem problem =
         Unlocked([&] { return GenerateProblem(options_.seed, index, options_.generator); });
     ++by_dtype_[problem.a.dtype()];
@@ -206,10 +208,84 @@ class Campaign {
     return true;
   }
 
-  // The expectation entry matching the result of `problem` on backend `bi`, or null.
-  const conformance::Expectation* Expected(std::size_t bi, const Problem& problem) const {
-    if (options_.expectations == nullptr) return nullptr;
-    return options_.expectations->Find(FuzzCaseName(problem.a.dtype(), problem.values), names_[bi]);
+  // Draws family problem `index` (mm-fuzz --op) and runs it on every backend. False on a setup
+  // error (in the report).
+  bool RunFamilyProblem(std::int64_t index) {
+    const FamilyProblem problem = Unlocked([&] {
+      return GenerateFamilyProblem(options_.seed, index, options_.op, options_.generator);
+    });
+    ++by_dtype_[problem.dtype()];
+    ++report_.stats.problems;
+    bool outside = false;
+    for (std::size_t bi = 0; bi < backends_.size() && !Cancelled(); ++bi) {
+      if (!RunFamilyOnBackend(bi, problem, outside)) return false;
+    }
+    if (outside) ++report_.stats.outside_standard_range;
+    return true;
+  }
+
+  // Runs family `problem` on backend `bi`: judged, counted, and shrunk into a finding when it
+  // fails. False on a setup error (in the report).
+  bool RunFamilyOnBackend(std::size_t bi, const FamilyProblem& problem, bool& outside) {
+    Backend& backend = *backends_[bi];
+    const conformance::Expectation* expected = nullptr;
+    ExpectationOutcome* expected_outcome = nullptr;
+    const std::string case_name = FuzzCaseName(options_.op, problem.dtype(), problem.values);
+    if (!Expect(bi, case_name, expected, expected_outcome)) return true;
+    auto outcome =
+        Unlocked([&] { return RunFamilyOne(backend, problem, options_.tolerance, &cancel_); });
+    if (Cancelled()) return true;  // The oracle may have stopped half way.
+    if (!outcome.ok()) {           // The generator makes only valid problems; say so loudly if not.
+      report_.error = "generated an invalid problem (seed " + std::to_string(options_.seed) +
+                      ", index " + std::to_string(problem.index) + ", " + problem.ToString() +
+                      "): " + outcome.status().ToString();
+      return false;
+    }
+    BackendStats& stats = report_.stats.backends[bi];
+    ++report_.stats.results;
+    ++stats.by_dtype[problem.dtype()][outcome->verdict];
+    ++stats.verdicts[outcome->verdict];
+    report_.stats.elements += outcome->elements;
+    outside |= outcome->outside_int32 > 0;
+    const std::string kind = FailureKind(bi, outcome->verdict, expected_outcome);
+    if (kind.empty() || std::ssize(report_.findings) >= options_.max_findings) return true;
+    const ShrinkOptions shrink = ShrinkOptionsFor(outcome->verdict);
+    const Clock::time_point shrink_start = Clock::now();
+    FamilyShrinkResult shrunk =
+        Unlocked([&] { return ShrinkFamily(backend, problem, *outcome, shrink); });
+    report_.stats.shrink_seconds += SecondsSince(shrink_start);
+    Finding f = FamilyFinding(kind, names_[bi], problem, std::move(shrunk));
+    if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
+    f.replay =
+        ReplayLine(options_, f, PluginLibraryPath(backend), runtime::DriverCommandOf(backend));
+    if (!options_.export_dir.empty()) {
+      f.exported =
+          "(not written: mm-fuzz exports node tests of MatMul only; the replay line finds "
+          "it again)";
+    }
+    if (log_ != nullptr) *log_ << FindingLog(f);
+    report_.findings.push_back(std::move(f));
+    return true;
+  }
+
+  // The expectation entry matching case `case_name` on backend `bi` (`expected`, null when none)
+  // and its outcome, counted as matched. False when a SKIP entry keeps the case from the backend
+  // (counted as SKIP).
+  bool Expect(std::size_t bi, const std::string& case_name,
+              const conformance::Expectation*& expected, ExpectationOutcome*& expected_outcome) {
+    expected = options_.expectations == nullptr
+                   ? nullptr
+                   : options_.expectations->Find(case_name, names_[bi]);
+    expected_outcome = nullptr;
+    if (expected == nullptr) return true;
+    const int entry = xfail_index_[expected - options_.expectations->entries.data()];
+    if (entry < 0) {
+      ++report_.stats.backends[bi].verdicts[Verdict::kSkip];
+      return false;
+    }
+    expected_outcome = &report_.expectations[entry];
+    ++expected_outcome->matched;
+    return true;
   }
 
   void RunOnBackend(std::size_t bi, std::int64_t index, const Problem& problem,
@@ -218,17 +294,9 @@ class Campaign {
     BackendStats& stats = report_.stats.backends[bi];
     const DType dtype = problem.a.dtype();
     const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
-    const conformance::Expectation* expected = Expected(bi, problem);
+    const conformance::Expectation* expected = nullptr;
     ExpectationOutcome* expected_outcome = nullptr;
-    if (expected != nullptr) {
-      const int entry = xfail_index_[expected - options_.expectations->entries.data()];
-      if (entry < 0) {
-        ++stats.verdicts[Verdict::kSkip];
-        return;
-      }
-      expected_outcome = &report_.expectations[entry];
-      ++expected_outcome->matched;
-    }
+    if (!Expect(bi, FuzzCaseName(dtype, problem.values), expected, expected_outcome)) return;
     const OracleBounds bounds(oracle, arithmetic, plan.k);
     const Outcome outcome = Unlocked([&] {
       return RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
@@ -292,16 +360,8 @@ class Campaign {
                        const Outcome& outcome, ExpectationOutcome* expected_outcome,
                        std::string& thread_difference) {
     BackendStats& stats = report_.stats.backends[bi];
-    if (expected_outcome != nullptr &&
-        conformance::ApplyXFail(outcome.verdict, options_.rule) == Verdict::kXFail) {
-      // Declared: shown and exported like any failure, not counted as one.
-      ++expected_outcome->failures;
-      ++stats.verdicts[Verdict::kXFail];
-      return "XFAIL";
-    }
-    if (conformance::FailsUnder(outcome.verdict, options_.rule)) {
-      ++report_.stats.failures;
-      return std::string(VerdictName(outcome.verdict));
+    if (std::string kind = FailureKind(bi, outcome.verdict, expected_outcome); !kind.empty()) {
+      return kind;
     }
     if (options_.check_threads && outcome.verdict != Verdict::kUnsupported && !Cancelled()) {
       const std::string& name = names_[bi];
@@ -311,6 +371,22 @@ class Campaign {
         ++stats.nondeterministic;
         return "NONDETERMINISTIC";
       }
+    }
+    return "";
+  }
+
+  // "XFAIL" when declared, the verdict when it fails under the rule (counted), else "".
+  std::string FailureKind(std::size_t bi, Verdict verdict, ExpectationOutcome* expected_outcome) {
+    if (expected_outcome != nullptr &&
+        conformance::ApplyXFail(verdict, options_.rule) == Verdict::kXFail) {
+      // Declared: shown and exported like any failure, not counted as one.
+      ++expected_outcome->failures;
+      ++report_.stats.backends[bi].verdicts[Verdict::kXFail];
+      return "XFAIL";
+    }
+    if (conformance::FailsUnder(verdict, options_.rule)) {
+      ++report_.stats.failures;
+      return std::string(VerdictName(verdict));
     }
     return "";
   }
@@ -330,20 +406,25 @@ class Campaign {
     return f;
   }
 
+  // How a result that failed as `original` shrinks: while it fails the same way (or FAILs).
+  ShrinkOptions ShrinkOptionsFor(Verdict original) {
+    ShrinkOptions shrink;
+    shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
+    shrink.tolerance = options_.tolerance;
+    shrink.cancel = &cancel_;
+    shrink.keeps_failing = [original](Verdict v) {
+      return v == original || (original != Verdict::kError && v == Verdict::kFail);
+    };
+    return shrink;
+  }
+
   // Shrinks the failing problem into `f` (its minimal problem, message and worst element). A stop
   // request cuts shrinking short (shrink_timed_out); before its first step, the problem as it
   // failed is kept.
   void ShrinkInto(Finding& f, Backend& backend, const Problem& problem,
                   const Arithmetic& arithmetic, const Outcome& outcome) {
-    ShrinkOptions shrink;
-    shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
+    ShrinkOptions shrink = ShrinkOptionsFor(outcome.verdict);
     shrink.arithmetic = arithmetic;
-    shrink.tolerance = options_.tolerance;
-    shrink.cancel = &cancel_;
-    const Verdict original = outcome.verdict;
-    shrink.keeps_failing = [original](Verdict v) {
-      return v == original || (original != Verdict::kError && v == Verdict::kFail);
-    };
     const Clock::time_point shrink_start = Clock::now();
     ShrinkResult shrunk = Unlocked([&] { return Shrink(backend, problem.a, problem.b, shrink); });
     report_.stats.shrink_seconds += SecondsSince(shrink_start);
@@ -390,18 +471,7 @@ class Campaign {
         return written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
       });
     }
-    if (log_ != nullptr) Log(f);
-  }
-
-  void Log(const Finding& f) {
-    *log_ << f.kind << " " << f.backend << " " << DTypeName(f.dtype) << " " << f.original.ToString()
-          << " (" << f.form << ", " << f.values << ")\n"
-          << "  minimal: " << f.minimal.ToString() << " after " << f.shrink_steps << " shrink steps"
-          << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
-          << "  " << f.message << "\n"
-          << "  replay: " << f.replay << "\n";
-    if (!f.expectation.empty()) *log_ << "  expected failure: " << f.expectation << "\n";
-    if (!f.exported.empty()) *log_ << "  exported: " << f.exported << "\n";
+    if (log_ != nullptr) *log_ << FindingLog(f);
   }
 
   // Problems by dtype, the accuracy statistics and the run's time.
