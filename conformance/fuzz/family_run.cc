@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "fuzz_replay.h"
+#include "mm/backends/cmd/cmd_backend.h"
+#include "mm/backends/plugin/plugin_loader.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
 #include "mm/family/plan.h"
@@ -87,6 +90,18 @@ Finding FamilyFinding(const std::string& kind, const std::string& backend,
   f.a = std::move(*shrunk.problem.Find(a_name));
   f.b = std::move(*shrunk.problem.Find(b_name));
   f.minimal = {f.dtype, f.a.dims(), f.b.dims()};
+  return f;
+}
+
+Finding ShrunkFamilyFinding(const FuzzOptions& options, const std::string& kind,
+                            const std::string& name, Backend& backend, const FamilyProblem& problem,
+                            const FamilyOutcome& failed, const ShrinkOptions& shrink) {
+  Finding f = FamilyFinding(kind, name, problem, ShrinkFamily(backend, problem, failed, shrink));
+  f.replay = ReplayLine(options, f, PluginLibraryPath(backend), runtime::DriverCommandOf(backend));
+  if (!options.export_dir.empty()) {
+    f.exported =
+        "(not written: mm-fuzz exports node tests of MatMul only; the replay line finds it again)";
+  }
   return f;
 }
 

@@ -61,6 +61,13 @@ FamilyShrinkResult ShrinkFamily(Backend& backend, const FamilyProblem& problem,
 Finding FamilyFinding(const std::string& kind, const std::string& backend,
                       const FamilyProblem& original, FamilyShrinkResult shrunk);
 
+// The finding of `problem`, which failed as `kind` (`failed`) on backend `name` (`backend`),
+// shrunk with `shrink`: FamilyFinding's, with its replay line (ReplayLine, with the plugin's
+// library or the driver's command) and why it is not exported under options.export_dir.
+Finding ShrunkFamilyFinding(const FuzzOptions& options, const std::string& kind,
+                            const std::string& name, Backend& backend, const FamilyProblem& problem,
+                            const FamilyOutcome& failed, const ShrinkOptions& shrink);
+
 }  // namespace mm::fuzz
 
 #endif  // MM_CONFORMANCE_FUZZ_FAMILY_RUN_H_

@@ -31,11 +31,13 @@ Status ReportNumber(const Field& parent, std::string_view key, bool nullable) {
                              : "a number, \"nan\", \"inf\" or \"-inf\"");
 }
 
-Status KnownDType(const Field& parent, std::string_view key) {
+// `parent`'s dtype `key`: one of MatMul's, or with `element_types` int8 and uint8 too (a
+// MatMulInteger or QLinearMatMul finding's dtype is A's).
+Status KnownDType(const Field& parent, std::string_view key, bool element_types = false) {
   MM_ASSIGN_OR_RETURN(const Field f, parent.Member(key));
   MM_ASSIGN_OR_RETURN(const std::string name, f.String());
-  // int8 and uint8 too: the dtype of a MatMulInteger or QLinearMatMul problem is A's.
-  if (!ElementTypeFromName(name).ok()) return f.Error("'" + name + "' is not a dtype");
+  const bool known = element_types ? ElementTypeFromName(name).ok() : DTypeFromName(name).ok();
+  if (!known) return f.Error("'" + name + "' is not a dtype");
   return OkStatus();
 }
 
@@ -80,7 +82,7 @@ StatusOr<std::set<std::string>> CheckStats(const Field& root) {
       }
       MM_ASSIGN_OR_RETURN(const auto per_dtype, dtypes.Members());
       for (const auto& [dtype, counts] : per_dtype) {
-        if (!DTypeFromName(dtype).ok()) return counts.Error("'" + dtype + "' is not a dtype");
+        if (!ElementTypeFromName(dtype).ok()) return counts.Error("'" + dtype + "' is not a dtype");
         MM_RETURN_IF_ERROR(VerdictCounts(counts));
       }
     }
@@ -104,7 +106,7 @@ Status CheckRecords(const Field& root, const std::set<std::string>& backends) {
     MM_RETURN_IF_ERROR(Count(f, "index"));
     MM_RETURN_IF_ERROR(f.StringAt("kind").status());
     MM_RETURN_IF_ERROR(KnownBackend(f, backends));
-    MM_RETURN_IF_ERROR(KnownDType(f, "dtype"));
+    MM_RETURN_IF_ERROR(KnownDType(f, "dtype", /*element_types=*/true));
     MM_RETURN_IF_ERROR(f.StringAt("replay").status());
   }
   MM_ASSIGN_OR_RETURN(const Field statistics_field, root.Member("statistics"));

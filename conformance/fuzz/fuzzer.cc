@@ -4,23 +4,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <exception>
-#include <fstream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <thread>
 
 #include "family_run.h"
 #include "fuzz_accuracy.h"
 #include "fuzz_execute.h"
+#include "fuzz_expectations.h"
 #include "fuzz_replay.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
@@ -53,9 +48,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// Per (backend index, dtype).
-using BackendDType = std::pair<std::size_t, DType>;
 
 // Thrown on the campaign's thread when it takes its lock back after a long computation and finds
 // that the report was taken from it (Campaign::TakeUnfinished): it leaves at once.
@@ -107,7 +99,7 @@ class Campaign {
 
  private:
   void RunLocked() {
-    TrackExpectations();
+    expectations_.emplace(options_.expectations, report_.expectations);
     start_ = Clock::now();
     if (!StartBackends()) return;
     for (std::int64_t i = 0; i < options_.cases; ++i) {
@@ -135,20 +127,6 @@ class Campaign {
     held_->lock();
     if (abandoned_) throw Abandoned{};
     return result;
-  }
-
-  // Adds an outcome per XFAIL entry of the expectations; xfail_index_ maps each entry to it (-1:
-  // a SKIP entry).
-  void TrackExpectations() {
-    if (options_.expectations == nullptr) return;
-    for (const conformance::Expectation& e : options_.expectations->entries) {
-      if (e.kind != conformance::Expectation::Kind::kXFail) {
-        xfail_index_.push_back(-1);
-        continue;
-      }
-      xfail_index_.push_back(static_cast<int>(report_.expectations.size()));
-      report_.expectations.push_back({e.case_pattern, e.backend_pattern, e.reason, e.link});
-    }
   }
 
   bool StartBackends() {
@@ -249,20 +227,13 @@ class Campaign {
     outside |= outcome->outside_int32 > 0;
     const std::string kind = FailureKind(bi, outcome->verdict, expected_outcome);
     if (kind.empty() || std::ssize(report_.findings) >= options_.max_findings) return true;
-    const ShrinkOptions shrink = ShrinkOptionsFor(outcome->verdict);
     const Clock::time_point shrink_start = Clock::now();
-    FamilyShrinkResult shrunk =
-        Unlocked([&] { return ShrinkFamily(backend, problem, *outcome, shrink); });
+    Finding f = Unlocked([&] {
+      return ShrunkFamilyFinding(options_, kind, names_[bi], backend, problem, *outcome,
+                                 ShrinkOptionsFor(outcome->verdict));
+    });
     report_.stats.shrink_seconds += SecondsSince(shrink_start);
-    Finding f = FamilyFinding(kind, names_[bi], problem, std::move(shrunk));
     if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
-    f.replay =
-        ReplayLine(options_, f, PluginLibraryPath(backend), runtime::DriverCommandOf(backend));
-    if (!options_.export_dir.empty()) {
-      f.exported =
-          "(not written: mm-fuzz exports node tests of MatMul only; the replay line finds "
-          "it again)";
-    }
     if (log_ != nullptr) *log_ << FindingLog(f);
     report_.findings.push_back(std::move(f));
     return true;
@@ -273,19 +244,9 @@ class Campaign {
   // (counted as SKIP).
   bool Expect(std::size_t bi, const std::string& case_name,
               const conformance::Expectation*& expected, ExpectationOutcome*& expected_outcome) {
-    expected = options_.expectations == nullptr
-                   ? nullptr
-                   : options_.expectations->Find(case_name, names_[bi]);
-    expected_outcome = nullptr;
-    if (expected == nullptr) return true;
-    const int entry = xfail_index_[expected - options_.expectations->entries.data()];
-    if (entry < 0) {
-      ++report_.stats.backends[bi].verdicts[Verdict::kSkip];
-      return false;
-    }
-    expected_outcome = &report_.expectations[entry];
-    ++expected_outcome->matched;
-    return true;
+    if (expectations_->Find(case_name, names_[bi], expected, expected_outcome)) return true;
+    ++report_.stats.backends[bi].verdicts[Verdict::kSkip];
+    return false;
   }
 
   void RunOnBackend(std::size_t bi, std::int64_t index, const Problem& problem,
@@ -339,14 +300,7 @@ class Campaign {
       specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
       return MeasureError(outcome.y.view(), oracle, bounds);
     });
-    auto& [ulps, fractions] = errors_[{bi, dtype}];
-    ulps.push_back(error.max_ulp);
-    if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
-    auto& [special_results, special_wrong] = specials_[{bi, dtype}];
-    if (special_elements > 0) {
-      ++special_results;
-      if (!specials_correct) ++special_wrong;
-    }
+    accuracy_.Record(bi, dtype, error, special_elements > 0, specials_correct);
     if (static_cast<std::int64_t>(report_.errors.size()) < options_.max_error_records) {
       report_.errors.push_back({index, names_[bi], dtype, k, error});
     } else {
@@ -479,24 +433,7 @@ class Campaign {
     for (const auto& [dtype, count] : by_dtype_) {
       report_.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
     }
-    for (auto& [key, values] : errors_) {
-      auto& [ulps, fractions] = values;
-      ErrorStats e;
-      e.backend = names_[key.first];
-      e.dtype = key.second;
-      e.problems = static_cast<std::int64_t>(ulps.size());
-      e.p99_ulp = Percentile(ulps, 0.99);
-      e.worst_ulp = ulps.empty() ? 0 : ulps.back();
-      if (!fractions.empty()) {
-        e.p99_bound_fraction = Percentile(fractions, 0.99);
-        e.worst_bound_fraction = fractions.back();
-      }
-      if (auto it = specials_.find(key); it != specials_.end()) {
-        e.special_problems = it->second.first;
-        e.special_wrong = it->second.second;
-      }
-      report_.error_stats.push_back(std::move(e));
-    }
+    report_.error_stats = accuracy_.Statistics(names_);
     report_.stats.seconds = SecondsSince(start_);
   }
 
@@ -511,15 +448,12 @@ class Campaign {
   std::atomic<bool> cancel_{false};
   FuzzReport result_;
   FuzzReport report_;
-  std::vector<int> xfail_index_;
+  std::optional<ExpectationTracker> expectations_;  // Set when the run starts.
   Clock::time_point start_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::map<DType, std::int64_t> by_dtype_;
-  // Every result's worst ULP error and bound fraction.
-  std::map<BackendDType, std::pair<std::vector<double>, std::vector<double>>> errors_;
-  // Results with NaN/inf inputs reaching Y, and those with a wrong IEEE special.
-  std::map<BackendDType, std::pair<std::int64_t, std::int64_t>> specials_;
+  AccuracyData accuracy_;
 };
 
 }  // namespace
