@@ -249,6 +249,36 @@ TEST(FamilyGeneratorTest, DrawsEveryFamilyAimedAtTheOperatorsFailureModes) {
   EXPECT_GT(outside, 0);
 }
 
+// The vpmaddubsw target: in a "saturating pairs" problem of uint8 x int8, every pair (2j, 2j + 1)
+// along K of every row of A and column of B sums to beyond int16.
+TEST(FamilyGeneratorTest, SaturatingPairsLeaveInt16InEveryPair) {
+  int checked = 0;
+  for (std::int64_t i = 0; i < 400 && checked < 5; ++i) {
+    const FamilyProblem p = GenerateFamilyProblem(1, i, Op::kMatMulInteger, {});
+    const Tensor& a = *p.Find("A");
+    const Tensor& b = *p.Find("B");
+    if (!p.values.starts_with("saturating pairs") || a.dtype() != DType::kUInt8 ||
+        b.dtype() != DType::kInt8 || p.form != "2-D") {
+      continue;
+    }
+    const std::int64_t m = a.dims()[0], k = a.dims()[1], n = b.dims()[1];
+    for (std::int64_t row = 0; row < m; ++row) {
+      for (std::int64_t col = 0; col < n; ++col) {
+        for (std::int64_t q = 0; q + 1 < k; q += 2) {
+          std::int64_t pair = 0;
+          for (std::int64_t e : {q, q + 1}) {
+            pair += std::int64_t{a.Data<std::uint8_t>()[row * k + e]} *
+                    b.Data<std::int8_t>()[e * n + col];
+          }
+          EXPECT_GT(std::abs(pair), 32767) << p.ToString() << " at " << row << "," << col;
+        }
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
 TEST(FamilyFuzzTest, ProblemsOutsideTheStandardsRangeAreCountedAndPassOnTheReference) {
   const BackendRegistry registry = RegistryWith("unused", Op::kMatMulInteger, nullptr);
   FuzzOptions options;
