@@ -1,5 +1,6 @@
 #include "family_run.h"
 
+#include <exception>
 #include <utility>
 
 #include "fuzz_replay.h"
@@ -26,6 +27,17 @@ Verdict VerdictOf(family::ElementVerdict verdict) {
   return Verdict::kFail;
 }
 
+// family::ComputeOp, an exception of the backend an error (as MatMul's RunPrepared says it).
+StatusOr<Tensor> ComputeCatching(Backend& backend, const family::Plan& plan) {
+  try {
+    return family::ComputeOp(backend, plan);
+  } catch (const std::exception& e) {
+    return InternalError(std::string(backend.name()) + ": exception: " + e.what());
+  } catch (...) {
+    return InternalError(std::string(backend.name()) + ": unknown exception");
+  }
+}
+
 }  // namespace
 
 StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& problem,
@@ -47,7 +59,7 @@ StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& prob
   MM_ASSIGN_OR_RETURN(
       const family::FamilyOracle oracle,
       family::ExactFamily(plan, backend.family()->DeclaredArithmetic(desc), oracle_options));
-  StatusOr<Tensor> y = family::ComputeOp(backend, plan);
+  StatusOr<Tensor> y = ComputeCatching(backend, plan);
   if (!y.ok()) {
     outcome.verdict = Verdict::kError;
     outcome.message = std::string(y.status().message());

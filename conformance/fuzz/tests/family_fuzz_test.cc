@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/conformance/fuzz/family_problem.h"
@@ -288,6 +289,27 @@ TEST(FamilyFuzzTest, ProblemsOutsideTheStandardsRangeAreCountedAndPassOnTheRefer
   const FuzzReport report = RunFuzz(options, registry, nullptr);
   EXPECT_EQ(report.ExitCode(options), 0);
   EXPECT_GT(report.stats.outside_standard_range, 0);
+}
+
+// A kernel that returns an error or throws is an ERROR result and a finding, never a crash.
+TEST(FamilyFuzzTest, ABackendsErrorOrExceptionIsAnErrorFinding) {
+  for (const bool throws : {false, true}) {
+    const BackendRegistry registry = RegistryWith(
+        "broken", Op::kMatMulInteger, [throws](const Plan&, MutableTensorView) -> Status {
+          if (throws) throw std::runtime_error("kernel blew up");
+          return InternalError("kernel refused");
+        });
+    FuzzOptions options;
+    options.op = Op::kMatMulInteger;
+    options.cases = 3;
+    options.backends = {"broken"};
+    const FuzzReport report = RunFuzz(options, registry, nullptr);
+    EXPECT_EQ(report.stats.backends[0].verdicts[Verdict::kError], 3);
+    ASSERT_FALSE(report.findings.empty());
+    EXPECT_EQ(report.findings[0].kind, "ERROR");
+    EXPECT_THAT(report.findings[0].message,
+                HasSubstr(throws ? "broken: exception: kernel blew up" : "kernel refused"));
+  }
 }
 
 TEST(FamilyFuzzCliTest, OpIsCheckedAndItsConflictsAreUsageErrors) {
