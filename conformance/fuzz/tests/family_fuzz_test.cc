@@ -188,9 +188,9 @@ TEST(FamilyFuzzTest, AGemmThatIgnoresBetaFailsAndShrinksToKAtMostFour) {
   EXPECT_EQ(again.findings[0].problem, f.problem);
 }
 
-class ReferenceFamilyTest : public ::testing::TestWithParam<Op> {};
+class FamilyFuzzReferenceTest : public ::testing::TestWithParam<Op> {};
 
-TEST_P(ReferenceFamilyTest, PassesEveryProblemAndAMatMulOnlyBackendIsUnsupportedNeverDropped) {
+TEST_P(FamilyFuzzReferenceTest, PassesEveryProblemAndAMatMulOnlyBackendIsUnsupportedNeverDropped) {
   const BackendRegistry registry = RegistryWith("unused", GetParam(), nullptr);
   FuzzOptions options;
   options.op = GetParam();
@@ -210,7 +210,7 @@ TEST_P(ReferenceFamilyTest, PassesEveryProblemAndAMatMulOnlyBackendIsUnsupported
   EXPECT_GT(report.stats.elements, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOperator, ReferenceFamilyTest,
+INSTANTIATE_TEST_SUITE_P(EveryOperator, FamilyFuzzReferenceTest,
                          ::testing::Values(Op::kGemm, Op::kMatMulInteger, Op::kQLinearMatMul));
 
 TEST(FamilyGeneratorTest, AProblemDependsOnlyOnSeedIndexAndOperatorAndAlwaysPlans) {
