@@ -484,39 +484,4 @@ ParsedFuzzCli ParseFuzzCli(const std::vector<std::string>& args,
   return parsed;
 }
 
-int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
-               std::ostream& raw_out, std::ostream& raw_err) {
-  // Once, here, for every line: what came from outside cannot drive the terminal.
-  conformance::ConsoleStream out(raw_out), err(raw_err);
-  ParsedFuzzCli parsed = ParseFuzzCli(args, builtin.DefaultNames(), out, err);
-  if (parsed.exit_code) return *parsed.exit_code;
-  const FuzzCliOptions& o = parsed.options;
-  switch (o.command) {
-    case FuzzCommand::kGenerate:
-      return Generate(o, out, err);
-    case FuzzCommand::kExportBuiltin:
-      return ExportBuiltin(o, out, err);
-    case FuzzCommand::kMerge:
-      return Merge(o, out, err);
-    case FuzzCommand::kRun:
-      break;
-  }
-  auto run = BuildFuzzRun(o, builtin);
-  if (!run.ok()) {
-    err << "mm-fuzz: " << run.status().message() << "\n";
-    return kExitUsage;
-  }
-  std::ostringstream findings_log;
-  const FuzzReport report = RunFuzzCampaign(**run, &findings_log);
-  const int code = FinishFuzzReport(o, **run, report, findings_log.str(), out, err);
-  if (report.abandoned) {
-    // A thread is still inside a backend's call, using the run's backends: the process ends now,
-    // its reports written, rather than destroying them under it.
-    out.flush();
-    err.flush();
-    std::_Exit(code);
-  }
-  return code;
-}
-
 }  // namespace mm::fuzz
