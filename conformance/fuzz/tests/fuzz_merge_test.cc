@@ -141,6 +141,12 @@ TEST_F(FuzzMergeTest, FamilyCampaignsMergeAndReportsWithoutOpReadAsMatMul) {
   EXPECT_EQ(read->json["options"]["op"], "MatMul");
   std::string out, err;
   EXPECT_EQ(Fuzz({"merge", Path("old.json")}, backends, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("1 shards merged: seed 1,"));
+  EXPECT_EQ(Fuzz({"merge", Path("shard1.json"), Path("shard2.json"), Path("shard3.json")}, backends,
+                 &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("3 shards merged: Gemm, seed 2,"));
 }
 
 // Findings of a buggy backend: each shard keeps its first --max-findings, and the merge keeps the
