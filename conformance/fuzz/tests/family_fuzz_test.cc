@@ -14,6 +14,7 @@
 #include "mm/backends/reference/reference_backend.h"
 #include "mm/conformance/fuzz/family_problem.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
+#include "mm/conformance/fuzz/fuzz_report_writer.h"
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/engine/testing/fake_backend.h"
 #include "mm/family/plan.h"
@@ -168,6 +169,13 @@ TEST(FamilyFuzzTest, APairSaturatingMatMulIntegerFailsAndShrinksToKAtMostFour) {
   ASSERT_EQ(again.findings.size(), 1u);
   EXPECT_EQ(again.findings[0].kind, "FAIL");
   EXPECT_EQ(again.findings[0].problem, f.problem);
+  // The JSON report names the operator of the run and of the finding, with both problems.
+  const auto json = FuzzReportToJson(options, {}, report, report.ExitCode(options));
+  EXPECT_EQ(json["options"]["op"], "MatMulInteger");
+  EXPECT_EQ(json["findings"][0]["op"], "MatMulInteger");
+  EXPECT_EQ(json["findings"][0]["minimal_problem"], f.minimal_problem);
+  EXPECT_EQ(json["findings"][0]["outside_standard_range"], false);
+  EXPECT_TRUE(json["stats"].contains("outside_standard_range"));
 }
 
 TEST(FamilyFuzzTest, AGemmThatIgnoresBetaFailsAndShrinksToKAtMostFour) {
