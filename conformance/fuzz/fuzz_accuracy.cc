@@ -131,4 +131,39 @@ ResultError MeasureError(TensorView y, const OracleResult& oracle, const OracleB
   });
 }
 
+void AccuracyData::Record(std::size_t backend, DType dtype, const ResultError& error, bool special,
+                          bool specials_correct) {
+  auto& [ulps, fractions] = errors_[{backend, dtype}];
+  ulps.push_back(error.max_ulp);
+  if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
+  auto& [special_results, special_wrong] = specials_[{backend, dtype}];
+  if (special) {
+    ++special_results;
+    if (!specials_correct) ++special_wrong;
+  }
+}
+
+std::vector<ErrorStats> AccuracyData::Statistics(const std::vector<std::string>& names) {
+  std::vector<ErrorStats> out;
+  for (auto& [key, values] : errors_) {
+    auto& [ulps, fractions] = values;
+    ErrorStats e;
+    e.backend = names[key.first];
+    e.dtype = key.second;
+    e.problems = static_cast<std::int64_t>(ulps.size());
+    e.p99_ulp = Percentile(ulps, 0.99);
+    e.worst_ulp = ulps.empty() ? 0 : ulps.back();
+    if (!fractions.empty()) {
+      e.p99_bound_fraction = Percentile(fractions, 0.99);
+      e.worst_bound_fraction = fractions.back();
+    }
+    if (auto it = specials_.find(key); it != specials_.end()) {
+      e.special_problems = it->second.first;
+      e.special_wrong = it->second.second;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace mm::fuzz

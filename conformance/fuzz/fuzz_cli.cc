@@ -128,8 +128,19 @@ void AddProblemOptions(CLI::App& a, FuzzCliOptions& o) {
       ->transform(DecimalInteger<std::int64_t>());
 }
 
-// How many problems, for how long, which shard.
+// How many problems, of which operator, for how long, which shard.
 void AddCampaignOptions(CLI::App& app, FuzzCliOptions& o) {
+  app.add_option_function<std::string>(
+         "--op", [&o](const std::string& v) { o.fuzz.op = family::OpFromName(v).value(); },
+         "the operator: MatMul (default), Gemm, MatMulInteger or QLinearMatMul (its value families "
+         "aim at its failure modes; docs/differential-fuzzing.md)")
+      ->option_text("OP")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            auto op = family::OpFromName(v);
+            return op.ok() ? "" : std::string(op.status().message());
+          },
+          ""));
   app.add_option("--cases", o.fuzz.cases,
                  "number of problems (default 1000; with --time, at "
                  "most this many)")
@@ -396,6 +407,20 @@ Status CheckFuzzReportPaths(const FuzzCliOptions& o) {
   return conformance::CheckReportPaths({{"--json", o.json}}, inputs);
 }
 
+// What --op (not MatMul) cannot go with: --large and --check-threads (MatMul's), --dtype for the
+// integer operators (they draw both int8 and uint8 themselves).
+std::string OpConflict(const FuzzCliOptions& o) {
+  const family::Op op = o.fuzz.op;
+  if (op == family::Op::kMatMul) return "";
+  const std::string with = "--op " + std::string(family::OpName(op)) + " with ";
+  if (o.large) return with + "--large: the large family is MatMul's";
+  if (o.fuzz.check_threads) return with + "--check-threads: thread checks are MatMul's";
+  if (op != family::Op::kGemm && !o.dtypes.empty()) {
+    return with + "--dtype: its problems draw int8 and uint8 for each side themselves";
+  }
+  return "";
+}
+
 std::optional<int> CheckOptions(FuzzCliOptions& o, std::ostream& err) {
   const bool generate = o.command == FuzzCommand::kGenerate;
   // The last problem's index, first + cases - 1, must be an index too: a replay line names it.
@@ -408,6 +433,9 @@ std::optional<int> CheckOptions(FuzzCliOptions& o, std::ostream& err) {
                           std::to_string(cases) + ": the last problem's index would be past " +
                           std::to_string(kMax),
                       err);
+  }
+  if (const std::string conflict = OpConflict(o); !conflict.empty()) {
+    return UsageError(conflict, err);
   }
   if (o.fuzz.generator.large_products > 0 && !o.large) {
     return UsageError("--large-products needs --large", err);
@@ -454,41 +482,6 @@ ParsedFuzzCli ParseFuzzCli(const std::vector<std::string>& args,
                                              : FuzzCommand::kRun;
   parsed.exit_code = CheckOptions(o, err);
   return parsed;
-}
-
-int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
-               std::ostream& raw_out, std::ostream& raw_err) {
-  // Once, here, for every line: what came from outside cannot drive the terminal.
-  conformance::ConsoleStream out(raw_out), err(raw_err);
-  ParsedFuzzCli parsed = ParseFuzzCli(args, builtin.DefaultNames(), out, err);
-  if (parsed.exit_code) return *parsed.exit_code;
-  const FuzzCliOptions& o = parsed.options;
-  switch (o.command) {
-    case FuzzCommand::kGenerate:
-      return Generate(o, out, err);
-    case FuzzCommand::kExportBuiltin:
-      return ExportBuiltin(o, out, err);
-    case FuzzCommand::kMerge:
-      return Merge(o, out, err);
-    case FuzzCommand::kRun:
-      break;
-  }
-  auto run = BuildFuzzRun(o, builtin);
-  if (!run.ok()) {
-    err << "mm-fuzz: " << run.status().message() << "\n";
-    return kExitUsage;
-  }
-  std::ostringstream findings_log;
-  const FuzzReport report = RunFuzzCampaign(**run, &findings_log);
-  const int code = FinishFuzzReport(o, **run, report, findings_log.str(), out, err);
-  if (report.abandoned) {
-    // A thread is still inside a backend's call, using the run's backends: the process ends now,
-    // its reports written, rather than destroying them under it.
-    out.flush();
-    err.flush();
-    std::_Exit(code);
-  }
-  return code;
 }
 
 }  // namespace mm::fuzz

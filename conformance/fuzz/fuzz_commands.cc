@@ -351,15 +351,18 @@ int Merge(const FuzzCliOptions& o, std::ostream& out, std::ostream& err) {
       out << "\n";
     }
     for (const auto& f : m.at("findings")) {
-      out << f.at("kind").get<std::string>() << " " << f.at("backend").get<std::string>() << " "
-          << f.at("dtype").get<std::string>() << "\n  replay: " << f.at("replay").get<std::string>()
+      out << f.at("kind").get<std::string>() << " " << f.at("backend").get<std::string>() << " ";
+      if (f.at("op") != "MatMul") out << f.at("op").get<std::string>() << " ";
+      out << f.at("dtype").get<std::string>() << "\n  replay: " << f.at("replay").get<std::string>()
           << "\n";
     }
   }
-  out << "summary: " << shards.size() << " shards merged: seed " << m.at("options").at("seed")
-      << ", " << s.at("problems") << " problems, " << s.at("results") << " results, "
-      << s.at("failures") << " failing, " << m.at("findings").size() << " findings; exit "
-      << m.at("exit_code") << "\n";
+  // The operator of a family campaign (reports read without one are MatMul's).
+  const std::string op = m.at("options").at("op").get<std::string>();
+  out << "summary: " << shards.size() << " shards merged: " << (op == "MatMul" ? "" : op + ", ")
+      << "seed " << m.at("options").at("seed") << ", " << s.at("problems") << " problems, "
+      << s.at("results") << " results, " << s.at("failures") << " failing, "
+      << m.at("findings").size() << " findings; exit " << m.at("exit_code") << "\n";
   if (!o.json.empty()) {
     if (Status written = io::WriteFileAtomically(o.json, m.dump(2) + "\n"); !written.ok()) {
       err << "mm-fuzz merge: " << written.message() << "\n";

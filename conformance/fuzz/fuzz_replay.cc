@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include "mm/engine/io/text.h"
@@ -61,9 +62,15 @@ std::string ReplayLine(const FuzzOptions& options, const Finding& f,
   if (!library_path.empty()) line += " --backend-lib " + ShellWord(library_path);
   if (!driver_command.empty())
     line += " --backend-cmd " + ShellWord(f.backend + "=" + driver_command);
-  line += " --seed " + std::to_string(f.seed) + " --first " + std::to_string(f.index) +
-          " --cases 1 --dtype " + std::string(DTypeName(f.dtype)) + " --backend " +
-          ShellWord(f.backend);
+  if (f.op != family::Op::kMatMul) line += " --op " + std::string(family::OpName(f.op));
+  line +=
+      " --seed " + std::to_string(f.seed) + " --first " + std::to_string(f.index) + " --cases 1";
+  // The integer operators draw both element types themselves; MatMul and Gemm pick theirs from
+  // --dtype.
+  if (f.op == family::Op::kMatMul || f.op == family::Op::kGemm) {
+    line += " --dtype " + std::string(DTypeName(f.dtype));
+  }
+  line += " --backend " + ShellWord(f.backend);
   if (f.kind == "NONDETERMINISTIC") line += " --check-threads";
   if (!options.replay_options.empty()) line += " " + options.replay_options;
   return WithAutoContext(options, f, line);
@@ -100,6 +107,30 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
                      "    " +
                      f.replay + "\n";
   return text;
+}
+
+std::string FindingLog(const Finding& f) {
+  std::ostringstream log;
+  if (f.op == family::Op::kMatMul) {
+    log << f.kind << " " << f.backend << " " << DTypeName(f.dtype) << " " << f.original.ToString()
+        << " (" << f.form << ", " << f.values << ")\n"
+        << "  minimal: " << f.minimal.ToString();
+  } else {
+    log << f.kind << " " << f.backend << " " << family::OpName(f.op) << " " << f.problem << " ("
+        << f.form << ", " << f.values << ")\n"
+        << "  minimal: " << f.minimal_problem;
+  }
+  log << " after " << f.shrink_steps << " shrink steps"
+      << (f.shrink_timed_out ? " (time limit)" : "") << "\n";
+  if (f.outside_int32 > 0) {
+    log << "  outside the standard's range: " << f.outside_int32
+        << " elements' exact accumulation leaves int32 (judged against the wrapped value)\n";
+  }
+  log << "  " << f.message << "\n"
+      << "  replay: " << f.replay << "\n";
+  if (!f.expectation.empty()) log << "  expected failure: " << f.expectation << "\n";
+  if (!f.exported.empty()) log << "  exported: " << f.exported << "\n";
+  return log.str();
 }
 
 std::string CaseName(const Finding& f) {

@@ -22,6 +22,10 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
                          const std::filesystem::path& dir, const std::string& library_path,
                          const std::string& driver_command);
 
+// The lines that show `f` on the console as it is found: kind, backend, (operator,) the problem,
+// its minimal form, the judgement, the replay line, the declared expectation and the export.
+std::string FindingLog(const Finding& f);
+
 // The name of `f`'s exported node test: test_mm_fuzz_<kind>_<backend>_<dtype>_s<seed>_i<index>.
 std::string CaseName(const Finding& f);
 

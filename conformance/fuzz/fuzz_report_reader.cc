@@ -8,6 +8,7 @@
 #include "mm/engine/dtype.h"
 #include "mm/engine/io/input_file.h"
 #include "mm/engine/io/json.h"
+#include "mm/family/op.h"
 
 namespace mm::fuzz {
 namespace {
@@ -30,10 +31,13 @@ Status ReportNumber(const Field& parent, std::string_view key, bool nullable) {
                              : "a number, \"nan\", \"inf\" or \"-inf\"");
 }
 
-Status KnownDType(const Field& parent, std::string_view key) {
+// `parent`'s dtype `key`: one of MatMul's, or with `element_types` int8 and uint8 too (a
+// MatMulInteger or QLinearMatMul finding's dtype is A's).
+Status KnownDType(const Field& parent, std::string_view key, bool element_types = false) {
   MM_ASSIGN_OR_RETURN(const Field f, parent.Member(key));
   MM_ASSIGN_OR_RETURN(const std::string name, f.String());
-  if (!DTypeFromName(name).ok()) return f.Error("'" + name + "' is not a dtype");
+  const bool known = element_types ? ElementTypeFromName(name).ok() : DTypeFromName(name).ok();
+  if (!known) return f.Error("'" + name + "' is not a dtype");
   return OkStatus();
 }
 
@@ -78,7 +82,7 @@ StatusOr<std::set<std::string>> CheckStats(const Field& root) {
       }
       MM_ASSIGN_OR_RETURN(const auto per_dtype, dtypes.Members());
       for (const auto& [dtype, counts] : per_dtype) {
-        if (!DTypeFromName(dtype).ok()) return counts.Error("'" + dtype + "' is not a dtype");
+        if (!ElementTypeFromName(dtype).ok()) return counts.Error("'" + dtype + "' is not a dtype");
         MM_RETURN_IF_ERROR(VerdictCounts(counts));
       }
     }
@@ -102,7 +106,7 @@ Status CheckRecords(const Field& root, const std::set<std::string>& backends) {
     MM_RETURN_IF_ERROR(Count(f, "index"));
     MM_RETURN_IF_ERROR(f.StringAt("kind").status());
     MM_RETURN_IF_ERROR(KnownBackend(f, backends));
-    MM_RETURN_IF_ERROR(KnownDType(f, "dtype"));
+    MM_RETURN_IF_ERROR(KnownDType(f, "dtype", /*element_types=*/true));
     MM_RETURN_IF_ERROR(f.StringAt("replay").status());
   }
   MM_ASSIGN_OR_RETURN(const Field statistics_field, root.Member("statistics"));
@@ -114,6 +118,31 @@ Status CheckRecords(const Field& root, const std::set<std::string>& backends) {
       MM_ASSIGN_OR_RETURN(const std::optional<Field> n, s.OptionalMember(key));
       if (n) MM_RETURN_IF_ERROR(n->Int(0).status());
     }
+  }
+  return OkStatus();
+}
+
+// The operator of the run ("options"."op") and of each finding, checked; a report written before
+// mm-fuzz had --op has none and is read as MatMul's (the field added).
+Status ReadOperators(nlohmann::ordered_json& j, std::string_view name) {
+  const Field root(j, std::string(name));
+  MM_ASSIGN_OR_RETURN(const Field options, root.Member("options"));
+  MM_ASSIGN_OR_RETURN(const std::optional<Field> op, options.OptionalMember("op"));
+  if (op) {
+    MM_ASSIGN_OR_RETURN(const std::string text, op->String());
+    if (!family::OpFromName(text).ok()) return op->Error("'" + text + "' is not an operator");
+  }
+  MM_ASSIGN_OR_RETURN(const std::vector<Field> findings, root.Member("findings")->Elements());
+  for (const Field& f : findings) {
+    MM_ASSIGN_OR_RETURN(const std::optional<Field> finding_op, f.OptionalMember("op"));
+    if (!finding_op) continue;
+    MM_ASSIGN_OR_RETURN(const std::string text, finding_op->String());
+    if (!family::OpFromName(text).ok())
+      return finding_op->Error("'" + text + "' is not an operator");
+  }
+  if (!op) j["options"]["op"] = "MatMul";
+  for (auto& f : j["findings"]) {
+    if (!f.contains("op")) f["op"] = "MatMul";
   }
   return OkStatus();
 }
@@ -144,6 +173,7 @@ StatusOr<ShardReport> ParseFuzzReport(std::string_view text, std::string_view na
   MM_ASSIGN_OR_RETURN(const std::optional<Field> error, root.OptionalMember("error"));
   if (error) MM_RETURN_IF_ERROR(error->String().status());
   MM_RETURN_IF_ERROR(root.IntAt("exit_code", 0, 255).status());
+  MM_RETURN_IF_ERROR(ReadOperators(j, name));
   return ShardReport{std::string(name), std::move(j)};
 }
 

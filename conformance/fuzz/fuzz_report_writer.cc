@@ -19,7 +19,8 @@ ordered_json OptionalNumber(const std::optional<double>& v) {
 }
 
 ordered_json OptionsJson(const FuzzOptions& options, const ReportOptions& given) {
-  return {{"seed", options.seed},
+  return {{"op", family::OpName(options.op)},
+          {"seed", options.seed},
           {"first", options.first},
           {"cases", options.cases},
           {"time", options.seconds},
@@ -56,7 +57,7 @@ ordered_json ByDTypeJson(const BackendStats& b) {
   return per_dtype;
 }
 
-ordered_json StatsJson(const FuzzStats& s) {
+ordered_json StatsJson(const FuzzStats& s, family::Op op) {
   const double run_seconds = s.seconds - s.shrink_seconds;
   ordered_json stats = {
       {"problems", s.problems},
@@ -68,6 +69,7 @@ ordered_json StatsJson(const FuzzStats& s) {
       {"shrink_seconds", s.shrink_seconds},
       {"problems_per_second",
        JsonNumber(run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)}};
+  if (op != family::Op::kMatMul) stats["outside_standard_range"] = s.outside_standard_range;
   stats["problems_by_dtype"] = ordered_json::object();
   for (const auto& [dtype, count] : s.problems_by_dtype) stats["problems_by_dtype"][dtype] = count;
   stats["backends"] = ordered_json::object();
@@ -112,6 +114,7 @@ ordered_json FindingJson(const Finding& f) {
   ordered_json fj = {{"kind", f.kind},
                      {"expectation", f.expectation},
                      {"backend", f.backend},
+                     {"op", family::OpName(f.op)},
                      {"dtype", DTypeName(f.dtype)},
                      {"seed", f.seed},
                      {"index", f.index},
@@ -126,6 +129,11 @@ ordered_json FindingJson(const Finding& f) {
                      {"message", f.message},
                      {"replay", f.replay},
                      {"exported", f.exported}};
+  if (f.op != family::Op::kMatMul) {
+    fj["problem"] = f.problem;
+    fj["minimal_problem"] = f.minimal_problem;
+    fj["outside_standard_range"] = f.outside_int32 > 0;
+  }
   if (f.worst) {
     fj["worst"] = {{"index", f.worst->index},
                    {"expected", f.worst->expected},
@@ -171,7 +179,7 @@ ordered_json FuzzReportToJson(const FuzzOptions& options, const ReportOptions& g
                         {"problems", report.stats.problems},
                         {"of", options.cases}};
   }
-  j["stats"] = StatsJson(report.stats);
+  j["stats"] = StatsJson(report.stats, options.op);
   j["statistics"] = StatisticsJson(report.error_stats);
   j["problems"] = ProblemsJson(report.errors);
   j["problems_capped"] = report.errors_capped;

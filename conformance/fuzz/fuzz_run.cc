@@ -1,16 +1,19 @@
-// A fuzz run from parsed options (fuzz_cli.h): built, run, its report finished.
+// A fuzz run from parsed options (fuzz_cli.h): built, run, its report finished; RunFuzzCli chains
+// the parsing, the subcommands and the run.
 #include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <limits>
 #include <sstream>
 
+#include "fuzz_commands.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/cli/names.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
 #include "mm/conformance/judging/auto_expectations.h"
+#include "mm/conformance/report/console_stream.h"
 #include "mm/conformance/running/stop_signals.h"
 #include "mm/engine/io/output_file.h"
 
@@ -124,12 +127,17 @@ void PrintSummary(const FuzzCliOptions& cli, const FuzzOptions& o, const FuzzRep
                   int code, std::ostream& out) {
   const FuzzStats& s = report.stats;
   const double run_seconds = s.seconds - s.shrink_seconds;
-  out << "summary: seed " << o.seed;
+  out << "summary: ";
+  if (o.op != family::Op::kMatMul) out << family::OpName(o.op) << ", ";
+  out << "seed " << o.seed;
   if (cli.sharded) out << ", shard " << o.shard.index << "/" << o.shard.count;
   out << ", " << s.problems << " problems x " << s.backends.size() << " backends = " << s.results
       << " results, " << s.elements << " elements (" << s.unbounded_elements << " unbounded); "
-      << s.failures << " failing, " << report.findings.size() << " findings; " << std::fixed
-      << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
+      << s.failures << " failing, " << report.findings.size() << " findings; ";
+  if (o.op != family::Op::kMatMul) {
+    out << s.outside_standard_range << " problems outside the standard's range; ";
+  }
+  out << std::fixed << std::setprecision(2) << s.seconds << " s (" << std::setprecision(0)
       << (run_seconds > 0 ? static_cast<double>(s.problems) / run_seconds : 0.0)
       << " problems/s without shrinking); exit " << code << "\n";
 }
@@ -195,6 +203,41 @@ int FinishFuzzReport(const FuzzCliOptions& cli, const FuzzRun& run, const FuzzRe
       err << "mm-fuzz: " << written.message() << "\n";
       return kExitUsage;
     }
+  }
+  return code;
+}
+
+int RunFuzzCli(const std::vector<std::string>& args, const BackendRegistry& builtin,
+               std::ostream& raw_out, std::ostream& raw_err) {
+  // Once, here, for every line: what came from outside cannot drive the terminal.
+  conformance::ConsoleStream out(raw_out), err(raw_err);
+  ParsedFuzzCli parsed = ParseFuzzCli(args, builtin.DefaultNames(), out, err);
+  if (parsed.exit_code) return *parsed.exit_code;
+  const FuzzCliOptions& o = parsed.options;
+  switch (o.command) {
+    case FuzzCommand::kGenerate:
+      return Generate(o, out, err);
+    case FuzzCommand::kExportBuiltin:
+      return ExportBuiltin(o, out, err);
+    case FuzzCommand::kMerge:
+      return Merge(o, out, err);
+    case FuzzCommand::kRun:
+      break;
+  }
+  auto run = BuildFuzzRun(o, builtin);
+  if (!run.ok()) {
+    err << "mm-fuzz: " << run.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::ostringstream findings_log;
+  const FuzzReport report = RunFuzzCampaign(**run, &findings_log);
+  const int code = FinishFuzzReport(o, **run, report, findings_log.str(), out, err);
+  if (report.abandoned) {
+    // A thread is still inside a backend's call, using the run's backends: the process ends now,
+    // its reports written, rather than destroying them under it.
+    out.flush();
+    err.flush();
+    std::_Exit(code);
   }
   return code;
 }

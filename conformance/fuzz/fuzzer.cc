@@ -4,22 +4,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <exception>
-#include <fstream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <thread>
 
+#include "family_run.h"
 #include "fuzz_accuracy.h"
 #include "fuzz_execute.h"
+#include "fuzz_expectations.h"
 #include "fuzz_replay.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
@@ -52,9 +48,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// Per (backend index, dtype).
-using BackendDType = std::pair<std::size_t, DType>;
 
 // Thrown on the campaign's thread when it takes its lock back after a long computation and finds
 // that the report was taken from it (Campaign::TakeUnfinished): it leaves at once.
@@ -106,7 +99,7 @@ class Campaign {
 
  private:
   void RunLocked() {
-    TrackExpectations();
+    expectations_.emplace(options_.expectations, report_.expectations);
     start_ = Clock::now();
     if (!StartBackends()) return;
     for (std::int64_t i = 0; i < options_.cases; ++i) {
@@ -134,20 +127,6 @@ class Campaign {
     held_->lock();
     if (abandoned_) throw Abandoned{};
     return result;
-  }
-
-  // Adds an outcome per XFAIL entry of the expectations; xfail_index_ maps each entry to it (-1:
-  // a SKIP entry).
-  void TrackExpectations() {
-    if (options_.expectations == nullptr) return;
-    for (const conformance::Expectation& e : options_.expectations->entries) {
-      if (e.kind != conformance::Expectation::Kind::kXFail) {
-        xfail_index_.push_back(-1);
-        continue;
-      }
-      xfail_index_.push_back(static_cast<int>(report_.expectations.size()));
-      report_.expectations.push_back({e.case_pattern, e.backend_pattern, e.reason, e.link});
-    }
   }
 
   bool StartBackends() {
@@ -181,6 +160,7 @@ class Campaign {
   // Generates problem `index` and runs it on every backend. False on a setup error (in the
   // report).
   bool RunProblem(std::int64_t index) {
+    if (IsFamilyOp(options_.op)) return RunFamilyProblem(index);
     const Problem problem =
         Unlocked([&] { return GenerateProblem(options_.seed, index, options_.generator); });
     ++by_dtype_[problem.a.dtype()];
@@ -206,10 +186,67 @@ class Campaign {
     return true;
   }
 
-  // The expectation entry matching the result of `problem` on backend `bi`, or null.
-  const conformance::Expectation* Expected(std::size_t bi, const Problem& problem) const {
-    if (options_.expectations == nullptr) return nullptr;
-    return options_.expectations->Find(FuzzCaseName(problem.a.dtype(), problem.values), names_[bi]);
+  // Draws family problem `index` (mm-fuzz --op) and runs it on every backend. False on a setup
+  // error (in the report).
+  bool RunFamilyProblem(std::int64_t index) {
+    const FamilyProblem problem = Unlocked([&] {
+      return GenerateFamilyProblem(options_.seed, index, options_.op, options_.generator);
+    });
+    ++by_dtype_[problem.dtype()];
+    ++report_.stats.problems;
+    bool outside = false;
+    for (std::size_t bi = 0; bi < backends_.size() && !Cancelled(); ++bi) {
+      if (!RunFamilyOnBackend(bi, problem, outside)) return false;
+    }
+    if (outside) ++report_.stats.outside_standard_range;
+    return true;
+  }
+
+  // Runs family `problem` on backend `bi`: judged, counted, and shrunk into a finding when it
+  // fails. False on a setup error (in the report).
+  bool RunFamilyOnBackend(std::size_t bi, const FamilyProblem& problem, bool& outside) {
+    Backend& backend = *backends_[bi];
+    const conformance::Expectation* expected = nullptr;
+    ExpectationOutcome* expected_outcome = nullptr;
+    const std::string case_name = FuzzCaseName(options_.op, problem.dtype(), problem.values);
+    if (!Expect(bi, case_name, expected, expected_outcome)) return true;
+    auto outcome =
+        Unlocked([&] { return RunFamilyOne(backend, problem, options_.tolerance, &cancel_); });
+    if (Cancelled()) return true;  // The oracle may have stopped half way.
+    if (!outcome.ok()) {           // The generator makes only valid problems; say so loudly if not.
+      report_.error = "generated an invalid problem (seed " + std::to_string(options_.seed) +
+                      ", index " + std::to_string(problem.index) + ", " + problem.ToString() +
+                      "): " + outcome.status().ToString();
+      return false;
+    }
+    BackendStats& stats = report_.stats.backends[bi];
+    ++report_.stats.results;
+    ++stats.by_dtype[problem.dtype()][outcome->verdict];
+    ++stats.verdicts[outcome->verdict];
+    report_.stats.elements += outcome->elements;
+    outside |= outcome->outside_int32 > 0;
+    const std::string kind = FailureKind(bi, outcome->verdict, expected_outcome);
+    if (kind.empty() || std::ssize(report_.findings) >= options_.max_findings) return true;
+    const Clock::time_point shrink_start = Clock::now();
+    Finding f = Unlocked([&] {
+      return ShrunkFamilyFinding(options_, kind, names_[bi], backend, problem, *outcome,
+                                 ShrinkOptionsFor(outcome->verdict));
+    });
+    report_.stats.shrink_seconds += SecondsSince(shrink_start);
+    if (kind == "XFAIL") f.expectation = expected->reason + " (" + expected->link + ")";
+    if (log_ != nullptr) *log_ << FindingLog(f);
+    report_.findings.push_back(std::move(f));
+    return true;
+  }
+
+  // The expectation entry matching case `case_name` on backend `bi` (`expected`, null when none)
+  // and its outcome, counted as matched. False when a SKIP entry keeps the case from the backend
+  // (counted as SKIP).
+  bool Expect(std::size_t bi, const std::string& case_name,
+              const conformance::Expectation*& expected, ExpectationOutcome*& expected_outcome) {
+    if (expectations_->Find(case_name, names_[bi], expected, expected_outcome)) return true;
+    ++report_.stats.backends[bi].verdicts[Verdict::kSkip];
+    return false;
   }
 
   void RunOnBackend(std::size_t bi, std::int64_t index, const Problem& problem,
@@ -218,17 +255,9 @@ class Campaign {
     BackendStats& stats = report_.stats.backends[bi];
     const DType dtype = problem.a.dtype();
     const Arithmetic arithmetic = backend.DeclaredArithmetic(dtype);
-    const conformance::Expectation* expected = Expected(bi, problem);
+    const conformance::Expectation* expected = nullptr;
     ExpectationOutcome* expected_outcome = nullptr;
-    if (expected != nullptr) {
-      const int entry = xfail_index_[expected - options_.expectations->entries.data()];
-      if (entry < 0) {
-        ++stats.verdicts[Verdict::kSkip];
-        return;
-      }
-      expected_outcome = &report_.expectations[entry];
-      ++expected_outcome->matched;
-    }
+    if (!Expect(bi, FuzzCaseName(dtype, problem.values), expected, expected_outcome)) return;
     const OracleBounds bounds(oracle, arithmetic, plan.k);
     const Outcome outcome = Unlocked([&] {
       return RunPrepared(backend, plan, problem.a, problem.b, oracle, bounds, options_.tolerance);
@@ -271,14 +300,7 @@ class Campaign {
       specials_correct = SpecialsCorrect(outcome.y.view(), bounds, special_elements);
       return MeasureError(outcome.y.view(), oracle, bounds);
     });
-    auto& [ulps, fractions] = errors_[{bi, dtype}];
-    ulps.push_back(error.max_ulp);
-    if (error.bound_fraction) fractions.push_back(*error.bound_fraction);
-    auto& [special_results, special_wrong] = specials_[{bi, dtype}];
-    if (special_elements > 0) {
-      ++special_results;
-      if (!specials_correct) ++special_wrong;
-    }
+    accuracy_.Record(bi, dtype, error, special_elements > 0, specials_correct);
     if (static_cast<std::int64_t>(report_.errors.size()) < options_.max_error_records) {
       report_.errors.push_back({index, names_[bi], dtype, k, error});
     } else {
@@ -292,16 +314,8 @@ class Campaign {
                        const Outcome& outcome, ExpectationOutcome* expected_outcome,
                        std::string& thread_difference) {
     BackendStats& stats = report_.stats.backends[bi];
-    if (expected_outcome != nullptr &&
-        conformance::ApplyXFail(outcome.verdict, options_.rule) == Verdict::kXFail) {
-      // Declared: shown and exported like any failure, not counted as one.
-      ++expected_outcome->failures;
-      ++stats.verdicts[Verdict::kXFail];
-      return "XFAIL";
-    }
-    if (conformance::FailsUnder(outcome.verdict, options_.rule)) {
-      ++report_.stats.failures;
-      return std::string(VerdictName(outcome.verdict));
+    if (std::string kind = FailureKind(bi, outcome.verdict, expected_outcome); !kind.empty()) {
+      return kind;
     }
     if (options_.check_threads && outcome.verdict != Verdict::kUnsupported && !Cancelled()) {
       const std::string& name = names_[bi];
@@ -311,6 +325,22 @@ class Campaign {
         ++stats.nondeterministic;
         return "NONDETERMINISTIC";
       }
+    }
+    return "";
+  }
+
+  // "XFAIL" when declared, the verdict when it fails under the rule (counted), else "".
+  std::string FailureKind(std::size_t bi, Verdict verdict, ExpectationOutcome* expected_outcome) {
+    if (expected_outcome != nullptr &&
+        conformance::ApplyXFail(verdict, options_.rule) == Verdict::kXFail) {
+      // Declared: shown and exported like any failure, not counted as one.
+      ++expected_outcome->failures;
+      ++report_.stats.backends[bi].verdicts[Verdict::kXFail];
+      return "XFAIL";
+    }
+    if (conformance::FailsUnder(verdict, options_.rule)) {
+      ++report_.stats.failures;
+      return std::string(VerdictName(verdict));
     }
     return "";
   }
@@ -330,20 +360,25 @@ class Campaign {
     return f;
   }
 
+  // How a result that failed as `original` shrinks: while it fails the same way (or FAILs).
+  ShrinkOptions ShrinkOptionsFor(Verdict original) {
+    ShrinkOptions shrink;
+    shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
+    shrink.tolerance = options_.tolerance;
+    shrink.cancel = &cancel_;
+    shrink.keeps_failing = [original](Verdict v) {
+      return v == original || (original != Verdict::kError && v == Verdict::kFail);
+    };
+    return shrink;
+  }
+
   // Shrinks the failing problem into `f` (its minimal problem, message and worst element). A stop
   // request cuts shrinking short (shrink_timed_out); before its first step, the problem as it
   // failed is kept.
   void ShrinkInto(Finding& f, Backend& backend, const Problem& problem,
                   const Arithmetic& arithmetic, const Outcome& outcome) {
-    ShrinkOptions shrink;
-    shrink.seconds = options_.shrink ? options_.shrink_seconds : 0;
+    ShrinkOptions shrink = ShrinkOptionsFor(outcome.verdict);
     shrink.arithmetic = arithmetic;
-    shrink.tolerance = options_.tolerance;
-    shrink.cancel = &cancel_;
-    const Verdict original = outcome.verdict;
-    shrink.keeps_failing = [original](Verdict v) {
-      return v == original || (original != Verdict::kError && v == Verdict::kFail);
-    };
     const Clock::time_point shrink_start = Clock::now();
     ShrinkResult shrunk = Unlocked([&] { return Shrink(backend, problem.a, problem.b, shrink); });
     report_.stats.shrink_seconds += SecondsSince(shrink_start);
@@ -390,18 +425,7 @@ class Campaign {
         return written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
       });
     }
-    if (log_ != nullptr) Log(f);
-  }
-
-  void Log(const Finding& f) {
-    *log_ << f.kind << " " << f.backend << " " << DTypeName(f.dtype) << " " << f.original.ToString()
-          << " (" << f.form << ", " << f.values << ")\n"
-          << "  minimal: " << f.minimal.ToString() << " after " << f.shrink_steps << " shrink steps"
-          << (f.shrink_timed_out ? " (time limit)" : "") << "\n"
-          << "  " << f.message << "\n"
-          << "  replay: " << f.replay << "\n";
-    if (!f.expectation.empty()) *log_ << "  expected failure: " << f.expectation << "\n";
-    if (!f.exported.empty()) *log_ << "  exported: " << f.exported << "\n";
+    if (log_ != nullptr) *log_ << FindingLog(f);
   }
 
   // Problems by dtype, the accuracy statistics and the run's time.
@@ -409,24 +433,7 @@ class Campaign {
     for (const auto& [dtype, count] : by_dtype_) {
       report_.stats.problems_by_dtype.emplace_back(std::string(DTypeName(dtype)), count);
     }
-    for (auto& [key, values] : errors_) {
-      auto& [ulps, fractions] = values;
-      ErrorStats e;
-      e.backend = names_[key.first];
-      e.dtype = key.second;
-      e.problems = static_cast<std::int64_t>(ulps.size());
-      e.p99_ulp = Percentile(ulps, 0.99);
-      e.worst_ulp = ulps.empty() ? 0 : ulps.back();
-      if (!fractions.empty()) {
-        e.p99_bound_fraction = Percentile(fractions, 0.99);
-        e.worst_bound_fraction = fractions.back();
-      }
-      if (auto it = specials_.find(key); it != specials_.end()) {
-        e.special_problems = it->second.first;
-        e.special_wrong = it->second.second;
-      }
-      report_.error_stats.push_back(std::move(e));
-    }
+    report_.error_stats = accuracy_.Statistics(names_);
     report_.stats.seconds = SecondsSince(start_);
   }
 
@@ -441,15 +448,12 @@ class Campaign {
   std::atomic<bool> cancel_{false};
   FuzzReport result_;
   FuzzReport report_;
-  std::vector<int> xfail_index_;
+  std::optional<ExpectationTracker> expectations_;  // Set when the run starts.
   Clock::time_point start_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::map<DType, std::int64_t> by_dtype_;
-  // Every result's worst ULP error and bound fraction.
-  std::map<BackendDType, std::pair<std::vector<double>, std::vector<double>>> errors_;
-  // Results with NaN/inf inputs reaching Y, and those with a wrong IEEE special.
-  std::map<BackendDType, std::pair<std::int64_t, std::int64_t>> specials_;
+  AccuracyData accuracy_;
 };
 
 }  // namespace

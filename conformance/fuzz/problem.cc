@@ -58,6 +58,8 @@ std::int64_t Product(const Dims& dims) {
   return p;
 }
 
+}  // namespace
+
 // A matrix size: mostly small, often a kernel edge, sometimes 0.
 std::int64_t Size(Rng& rng) {
   const double r = rng.Unit();
@@ -67,6 +69,8 @@ std::int64_t Size(Rng& rng) {
   if (r < 0.85) return edges[rng.Below(14)];  // Up to 33.
   return rng.Pick(edges);
 }
+
+namespace {
 
 Dims BatchDims(Rng& rng, std::int64_t rank) {
   Dims dims(static_cast<std::size_t>(rank));
@@ -305,12 +309,12 @@ Shape MakeShape(Rng& rng, const GeneratorOptions& options) {
   return s;
 }
 
+}  // namespace
+
 std::uint64_t Mix(std::uint64_t seed, std::uint64_t index, std::uint64_t salt) {
   Rng rng(seed ^ (index * 0xD1B54A32D192ED03ull) ^ (salt * 0x8CB92BA72F3D8DD7ull));
   return rng.Next();
 }
-
-}  // namespace
 
 const std::vector<std::int64_t>& PathThresholds() {
   static const std::vector<std::int64_t> kThresholds = {

@@ -9,6 +9,12 @@
 
 namespace mm::fuzz {
 
+// A matrix size: mostly small, often a kernel edge (EdgeSizes()), sometimes 0.
+std::int64_t Size(Rng& rng);
+
+// A random word from (seed, index, salt): what a problem's random stream starts from.
+std::uint64_t Mix(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
+
 // Fills p.a and p.b (created, of one dtype) with a value family drawn from `rng` and sets
 // p.values to its name: for floats small integers, uniform, normal, a wide exponent range,
 // cancellation (each A row's second half the negated mirror of its first over `k`, B's `cancel_n`

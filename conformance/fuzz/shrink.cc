@@ -32,6 +32,19 @@ Tensor SliceAxis(const Tensor& tensor, std::size_t axis, std::int64_t start, std
   return out;
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>> HalvingRanges(std::int64_t e) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (e >= 2) {
+    out.push_back({0, (e + 1) / 2});
+    out.push_back({e / 2, e - e / 2});
+    if (e > 2) {
+      out.push_back({0, e - 1});
+      out.push_back({1, e - 1});
+    }
+  }
+  return out;
+}
+
 namespace {
 
 Tensor WithDims(const Tensor& tensor, Dims dims) {
@@ -72,20 +85,6 @@ Tensor Zeroed(const Tensor& t, std::int64_t start, std::int64_t count) {
   const std::size_t elem = DTypeSize(t.dtype());
   std::memset(static_cast<char*>(out.raw_data()) + static_cast<std::size_t>(start) * elem, 0,
               static_cast<std::size_t>(count) * elem);
-  return out;
-}
-
-// Halves of an extent (first, second), then one less, for the sizes halving steps over.
-std::vector<std::pair<std::int64_t, std::int64_t>> Ranges(std::int64_t e) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  if (e >= 2) {
-    out.push_back({0, (e + 1) / 2});
-    out.push_back({e / 2, e - e / 2});
-    if (e > 2) {
-      out.push_back({0, e - 1});
-      out.push_back({1, e - 1});
-    }
-  }
   return out;
 }
 
@@ -188,7 +187,7 @@ class Shrinker {
       const Tensor& t = on_a ? r_.a : r_.b;
       if (t.dims().size() < 2) break;
       const std::size_t axis = t.dims().size() - (on_a ? 2 : 1);
-      for (auto [start, len] : Ranges(t.dims()[axis])) {
+      for (auto [start, len] : HalvingRanges(t.dims()[axis])) {
         if (AttemptOn(on_a, SliceAxis(on_a ? r_.a : r_.b, axis, start, len))) {
           again = progress = true;
           break;
@@ -205,7 +204,7 @@ class Shrinker {
       again = false;
       const std::size_t a_axis = r_.a.dims().size() - 1;
       const std::size_t b_axis = r_.b.dims().size() == 1 ? 0 : r_.b.dims().size() - 2;
-      for (auto [start, len] : Ranges(r_.a.dims()[a_axis])) {
+      for (auto [start, len] : HalvingRanges(r_.a.dims()[a_axis])) {
         if (Attempt(SliceAxis(r_.a, a_axis, start, len), SliceAxis(r_.b, b_axis, start, len))) {
           again = progress = true;
           break;

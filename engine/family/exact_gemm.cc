@@ -40,10 +40,13 @@ struct Terms {
 ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_product, bool use_c,
                        const Arithmetic& arithmetic, std::int64_t k, int extra_roundings) {
   const double a = use_product ? alpha : 0, b = use_c ? beta : 0;
-  const double x = use_product ? t.x : 0, c = use_c ? t.c : 0;
+  // alpha = 0 times the sum of finite products is 0 exactly, even where that sum overflowed.
+  const double x = use_product && (a != 0 || t.x_special) ? t.x : 0, c = use_c ? t.c : 0;
   if ((use_product && t.x_special) || !std::isfinite(c)) {
-    // IEEE's answer; a flushed subnormal times an infinity may also give NaN.
-    return {a * x + b * c, 0, true, arithmetic.flushes_subnormals};
+    // IEEE's answer; a flushed subnormal times an infinity may also give NaN, and so may a
+    // product sum that overflows to an infinity meeting C's (or, alpha = 0, times 0).
+    const bool overflow = use_product && !t.x_special && !std::isfinite(t.abs_sum);
+    return {a * x + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
   TwoProduct(a, x, p1, e1);
@@ -62,6 +65,9 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   // subnormal.
   const double e = AccumulationError(arithmetic, k + extra_roundings, scaled_sum, subnormal_sum) +
                    AccumulationError(arithmetic.accumulation, k + 2, 0.0);
+  // An intermediate may overflow (S' reaches the accumulation type's largest value): any value,
+  // as in MatMul's bound; the center may be NaN there (infinite terms of both signs).
+  if (std::isinf(e)) return {center, e, false, false};
   // Rounded upward: a few double operations above each lose at most 2^-53 relatively.
   return {center, (e + center_error) * (1 + 0x1p-48), false, false};
 }

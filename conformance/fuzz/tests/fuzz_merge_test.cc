@@ -115,6 +115,40 @@ TEST_F(FuzzMergeTest, MergedShardsAreTheUnshardedReport) {
   }
 }
 
+// A family campaign (MatMulInteger's int8 and uint8 dtypes; Gemm's float results, which keep no
+// accuracy records) merges to its unsharded report; a report written before --op reads as
+// MatMul's and merges.
+TEST_F(FuzzMergeTest, FamilyCampaignsMergeAndReportsWithoutOpReadAsMatMul) {
+  const BackendRegistry backends = BuiltinBackends();
+  for (const std::string op : {"MatMulInteger", "Gemm"}) {
+    int full_code = -1, merged_code = -1;
+    auto [full, merged] =
+        RunBoth({"--op", op, "--backend", "reference", "--seed", "2", "--cases", "120"}, 3,
+                backends, &full_code, &merged_code);
+    EXPECT_EQ(full["options"]["op"], op);
+    EXPECT_EQ(merged, full) << op;
+    EXPECT_EQ(merged_code, full_code);
+  }
+  Fuzz({"--seed", "1", "--cases", "20", "--backend", "reference", "--quiet", "--shard", "1/1",
+        "--json", Path("old.json")},
+       backends);
+  ordered_json old = Read(Path("old.json"));
+  ASSERT_EQ(old["options"]["op"], "MatMul");
+  old["options"].erase("op");
+  std::ofstream(Path("old.json")) << old.dump(2);
+  const auto read = ReadFuzzReport(Path("old.json"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->json["options"]["op"], "MatMul");
+  std::string out, err;
+  EXPECT_EQ(Fuzz({"merge", Path("old.json")}, backends, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("1 shards merged: seed 1,"));
+  EXPECT_EQ(Fuzz({"merge", Path("shard1.json"), Path("shard2.json"), Path("shard3.json")}, backends,
+                 &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("3 shards merged: Gemm, seed 2,"));
+}
+
 // Findings of a buggy backend: each shard keeps its first --max-findings, and the merge keeps the
 // campaign's first ones, in problem order, with the unsharded exit code (1).
 TEST_F(FuzzMergeTest, MergedFindingsAreTheCampaignsFirstOnes) {

@@ -133,6 +133,31 @@ TEST(GemmExactTest, AlphaZeroWithAnInfiniteInputIsTheSameKindOfAmbiguity) {
   EXPECT_EQ(j.judgement.ambiguities[0].followed(), Reading::kSkipped);
 }
 
+// Finite double inputs whose products overflow (found by mm-fuzz --op Gemm on the reference): the
+// sum is unbounded (any value, as in MatMul's bound), never a NaN that nothing matches; alpha = 0
+// times that sum is 0; beside an infinite C, IEEE's evaluation may give NaN as well (BOUND).
+TEST(GemmExactTest, AnOverflowingDoubleProductIsUnboundedAndAlphaZeroMakesItZero) {
+  const double max = std::numeric_limits<double>::max();
+  ProblemBuilder overflow(Op::kGemm, 13);
+  overflow.Input("A", DType::kDouble, {1, 2}, {max, max});
+  overflow.Input("B", DType::kDouble, {2, 1}, {max, -8e153});
+  overflow.Input("C", DType::kDouble, {1}, {1}).Float("beta", -1);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(JudgeValues<double>(overflow, {kNaN}).judgement.verdict(), ElementVerdict::kPass);
+  // Within the bound; ONNX's tolerance has no exact value to compare past the overflow.
+  EXPECT_EQ(JudgeValues<double>(overflow, {inf}).judgement.verdict(), ElementVerdict::kBound);
+  ProblemBuilder alpha_zero(Op::kGemm, 13);
+  alpha_zero.Input("A", DType::kDouble, {1, 1}, {max}).Input("B", DType::kDouble, {1, 1}, {2});
+  alpha_zero.Input("C", DType::kDouble, {1}, {3}).Float("alpha", 0);
+  const Judged zero = JudgeValues<double>(alpha_zero, {3});
+  EXPECT_THAT(Values<double>(zero.oracle.y), ElementsAre(3));
+  EXPECT_EQ(zero.judgement.verdict(), ElementVerdict::kPass);
+  alpha_zero.Input("C", DType::kDouble, {1}, {inf});
+  EXPECT_EQ(JudgeValues<double>(alpha_zero, {inf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(alpha_zero, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<double>(alpha_zero, {3}).judgement.verdict(), ElementVerdict::kFail);
+}
+
 TEST(GemmExactTest, AFloatKernelIsWithinTheBoundAndFarOffIsImprecise) {
   // K = 1000 terms 1 + 2^-20 k-ish, alpha 0.1 (not a float16 value), C = 3: a float32 loop.
   constexpr std::int64_t k = 1000;

@@ -20,6 +20,7 @@
 #include "mm/conformance/judging/compare.h"
 #include "mm/conformance/running/runner.h"
 #include "mm/engine/registry.h"
+#include "mm/family/op.h"
 #include "mm/oracle/error_bound.h"
 
 namespace mm::fuzz {
@@ -32,6 +33,10 @@ using Verdict = conformance::Verdict;
 using conformance::VerdictName;
 
 struct FuzzOptions {
+  // The operator whose problems are drawn (mm-fuzz --op): MatMul (problem.h), or Gemm,
+  // MatMulInteger or QLinearMatMul (family_problem.h), run through each backend's family
+  // interface (mm/family/backend.h) and judged by mm::family's exact judgement.
+  family::Op op = family::Op::kMatMul;
   std::uint64_t seed = 1;
   std::int64_t first = 0;     // Index of the first problem.
   std::int64_t cases = 1000;  // Number of problems; with `seconds` > 0, at most this many.
@@ -76,6 +81,9 @@ struct FuzzOptions {
 // e.g. "fuzz/float/small-int+specials" (the generator's value family; "+specials" when NaN or
 // infinities were sprinkled in).
 std::string FuzzCaseName(DType dtype, std::string_view values);
+// The same for a family operator's problem: "fuzz/<op>/<dtype of A>/<values>", e.g.
+// "fuzz/MatMulInteger/uint8/saturating pairs, zero points 0".
+std::string FuzzCaseName(family::Op op, DType dtype, std::string_view values);
 
 // One failure (or, with --check-threads, a nondeterminism), shrunk.
 struct Finding {
@@ -84,13 +92,21 @@ struct Finding {
   std::string kind;
   std::string expectation;
   std::string backend;
+  family::Op op = family::Op::kMatMul;  // The operator of the problem.
   std::uint64_t seed = 0;
   std::int64_t index = 0;
   DType dtype = DType::kFloat;
   std::string form, values;
   MatMulDesc original;
-  MatMulDesc minimal;   // After shrinking (== original when not shrunk).
-  Tensor a, b;          // The minimal problem's inputs.
+  MatMulDesc minimal;  // After shrinking (== original when not shrunk).
+  Tensor a, b;         // The minimal problem's inputs (a family problem's A and B).
+  // A family problem (op not MatMul) as ONNX states it (family::Problem::ToString), before and
+  // after shrinking; `original` and `minimal` then hold A's type and A's and B's dims.
+  std::string problem, minimal_problem;
+  // Elements of the minimal problem whose exact accumulation leaves int32 (MatMulInteger,
+  // QLinearMatMul): when any, the problem is outside the standard's range and judged against the
+  // wrapped value the standard allows.
+  std::int64_t outside_int32 = 0;
   Tensor expected;      // The oracle's Y for it, rounded to the dtype.
   std::string message;  // What is wrong with the minimal problem's result.
   std::optional<conformance::WorstElement> worst;  // Worst element against the bound.
@@ -128,6 +144,9 @@ struct FuzzStats {
   std::int64_t elements = 0;            // Output elements judged.
   std::int64_t unbounded_elements = 0;  // Of which with an infinite bound (overflow possible).
   std::int64_t failures = 0;            // Failing results (each a finding, up to max_findings).
+  // Family problems (MatMulInteger, QLinearMatMul) with an element whose exact accumulation leaves
+  // int32: outside the standard's range, judged against the wrapped value.
+  std::int64_t outside_standard_range = 0;
   double seconds = 0;
   double shrink_seconds = 0;
   std::vector<std::pair<std::string, std::int64_t>> problems_by_dtype;

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "mm/conformance/fuzz/fuzzer.h"
 #include "mm/conformance/judging/compare.h"
@@ -40,6 +42,10 @@ Tensor Clone(const Tensor& tensor);
 
 // The sub-tensor of `tensor` with axis `axis` restricted to [start, start + length).
 Tensor SliceAxis(const Tensor& tensor, std::size_t axis, std::int64_t start, std::int64_t length);
+
+// The [start, length) ranges shrinking tries for an extent `e`: its halves (first, second), then
+// one less from either end; none below 2.
+std::vector<std::pair<std::int64_t, std::int64_t>> HalvingRanges(std::int64_t e);
 
 }  // namespace mm::fuzz
 
