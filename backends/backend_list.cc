@@ -98,11 +98,17 @@ BackendRegistry BuiltinBackends() {
       [] { return AutoBackend::Create(AutoCandidateBackends(), AutoOptions::FromEnvironment()); });
   // numpy, torch: other runtimes behind drivers (a process each), run when named; found at run
   // time, or listed as unavailable with why. Not candidates of auto.
+#if MM_WITH_RUNTIMES
   Status drivers = runtime::RegisterShippedDrivers(registry);
   if (!drivers.ok()) {
     std::cerr << "mm: invalid backend list: " << drivers << "\n";
     std::abort();
   }
+#else
+  for (const std::string& name : runtime::ShippedDriverNames()) {
+    MustRegisterNotBuilt(registry, name, "MM_WITH_RUNTIMES");
+  }
+#endif
   return registry;
 }
 

@@ -63,7 +63,9 @@ TEST(BuiltinBackendsTest, ABackendLeftOutOfTheBuildIsListedWithItsOption) {
     std::string option;
   } backends[] = {{"onednn", MM_WITH_ONEDNN, "MM_WITH_ONEDNN"},
                   {"eigen", MM_WITH_EIGEN_BACKEND, "MM_WITH_EIGEN_BACKEND"},
-                  {"netlib", MM_WITH_BLAS, "MM_WITH_BLAS"}};
+                  {"netlib", MM_WITH_BLAS, "MM_WITH_BLAS"},
+                  {"numpy", MM_WITH_RUNTIMES, "MM_WITH_RUNTIMES"},
+                  {"onnxruntime", MM_WITH_RUNTIMES, "MM_WITH_RUNTIMES"}};
   for (const auto& backend : backends) {
     const std::string why = registry.UnavailableReason(backend.name);
     ASSERT_TRUE(registry.Contains(backend.name) || !why.empty()) << backend.name << " not listed";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The minimal build (CMake preset "minimal": every optional backend off, so neither oneDNN nor
-# the eigen and BLAS backends) configured, built and tested in build/minimal/, as CI checks it.
+# The minimal build (CMake preset "minimal": every optional backend off, so neither oneDNN, the
+# eigen and BLAS backends nor the shipped runtime drivers) configured, built and tested in build/minimal/, as CI checks it.
 # Usage: scripts/test-minimal.sh [--all] [extra ctest arguments]
 #   By default only what the options change: the backend list (mm_backends_test, each backend
 #   left out listed with its option) and mm-conformance's tests over the backends left (reference,

@@ -232,6 +232,12 @@ std::filesystem::path DriversDir() {
                InstalledOr("python", "mm_runtime/__init__.py", MM_RUNTIMES_SOURCE_DIR).string());
 }
 
+std::vector<std::string> ShippedDriverNames() {
+  std::vector<std::string> names;
+  for (const ShippedDriver& driver : kShippedDrivers) names.emplace_back(driver.name);
+  return names;
+}
+
 Status RegisterShippedDrivers(BackendRegistry& registry) {
   const Runtime python = PythonRuntime(), node = NodeRuntime();
   for (const ShippedDriver& shipped : kShippedDrivers) {

@@ -109,6 +109,10 @@ Status RegisterCommandBackends(BackendRegistry& registry, std::span<const std::s
 // $MM_JS_RUNTIMES_DIR, else the installed one, else the source tree's.
 Status RegisterShippedDrivers(BackendRegistry& registry);
 
+// The names of the drivers RegisterShippedDrivers registers ("numpy", ..., "tfjs-wasm"), in its
+// order: what a build without them (MM_WITH_RUNTIMES=OFF) lists as left out.
+std::vector<std::string> ShippedDriverNames();
+
 }  // namespace mm::runtime
 
 #endif  // MM_BACKENDS_CMD_CMD_BACKEND_H_
