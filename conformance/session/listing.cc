@@ -16,13 +16,23 @@ void PrintCases(const Catalog& catalog, const OfficialReport& official, std::ost
   }
   std::size_t width = 4;
   for (const CaseEntry& c : catalog.cases) width = std::max(width, c.name.size());
-  out << "MatMul cases (" << catalog.cases.size() << "):\n";
+  const bool family = std::any_of(catalog.cases.begin(), catalog.cases.end(),
+                                  [](const CaseEntry& c) { return c.op != family::Op::kMatMul; });
+  out << (family ? "cases of MatMul and its family (" : "MatMul cases (") << catalog.cases.size()
+      << "):\n";
   for (const CaseEntry& c : catalog.cases) {
     out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(c.name);
     if (c.model) {
       out << std::setw(9) << DTypeName(c.model->a.dtype) << "opset " << c.model->opset
           << " (MatMul-" << c.model->matmul_version << "), " << c.data_sets.size() << " data set"
           << (c.data_sets.size() == 1 ? "" : "s") << ", ";
+    } else if (c.family) {
+      const std::string dtype = c.family->inputs.empty()
+                                    ? ""
+                                    : std::string(DTypeName(c.family->inputs[0].declared.dtype));
+      out << std::setw(9) << dtype << "opset " << c.family->opset << " ("
+          << family::OpName(c.family->op) << "-" << c.family->version << "), " << c.data_sets.size()
+          << " data set" << (c.data_sets.size() == 1 ? "" : "s") << ", ";
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }

@@ -8,6 +8,8 @@
 //   Text(key, s)                 a string
 //   NullableText(key, s)         a string; empty is null in JSON
 //   OmittedText(key, s)          a string; empty is left out of JSON
+//   OpName(key, s)               the operator's name; read: one of family::kAllOps, "MatMul"
+//                                when absent (a report from before the field)
 //   Integer(key, i, presence)    an int64 (kOptional: an older report may lack it)
 //   NullableInteger(key, i)      an int64; negative is null in JSON (read: absent or null is -1)
 //   Real(key, d)                 a double; "nan", "inf", "-inf" in JSON
@@ -107,6 +109,7 @@ void VisitFields(R& r, V& v) {
   v.Text("source", r.source);
   v.NullableText("data_set", r.data_set);
   v.Text("backend", r.backend);
+  v.OpName("op", r.op);
   v.TypeName("dtype", r.dtype);
   v.Shape("a_shape", r.a_dims, r.dtype);
   v.Shape("b_shape", r.b_dims, r.dtype);
