@@ -62,9 +62,20 @@ const std::vector<OfficialCase>& OfficialCases() {
   return *cases;
 }
 
+const std::vector<OfficialCase>& FamilyOfficialCases() {
+  static const std::vector<OfficialCase>* const cases = [] {
+    auto parsed = ParseSha256Sums(FamilySha256SumsText());
+    // As OfficialCases: an empty list would make the tripwire vacuous.
+    if (!parsed.ok() || parsed->empty()) std::abort();
+    return new std::vector<OfficialCase>(std::move(parsed).value());
+  }();
+  return *cases;
+}
+
 bool IsOfficialCase(std::string_view name) {
-  const auto& cases = OfficialCases();
-  return std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
+  auto named = [&](const auto& c) { return c.name == name; };
+  return std::any_of(OfficialCases().begin(), OfficialCases().end(), named) ||
+         std::any_of(FamilyOfficialCases().begin(), FamilyOfficialCases().end(), named);
 }
 
 int OfficialReport::Count(OfficialStatus::State state) const {
@@ -129,6 +140,14 @@ OfficialReport CheckOfficialCorpus(const std::vector<DataRoot>& roots,
     status.state =
         status.problems.empty() ? OfficialStatus::State::kIntact : OfficialStatus::State::kAltered;
     report.cases.push_back(std::move(status));
+  }
+  return report;
+}
+
+OfficialReport CheckOfficialCorpora(const std::vector<DataRoot>& roots) {
+  OfficialReport report = CheckOfficialCorpus(roots);
+  for (OfficialStatus& status : CheckOfficialCorpus(roots, FamilyOfficialCases()).cases) {
+    if (status.state != OfficialStatus::State::kMissing) report.cases.push_back(std::move(status));
   }
   return report;
 }

@@ -21,6 +21,8 @@ std::string ErrorsText(const Result& r) {
          FormatShort(r.vs_expected->max_rel_error);
 }
 
+bool IsMatMulResult(const Result& r) { return r.op == "MatMul"; }
+
 // Groups contiguous results of one case into rows by backend, in order of first appearance.
 std::vector<Row> CaseRows(const std::vector<Result>& results) {
   std::vector<Row> rows;
@@ -71,10 +73,15 @@ void ConsoleWriter::FlushCase() {
         << PrintableText(row.case_name) << std::setw(backend_width_ + 2) << row.backend
         << std::setw(9) << (first.dtype ? std::string(DTypeName(*first.dtype)) : std::string("-"))
         << std::setw(22) << DescOf(first);
+    // A longer description (a family operator's name and its shapes) keeps a space after it.
+    if (DescOf(first).size() >= 22) out << ' ';
     if (row.results.size() > 1) out << "[" << row.results.size() << " data sets] ";
     switch (row.verdict) {
       case Verdict::kPass:
-        out << ErrorsText(*decisive) << "; vs reference: " << decisive->vs_reference;
+        // A family result's figures are its judgement's description (ErrorsText is MatMul's).
+        out << (IsMatMulResult(*decisive) ? ErrorsText(*decisive)
+                                          : PrintableText(decisive->message))
+            << "; vs reference: " << decisive->vs_reference;
         break;
       case Verdict::kFail:
       case Verdict::kBound:
