@@ -26,6 +26,7 @@ struct DeclaredTensor {
   DType dtype = DType::kFloat;
   bool has_shape = false;
   std::vector<std::optional<std::int64_t>> dims;
+  friend bool operator==(const DeclaredTensor&, const DeclaredTensor&) = default;
 };
 
 // What a MatMul model promises: its opset, the MatMul version that opset selects (1, 9 or 13), the
