@@ -72,6 +72,11 @@ const std::vector<OfficialCase>& FamilyOfficialCases() {
   return *cases;
 }
 
+bool IsFamilyOfficialCase(std::string_view name) {
+  const auto& cases = FamilyOfficialCases();
+  return std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
+}
+
 bool IsOfficialCase(std::string_view name) {
   auto named = [&](const auto& c) { return c.name == name; };
   return std::any_of(OfficialCases().begin(), OfficialCases().end(), named) ||

@@ -36,6 +36,8 @@ const std::vector<OfficialCase>& OfficialCases();
 // lists (ONNX v1.22.0: 11 Gemm, 1 MatMulInteger, 8 QLinearMatMul; sorted by name).
 std::string_view FamilySha256SumsText();
 const std::vector<OfficialCase>& FamilyOfficialCases();
+// True when `name` is one of the official cases of MatMul's family.
+bool IsFamilyOfficialCase(std::string_view name);
 // True when `name` is one of the official cases, MatMul's or its family's.
 bool IsOfficialCase(std::string_view name);
 
