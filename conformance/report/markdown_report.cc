@@ -135,7 +135,7 @@ class MarkdownRenderer final : public ReportRenderer {
   void Add(const Result& r) override {
     if (!pending_.empty() && pending_.front().case_name != r.case_name) FlushCase();
     pending_.push_back(Cell{r.case_name, r.backend, r.verdict, r.dtype, DescOf(r)});
-    const bool measured = r.vs_expected && r.vs_expected->mismatch.empty();
+    const bool measured = r.vs_expected && r.vs_expected->mismatch.empty() && r.op == "MatMul";
     std::string message = r.message;
     if (!r.support_note.empty()) message += " (by conversion: " + r.support_note + ")";
     if (!r.data_suspect.empty()) message += " (suspect data: " + r.data_suspect + ")";

@@ -2,6 +2,7 @@
 // counterpart of runner.cc's MatMul data sets, judged by mm::family (docs/family.md).
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <string>
 
 #include "mm/conformance/running/runner.h"
@@ -126,6 +127,25 @@ StatusOr<std::optional<Tensor>> ComputeFamily(Backend& backend, const family::Pl
   }
 }
 
+// The judgement's counts as the result's two rule checks, so that a result read back (--resume,
+// merge) is checked like MatMul's (CheckResultConsistent: JudgedVerdictOf gives its verdict):
+// vs_expected counts the elements outside ONNX's tolerance against the exact answer, vs_bound
+// those outside the bound. No figures: the errors are the description's (NaN here).
+void StoreCounts(const family::FamilyJudgement& j, Result& r) {
+  const auto elements = static_cast<std::int64_t>(j.verdicts.size());
+  Comparison tolerance;
+  tolerance.mismatch = j.mismatch;
+  tolerance.elements = elements;
+  tolerance.differing = j.mismatch.empty() ? j.bound + j.fail : elements;
+  tolerance.match = j.mismatch.empty() && tolerance.differing == 0;
+  tolerance.max_abs_error = tolerance.max_rel_error = std::numeric_limits<double>::quiet_NaN();
+  BoundCheck bound;
+  bound.elements = elements;
+  bound.outside = j.mismatch.empty() ? j.imprecise + j.fail : elements;
+  r.vs_expected = std::move(tolerance);
+  r.vs_bound = std::move(bound);
+}
+
 }  // namespace
 
 void ExecuteAndJudgeFamily(Backend& backend, const family::Plan& plan, const Tolerance& tolerance,
@@ -159,6 +179,7 @@ void ExecuteAndJudgeFamily(Backend& backend, const family::Plan& plan, const Tol
       family::JudgeFamily(plan, *oracle, (*y)->view(), tolerance);
   r.verdict = VerdictOfElements(judgement.verdict());
   r.message = judgement.Describe();
+  StoreCounts(judgement, r);
   // The family's results are judged against the exact answer alone: the three-way comparison
   // with the reference backend is MatMul's.
   r.vs_reference = r.backend == kReferenceBackend ? "is reference" : "n/a (judged exactly)";

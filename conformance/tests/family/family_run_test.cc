@@ -18,7 +18,9 @@
 #include "../fake_backends.h"
 #include "../onnx_fixtures.h"
 #include "mm/conformance/isolation/worker_protocol.h"
+#include "mm/conformance/judging/result_check.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/official/official_corpus.h"
 #include "mm/conformance/results/result_json.h"
 #include "mm/conformance/session/run.h"
 #include "mm/conformance/testing/cli_runs.h"
@@ -179,8 +181,36 @@ TEST_P(FamilyOfficialRunTest, EveryOfficialCasePassesOnTheReferenceAndIsRefusedE
 INSTANTIATE_TEST_SUITE_P(InProcessAndIsolated, FamilyOfficialRunTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Isolated" : "InProcess"; });
 
+// The tripwire: an official family case a root holds is reported intact, or altered when a byte
+// changed (failing --require-official's completeness); those it lacks are not listed, and the
+// hint counts MatMul's 7 alone.
+TEST(FamilyOfficialCorpusTest, AFamilyCaseFoundIsCheckedByteForByte) {
+  const fs::path data = FamilyData();
+  if (!fs::is_directory(data)) GTEST_SKIP() << data << " is absent: no official family cases";
+  EXPECT_EQ(FamilyOfficialCases().size(), 20u);
+  TempDir root;
+  fs::copy(data / "test_gemm_beta", root.path() / "test_gemm_beta", fs::copy_options::recursive);
+  OfficialReport report = CheckOfficialCorpora({{root.path(), "--data-dir"}});
+  ASSERT_EQ(report.cases.size(), 8u);  // MatMul's 7 (missing) and the one found.
+  EXPECT_EQ(report.cases.back().name, "test_gemm_beta");
+  EXPECT_EQ(report.cases.back().state, OfficialStatus::State::kIntact);
+  EXPECT_THAT(MissingOfficialHint(report), HasSubstr("7 of the 7 official ONNX MatMul"));
+  const fs::path output = root.path() / "test_gemm_beta" / "test_data_set_0" / "output_0.pb";
+  std::string bytes;
+  {
+    std::ifstream in(output, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes.back() ^= 1;
+  testing::WriteBytes(output, bytes);
+  report = CheckOfficialCorpora({{root.path(), "--data-dir"}});
+  EXPECT_EQ(report.cases.back().state, OfficialStatus::State::kAltered);
+  EXPECT_THAT(report.cases.back().problems,
+              ::testing::ElementsAre(HasSubstr("test_data_set_0/output_0.pb: SHA-256")));
+}
+
 // A planted Gemm that ignores beta FAILs (the worst element named) and fails the run; the
-// reports name the operator.
+// reports name the operator; the results read back hold together.
 TEST(FamilyRunTest, AGemmThatIgnoresBetaFailsAndFailsTheRun) {
   TempDir root;
   testing::WriteTest(root.path() / "test_gemm_bias", GemmTest(0.5f, 2.0f));
@@ -197,6 +227,11 @@ TEST(FamilyRunTest, AGemmThatIgnoresBetaFailsAndFailsTheRun) {
   const nlohmann::json report = nlohmann::json::parse(in);
   ASSERT_EQ(report["results"].size(), 2u);
   for (const auto& result : report["results"]) {
+    // Read back (--resume, merge), each result's verdict follows from its own fields.
+    const StatusOr<Result> back = ResultFromJson(result);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(CheckResultConsistent(*back, {}).ok()) << CheckResultConsistent(*back, {});
+    EXPECT_EQ(result["max_abs_error"], nullptr);
     EXPECT_EQ(result["op"], "Gemm");
     const bool planted = result["backend"] == "ignores_beta";
     EXPECT_EQ(result["verdict"], planted ? "FAIL" : "PASS") << result["message"];
