@@ -291,6 +291,12 @@ std::vector<Result> ExtraOutputResults(const OutputsTree& tree, const Catalog& c
       continue;
     }
     const CaseEntry& c = *found->second;
+    if (c.family && !leads_outside(entry)) {
+      add_files(entry.path(), name, "",
+                "an outputs tree is judged for MatMul's cases only; '" + name + "' is a " +
+                    std::string(family::OpName(c.op)) + " case");
+      continue;
+    }
     if (!c.model || leads_outside(entry)) continue;
     const std::set<std::string> dirs = data_set_dirs(c);
     for (const auto& ds : sorted_entries(entry.path())) {

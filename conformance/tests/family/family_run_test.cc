@@ -302,6 +302,32 @@ TEST(FamilyRunTest, MalformedFamilyCasesAreErrorsNamingTheFile) {
   }
 }
 
+// An outputs tree is judged for MatMul's cases: a family case is UNSUPPORTED by it, and the files
+// written for it are ERRORs saying so, never silently left unread.
+TEST(FamilyRunTest, AnOutputsTreeRefusesAFamilyCaseAndNamesItsFiles) {
+  TempDir root, outputs;
+  const NodeTest test = GemmTest(0.5f, 2.0f);
+  testing::WriteTest(root.path() / "test_gemm_bias", test);
+  testing::WriteMessage(outputs.path() / "test_gemm_bias" / "test_data_set_0" / "output_0.pb",
+                        test.data_sets[0].outputs[0]);
+  const fs::path json = root.path() / "report.json";
+  const auto run =
+      testing::ConformanceCli({"--data-dir", root.path().string(), "--no-builtin", "--outputs",
+                               "rt=" + outputs.path().string(), "--json", json.string()},
+                              FamilyRegistry());
+  EXPECT_EQ(run.code, 1) << run.out << run.err;
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["results"].size(), 2u);
+  EXPECT_EQ(report["results"][0]["verdict"], "UNSUPPORTED");
+  EXPECT_EQ(report["results"][0]["message"], "rt computes MatMul only, not Gemm");
+  EXPECT_EQ(report["results"][1]["verdict"], "ERROR");
+  EXPECT_THAT(report["results"][1]["message"].get<std::string>(),
+              HasSubstr("output_0.pb': it belongs to no case and data set of this run (an "
+                        "outputs tree is judged for MatMul's cases only; 'test_gemm_bias' is a "
+                        "Gemm case)"));
+}
+
 // A result names its operator in JSON; a report from before the field reads as MatMul; a name that
 // is no operator is refused.
 TEST(FamilyRunTest, TheOperatorIsAFieldOfEveryResult) {
