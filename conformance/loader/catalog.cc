@@ -254,6 +254,19 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   return NotFoundError(entry.name + ": no such built-in example");
 }
 
+CaseEntry InMemoryFamilyCase(std::string name, std::shared_ptr<const std::string> source,
+                             FamilyModel model, const std::vector<std::string>& data_set_names,
+                             FamilyDataSetMaker make) {
+  CaseEntry entry;
+  entry.name = std::move(name);
+  entry.shared_source = std::move(source);
+  entry.op = model.op;
+  entry.family = std::make_shared<const FamilyModel>(std::move(model));
+  for (const std::string& set : data_set_names) entry.data_sets.push_back({set, {}, {}, {}});
+  entry.make_family_data_set = std::make_shared<const FamilyDataSetMaker>(std::move(make));
+  return entry;
+}
+
 StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_t index) {
   if (!entry.family) return FailedPreconditionError(entry.name + ": not a valid family case");
   if (index >= entry.data_sets.size()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "mm/conformance/loader/tensor_proto.h"
 #include "onnx/onnx_pb.h"
@@ -191,6 +192,25 @@ StatusOr<FamilyDataSet> LoadFamilyDataSet(const fs::path& case_dir, const std::s
   });
   MM_ASSIGN_OR_RETURN(set.y, load(dir / "output_0.pb", model.y));
   return set;
+}
+
+FamilyModel FamilyModelOf(const family::Problem& problem, DType y_dtype, const Dims& y_dims) {
+  auto declare = [](const std::string& name, DType dtype, std::span<const std::int64_t> dims) {
+    DeclaredTensor d{name, dtype, true, {}};
+    for (std::int64_t dim : dims) d.dims.emplace_back(dim);
+    return d;
+  };
+  FamilyModel model;
+  model.op = problem.op;
+  model.version = problem.version;
+  model.opset = problem.version;
+  model.attributes = problem.attributes;
+  for (const family::NamedInput& input : problem.inputs) {
+    model.inputs.push_back(
+        {input.name, declare(input.name, input.tensor.dtype, input.tensor.dims)});
+  }
+  model.y = declare("Y", y_dtype, y_dims);
+  return model;
 }
 
 DType FamilyResultDType(const FamilyDataSet& set) {

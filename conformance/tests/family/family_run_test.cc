@@ -20,6 +20,7 @@
 #include "mm/conformance/isolation/worker_protocol.h"
 #include "mm/conformance/judging/result_check.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/loader/tensor_proto.h"
 #include "mm/conformance/official/official_corpus.h"
 #include "mm/conformance/results/result_json.h"
 #include "mm/conformance/session/run.h"
@@ -326,6 +327,45 @@ TEST(FamilyRunTest, AnOutputsTreeRefusesAFamilyCaseAndNamesItsFiles) {
               HasSubstr("output_0.pb': it belongs to no case and data set of this run (an "
                         "outputs tree is judged for MatMul's cases only; 'test_gemm_bias' is a "
                         "Gemm case)"));
+}
+
+// A family case built in memory (as the built-in family catalogue's are) runs and is judged as one
+// read from files, in this process and in forked workers.
+TEST(FamilyRunTest, AnInMemoryFamilyCaseRunsInProcessAndInWorkers) {
+  const NodeTest test = GemmTest(0.5f, 2.0f);
+  auto make = [test](std::size_t) -> StatusOr<FamilyDataSet> {
+    FamilyDataSet set;
+    set.name = "example";
+    set.op = family::Op::kGemm;
+    set.version = 13;
+    set.attributes = {family::Attribute::Float("alpha", 0.5f),
+                      family::Attribute::Float("beta", 2.0f)};
+    for (const char* role : {"A", "B", "C"}) {
+      const auto& proto = test.data_sets[0].inputs[set.inputs.size()];
+      MM_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto, role));
+      set.inputs.emplace_back(role, std::move(t));
+    }
+    MM_ASSIGN_OR_RETURN(set.y, TensorFromProto(test.data_sets[0].outputs[0], "Y"));
+    return set;
+  };
+  const FamilyDataSet first = make(0).value();
+  Catalog catalog;
+  catalog.cases.push_back(
+      InMemoryFamilyCase("mm_family_gemm_bias", std::make_shared<const std::string>(kBuiltinSource),
+                         FamilyModelOf(first.problem(), DType::kFloat, {2, 4}), {"example"}, make));
+  for (bool isolate : {false, true}) {
+    RunOptions options = testing::OnBackends({"reference", "ignores_beta"});
+    options.isolate = isolate;
+    const std::vector<Result> results = RunConformance(catalog, FamilyRegistry(), options);
+    ASSERT_EQ(results.size(), 2u);
+    for (const Result& r : results) {
+      EXPECT_EQ(r.op, "Gemm");
+      EXPECT_EQ(r.data_set, "example");
+      EXPECT_EQ(r.a_dims, (Dims{2, 3}));
+      EXPECT_EQ(r.verdict, r.backend == "reference" ? Verdict::kPass : Verdict::kFail)
+          << r.backend << (isolate ? " isolated: " : ": ") << r.message;
+    }
+  }
 }
 
 // A result names its operator in JSON; a report from before the field reads as MatMul; a name that

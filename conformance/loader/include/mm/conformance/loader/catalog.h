@@ -161,6 +161,14 @@ struct CaseEntry {
 // the embedded example for a built-in, or what make_data_set makes. Errors name the file.
 StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index);
 
+// A catalogue entry of a family case built in memory: `name`, from `source` (kBuiltinSource for the
+// built-in ones), its model (FamilyModelOf), its data sets' names and `make`, which makes data set
+// `index` (named data_set_names[index]). Runs in process and in forked workers (which hold the
+// catalogue); a launcher's workers find built-in cases again by name (LoadFamilyCaseDataSet).
+CaseEntry InMemoryFamilyCase(std::string name, std::shared_ptr<const std::string> source,
+                             FamilyModel model, const std::vector<std::string>& data_set_names,
+                             FamilyDataSetMaker make);
+
 // Reads data set `index` of the valid family case `entry` (`family` set): its tensor files checked
 // against the model, or what make_family_data_set makes. Errors name the file.
 StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_t index);

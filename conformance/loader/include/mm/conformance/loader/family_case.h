@@ -88,6 +88,11 @@ struct FamilyDataSet {
 StatusOr<FamilyDataSet> LoadFamilyDataSet(const std::filesystem::path& case_dir,
                                           const std::string& set_name, const FamilyModel& model);
 
+// The model of a family case built in memory: `problem`'s operator, version and attributes, its
+// inputs declared with their element types and exact shapes (in the problem's order), and Y of
+// `y_dtype` and `y_dims`; the opset is the operator's version.
+FamilyModel FamilyModelOf(const family::Problem& problem, DType y_dtype, const Dims& y_dims);
+
 // The dtype and shapes a result of `set` shows: A's element type, A's and B's shapes (the
 // operator's first and second data operands: A and B, or a and b).
 DType FamilyResultDType(const FamilyDataSet& set);
