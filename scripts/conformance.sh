@@ -6,7 +6,9 @@
 # ../shared/onnx-node-tests/node when the project's shared folder is beside the repository; else
 # Debian's libonnx-testdata and third_party/onnx-testdata/node; plus the built-in cases: the ONNX
 # page's examples and the shape-class catalogue, every numpy.matmul shape class in every dtype,
-# docs/conformance.md). Writes
+# docs/conformance.md), and the official node tests of MatMul's family (MM_FAMILY_DATA when set;
+# else ../shared/onnx-node-tests/matmul-family beside the repository; added to MM_ONNX_DATA's roots
+# for the corpus run, docs/family.md). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and
 # exits with mm-conformance's code (0 passed, 1 FAIL/ERROR, 2 usage or no case, 3 official corpus
 # required and incomplete). Then a short fixed-seed differential fuzz pass (mm-fuzz, at most
@@ -31,7 +33,13 @@ status=0
 # Proof that this gate can fail, before its verdicts are believed (well under a second).
 self_check_status=0
 build/bin/mm-conformance --self-check || self_check_status=$?
-build/bin/mm-conformance \
+# The family's official cases join the data roots of the corpus run (an empty MM_ONNX_DATA selects
+# the defaults, whose Debian copy holds the family's cases too: left alone).
+corpus_data="${MM_ONNX_DATA-}"
+if [[ -n "$corpus_data" && -n "${MM_FAMILY_DATA-}" ]]; then
+  corpus_data="$corpus_data:$MM_FAMILY_DATA"
+fi
+MM_ONNX_DATA="$corpus_data" build/bin/mm-conformance \
   --json build/reports/conformance.json \
   --junit build/reports/conformance.xml \
   --markdown build/reports/conformance.md \

@@ -41,10 +41,10 @@ void Pool::Enqueue(const std::vector<CaseStart>& cases) {
   for (std::size_t slot = 0; slot < cases.size(); ++slot) {
     const CaseStart& c = cases[slot];
     const CaseEntry& entry = catalog_.cases[c.case_index];
-    if (!entry.model) {
+    if (!entry.valid()) {
       results_[slot] = InvalidCaseResults(entry, c.case_index, options_);
       Complete(slot);
-    } else if (spawner_.launched() && entry.make_data_set) {
+    } else if (spawner_.launched() && (entry.make_data_set || entry.make_family_data_set)) {
       FailTask({slot, c.case_index, {c.data_set, c.backend, ""}},
                "an in-memory case cannot be sent to a worker of a launcher (internal error)");
       Complete(slot);

@@ -108,6 +108,7 @@ class WireEncoder {
   void Text(std::string_view, const std::string& s) { out_.Str(s); }
   void NullableText(std::string_view, const std::string& s) { out_.Str(s); }
   void OmittedText(std::string_view, const std::string& s) { out_.Str(s); }
+  void OpName(std::string_view, const std::string& s) { out_.Str(s); }
   void Integer(std::string_view, std::int64_t i, schema::Presence) { out_.I64(i); }
   void NullableInteger(std::string_view, std::int64_t i) { out_.I64(i); }
   void Real(std::string_view, double d) { out_.F64(d); }
@@ -145,6 +146,7 @@ class WireDecoder {
   void Text(std::string_view, std::string& s) { s = in_.Str(); }
   void NullableText(std::string_view, std::string& s) { s = in_.Str(); }
   void OmittedText(std::string_view, std::string& s) { s = in_.Str(); }
+  void OpName(std::string_view, std::string& s) { s = in_.Str(); }
   void Integer(std::string_view, std::int64_t& i, schema::Presence) { i = in_.I64(); }
   void NullableInteger(std::string_view, std::int64_t& i) { i = in_.I64(); }
   void Real(std::string_view, double& d) { d = in_.F64(); }
@@ -155,7 +157,7 @@ class WireDecoder {
     const std::uint8_t code = in_.U8();
     dtype.reset();
     if (code == kNoDType) return;
-    if (code >= kAllDTypes.size()) return in_.Fail();
+    if (code >= kAllElementTypes.size()) return in_.Fail();
     dtype = static_cast<DType>(code);
   }
   void Shape(std::string_view, Dims& dims, const std::optional<DType>&) { dims = in_.DimsOf(); }
@@ -194,6 +196,87 @@ CaseProgress DecodeProgress(WireReader& in) {
   return at;
 }
 
+void EncodeDeclared(const DeclaredTensor& t, WireWriter& out) {
+  out.Str(t.name);
+  out.U8(static_cast<std::uint8_t>(t.dtype));
+  out.U8(t.has_shape ? 1 : 0);
+  out.U64(t.dims.size());
+  for (const auto& dim : t.dims) {
+    out.U8(dim ? 1 : 0);
+    out.I64(dim.value_or(0));
+  }
+}
+
+DeclaredTensor DecodeDeclared(WireReader& in) {
+  DeclaredTensor t;
+  t.name = in.Str();
+  const std::uint8_t dtype = in.U8();
+  if (dtype >= kAllElementTypes.size()) in.Fail();
+  t.dtype = static_cast<DType>(dtype);
+  t.has_shape = in.U8() != 0;
+  const std::uint64_t rank = in.U64();
+  // Each dim takes nine bytes: a larger count is garbled, not allocated.
+  for (std::uint64_t i = 0; in.ok() && i < rank; ++i) {
+    const bool known = in.U8() != 0;
+    const std::int64_t value = in.I64();
+    t.dims.push_back(known ? std::optional<std::int64_t>(value) : std::nullopt);
+  }
+  return t;
+}
+
+// A family case's model (catalog.h's CaseEntry::family), field by field.
+void EncodeFamily(const FamilyModel& model, WireWriter& out) {
+  out.U8(static_cast<std::uint8_t>(model.op));
+  out.I64(model.version);
+  out.I64(model.opset);
+  out.U64(model.attributes.size());
+  for (const family::Attribute& a : model.attributes) {
+    out.Str(a.name);
+    out.U8(static_cast<std::uint8_t>(a.type));
+    out.F64(a.f);
+    out.I64(a.i);
+    out.Str(a.s);
+    out.Str(a.other_type);
+  }
+  out.U64(model.inputs.size());
+  for (const FamilyModel::Input& input : model.inputs) {
+    out.Str(input.role);
+    EncodeDeclared(input.declared, out);
+  }
+  EncodeDeclared(model.y, out);
+}
+
+FamilyModel DecodeFamily(WireReader& in) {
+  FamilyModel model;
+  const std::uint8_t op = in.U8();
+  if (op >= family::kAllOps.size()) in.Fail();
+  model.op = static_cast<family::Op>(op);
+  model.version = static_cast<int>(in.I64());
+  model.opset = static_cast<int>(in.I64());
+  const std::uint64_t attributes = in.U64();
+  for (std::uint64_t i = 0; in.ok() && i < attributes; ++i) {
+    family::Attribute a;
+    a.name = in.Str();
+    const std::uint8_t type = in.U8();
+    if (type > static_cast<std::uint8_t>(family::AttributeType::kOther)) in.Fail();
+    a.type = static_cast<family::AttributeType>(type);
+    a.f = static_cast<float>(in.F64());
+    a.i = in.I64();
+    a.s = in.Str();
+    a.other_type = in.Str();
+    model.attributes.push_back(std::move(a));
+  }
+  const std::uint64_t inputs = in.U64();
+  for (std::uint64_t i = 0; in.ok() && i < inputs; ++i) {
+    FamilyModel::Input input;
+    input.role = in.Str();
+    input.declared = DecodeDeclared(in);
+    model.inputs.push_back(std::move(input));
+  }
+  model.y = DecodeDeclared(in);
+  return model;
+}
+
 }  // namespace
 
 void EncodeResult(const Result& r, WireWriter& out) {
@@ -219,6 +302,9 @@ std::string EncodeTask(const TaskMessage& task) {
     out.Str(entry.source());
     out.U8(static_cast<std::uint8_t>(entry.dir_is));
     out.Str(entry.model.encoded());
+    out.U8(static_cast<std::uint8_t>(entry.op));
+    out.U8(entry.family ? 1 : 0);
+    if (entry.family) EncodeFamily(*entry.family, out);
     const std::string dir = entry.dir();
     const std::optional<MatMulModel> model =
         entry.model ? std::optional<MatMulModel>(*entry.model) : std::nullopt;
@@ -251,6 +337,12 @@ std::optional<TaskMessage> DecodeTask(std::string_view payload) {
     if (dir_is > static_cast<std::uint8_t>(CaseEntry::DirIs::kSourceSlashName)) in.Fail();
     entry.dir_is = static_cast<CaseEntry::DirIs>(dir_is);
     entry.model = CompactModel::FromEncoded(in.Str());
+    const std::uint8_t op = in.U8();
+    if (op >= family::kAllOps.size()) in.Fail();
+    entry.op = static_cast<family::Op>(op);
+    const std::uint8_t has_family = in.U8();
+    if (has_family > 1) in.Fail();
+    if (has_family == 1) entry.family = std::make_shared<const FamilyModel>(DecodeFamily(in));
     // Each data set takes at least its four lengths: a larger count is garbled, not allocated.
     const std::uint64_t count = in.U64();
     if (count > payload.size() / 16) in.Fail();

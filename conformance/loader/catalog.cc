@@ -254,6 +254,28 @@ StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index) {
   return NotFoundError(entry.name + ": no such built-in example");
 }
 
+CaseEntry InMemoryFamilyCase(std::string name, std::shared_ptr<const std::string> source,
+                             FamilyModel model, const std::vector<std::string>& data_set_names,
+                             FamilyDataSetMaker make) {
+  CaseEntry entry;
+  entry.name = std::move(name);
+  entry.shared_source = std::move(source);
+  entry.op = model.op;
+  entry.family = std::make_shared<const FamilyModel>(std::move(model));
+  for (const std::string& set : data_set_names) entry.data_sets.push_back({set, {}, {}, {}});
+  entry.make_family_data_set = std::make_shared<const FamilyDataSetMaker>(std::move(make));
+  return entry;
+}
+
+StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_t index) {
+  if (!entry.family) return FailedPreconditionError(entry.name + ": not a valid family case");
+  if (index >= entry.data_sets.size()) {
+    return OutOfRangeError(entry.name + ": no data set " + std::to_string(index));
+  }
+  if (entry.make_family_data_set) return (*entry.make_family_data_set)(index);
+  return LoadFamilyDataSet(entry.dir(), entry.data_sets.name(index), *entry.family);
+}
+
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>& cli_dirs,
                                                  const char* env_value,
                                                  const std::vector<fs::path>& defaults) {
@@ -405,12 +427,12 @@ class CatalogBuilder {
                   const io::RootDir& root_dir, const std::shared_ptr<const std::string>& source,
                   bool is_root) {
     Status inside = InsideRoot(dir, root_dir);
-    auto kind = inside.ok() ? ClassifyCaseDir(dir) : StatusOr<ModelKind>(inside);
+    auto kind = inside.ok() ? ClassifyCaseDirWithFamily(dir) : StatusOr<CaseDirKind>(inside);
     if (!kind.ok() && kind.status().code() == StatusCode::kNotFound) {
       catalog_.skipped.push_back({name, dir, "no model.onnx"});
       return;
     }
-    if (kind.ok() && !kind->matmul) {
+    if (kind.ok() && !kind->matmul && !kind->family_op) {
       catalog_.skipped.push_back({name, dir, kind->skip_reason});
       return;
     }
@@ -419,6 +441,8 @@ class CatalogBuilder {
     entry.dir_is = is_root ? CaseEntry::DirIs::kSource : CaseEntry::DirIs::kSourceSlashName;
     if (!kind.ok()) {
       entry.error = kind.status();
+    } else if (kind->family_op) {
+      AddFamilyCaseDir(*kind, dir, root, entry);
     } else if (auto sets = ListDataSets(dir, *kind->matmul, root.path); sets.ok()) {
       entry.data_sets = DataSetList(std::move(sets).value(), dir, *kind->matmul);
       entry.model = std::move(kind->matmul);
@@ -427,6 +451,23 @@ class CatalogBuilder {
     }
     entry.name = std::move(name);
     catalog_.cases.push_back(std::move(entry));
+  }
+
+  // A family case: its model and data sets' names, or why it is invalid, into `entry`.
+  static void AddFamilyCaseDir(CaseDirKind& kind, const std::string& dir, const DataRoot& root,
+                               CaseEntry& entry) {
+    entry.op = *kind.family_op;
+    if (!kind.family) {
+      entry.error = kind.family_error;
+      return;
+    }
+    auto sets = ListDataSetFolders(dir, static_cast<int>(kind.family->inputs.size()), root.path);
+    if (!sets.ok()) {
+      entry.error = sets.status();
+      return;
+    }
+    for (ListedDataSet& set : *sets) entry.data_sets.push_back({std::move(set.name), {}, {}, {}});
+    entry.family = std::make_shared<const FamilyModel>(std::move(*kind.family));
   }
 
   void AddBuiltin(const std::string& name, const MatMulModel& model,

@@ -36,8 +36,10 @@ std::string DeclaredShapeString(const DeclaredTensor& t) {
   return out + "]";
 }
 
-StatusOr<DeclaredTensor> Declare(const onnx::ValueInfoProto& info, std::string_view role,
-                                 const MatMulModel& model) {
+}  // namespace
+
+StatusOr<DeclaredTensor> DeclareTensor(const onnx::ValueInfoProto& info, std::string_view role,
+                                       bool family_types) {
   DeclaredTensor out;
   out.name = info.name();
   const std::string what = std::string(role) + " '" + info.name() + "'";
@@ -48,16 +50,10 @@ StatusOr<DeclaredTensor> Declare(const onnx::ValueInfoProto& info, std::string_v
   if (!tensor_type.has_elem_type() || tensor_type.elem_type() == onnx::TensorProto::UNDEFINED) {
     return InvalidArgumentError(what + " declares no element type (UNDEFINED)");
   }
-  auto dtype = DTypeFromOnnxEnum(tensor_type.elem_type());
+  auto dtype = family_types ? ElementTypeFromOnnxEnum(tensor_type.elem_type())
+                            : DTypeFromOnnxEnum(tensor_type.elem_type());
   if (!dtype.ok()) return dtype.status().WithContext(what);
   out.dtype = *dtype;
-  if (std::find(model.allowed_dtypes.begin(), model.allowed_dtypes.end(), out.dtype) ==
-      model.allowed_dtypes.end()) {
-    return InvalidArgumentError(what + " has dtype " + std::string(DTypeName(out.dtype)) +
-                                ", which MatMul-" + std::to_string(model.matmul_version) +
-                                " (selected by opset " + std::to_string(model.opset) +
-                                ") does not allow; allowed: " + DTypeList(model.allowed_dtypes));
-  }
   if (tensor_type.has_shape()) {
     out.has_shape = true;
     for (const auto& dim : tensor_type.shape().dim()) {
@@ -74,6 +70,24 @@ StatusOr<DeclaredTensor> Declare(const onnx::ValueInfoProto& info, std::string_v
   }
   return out;
 }
+
+namespace {
+
+StatusOr<DeclaredTensor> Declare(const onnx::ValueInfoProto& info, std::string_view role,
+                                 const MatMulModel& model) {
+  MM_ASSIGN_OR_RETURN(DeclaredTensor out, DeclareTensor(info, role, false));
+  const std::string what = std::string(role) + " '" + info.name() + "'";
+  if (std::find(model.allowed_dtypes.begin(), model.allowed_dtypes.end(), out.dtype) ==
+      model.allowed_dtypes.end()) {
+    return InvalidArgumentError(what + " has dtype " + std::string(DTypeName(out.dtype)) +
+                                ", which MatMul-" + std::to_string(model.matmul_version) +
+                                " (selected by opset " + std::to_string(model.opset) +
+                                ") does not allow; allowed: " + DTypeList(model.allowed_dtypes));
+  }
+  return out;
+}
+
+}  // namespace
 
 Status CheckAgainstDeclared(const Tensor& tensor, const DeclaredTensor& declared) {
   if (tensor.dtype() != declared.dtype) {
@@ -93,6 +107,8 @@ Status CheckAgainstDeclared(const Tensor& tensor, const DeclaredTensor& declared
   }
   return OkStatus();
 }
+
+namespace {
 
 // "input_12.pb" -> ("input", 12). Anything else -> nullopt.
 std::optional<std::pair<std::string, int>> ParseTensorFileName(const std::string& file) {
@@ -289,9 +305,9 @@ StatusOr<ModelKind> ClassifyCaseDir(const std::filesystem::path& case_dir) {
   return kind;
 }
 
-StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
-                                                 const MatMulModel& model,
-                                                 const std::filesystem::path& data_root) {
+StatusOr<std::vector<ListedDataSet>> ListDataSetFolders(const std::filesystem::path& case_dir,
+                                                        int num_inputs,
+                                                        const std::filesystem::path& data_root) {
   // A link is resolved and checked only when met (the listing's d_type says so for free).
   const fs::path& root = data_root.empty() ? case_dir : data_root;
   auto leads_outside = [&root](const fs::directory_entry& entry) {
@@ -316,8 +332,7 @@ StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& ca
   }
   std::sort(set_dirs.begin(), set_dirs.end());
 
-  const int num_inputs = std::max(model.a_input_index, model.b_input_index) + 1;
-  std::vector<DataSetFiles> sets;
+  std::vector<ListedDataSet> sets;
   for (const auto& [index, dir] : set_dirs) {
     std::map<int, fs::path> inputs, outputs;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -335,18 +350,35 @@ StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& ca
       bucket[parsed->second] = entry.path();
     }
     if (ec) return DataLossError(dir.string() + ": cannot list: " + ec.message());
+    ListedDataSet set{dir.filename().string(), {}, {}};
     for (int k = 0; k < num_inputs; ++k) {
       if (!inputs.count(k)) {
         return InvalidArgumentError(dir.string() + ": missing input_" + std::to_string(k) +
                                     ".pb (the model has " + std::to_string(num_inputs) +
                                     " inputs)");
       }
+      set.inputs.push_back(inputs[k].string());
     }
     if (!outputs.count(0)) {
       return InvalidArgumentError(dir.string() + ": missing output_0.pb (the expected Y)");
     }
-    sets.push_back({dir.filename().string(), inputs[model.a_input_index].string(),
-                    inputs[model.b_input_index].string(), outputs[0].string()});
+    set.output = outputs[0].string();
+    sets.push_back(std::move(set));
+  }
+  return sets;
+}
+
+StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
+                                                 const MatMulModel& model,
+                                                 const std::filesystem::path& data_root) {
+  const int num_inputs = std::max(model.a_input_index, model.b_input_index) + 1;
+  MM_ASSIGN_OR_RETURN(std::vector<ListedDataSet> listed,
+                      ListDataSetFolders(case_dir, num_inputs, data_root));
+  std::vector<DataSetFiles> sets;
+  sets.reserve(listed.size());
+  for (ListedDataSet& set : listed) {
+    sets.push_back({std::move(set.name), std::move(set.inputs[model.a_input_index]),
+                    std::move(set.inputs[model.b_input_index]), std::move(set.output)});
   }
   return sets;
 }

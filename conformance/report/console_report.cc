@@ -21,6 +21,8 @@ std::string ErrorsText(const Result& r) {
          FormatShort(r.vs_expected->max_rel_error);
 }
 
+bool IsMatMulResult(const Result& r) { return r.op == "MatMul"; }
+
 // Groups contiguous results of one case into rows by backend, in order of first appearance.
 std::vector<Row> CaseRows(const std::vector<Result>& results) {
   std::vector<Row> rows;
@@ -71,10 +73,15 @@ void ConsoleWriter::FlushCase() {
         << PrintableText(row.case_name) << std::setw(backend_width_ + 2) << row.backend
         << std::setw(9) << (first.dtype ? std::string(DTypeName(*first.dtype)) : std::string("-"))
         << std::setw(22) << DescOf(first);
+    // A longer description (a family operator's name and its shapes) keeps a space after it.
+    if (DescOf(first).size() >= 22) out << ' ';
     if (row.results.size() > 1) out << "[" << row.results.size() << " data sets] ";
     switch (row.verdict) {
       case Verdict::kPass:
-        out << ErrorsText(*decisive) << "; vs reference: " << decisive->vs_reference;
+        // A family result's figures are its judgement's description (ErrorsText is MatMul's).
+        out << (IsMatMulResult(*decisive) ? ErrorsText(*decisive)
+                                          : PrintableText(decisive->message))
+            << "; vs reference: " << decisive->vs_reference;
         break;
       case Verdict::kFail:
       case Verdict::kBound:
@@ -112,14 +119,24 @@ void ConsoleWriter::FlushCase() {
 void ConsoleWriter::WriteOfficialCorpus(const ReportHeader& h) {
   // A run over data roots that hold none of the 7 (one's own cases, a corpus of deviations) gets
   // no verdict on them unless it asked for them (--require-official); --list still says it.
-  if (!h.official.judged) return;
+  // The family's official cases the roots hold are judged on a line of their own.
+  if (!h.official.judged && h.official.family_found == 0) return;
   std::ostream& out = out_;
-  out << "official corpus: " << h.official.intact << " of " << h.official.cases << " intact";
-  if (h.official.missing) out << ", " << h.official.missing << " missing";
-  if (h.official.altered) out << ", " << h.official.altered << " ALTERED";
-  out << (h.run->require_official ? " (required)" : "") << "\n";
+  if (h.official.judged) {
+    out << "official corpus: " << h.official.intact << " of " << h.official.cases << " intact";
+    if (h.official.missing) out << ", " << h.official.missing << " missing";
+    if (h.official.altered) out << ", " << h.official.altered << " ALTERED";
+    out << (h.run->require_official ? " (required)" : "") << "\n";
+  }
+  if (h.official.family_found > 0) {
+    out << "official family corpus: " << h.official.family_intact << " of "
+        << h.official.family_found << " found intact";
+    if (h.official.family_altered) out << ", " << h.official.family_altered << " ALTERED";
+    out << "\n";
+  }
   for (const OfficialStatus& s : h.run->official.cases) {
     if (s.state == OfficialStatus::State::kIntact) continue;
+    if (s.state == OfficialStatus::State::kMissing && !h.official.judged) continue;
     out << "  " << OfficialStateName(s.state) << ": " << s.name;
     if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
     for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);

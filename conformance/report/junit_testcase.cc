@@ -77,7 +77,8 @@ class TestcaseWriter {
   TestcaseWriter(std::string& out, const Result& r, std::string_view tolerance)
       : out_(out), r_(r), tolerance_(tolerance) {}
 
-  // The opening tag and, when there are any, the properties (implementation, by_conversion).
+  // The opening tag and, when there are any, the properties (operator for a result of MatMul's
+  // family, implementation, by_conversion).
   void Open() {
     out_ += "    <testcase";
     AppendAttr(out_, "name", {r_.case_name, "/", r_.data_set.empty() ? "-" : r_.data_set});
@@ -85,8 +86,10 @@ class TestcaseWriter {
     AppendAttr(out_, "file", {r_.source});
     AppendAttr(out_, "time", {JUnitSeconds(r_.seconds)});
     out_ += ">\n";
-    if (r_.implementation.empty() && r_.support_note.empty()) return;
+    const bool family = r_.op != "MatMul";
+    if (!family && r_.implementation.empty() && r_.support_note.empty()) return;
     out_ += "      <properties>\n";
+    if (family) Property("operator", r_.op);
     if (!r_.implementation.empty()) Property("implementation", r_.implementation);
     if (!r_.support_note.empty()) Property("by_conversion", r_.support_note);
     out_ += "      </properties>\n";

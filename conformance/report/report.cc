@@ -8,8 +8,10 @@
 namespace mm::conformance {
 
 std::string DescOf(const Result& r) {
-  if (!r.dtype) return "-";
-  return DimsToString(r.a_dims) + " x " + DimsToString(r.b_dims);
+  // MatMul's results read as they always have; the family's name their operator first.
+  const std::string op = r.op == "MatMul" ? "" : r.op;
+  if (!r.dtype) return op.empty() ? "-" : op;
+  return (op.empty() ? "" : op + " ") + DimsToString(r.a_dims) + " x " + DimsToString(r.b_dims);
 }
 
 std::string ToleranceText(const Tolerance& t) {

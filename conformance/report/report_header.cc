@@ -6,10 +6,20 @@ namespace {
 OfficialCounts CountOfficial(const Report& report) {
   const OfficialReport& official = report.official;
   OfficialCounts counts;
-  counts.cases = official.cases.size();
-  counts.intact = official.Count(OfficialStatus::State::kIntact);
-  counts.missing = official.Count(OfficialStatus::State::kMissing);
-  counts.altered = official.Count(OfficialStatus::State::kAltered);
+  for (const OfficialStatus& s : official.cases) {
+    const bool intact = s.state == OfficialStatus::State::kIntact;
+    const bool altered = s.state == OfficialStatus::State::kAltered;
+    if (IsFamilyOfficialCase(s.name)) {
+      ++counts.family_found;
+      counts.family_intact += intact;
+      counts.family_altered += altered;
+      continue;
+    }
+    ++counts.cases;
+    counts.intact += intact;
+    counts.altered += altered;
+    counts.missing += s.state == OfficialStatus::State::kMissing;
+  }
   counts.complete = official.complete();
   counts.failed = report.require_official && !counts.complete;
   counts.judged = report.require_official || counts.intact > 0 || counts.altered > 0;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "mm/conformance/results/result_schema.h"
+#include "mm/family/op.h"
 
 namespace mm::conformance {
 namespace {
@@ -103,6 +104,7 @@ class JsonBuilder {
   void OmittedText(const std::string& key, const std::string& s) {
     if (!s.empty()) out_[key] = s;
   }
+  void OpName(const std::string& key, const std::string& s) { out_[key] = s; }
   void Integer(const std::string& key, std::int64_t i, schema::Presence) { out_[key] = i; }
   void NullableInteger(const std::string& key, std::int64_t i) {
     out_[key] = i >= 0 ? Ordered(i) : Ordered();
@@ -172,6 +174,7 @@ class ResultJsonWriter::Fields {
   void OmittedText(std::string_view key, const std::string& s) {
     if (!s.empty()) Text(key, s);
   }
+  void OpName(std::string_view key, const std::string& s) { Text(key, s); }
   void Integer(std::string_view key, std::int64_t i, schema::Presence) {
     w_.Key(key);
     w_.Integer(i);
@@ -333,6 +336,7 @@ class JsonReader {
     Do([&] { return GetOptionalString(object_, key, s); });
   }
   void OmittedText(const std::string& key, std::string& s) { NullableText(key, s); }
+  void OpName(const std::string& key, std::string& s);
   void Integer(const std::string& key, std::int64_t& i, schema::Presence presence) {
     if (presence == schema::Presence::kOptional && !object_.contains(key)) return;
     Do([&] { return Get(object_, key, i); });
@@ -405,12 +409,23 @@ void JsonReader::RealOfText(const std::string& key, double& d, const std::string
   d = parsed.ok() ? *parsed : std::strtod(text.c_str(), nullptr);
 }
 
+void JsonReader::OpName(const std::string& key, std::string& s) {
+  s = "MatMul";
+  if (!object_.contains(key)) return;
+  Text(key, s);
+  if (status_.ok() && !family::OpFromName(s).ok()) {
+    status_ = InvalidArgumentError("key \"" + key + "\": '" + s +
+                                   "' is not an operator (MatMul, Gemm, MatMulInteger, "
+                                   "QLinearMatMul)");
+  }
+}
+
 void JsonReader::TypeName(const std::string& key, std::optional<DType>& dtype) {
   std::string text;
   NullableText(key, text);
   dtype.reset();
   if (!status_.ok() || text.empty()) return;
-  auto parsed = DTypeFromName(text);
+  auto parsed = ElementTypeFromName(text);
   if (!parsed.ok()) status_ = parsed.status().WithContext("key \"" + key + "\"");
   if (parsed.ok()) dtype = *parsed;
 }

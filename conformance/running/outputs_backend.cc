@@ -278,6 +278,12 @@ class ExtraSearch {
         continue;
       }
       const CaseEntry& c = *found->second;
+      if (c.family && !LeadsOutside(entry)) {
+        AddFiles(entry.path(), name, "",
+                 "an outputs tree is judged for MatMul's cases only; '" + name + "' is a " +
+                     std::string(family::OpName(c.op)) + " case");
+        continue;
+      }
       if (!c.model || LeadsOutside(entry)) continue;
       WalkCase(entry.path(), name, DataSetDirs(c));
     }

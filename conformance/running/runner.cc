@@ -140,6 +140,16 @@ StatusOr<std::unique_ptr<Backend>>& BackendInstances::Get(const std::string& nam
   return it->second;
 }
 
+std::string BackendErrorMessage(const Status& status) {
+  // A refusal of a supported dtype's problem is named first, so every report shows it as such.
+  constexpr std::string_view kGap = "conformance gap: ";  // ConformanceGapError's start.
+  const std::string& text = status.message();
+  const std::size_t gap = text.find(kGap);
+  return IsConformanceGap(status) && gap != std::string::npos
+             ? std::string(kGap) + text.substr(0, gap) + text.substr(gap + kGap.size())
+             : "backend failed: " + status.ToString();
+}
+
 void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& set,
                      const ReferenceY& reference, const Tolerance& tolerance, Result& r) {
   Support support;
@@ -150,13 +160,7 @@ void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& se
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!y.ok()) {
     r.verdict = Verdict::kError;
-    // A refusal of a supported dtype's problem is named first, so every report shows it as such.
-    constexpr std::string_view kGap = "conformance gap: ";  // ConformanceGapError's start.
-    const std::string& text = y.status().message();
-    const std::size_t gap = text.find(kGap);
-    r.message = IsConformanceGap(y.status())
-                    ? std::string(kGap) + text.substr(0, gap) + text.substr(gap + kGap.size())
-                    : "backend failed: " + y.status().ToString();
+    r.message = BackendErrorMessage(y.status());
     r.vs_reference = "n/a (no result)";
     return;
   }
@@ -189,6 +193,7 @@ std::vector<Result> InvalidCaseResults(const CaseEntry& entry, std::size_t case_
     r.case_index = static_cast<std::int64_t>(case_index);
     r.source = entry.source();
     r.backend = backend;
+    r.op = std::string(family::OpName(entry.op));
     r.verdict = Verdict::kError;
     r.message = "invalid case: " + entry.error.message();
     r.vs_reference = "n/a (invalid case)";
@@ -245,11 +250,11 @@ ReferenceY ReferenceOf(const MatMulPlan& plan, const DataSet& set, const Result&
   return reference;
 }
 
-// One backend's result `r` on a valid data set: SKIP when an entry declares it not to be run,
-// else executed and judged.
-void RunBackend(const MatMulPlan& plan, const DataSet& set, const ReferenceY& reference,
-                const CaseProgress& at, BackendInstances& instances, const RunOptions& options,
-                CaseEvents& events, Result r) {
+}  // namespace
+
+void RunOneBackend(const CaseProgress& at, BackendInstances& instances, const RunOptions& options,
+                   CaseEvents& events, Result r,
+                   const std::function<void(Backend&, Result&)>& execute) {
   // Declared not to be run (it may crash or hang): never touched.
   if (const Expectation* e = options.expectations
                                  ? options.expectations->Find(r.case_name, r.backend, r.data_set)
@@ -274,9 +279,21 @@ void RunBackend(const MatMulPlan& plan, const DataSet& set, const ReferenceY& re
     r.message = "backend failed to start: " + created.status().message();
     r.vs_reference = "n/a";
   } else {
-    ExecuteAndJudge(**created, plan, set, reference, options.tolerance, r);
+    execute(**created, r);
   }
   events.OnResult(std::move(r));
+}
+
+namespace {
+
+// One backend's result `r` on a valid data set: SKIP when an entry declares it not to be run,
+// else executed and judged.
+void RunBackend(const MatMulPlan& plan, const DataSet& set, const ReferenceY& reference,
+                const CaseProgress& at, BackendInstances& instances, const RunOptions& options,
+                CaseEvents& events, Result r) {
+  RunOneBackend(at, instances, options, events, std::move(r), [&](Backend& backend, Result& out) {
+    ExecuteAndJudge(backend, plan, set, reference, options.tolerance, out);
+  });
 }
 
 // Data set `d` of a valid case from `at`: loaded, checked, its reference computed, and each
@@ -323,12 +340,13 @@ void RunDataSet(const CaseEntry& entry, std::size_t d, Result base, CaseProgress
 void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
              const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
              CaseEvents& events) {
-  if (!entry.model) {
+  if (!entry.valid()) {
     for (Result& r : InvalidCaseResults(entry, case_index, options)) {
       events.OnResult(std::move(r));
     }
     return;
   }
+  if (entry.family) return RunFamilyCase(entry, case_index, instances, options, from, events);
   for (std::size_t d = from.data_set; d < entry.data_sets.size(); ++d) {
     const std::size_t first_backend = d == from.data_set ? from.backend : 0;
     CaseProgress at{d, first_backend, d == from.data_set ? from.reference_missing : ""};
@@ -361,7 +379,7 @@ std::vector<CaseStart> CasesInShard(const Catalog& catalog, const Shard& shard) 
 std::size_t ResultsOfCase(const Catalog& catalog, std::size_t case_index,
                           std::size_t num_backends) {
   const CaseEntry& entry = catalog.cases[case_index];
-  return (entry.model ? entry.data_sets.size() : 1) * num_backends;
+  return (entry.valid() ? entry.data_sets.size() : 1) * num_backends;
 }
 
 }  // namespace mm::conformance

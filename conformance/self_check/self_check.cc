@@ -329,6 +329,9 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options) {
   // cases do, and over every planted backend it would multiply the self-check's time.
   discover.shape_classes = false;
   conformance::Catalog catalog = conformance::Discover(options.roots, discover);
+  // These planted faults are MatMul's: they refuse a case of MatMul's family (UNSUPPORTED), which
+  // would then be a result of the control's, proving nothing.
+  std::erase_if(catalog.cases, [](const CaseEntry& c) { return c.op != family::Op::kMatMul; });
   for (CaseEntry& entry : SelfCheckCases()) catalog.cases.push_back(std::move(entry));
 
   const BackendRegistry registry = PlantedRegistry();

@@ -16,13 +16,23 @@ void PrintCases(const Catalog& catalog, const OfficialReport& official, std::ost
   }
   std::size_t width = 4;
   for (const CaseEntry& c : catalog.cases) width = std::max(width, c.name.size());
-  out << "MatMul cases (" << catalog.cases.size() << "):\n";
+  const bool family = std::any_of(catalog.cases.begin(), catalog.cases.end(),
+                                  [](const CaseEntry& c) { return c.op != family::Op::kMatMul; });
+  out << (family ? "cases of MatMul and its family (" : "MatMul cases (") << catalog.cases.size()
+      << "):\n";
   for (const CaseEntry& c : catalog.cases) {
     out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << PrintableText(c.name);
     if (c.model) {
       out << std::setw(9) << DTypeName(c.model->a.dtype) << "opset " << c.model->opset
           << " (MatMul-" << c.model->matmul_version << "), " << c.data_sets.size() << " data set"
           << (c.data_sets.size() == 1 ? "" : "s") << ", ";
+    } else if (c.family) {
+      const std::string dtype = c.family->inputs.empty()
+                                    ? ""
+                                    : std::string(DTypeName(c.family->inputs[0].declared.dtype));
+      out << std::setw(9) << dtype << "opset " << c.family->opset << " ("
+          << family::OpName(c.family->op) << "-" << c.family->version << "), " << c.data_sets.size()
+          << " data set" << (c.data_sets.size() == 1 ? "" : "s") << ", ";
     } else {
       out << "INVALID (" << PrintableText(c.error.message()) << "), ";
     }
@@ -49,10 +59,22 @@ void PrintCases(const Catalog& catalog, const OfficialReport& official, std::ost
 }
 
 void PrintOfficial(const OfficialReport& official, std::ostream& out) {
-  out << "official corpus: " << official.Count(OfficialStatus::State::kIntact) << " of "
-      << official.cases.size() << " intact\n";
+  // MatMul's 7 are counted; the family's cases found (CheckOfficialCorpora) on a line of their own.
+  int cases = 0, intact = 0, family = 0, family_intact = 0;
+  std::size_t width = 20;
   for (const OfficialStatus& s : official.cases) {
-    out << "  " << std::left << std::setw(20) << s.name << OfficialStateName(s.state);
+    const bool is_intact = s.state == OfficialStatus::State::kIntact;
+    (IsFamilyOfficialCase(s.name) ? family : cases) += 1;
+    (IsFamilyOfficialCase(s.name) ? family_intact : intact) += is_intact ? 1 : 0;
+    width = std::max(width, s.name.size() + 2);
+  }
+  out << "official corpus: " << intact << " of " << cases << " intact\n";
+  if (family > 0) {
+    out << "official family corpus: " << family_intact << " of " << family << " found intact\n";
+  }
+  for (const OfficialStatus& s : official.cases) {
+    out << "  " << std::left << std::setw(static_cast<int>(width)) << s.name
+        << OfficialStateName(s.state);
     if (!s.dir.empty()) out << " at " << PrintableText(s.dir.string());
     for (const std::string& p : s.problems) out << "\n    " << PrintableText(p);
     out << "\n";

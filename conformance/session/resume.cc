@@ -104,7 +104,7 @@ Status ScanKept(const std::string& path, const std::string& refused, const Repor
     const std::size_t k = resumed.keep[c];
     bool next = !closed[c] && c >= last_case && k < ResultsOfCase(catalog, c, nb) &&
                 r->backend == now.backends[k % nb] &&
-                (!entry.model || r->data_set == entry.data_sets.name(k / nb));
+                (!entry.valid() || r->data_set == entry.data_sets.name(k / nb));
     last_case = std::max(last_case, c);
     if (next) {
       Status consistent = CheckResultConsistent(*r, resumed.rules);
@@ -175,7 +175,7 @@ StatusOr<Resumed> LoadResumed(const std::string& path, const Report& now, const 
     const std::size_t total = ResultsOfCase(catalog, c.case_index, nb);
     std::uint32_t& k = resumed.keep[c.case_index];
     if (k >= total) continue;
-    if (!catalog.cases[c.case_index].model) k = 0;  // An invalid case's results come together.
+    if (!catalog.cases[c.case_index].valid()) k = 0;  // An invalid case's results come together.
     resumed.to_run.push_back({c.case_index, k / nb, k % nb});
   }
   return resumed;

@@ -107,7 +107,7 @@ bool RunInProcess(const Catalog& catalog, const BackendRegistry& registry,
     // In one process a case is not abandoned half way: the run stops between cases, and what
     // its case finishes after the stop is dropped.
     if (options.stop != nullptr && *options.stop != 0) return false;
-    if (!catalog.cases[c.case_index].model && (c.data_set != 0 || c.backend != 0)) continue;
+    if (!catalog.cases[c.case_index].valid() && (c.data_set != 0 || c.backend != 0)) continue;
     RunCase(catalog.cases[c.case_index], c.case_index, instances, registry, options,
             {c.data_set, c.backend, ""}, forward);
   }

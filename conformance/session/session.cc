@@ -293,7 +293,7 @@ void DiscoverCases(const ConformanceOptions& options, const RunEnvironment& env,
   };
   AtStage(env, "discover");
   run.catalog = Discover(run.roots, run.discover);
-  run.official = CheckOfficialCorpus(run.roots);
+  run.official = CheckOfficialCorpora(run.roots);
   run.official_failed = options.require_official && !run.official.complete();
   run.selected = CasesInShard(run.catalog, options.shard);
   run.to_run = run.selected;

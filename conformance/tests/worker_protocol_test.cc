@@ -31,7 +31,8 @@ Result EveryFieldSet() {
   r.source = "/data/corpus";
   r.data_set = "test_data_set_3";
   r.backend = "openblas";
-  r.dtype = DType::kUInt64;  // The last dtype: a codec that clips the enum loses it.
+  r.op = "QLinearMatMul";   // Not the default: a codec that drops the field loses it.
+  r.dtype = DType::kUInt8;  // The last element type: a codec that clips the enum loses it.
   r.a_dims = {1LL << 40, 0, 3};
   r.b_dims = {3};
   r.verdict = Verdict::kImprecise;
@@ -94,7 +95,8 @@ TEST(WorkerProtocolTest, EveryFieldOfAResultReadsBackEqualBitForBit) {
   EXPECT_TRUE(in.at_end());
   EXPECT_EQ(Shown(back), Shown(r));
   EXPECT_EQ(back.message, r.message);  // The NUL and the invalid byte, unreplaced.
-  EXPECT_EQ(back.dtype, DType::kUInt64);
+  EXPECT_EQ(back.dtype, DType::kUInt8);
+  EXPECT_EQ(back.op, "QLinearMatMul");
   EXPECT_EQ(back.a_dims, r.a_dims);
   EXPECT_EQ(back.verdict, Verdict::kImprecise);
   ASSERT_TRUE(back.vs_expected && back.vs_expected->worst);
@@ -146,10 +148,10 @@ TEST(WorkerProtocolTest, AVerdictOrDTypeThatDoesNotExistIsRefused) {
   const std::string bytes = Encoded(r);
   // Where the dtype byte is: after the strings and the case index that come first.
   const std::size_t dtype_at = 4 + r.case_name.size() + 8 + 4 + r.source.size() + 4 +
-                               r.data_set.size() + 4 + r.backend.size();
-  ASSERT_EQ(bytes[dtype_at], static_cast<char>(DType::kUInt64));
+                               r.data_set.size() + 4 + r.backend.size() + 4 + r.op.size();
+  ASSERT_EQ(bytes[dtype_at], static_cast<char>(DType::kUInt8));
   std::string bad_dtype = bytes;
-  bad_dtype[dtype_at] = static_cast<char>(kAllDTypes.size());
+  bad_dtype[dtype_at] = static_cast<char>(kAllElementTypes.size());
   Result back;
   WireReader dtype_in(bad_dtype);
   EXPECT_FALSE(DecodeResult(dtype_in, back));

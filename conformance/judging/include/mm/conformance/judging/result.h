@@ -26,6 +26,9 @@ struct Result {
   std::string source;    // Where the case came from (data root or "built-in").
   std::string data_set;  // Empty when the case could not be loaded.
   std::string backend;
+  // The operator: "MatMul", or one of its family's ("Gemm", "MatMulInteger", "QLinearMatMul").
+  // A report written before the field existed holds MatMul results only.
+  std::string op = "MatMul";
   std::optional<DType> dtype;  // Empty when unknown (invalid case).
   Dims a_dims, b_dims;
   Verdict verdict = Verdict::kError;

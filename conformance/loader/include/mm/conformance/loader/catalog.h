@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "mm/conformance/loader/family_case.h"
 #include "mm/conformance/loader/matmul_case.h"
 #include "mm/engine/status.h"
 
@@ -111,6 +112,9 @@ class CompactModel {
 // Makes data set `index` of a case built in memory (the self-check's).
 using DataSetMaker = std::function<StatusOr<DataSet>(std::size_t index)>;
 
+// Makes data set `index` of a family case built in memory (the built-in family catalogue's).
+using FamilyDataSetMaker = std::function<StatusOr<FamilyDataSet>(std::size_t index)>;
+
 // A MatMul case found in a source: classified and its data sets listed, or invalid with the reason
 // (it is then an ERROR). No tensor is read by discovery: LoadCaseDataSet reads one data set when
 // it runs, so memory does not grow with the corpus. A catalog holds one per case, so what every
@@ -132,6 +136,19 @@ struct CaseEntry {
   Status error;           // Why it is invalid, when `model` is empty.
   // A case built in memory (the self-check's): makes its data sets; null for every other case.
   std::shared_ptr<const DataSetMaker> make_data_set;
+  // The operator of the case (its results name it): MatMul, or one of its family's, for a family
+  // case whether valid or not.
+  family::Op op = family::Op::kMatMul;
+  // A case of MatMul's family (Gemm, MatMulInteger, QLinearMatMul) that is valid; `model` is then
+  // empty. Its data sets are named in `data_sets` without files (test_data_set_N under the case
+  // directory) and read by LoadFamilyCaseDataSet.
+  std::shared_ptr<const FamilyModel> family;
+  // A family case built in memory (with `family` set: its operator, version and attributes):
+  // makes its data sets; null for every other case.
+  std::shared_ptr<const FamilyDataSetMaker> make_family_data_set;
+
+  // Whether the case can run: a MatMul model or a family model.
+  bool valid() const { return model.has_value() || family != nullptr; }
 
   // The data root's path, or kBuiltinSource ("" when unset).
   const std::string& source() const;
@@ -143,6 +160,18 @@ struct CaseEntry {
 // Reads data set `index` of the valid case `entry`: its tensor files (checked against the model),
 // the embedded example for a built-in, or what make_data_set makes. Errors name the file.
 StatusOr<DataSet> LoadCaseDataSet(const CaseEntry& entry, std::size_t index);
+
+// A catalogue entry of a family case built in memory: `name`, from `source` (kBuiltinSource for the
+// built-in ones), its model (FamilyModelOf), its data sets' names and `make`, which makes data set
+// `index` (named data_set_names[index]). Runs in process and in forked workers (which hold the
+// catalogue); a launcher's workers find built-in cases again by name (LoadFamilyCaseDataSet).
+CaseEntry InMemoryFamilyCase(std::string name, std::shared_ptr<const std::string> source,
+                             FamilyModel model, const std::vector<std::string>& data_set_names,
+                             FamilyDataSetMaker make);
+
+// Reads data set `index` of the valid family case `entry` (`family` set): its tensor files checked
+// against the model, or what make_family_data_set makes. Errors name the file.
+StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_t index);
 
 // A model found in a data root that is not a MatMul case: listed, never run, never passed.
 struct SkippedModel {

@@ -14,7 +14,8 @@
 
 namespace onnx {
 class ModelProto;
-}
+class ValueInfoProto;
+}  // namespace onnx
 
 namespace mm::conformance {
 
@@ -25,6 +26,7 @@ struct DeclaredTensor {
   DType dtype = DType::kFloat;
   bool has_shape = false;
   std::vector<std::optional<std::int64_t>> dims;
+  friend bool operator==(const DeclaredTensor&, const DeclaredTensor&) = default;
 };
 
 // What a MatMul model promises: its opset, the MatMul version that opset selects (1, 9 or 13), the
@@ -87,6 +89,27 @@ struct DataSetFiles {
 StatusOr<std::vector<DataSetFiles>> ListDataSets(const std::filesystem::path& case_dir,
                                                  const MatMulModel& model,
                                                  const std::filesystem::path& data_root = {});
+
+// One listed test_data_set_N folder: its name, its input_0.pb .. input_{n-1}.pb and output_0.pb.
+struct ListedDataSet {
+  std::string name;
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+// ListDataSets for a model of `num_inputs` inputs, whatever they feed (MatMul's family too).
+StatusOr<std::vector<ListedDataSet>> ListDataSetFolders(const std::filesystem::path& case_dir,
+                                                        int num_inputs,
+                                                        const std::filesystem::path& data_root);
+
+// The declaration of a graph input or output (`role`: "input" or "output", for errors): its
+// element type (MatMul's dtypes, or with `family_types` int8 and uint8 too) and its shape.
+StatusOr<DeclaredTensor> DeclareTensor(const onnx::ValueInfoProto& info, std::string_view role,
+                                       bool family_types);
+
+// OK when `tensor` has the declared dtype and shape (symbolic dims match anything); else an error
+// saying what disagrees (without the file: callers add it).
+Status CheckAgainstDeclared(const Tensor& tensor, const DeclaredTensor& declared);
 
 // Reads the tensors of one data set, each matching its declared dtype and shape (symbolic dims
 // match anything). Errors name the file.

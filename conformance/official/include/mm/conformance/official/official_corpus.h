@@ -32,7 +32,13 @@ StatusOr<std::vector<OfficialCase>> ParseSha256Sums(std::string_view text);
 // The embedded onnx_matmul_sha256sums.txt and the 7 cases it lists (sorted by name).
 std::string_view OfficialSha256SumsText();
 const std::vector<OfficialCase>& OfficialCases();
-// True when `name` is one of the official cases.
+// The embedded onnx_family_sha256sums.txt and the 20 official node tests of MatMul's family it
+// lists (ONNX v1.22.0: 11 Gemm, 1 MatMulInteger, 8 QLinearMatMul; sorted by name).
+std::string_view FamilySha256SumsText();
+const std::vector<OfficialCase>& FamilyOfficialCases();
+// True when `name` is one of the official cases of MatMul's family.
+bool IsFamilyOfficialCase(std::string_view name);
+// True when `name` is one of the official cases, MatMul's or its family's.
 bool IsOfficialCase(std::string_view name);
 
 // What the data roots hold of one official case.
@@ -66,6 +72,12 @@ std::string MissingOfficialHint(const OfficialReport& report);
 // data set) makes the case altered.
 OfficialReport CheckOfficialCorpus(const std::vector<DataRoot>& roots,
                                    const std::vector<OfficialCase>& official = OfficialCases());
+
+// The tripwire of a run: CheckOfficialCorpus of MatMul's 7, then each official family case the
+// roots hold (intact or altered; one they lack is not listed, so a MatMul run's report is
+// unchanged and MissingOfficialHint speaks of MatMul's alone). An altered family case fails
+// --require-official as an altered MatMul one does.
+OfficialReport CheckOfficialCorpora(const std::vector<DataRoot>& roots);
 
 }  // namespace mm::conformance
 

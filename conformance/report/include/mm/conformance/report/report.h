@@ -121,7 +121,9 @@ std::vector<BackendResources> TallyResources(const std::vector<Result>& results,
 std::vector<std::string> ResourceFindingLines(const std::vector<BackendResources>& resources,
                                               bool strict);
 
-// "A x B" of a result ("2x3 x 3x4"), "-" when it has no problem.
+// "A x B" of a result ("[2,3] x [3,4]"), "-" when it has no problem; a result of MatMul's family
+// names its operator first ("Gemm [3,6] x [4,6]", "Gemm" when it has no problem): the operator of
+// every line of the console, Markdown and JUnit reports.
 std::string DescOf(const Result& r);
 // "rtol 0.0001, atol 1e-05".
 std::string ToleranceText(const Tolerance& t);

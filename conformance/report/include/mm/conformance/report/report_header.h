@@ -18,9 +18,11 @@ namespace mm::conformance {
 
 // The official corpus as the reports count it.
 struct OfficialCounts {
-  std::size_t cases = 0;  // The official cases looked for.
+  std::size_t cases = 0;  // MatMul's official cases looked for.
   int intact = 0, missing = 0, altered = 0;
-  bool complete = false;  // Every case intact.
+  // The official cases of MatMul's family the roots hold (CheckOfficialCorpora lists no other).
+  int family_found = 0, family_intact = 0, family_altered = 0;
+  bool complete = false;  // Every case intact, MatMul's and the family's found.
   // Required (--require-official) and not complete: a failure of its own.
   bool failed = false;
   // Whether the console judges it: the run holds one of its cases (intact or altered) or requires

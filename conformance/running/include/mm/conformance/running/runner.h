@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "mm/conformance/loader/catalog.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/registry.h"
+#include "mm/family/plan.h"
 #include "mm/oracle/error_bound.h"
 
 namespace mm::conformance {
@@ -159,6 +161,11 @@ struct ReferenceY {
 void ExecuteAndJudge(Backend& backend, const MatMulPlan& plan, const DataSet& set,
                      const ReferenceY& reference, const Tolerance& tolerance, Result& result);
 
+// The message of a result whose backend failed with `status`: "backend failed: ...", or, for a
+// refusal of a problem of a type it declares supported, "conformance gap: ..." (named first, so
+// every report shows it as such).
+std::string BackendErrorMessage(const Status& status);
+
 // Where to pick up a case: the data set and backend (indices into the case's data sets and the
 // selected backends) and, for that data set, why it has no reference result when the reference
 // already crashed on it (empty: compute it).
@@ -187,6 +194,28 @@ class CaseEvents {
 void RunCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
              const BackendRegistry& registry, const RunOptions& options, const CaseProgress& from,
              CaseEvents& events);
+
+// One backend's result `r` at `at`: SKIP when an expectation declares it not to be run, ERROR when
+// its backend failed to start, else `execute` on the backend's instance fills it in; then it is
+// given to `events`. Shared by MatMul's and the family's data sets.
+void RunOneBackend(const CaseProgress& at, BackendInstances& instances, const RunOptions& options,
+                   CaseEvents& events, Result r,
+                   const std::function<void(Backend&, Result&)>& execute);
+
+// Runs the family case `entry` (its `family` set) from `from`, as RunCase does a MatMul case: each
+// data set read and planned (family::PlanProblem; a problem it refuses is an ERROR per backend
+// naming the data set), its expected output checked against mm's exact answer (a disagreement is
+// the results' data_suspect), and each backend judged by ExecuteAndJudgeFamily.
+void RunFamilyCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
+                   const RunOptions& options, const CaseProgress& from, CaseEvents& events);
+
+// Executes and judges one family result: family::SupportOf (no: UNSUPPORTED with its reason),
+// family::ComputeOp (an error: ERROR), the exact answer for the backend's declared arithmetic
+// (FamilyBackend::DeclaredArithmetic) and family::JudgeFamily: PASS, BOUND, IMPRECISE or FAIL,
+// its description (the worst element, the count outside int32, the ambiguities and the reading
+// followed) as the message.
+void ExecuteAndJudgeFamily(Backend& backend, const family::Plan& plan, const Tolerance& tolerance,
+                           Result& result);
 
 // The ERROR results of the invalid case `entry`, at `case_index` in its catalog, one per backend.
 std::vector<Result> InvalidCaseResults(const CaseEntry& entry, std::size_t case_index,
