@@ -69,12 +69,6 @@ void FitSizes(std::int64_t batch, const GeneratorOptions& o, std::int64_t& m, st
 
 namespace {
 
-std::int64_t Product(const Dims& dims) {
-  std::int64_t p = 1;
-  for (std::int64_t d : dims) p *= d;
-  return p;
-}
-
 // The numpy.matmul shapes of the integer operators.
 struct IntegerShape {
   std::string form;

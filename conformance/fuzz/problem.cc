@@ -52,12 +52,6 @@ struct Shape {
   }
 };
 
-std::int64_t Product(const Dims& dims) {
-  std::int64_t p = 1;
-  for (std::int64_t d : dims) p *= d;
-  return p;
-}
-
 }  // namespace
 
 // A matrix size: mostly small, often a kernel edge, sometimes 0.

@@ -203,4 +203,10 @@ void FillValues(Rng& rng, const GeneratorOptions& options, std::int64_t k, std::
   }
 }
 
+std::int64_t Product(const Dims& dims) {
+  std::int64_t p = 1;
+  for (std::int64_t d : dims) p *= d;
+  return p;
+}
+
 }  // namespace mm::fuzz

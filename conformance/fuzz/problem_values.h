@@ -12,6 +12,10 @@ namespace mm::fuzz {
 // A matrix size: mostly small, often a kernel edge (EdgeSizes()), sometimes 0.
 std::int64_t Size(Rng& rng);
 
+// The product of `dims` (1 for none); the dims are a generated problem's, small enough not to
+// overflow.
+std::int64_t Product(const Dims& dims);
+
 // A random word from (seed, index, salt): what a problem's random stream starts from.
 std::uint64_t Mix(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
 

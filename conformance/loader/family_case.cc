@@ -12,8 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 // An attribute as family::Problem states it: FLOAT, INT and STRING with their values, any other
 // type by its name (PlanProblem refuses it, naming the attribute and the type).
 family::Attribute FromProto(const onnx::AttributeProto& proto) {

@@ -15,8 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 std::string DTypeList(const std::vector<DType>& dtypes) {
   std::string out;
   for (DType d : dtypes) {
@@ -37,6 +35,8 @@ std::string DeclaredShapeString(const DeclaredTensor& t) {
 }
 
 }  // namespace
+
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 StatusOr<DeclaredTensor> DeclareTensor(const onnx::ValueInfoProto& info, std::string_view role,
                                        bool family_types) {

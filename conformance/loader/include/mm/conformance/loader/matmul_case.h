@@ -107,6 +107,9 @@ StatusOr<std::vector<ListedDataSet>> ListDataSetFolders(const std::filesystem::p
 StatusOr<DeclaredTensor> DeclareTensor(const onnx::ValueInfoProto& info, std::string_view role,
                                        bool family_types);
 
+// True for ONNX's default operator domain: "" or "ai.onnx".
+bool IsDefaultDomain(const std::string& domain);
+
 // OK when `tensor` has the declared dtype and shape (symbolic dims match anything); else an error
 // saying what disagrees (without the file: callers add it).
 Status CheckAgainstDeclared(const Tensor& tensor, const DeclaredTensor& declared);
