@@ -56,8 +56,10 @@ StatusOr<std::map<std::string, DTypeDeclaration, std::less<>>> ParseTypes(family
   MM_ASSIGN_OR_RETURN(auto members, field.Members());
   std::map<std::string, DTypeDeclaration, std::less<>> types;
   for (const auto& [key, declaration] : members) {
+    // clang 14 cannot capture a structured binding in a lambda (C++20, clang 16): named here.
+    const std::string& name = key;
     const auto desc = std::find_if(all.begin(), all.end(),
-                                   [&](const family::OpDesc& d) { return TypesKey(d) == key; });
+                                   [&](const family::OpDesc& d) { return TypesKey(d) == name; });
     if (desc == all.end()) {
       return declaration.Error("no element types of " + std::string(family::OpName(op)) +
                                " are written so (written as: '" + TypesKey(all.front()) + "')");
