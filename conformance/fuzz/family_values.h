@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "mm/conformance/fuzz/family_problem.h"
 #include "mm/conformance/fuzz/problem.h"
@@ -18,13 +19,21 @@ namespace mm::fuzz {
 void FitSizes(std::int64_t batch, const GeneratorOptions& options, std::int64_t& m, std::int64_t& n,
               std::int64_t& k);
 
-// Every element of `t` (any element type) set to `value(i)` rounded to the type.
+// Every element of `t` (any element type) set to `value(i)` rounded to the type; a negative value
+// for an unsigned type wraps modulo 2^bits (converting it directly would be undefined).
 template <class F>
 void FillEach(Tensor& t, F value) {
   VisitElementType(t.dtype(), [&](auto tag) {
     using T = CppType<decltype(tag)::value>;
     T* data = t.Data<T>();
-    for (std::int64_t i = 0; i < t.NumElements(); ++i) data[i] = RoundFromDouble<T>(value(i));
+    for (std::int64_t i = 0; i < t.NumElements(); ++i) {
+      const double v = value(i);
+      if constexpr (std::is_unsigned_v<T>) {
+        data[i] = v < 0 ? static_cast<T>(static_cast<std::int64_t>(v)) : RoundFromDouble<T>(v);
+      } else {
+        data[i] = RoundFromDouble<T>(v);
+      }
+    }
   });
 }
 

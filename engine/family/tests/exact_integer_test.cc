@@ -111,7 +111,8 @@ TEST(MatMulIntegerExactTest, ASumLeavingInt32IsJudgedAgainstTheWrappedValue) {
 }
 
 TEST(MatMulIntegerExactTest, AWrongTypeOrShapeIsAMismatch) {
-  const Plan plan = PlanProblem(SaturatingPair().problem()).value();
+  const ProblemBuilder pair = SaturatingPair();  // Holds the tensors the plan views.
+  const Plan plan = PlanProblem(pair.problem()).value();
   const FamilyOracle oracle = ExactFamily(plan, Arithmetic::OwnType(DType::kInt32)).value();
   const Tensor wrong = Tensor::Create(DType::kInt64, {1, 1}).value();
   const FamilyJudgement j = JudgeFamily(plan, oracle, wrong.view());
