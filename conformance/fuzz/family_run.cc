@@ -13,20 +13,6 @@
 namespace mm::fuzz {
 namespace {
 
-Verdict VerdictOf(family::ElementVerdict verdict) {
-  switch (verdict) {
-    case family::ElementVerdict::kPass:
-      return Verdict::kPass;
-    case family::ElementVerdict::kBound:
-      return Verdict::kBound;
-    case family::ElementVerdict::kImprecise:
-      return Verdict::kImprecise;
-    case family::ElementVerdict::kFail:
-      break;
-  }
-  return Verdict::kFail;
-}
-
 // family::ComputeOp, an exception of the backend an error (as MatMul's RunPrepared says it).
 StatusOr<Tensor> ComputeCatching(Backend& backend, const family::Plan& plan) {
   try {
@@ -66,7 +52,7 @@ StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& prob
     return outcome;
   }
   family::FamilyJudgement judgement = family::JudgeFamily(plan, oracle, y->view(), tolerance);
-  outcome.verdict = VerdictOf(judgement.verdict());
+  outcome.verdict = conformance::FromElementVerdict(judgement.verdict());
   outcome.message = judgement.Describe();
   outcome.elements = static_cast<std::int64_t>(judgement.verdicts.size());
   outcome.outside_int32 = judgement.outside_int32;

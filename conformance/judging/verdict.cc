@@ -115,4 +115,18 @@ int ExitCodeOf(const VerdictCounts<int>& counts, const ExitFacts& facts) {
   return kExitPassed;
 }
 
+Verdict FromElementVerdict(family::ElementVerdict verdict) {
+  switch (verdict) {
+    case family::ElementVerdict::kPass:
+      return Verdict::kPass;
+    case family::ElementVerdict::kBound:
+      return Verdict::kBound;
+    case family::ElementVerdict::kImprecise:
+      return Verdict::kImprecise;
+    case family::ElementVerdict::kFail:
+      break;
+  }
+  return Verdict::kFail;
+}
+
 }  // namespace mm::conformance

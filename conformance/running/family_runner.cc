@@ -13,20 +13,6 @@
 namespace mm::conformance {
 namespace {
 
-Verdict VerdictOfElements(family::ElementVerdict verdict) {
-  switch (verdict) {
-    case family::ElementVerdict::kPass:
-      return Verdict::kPass;
-    case family::ElementVerdict::kBound:
-      return Verdict::kBound;
-    case family::ElementVerdict::kImprecise:
-      return Verdict::kImprecise;
-    case family::ElementVerdict::kFail:
-      break;
-  }
-  return Verdict::kFail;
-}
-
 // Why the expected Y of `set` cannot be taken as a problem's answer: a type or shape other than
 // the plan's (then no result is judged). Empty when it can.
 std::string InvalidExpectedY(const family::Plan& plan, const FamilyDataSet& set) {
@@ -177,7 +163,7 @@ void ExecuteAndJudgeFamily(Backend& backend, const family::Plan& plan, const Tol
   }
   const family::FamilyJudgement judgement =
       family::JudgeFamily(plan, *oracle, (*y)->view(), tolerance);
-  r.verdict = VerdictOfElements(judgement.verdict());
+  r.verdict = FromElementVerdict(judgement.verdict());
   r.message = judgement.Describe();
   StoreCounts(judgement, r);
   // The family's results are judged against the exact answer alone: the three-way comparison

@@ -41,6 +41,7 @@
 #include <string_view>
 
 #include "mm/engine/status.h"
+#include "mm/family/judge.h"
 
 namespace mm::conformance {
 
@@ -83,6 +84,10 @@ Verdict WorseVerdict(Verdict a, Verdict b);
 
 // The verdict of a judged result from its two rules: PASS, BOUND, IMPRECISE or FAIL.
 Verdict JudgedVerdict(bool within_tolerance, bool within_bound);
+
+// The verdict of a family result whose elements were judged `verdict` together (JudgeFamily):
+// PASS, BOUND, IMPRECISE or FAIL alike.
+Verdict FromElementVerdict(family::ElementVerdict verdict);
 
 // Which rule decides the exit code: ONNX's fixed tolerance (BOUND fails, IMPRECISE passes) or the
 // error bound (--tolerance bound: BOUND passes, IMPRECISE fails).
