@@ -24,7 +24,7 @@ struct UnwrittenCase {
   ProblemBuilder builder;
 };
 
-std::vector<UnwrittenCase> Cases() {
+std::vector<UnwrittenCase> UnwrittenCases() {
   std::vector<UnwrittenCase> cases;
   // 0 x 3 + 0 x 4 = 0: what a zero-filled Y holds.
   cases.push_back({"gemm_zero", ProblemBuilder(Op::kGemm, 13)
@@ -48,7 +48,7 @@ std::vector<UnwrittenCase> Cases() {
 }
 
 TEST(FamilyPoisonTest, ABackendThatWritesNothingFails) {
-  for (const UnwrittenCase& c : Cases()) {
+  for (const UnwrittenCase& c : UnwrittenCases()) {
     const family::Plan plan = family::PlanProblem(c.builder.problem()).value();
     FakeFamilyBackend writes_nothing(
         "writes_nothing", plan.op,
@@ -65,7 +65,7 @@ TEST(FamilyPoisonTest, ABackendThatWritesNothingFails) {
 // The same problems pass on a backend that writes its answer, also where that answer is the first
 // poison pattern (it is asked again, and answers the same).
 TEST(FamilyPoisonTest, ABackendThatWritesEveryElementPasses) {
-  for (const UnwrittenCase& c : Cases()) {
+  for (const UnwrittenCase& c : UnwrittenCases()) {
     const family::Plan plan = family::PlanProblem(c.builder.problem()).value();
     ReferenceBackend reference;
     Result r;
