@@ -6,7 +6,8 @@
 # ../shared/onnx-node-tests/node when the project's shared folder is beside the repository; else
 # Debian's libonnx-testdata and third_party/onnx-testdata/node; plus the built-in cases: the ONNX
 # page's examples and the shape-class catalogue, every numpy.matmul shape class in every dtype,
-# docs/conformance.md), and the official node tests of MatMul's family (MM_FAMILY_DATA when set;
+# docs/conformance.md, and the family's catalogue of Gemm, MatMulInteger and QLinearMatMul cases,
+# docs/family.md), and the official node tests of MatMul's family (MM_FAMILY_DATA when set;
 # else ../shared/onnx-node-tests/matmul-family beside the repository; added to MM_ONNX_DATA's roots
 # for the corpus run, docs/family.md). Writes
 # build/reports/conformance.{json,xml,md}, prints one line per case and backend and a summary, and

@@ -116,9 +116,9 @@ Status CheckWrites(const std::vector<std::byte>& guarded, std::size_t bytes) {
   return OkStatus();
 }
 
-// Calls op_compute() for `plan` into `y` (zero-filled), with Y guarded by canaries and the inputs
-// copied: the plugin's status code (its message in `text`), or the promise it broke (a write
-// outside Y, a changed input) as the error. Y keeps its zeros unless the call succeeded.
+// Calls op_compute() for `plan` into `y` (poisoned by the caller), with Y guarded by canaries and
+// the inputs copied: the plugin's status code (its message in `text`), or the promise it broke (a
+// write outside Y, a changed input) as the error. Y keeps its poison unless the call succeeded.
 StatusOr<std::int32_t> CallCompute(Library& library, const family::Plan& plan, MutableTensorView y,
                                    TextBuffer& text) {
   const OpProblem problem(plan);

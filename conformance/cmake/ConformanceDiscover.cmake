@@ -90,8 +90,11 @@ endfunction()
 
 # The shape-class catalogue (built-in cases mm_shape_*, a few hundred tiny ones) is one test per
 # backend, conformance.shape_classes.<backend>: a process per case and backend would cost minutes.
+# The family's built-in catalogue (mm_family_<op><version>_*, 702 cases) likewise is one test per
+# operator and backend, conformance.family_<op>.<backend> (gemm, matmulinteger, qlinearmatmul).
 string(REPLACE "\n" ";" mm_lines "${mm_list}")
 set(mm_shape_backends "")
+set(mm_family_tests "")
 foreach(mm_line IN LISTS mm_lines)
   if(mm_line STREQUAL "")
     continue()
@@ -103,6 +106,10 @@ foreach(mm_line IN LISTS mm_lines)
     list(APPEND mm_shape_backends "${mm_backend}")
     continue()
   endif()
+  if(mm_case MATCHES "^mm_family_([a-z]+)[0-9]+_")
+    list(APPEND mm_family_tests "${CMAKE_MATCH_1}:${mm_backend}")
+    continue()
+  endif()
   mm_add_conformance_test("conformance.${mm_case}.${mm_backend}" "${mm_backend}"
                           --case "${mm_case}")
 endforeach()
@@ -110,6 +117,14 @@ list(REMOVE_DUPLICATES mm_shape_backends)
 foreach(mm_backend IN LISTS mm_shape_backends)
   mm_add_conformance_test("conformance.shape_classes.${mm_backend}" "${mm_backend}"
                           --filter "^mm_shape_")
+endforeach()
+list(REMOVE_DUPLICATES mm_family_tests)
+foreach(mm_pair IN LISTS mm_family_tests)
+  string(REPLACE ":" ";" mm_pair "${mm_pair}")
+  list(GET mm_pair 0 mm_op)
+  list(GET mm_pair 1 mm_backend)
+  mm_add_conformance_test("conformance.family_${mm_op}.${mm_backend}" "${mm_backend}"
+                          --filter "^mm_family_${mm_op}[0-9]+_")
 endforeach()
 
 if(MM_CONFORMANCE_REQUIRE_OFFICIAL)

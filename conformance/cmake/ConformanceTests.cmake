@@ -1,5 +1,7 @@
 # Registers the conformance tests: one ctest test conformance.<case>.<backend> (label
-# "conformance") per MatMul case and backend, over the data the configure step sees.
+# "conformance") per case and backend, over the data the configure step sees; the built-in
+# shape-class catalogues as one test per backend (conformance.shape_classes.<backend>) and one per
+# operator and backend (conformance.family_<op>.<backend>), ConformanceDiscover.cmake.
 #
 # The data is captured at configure time: MM_ONNX_DATA from the environment (cached as
 # MM_CONFORMANCE_ONNX_DATA; "<unset>" when it is unset or empty, meaning the default roots). The cases are

@@ -44,7 +44,8 @@ void Pool::Enqueue(const std::vector<CaseStart>& cases) {
     if (!entry.valid()) {
       results_[slot] = InvalidCaseResults(entry, c.case_index, options_);
       Complete(slot);
-    } else if (spawner_.launched() && (entry.make_data_set || entry.make_family_data_set)) {
+    } else if (spawner_.launched() && (entry.make_data_set || (entry.make_family_data_set &&
+                                                               !FoundByNameInWorkers(entry)))) {
       FailTask({slot, c.case_index, {c.data_set, c.backend, ""}},
                "an in-memory case cannot be sent to a worker of a launcher (internal error)");
       Complete(slot);

@@ -5,9 +5,11 @@
 #include <optional>
 #include <system_error>
 
+#include "mm/conformance/loader/family_cases.h"
 #include "mm/conformance/loader/shape_classes.h"
 #include "mm/engine/io/paths.h"
 #include "mm/engine/testdata/onnx_matmul_examples.h"
+#include "mm/family/plan.h"
 
 namespace mm::conformance {
 namespace {
@@ -113,7 +115,19 @@ StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_
     return OutOfRangeError(entry.name + ": no data set " + std::to_string(index));
   }
   if (entry.make_family_data_set) return (*entry.make_family_data_set)(index);
+  if (entry.builtin()) {
+    const FamilyCase* found = FindBuiltinFamilyCase(entry.name);
+    if (found == nullptr) {
+      return NotFoundError(entry.name + ": no built-in family case of that name in this build (" +
+                           std::to_string(BuiltinFamilyCatalogue().size()) + " cases)");
+    }
+    return FamilyCaseDataSet(*found);
+  }
   return LoadFamilyDataSet(entry.dir(), entry.data_sets.name(index), *entry.family);
+}
+
+bool FoundByNameInWorkers(const CaseEntry& entry) {
+  return entry.family != nullptr && entry.builtin() && FindBuiltinFamilyCase(entry.name) != nullptr;
 }
 
 StatusOr<std::vector<DataRoot>> ResolveDataRoots(const std::vector<std::string>& cli_dirs,
@@ -210,6 +224,7 @@ class CatalogBuilder {
       }
       AddBuiltin(shape_case.name, ShapeCaseModel(shape_case), sets);
     }
+    for (const FamilyCase& family_case : BuiltinFamilyCatalogue()) AddBuiltinFamily(family_case);
   }
 
   Catalog Take() && { return std::move(catalog_); }
@@ -310,13 +325,40 @@ class CatalogBuilder {
     entry.family = std::make_shared<const FamilyModel>(std::move(*kind.family));
   }
 
-  void AddBuiltin(const std::string& name, const MatMulModel& model,
-                  const std::vector<std::string>& data_sets) {
-    if (!Selected(name)) return;
+  // Whether the built-in case `name` is selected and not shadowed (then recorded as shadowed).
+  bool TakeBuiltin(const std::string& name) {
+    if (!Selected(name)) return false;
     if (auto first = Winner(name)) {
       catalog_.shadowed.push_back({name, fs::path(kBuiltinSource), *first});
+      return false;
+    }
+    return true;
+  }
+
+  // A case of the built-in family catalogue, made in memory (found by name in a launcher's
+  // workers); an ERROR entry naming the reason should it not plan.
+  void AddBuiltinFamily(const FamilyCase& family_case) {
+    if (!TakeBuiltin(family_case.name)) return;
+    const auto plan = family::PlanProblem(family_case.problem);
+    if (!plan.ok()) {
+      CaseEntry entry;
+      entry.name = family_case.name;
+      entry.shared_source = source_;
+      entry.op = family_case.problem.op;
+      entry.error = plan.status().WithContext("built-in family case " + family_case.name);
+      catalog_.cases.push_back(std::move(entry));
       return;
     }
+    catalog_.cases.push_back(InMemoryFamilyCase(
+        family_case.name, source_,
+        FamilyModelOf(family_case.problem, plan->y_dtype, plan->y_dims()),
+        {std::string(kFamilyCaseDataSet)},
+        [found = &family_case](std::size_t) { return FamilyCaseDataSet(*found); }));
+  }
+
+  void AddBuiltin(const std::string& name, const MatMulModel& model,
+                  const std::vector<std::string>& data_sets) {
+    if (!TakeBuiltin(name)) return;
     CaseEntry entry;
     entry.name = name;
     entry.shared_source = source_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "mm/conformance/running/poison.h"
 #include "mm/conformance/running/runner.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
@@ -104,7 +105,12 @@ StatusOr<std::optional<Tensor>> ComputeFamily(Backend& backend, const family::Pl
     support = family::SupportOf(backend, desc);
     if (!support.supported()) return std::optional<Tensor>();
     implementation = backend.family()->Implementation(desc);
-    MM_ASSIGN_OR_RETURN(Tensor y, family::ComputeOp(backend, plan));
+    // Y starts poisoned, as MatMul's does (runner.cc's Execute): again over the second pattern
+    // when an element still holds the first, so that an unwritten element cannot pass.
+    MM_ASSIGN_OR_RETURN(Tensor y, family::ComputeOp(backend, plan, kPoisonBytes[0]));
+    if (HoldsPoison(y.view(), 0)) {
+      MM_ASSIGN_OR_RETURN(y, family::ComputeOp(backend, plan, kPoisonBytes[1]));
+    }
     return std::optional<Tensor>(std::move(y));
   } catch (const std::exception& e) {
     return InternalError(std::string("backend threw an exception: ") + e.what());

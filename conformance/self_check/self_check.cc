@@ -16,6 +16,7 @@
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/process/process.h"
 #include "mm/oracle/error_bound.h"
+#include "self_check_internal.h"
 
 namespace mm::self_check {
 namespace {
@@ -97,11 +98,12 @@ std::string Truncated(std::string text, std::size_t limit) {
   return text;
 }
 
-// The outcome of one backend's results, judged as a gate run would judge them: a report written
-// to JSON and read back, its exit code by `exit_code` under `rule`.
+}  // namespace
+
 PlantedOutcome Judge(std::string name, std::string why, Verdict needed,
                      conformance::ToleranceRule rule, std::vector<Result> results,
-                     const SelfCheckOptions& options, std::string needed_text = "") {
+                     const SelfCheckOptions& options, std::string needed_text,
+                     const ResultsCheck& check) {
   PlantedOutcome o;
   o.name = std::move(name);
   o.why = std::move(why);
@@ -121,6 +123,7 @@ PlantedOutcome Judge(std::string name, std::string why, Verdict needed,
     o.evidence = "the JSON report does not read back: " + read_back.status().message();
     return o;
   }
+  if (check) o.unmet = check(read_back->results);
   o.got = Verdict::kPass;
   for (const Result& r : read_back->results) o.got = conformance::WorseVerdict(o.got, r.verdict);
   o.exit_code = options.exit_code(*read_back, !read_back->results.empty(), std::nullopt);
@@ -138,6 +141,8 @@ PlantedOutcome Judge(std::string name, std::string why, Verdict needed,
   }
   return o;
 }
+
+namespace {
 
 // A fault planted through the runtime protocol: `planted_driver.py FAULT`, and the verdict it
 // deserves (under ONNX's rule), with the text its worst result must say when an ERROR could
@@ -365,6 +370,7 @@ SelfCheckResult RunSelfCheck(const SelfCheckOptions& options) {
                                "a data set's expected Y stored as [3,2] for a [2,3] product",
                                Verdict::kError, conformance::ToleranceRule::kOnnx,
                                std::move(shape_results), options, std::string(kWrongShapeText)));
+  RunFamilyPlants(options, out);
   if (options.drivers) RunDriverFaults(catalog, options, out);
   return out;
 }
@@ -381,6 +387,9 @@ void WriteSelfCheck(const SelfCheckResult& result, std::ostream& out, bool quiet
         << (o.needed_text.empty() ? "" : " saying '" + o.needed_text + "'") << " under --tolerance "
         << rule_name(o.rule) << "): " << o.why;
     if (!o.caught()) out << "\n          worst result: " << conformance::PrintableText(o.evidence);
+    if (!o.unmet.empty()) {
+      out << "\n          not as deserved: " << conformance::PrintableText(o.unmet);
+    }
     out << "\n";
   }
   const std::vector<std::string> missed = result.Missed();

@@ -71,8 +71,9 @@ TEST(SelfCheckTest, CatchesEveryPlantedFaultWithTheVerdictItDeserves) {
   std::ostringstream text;
   WriteSelfCheck(result, text);
   EXPECT_THAT(result.Missed(), ::testing::IsEmpty()) << text.str();
-  // Every planted backend, the control and the wrong shape each have their outcome.
-  ASSERT_EQ(result.outcomes.size(), PlantedBackends().size() + 1);
+  // Every planted backend, the control, the wrong shape and every planted family backend (its
+  // control included) each have their outcome.
+  ASSERT_EQ(result.outcomes.size(), PlantedBackends().size() + 1 + PlantedFamilyBackends().size());
   for (const PlantedBackend& planted : PlantedBackends()) {
     const PlantedOutcome* o = Find(result, planted.name);
     ASSERT_NE(o, nullptr) << planted.name;
@@ -114,7 +115,8 @@ TEST(DriverFaultsTest, CatchesEveryFaultPlantedThroughThePythonDriver) {
   WriteSelfCheck(result, text);
   if (!result.drivers_not_run.empty()) GTEST_SKIP() << result.drivers_not_run;
   EXPECT_THAT(result.Missed(), ::testing::IsEmpty()) << text.str();
-  ASSERT_EQ(result.outcomes.size(), PlantedBackends().size() + 1 + DriverFaults().size());
+  ASSERT_EQ(result.outcomes.size(),
+            PlantedBackends().size() + 1 + PlantedFamilyBackends().size() + DriverFaults().size());
   for (const auto& [name, verdict] : DriverFaults()) {
     const PlantedOutcome* o = Find(result, name);
     ASSERT_NE(o, nullptr) << name;
@@ -230,7 +232,7 @@ TEST(SelfCheckTest, AHarnessThatFailsEverythingIsCaughtByTheControl) {
   SelfCheckOptions options = BuiltinOnly();
   options.exit_code = AlwaysFailed;
   const SelfCheckResult result = RunSelfCheck(options);
-  EXPECT_EQ(result.Missed(), std::vector<std::string>{"correct"});
+  EXPECT_EQ(result.Missed(), (std::vector<std::string>{"correct", "family_correct"}));
 }
 
 // mm-conformance's command line with the self-check given, as its main gives it.

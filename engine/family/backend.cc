@@ -1,5 +1,6 @@
 #include "mm/family/backend.h"
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -30,7 +31,7 @@ Support SupportOf(Backend& backend, const OpDesc& desc) {
   return family->SupportsOp(desc);
 }
 
-StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan) {
+StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan, unsigned char poison) {
   const OpDesc desc = DescOf(plan);
   const Support support = SupportOf(backend, desc);
   if (!support.supported()) {
@@ -38,6 +39,7 @@ StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan) {
                               ": " + support.note);
   }
   MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.y_dtype, plan.y_dims()));
+  if (y.NumBytes() > 0) std::memset(y.raw_data(), poison, y.NumBytes());
   const Status status = backend.family()->Compute(plan, y.mutable_view());
   if (!status.ok()) {
     return Status(status.code(), std::string(backend.name()) + ": " + status.message());

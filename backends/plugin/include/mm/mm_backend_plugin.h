@@ -385,9 +385,10 @@ typedef struct mm_backend_plugin {
   void (*op_arithmetic)(const mm_op_desc* desc, mm_arithmetic* answer);
 
   /* Computes Y of `problem` (whose desc op_supports() accepted) into `y`: Y's type and shape,
-   * zero-filled, not overlapping any input. Writes Y and nothing else (mm checks the inputs are
-   * unchanged and the bytes around Y intact). Returns MM_STATUS_OK, or a non-zero mm_status with a
-   * non-empty message in `text`. Required when op_supports is set. */
+   * poisoned (not zero-filled: every element must be written), not overlapping any input. Writes
+   * Y and nothing else (mm checks the inputs are unchanged and the bytes around Y intact).
+   * Returns MM_STATUS_OK, or a non-zero mm_status with a non-empty message in `text`. Required
+   * when op_supports is set. */
   int32_t (*op_compute)(const mm_op_problem* problem, const mm_tensor* y, char* text,
                         size_t capacity);
 

@@ -53,8 +53,10 @@ class FamilyBackend {
     return Arithmetic::OwnType(desc.y_dtype);
   }
   // Computes Y of `plan`, whose description SupportsOp accepted, into `y` (Y's type and shape,
-  // zero-filled, not aliasing an input). The plan's views hold the inputs. Every degenerate
-  // problem (K = 0, an empty Y) comes here too: the backend's answer to it is judged.
+  // not aliasing an input), writing every element: `y` arrives poisoned (ComputeOp), never
+  // zero-filled, so an element left unwritten is wrong. The plan's views hold the inputs. Every
+  // degenerate problem (K = 0: Gemm's Y is beta * C; an empty Y) comes here too: the backend's
+  // answer to it is judged.
   virtual Status Compute(const Plan& plan, MutableTensorView y) = 0;
   // What computes `desc` here, as precisely as the backend knows ("reference loops, int32
   // wrap-around accumulation"); empty when it does not say.
@@ -67,9 +69,12 @@ class FamilyBackend {
 Support SupportOf(Backend& backend, const OpDesc& desc);
 
 // Computes Y of `plan` (not Op::kMatMul) on `backend`: UNIMPLEMENTED with SupportOf's reason
-// when it does not support it, else a new tensor of Y's type and shape from
-// FamilyBackend::Compute (its error, with the backend's name, when it fails).
-StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan);
+// when it does not support it, else a new tensor of Y's type and shape, every byte `poison`
+// before FamilyBackend::Compute writes it (its error, with the backend's name, when it fails).
+// The default 0xFF is NaN in every float type and -1 or the largest value of the integer ones; a
+// caller judging integer outputs computes again with another byte when an element still holds
+// the first (conformance/running/poison.h), so that an unwritten element cannot pass by luck.
+StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan, unsigned char poison = 0xFF);
 
 }  // namespace mm::family
 

@@ -169,8 +169,14 @@ CaseEntry InMemoryFamilyCase(std::string name, std::shared_ptr<const std::string
                              FamilyModel model, const std::vector<std::string>& data_set_names,
                              FamilyDataSetMaker make);
 
+// Whether a worker process without the catalogue finds `entry` again from its name alone: a case
+// of the built-in family catalogue (family_cases.h), whose maker need not travel.
+bool FoundByNameInWorkers(const CaseEntry& entry);
+
 // Reads data set `index` of the valid family case `entry` (`family` set): its tensor files checked
-// against the model, or what make_family_data_set makes. Errors name the file.
+// against the model, or what make_family_data_set makes; a built-in case without its maker (in a
+// worker of a launcher) is found again by name in the built-in family catalogue (NOT_FOUND naming
+// it when there is none). Errors name the file.
 StatusOr<FamilyDataSet> LoadFamilyCaseDataSet(const CaseEntry& entry, std::size_t index);
 
 // A model found in a data root that is not a MatMul case: listed, never run, never passed.
@@ -197,8 +203,9 @@ struct Catalog {
 
 struct DiscoverOptions {
   bool builtin = true;  // Append the built-in cases after the data roots.
-  // With `builtin`: the shape-class catalogue (conformance/loader/shape_classes.cc) after the
-  // examples.
+  // With `builtin`: the shape-class catalogues after the examples, MatMul's
+  // (conformance/loader/shape_classes.h) then its family's (family_cases.h: Gemm, MatMulInteger,
+  // QLinearMatMul).
   bool shape_classes = true;
   // Names for which this returns false are ignored entirely (not loaded, not listed). Applied
   // before any file of the case is read, so a filtered run reads only what it runs.

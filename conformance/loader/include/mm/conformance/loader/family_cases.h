@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mm/conformance/loader/family_case.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
 #include "mm/family/problem.h"
@@ -52,6 +53,20 @@ struct FamilyCase {
 // Every case of the catalogue, Gemm's first, then MatMulInteger's, then QLinearMatMul's; the same
 // cases in the same order on every call and machine. Every case plans (family::PlanProblem).
 std::vector<FamilyCase> BuiltinFamilyCases();
+
+// The cases of BuiltinFamilyCases(), built on the first call and kept for the process (the
+// catalogue's entries and a worker's look-ups read them). Thread-safe.
+const std::vector<FamilyCase>& BuiltinFamilyCatalogue();
+
+// The case of BuiltinFamilyCatalogue() named `name`; null when there is none.
+const FamilyCase* FindBuiltinFamilyCase(std::string_view name);
+
+// The name of a built-in family case's one data set.
+inline constexpr std::string_view kFamilyCaseDataSet = "test_data_set_0";
+
+// `family_case` as the harness runs it: data set kFamilyCaseDataSet, its inputs (copied) and
+// attributes, and its expected Y (FamilyCaseExpectedY). An error when the case does not plan.
+StatusOr<FamilyDataSet> FamilyCaseDataSet(const FamilyCase& family_case);
 
 // The exact answer of `family_case` (family::ExactFamily's Y: the wrapped int32 accumulation,
 // the exactly requantized y, Gemm's exact value rounded to nearest even): the expected output its

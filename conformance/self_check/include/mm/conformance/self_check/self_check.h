@@ -6,6 +6,7 @@
 #ifndef MM_CONFORMANCE_SELF_CHECK_SELF_CHECK_H_
 #define MM_CONFORMANCE_SELF_CHECK_SELF_CHECK_H_
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,6 +17,7 @@
 #include "mm/conformance/report/report.h"
 #include "mm/conformance/running/runner.h"
 #include "mm/conformance/self_check/planted_backends.h"
+#include "mm/conformance/self_check/planted_family.h"
 
 namespace mm::self_check {
 
@@ -49,6 +51,10 @@ struct SelfCheckOptions {
   // `hang_timeout_seconds` (what it costs, once); the others' after `timeout_seconds`.
   bool drivers = true;
   double hang_timeout_seconds = 3;
+  // Makes each planted family backend (planted_family.h). The self-check's tests replace it with
+  // one that plants a fault wrongly (a correct kernel), to show that the self-check notices.
+  using FamilyBackendFn = std::unique_ptr<Backend> (*)(const PlantedFamilyBackend& planted);
+  FamilyBackendFn make_family_backend = MakePlantedFamilyBackend;
 };
 
 // What the harness made of one planted fault (or of the control).
@@ -64,15 +70,21 @@ struct PlantedOutcome {
   // Text the worst result's message must hold, when not empty ("conformance gap: "): the fault
   // caught for what it is, not by another error.
   std::string needed_text;
+  // A planted family backend's results that are not the verdicts their cases deserve (no FAIL in
+  // a class aimed at its fault, a case where its fault cannot show not PASSed), in words; empty
+  // when they are (and for MatMul's planted faults, which are judged by their worst verdict).
+  std::string unmet;
   bool caught() const {
     return got == needed && exit_code == needed_exit_code &&
-           evidence.find(needed_text) != std::string::npos;
+           evidence.find(needed_text) != std::string::npos && unmet.empty();
   }
 };
 
 struct SelfCheckResult {
-  std::vector<PlantedOutcome> outcomes;  // The control, every planted backend, the wrong shape.
-  int cases = 0;                         // Cases run (the gate's and the self-check's).
+  // The control, every planted backend, the wrong shape, every planted family backend (its
+  // control first), the runtime-protocol faults.
+  std::vector<PlantedOutcome> outcomes;
+  int cases = 0;  // Cases run (the gate's and the self-check's).
   // Why the runtime-protocol faults did not run (no python3 or numpy), empty when they did.
   std::string drivers_not_run;
   // Names of the outcomes not caught (for the control: not passed), in order.
@@ -86,7 +98,11 @@ PlantedOutcome JudgePlanted(const PlantedBackend& planted, std::vector<conforman
                             const SelfCheckOptions& options);
 
 // Runs the self-check. Each backend's results are written to a JSON report and read back before
-// being judged, so a report that loses or changes a verdict is a miss too.
+// being judged, so a report that loses or changes a verdict is a miss too. The planted family
+// backends run on the built-in family cases of every class aimed at a planted fault
+// (ClassesAimedAt), whatever `options.builtin` says (they are the self-check's own cases for
+// them): each must FAIL a case of every class aimed at its fault and PASS every case where its
+// fault cannot show (FaultCanShow), and the control must PASS them all.
 SelfCheckResult RunSelfCheck(const SelfCheckOptions& options);
 
 // One line per outcome, "  caught  transposed_b: FAIL, exit 1 (needed FAIL, exit 1 under

@@ -18,7 +18,7 @@ namespace mm::family::testing {
 
 class FakeFamilyBackend final : public Backend, private FamilyBackend {
  public:
-  // Computes Y of a plan the backend accepted into `y` (zero-filled, Y's type and shape).
+  // Computes Y of a plan the backend accepted into `y` (poisoned, Y's type and shape).
   using Kernel = std::function<Status(const Plan& plan, MutableTensorView y)>;
   // Whether the kernel takes `desc` (its operator is `op` already); the reason when not.
   using Accepts = std::function<Support(const OpDesc& desc)>;
