@@ -37,6 +37,18 @@ DType FamilyProblem::dtype() const {
   return a != nullptr ? a->dtype() : DType::kFloat;
 }
 
+std::string FamilyProblem::Types() const {
+  std::vector<const char*> names = {"A"};
+  if (op == Op::kMatMulInteger) names = {"A", "B"};
+  if (op == Op::kQLinearMatMul) names = {"a", "b", "y_zero_point", "a_scale"};
+  std::string types;
+  for (const char* name : names) {
+    const Tensor* t = Find(name);
+    types += (types.empty() ? "" : "/") + std::string(t != nullptr ? DTypeName(t->dtype()) : "?");
+  }
+  return types;
+}
+
 FamilyProblem FamilyProblem::Clone() const {
   FamilyProblem copy;
   copy.seed = seed;

@@ -75,9 +75,10 @@ StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& prob
   return outcome;
 }
 
-std::string FuzzCaseName(family::Op op, DType dtype, std::string_view values) {
-  return "fuzz/" + std::string(family::OpName(op)) + "/" + std::string(DTypeName(dtype)) + "/" +
-         std::string(values);
+std::string FuzzCaseName(family::Op op, std::string_view types, std::string_view form,
+                         std::string_view values) {
+  return "fuzz/" + std::string(family::OpName(op)) + "/" + std::string(types) + "/" +
+         std::string(form) + "/" + std::string(values);
 }
 
 Finding FamilyFinding(const std::string& kind, const std::string& backend,
@@ -93,6 +94,8 @@ Finding FamilyFinding(const std::string& kind, const std::string& backend,
   f.values = original.values;
   f.problem = original.ToString();
   f.minimal_problem = shrunk.problem.ToString();
+  for (const auto& [name, tensor] : shrunk.problem.inputs)
+    f.types.emplace_back(name, tensor.dtype());
   f.shrink_steps = shrunk.steps;
   f.shrink_timed_out = shrunk.timed_out;
   f.message = shrunk.outcome.message;

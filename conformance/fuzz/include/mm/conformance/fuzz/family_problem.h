@@ -41,6 +41,10 @@ struct FamilyProblem {
   Tensor* Find(std::string_view name);
   // A's element type (a's for QLinearMatMul): the "dtype" a result is counted under.
   DType dtype() const;
+  // The element types of the operator's type constraints, '/'-separated, as an expectations entry
+  // names them: Gemm "T" ("float"), MatMulInteger "A/B" ("uint8/int8"), QLinearMatMul
+  // "a/b/y/scales" ("uint8/int8/uint8/float16"; y: y_zero_point's type).
+  std::string Types() const;
   // "MatMulInteger-10 A uint8 [3,4] B int8 [4,2] a_zero_point [] ...", as family::Problem says it.
   std::string ToString() const { return View().ToString(); }
   // A deep copy (its own tensors).
