@@ -300,6 +300,34 @@ TEST(FamilyFuzzTest, ProblemsOutsideTheStandardsRangeAreCountedAndPassOnTheRefer
   EXPECT_GT(report.stats.outside_standard_range, 0);
 }
 
+// Several backends at once: each is judged against the exact answer on its own (the reference
+// passes every problem beside a kernel that fails many, a MatMul-only backend is UNSUPPORTED),
+// the findings name the failing backend only, and the problems outside int32 are counted once
+// each, as in a run of the reference alone.
+TEST(FamilyFuzzTest, SeveralBackendsAreEachJudgedAgainstTheExactAnswer) {
+  const BackendRegistry registry = RegistryWith("saturating", Op::kMatMulInteger, SaturatingPairs);
+  FuzzOptions options;
+  options.op = Op::kMatMulInteger;
+  options.cases = 400;
+  options.max_findings = 5;
+  options.shrink = false;
+  options.backends = {"reference", "saturating", "matmul-only"};
+  const FuzzReport report = RunFuzz(options, registry, nullptr);
+  ASSERT_EQ(report.stats.backends.size(), 3u);
+  EXPECT_EQ(report.stats.results, 1200);
+  EXPECT_EQ(report.stats.backends[0].verdicts[Verdict::kPass], 400);
+  EXPECT_GT(report.stats.backends[1].verdicts[Verdict::kFail], 0);
+  EXPECT_EQ(report.stats.backends[1].verdicts[Verdict::kFail],
+            report.stats.failures);  // The reference and the UNSUPPORTED backend fail none.
+  EXPECT_EQ(report.stats.backends[2].verdicts[Verdict::kUnsupported], 400);
+  ASSERT_EQ(report.findings.size(), 5u);
+  for (const Finding& f : report.findings) EXPECT_EQ(f.backend, "saturating");
+  options.backends = {"reference"};
+  const FuzzReport alone = RunFuzz(options, registry, nullptr);
+  EXPECT_GT(alone.stats.outside_standard_range, 0);
+  EXPECT_EQ(report.stats.outside_standard_range, alone.stats.outside_standard_range);
+}
+
 // A kernel that returns an error or throws is an ERROR result and a finding, never a crash.
 TEST(FamilyFuzzTest, ABackendsErrorOrExceptionIsAnErrorFinding) {
   for (const bool throws : {false, true}) {
