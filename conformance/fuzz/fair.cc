@@ -138,6 +138,16 @@ bool Close(double got, double expected, const conformance::Tolerance& tolerance)
 
 std::string Num(double v) { return conformance::FormatShort(v); }
 
+// Element `i` of a float tensor, widened to double.
+double ElementAt(TensorView t, std::size_t i) {
+  double v = 0;
+  VisitDType(t.dtype, [&](auto tag) {
+    using T = CppType<decltype(tag)::value>;
+    if constexpr (!std::is_integral_v<T>) v = ToDouble(t.Data<T>()[i]);
+  });
+  return v;
+}
+
 // What the terms of one element with a NaN or infinite input say about its order dependence.
 struct SpecialTerms {
   bool nan = false;  // A NaN term, 0 x inf, or +inf and -inf: NaN in every order.
@@ -280,6 +290,50 @@ std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
     }
   });
   return reason;
+}
+
+std::string UnfairFamilyReason(const family::Plan& plan, const family::FamilyOracle& oracle,
+                               const conformance::Tolerance& tolerance) {
+  if (oracle.outside_standard_range()) {
+    return std::to_string(oracle.outside_int32_count) +
+           " elements' exact accumulation leaves int32: outside the standard's range (the wrapped "
+           "value is allowed, not required)";
+  }
+  for (std::size_t i = 0; i < oracle.y_low.size(); ++i) {
+    if (oracle.y_low[i] != oracle.y_high[i]) {
+      return "element " + std::to_string(i) + ": a float32 evaluation of the multiplier may give " +
+             std::to_string(oracle.y_low[i]) + " or " + std::to_string(oracle.y_high[i]) +
+             " (the one-unit rule)";
+    }
+  }
+  if (!oracle.ambiguous.empty()) {
+    return "element " + std::to_string(oracle.ambiguous[0].index) +
+           ": the standard is ambiguous (" +
+           std::string(family::GetAmbiguityInfo(oracle.ambiguous[0].ambiguity).id) + ")";
+  }
+  const DType dtype = plan.y_dtype;
+  if (!IsFloat(dtype)) return "";
+  const Arithmetic arithmetic = FairArithmetic(dtype);
+  const std::string sum = std::string(DTypeName(arithmetic.accumulation));
+  for (std::size_t i = 0; i < oracle.bounds.size(); ++i) {
+    const ElementBound& bound = oracle.bounds[i];
+    const std::string where = "element " + std::to_string(i) + ": ";
+    if (bound.special) return where + "a NaN or infinite input reaches it";
+    if (std::isinf(bound.radius)) {
+      return where + "|alpha| sum |a||b| + |beta c| reaches the largest " + sum +
+             ": an intermediate may overflow";
+    }
+    const double y = ElementAt(oracle.y.view(), i);
+    const AcceptedValues range = AcceptedRange(dtype, bound);
+    for (double got : {range.lo, range.hi}) {
+      if (!Close(got, y, tolerance)) {
+        return where + "a " + sum + " evaluation in another order may give " + Num(got) +
+               " where " + Num(y) + " is expected (bound " + Num(bound.radius) + ", tolerance " +
+               Num(tolerance.Allowed(y)) + ")";
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace mm::fuzz

@@ -7,17 +7,16 @@
 #include "problem_values.h"
 
 namespace mm::fuzz {
-namespace {
 
-using family::Attribute;
-
-// The versions of Gemm that take `dtype`: float16, float and double from version 1, the integer
-// types from 9, bfloat16 from 13.
-std::vector<int> VersionsFor(DType dtype) {
+std::vector<int> GemmVersionsFor(DType dtype) {
   if (dtype == DType::kBFloat16) return {13};
   if (IsFloat(dtype)) return {1, 6, 7, 9, 11, 13};
   return {9, 11, 13};
 }
+
+namespace {
+
+using family::Attribute;
 
 // `t` ([rows, cols]) transposed.
 Tensor Transposed(const Tensor& t) {
@@ -87,7 +86,7 @@ void DrawAttributes(Rng& rng, bool trans_a, bool trans_b, const std::string& c_f
 }  // namespace
 
 void DrawGemm(Rng& rng, DType dtype, const GeneratorOptions& options, FamilyProblem& p) {
-  p.version = rng.Pick(VersionsFor(dtype));
+  p.version = rng.Pick(GemmVersionsFor(dtype));
   std::int64_t m = Size(rng), n = Size(rng), k = Size(rng);
   if (rng.Chance(1.0 / 16)) {  // Wide K: where the accumulation's error shows.
     k = rng.Between(1000, 5000);

@@ -37,6 +37,50 @@ DType FamilyProblem::dtype() const {
   return a != nullptr ? a->dtype() : DType::kFloat;
 }
 
+std::string FamilyProblem::Types() const {
+  std::vector<const char*> names = {"A"};
+  if (op == Op::kMatMulInteger) names = {"A", "B"};
+  if (op == Op::kQLinearMatMul) names = {"a", "b", "y_zero_point", "a_scale"};
+  std::string types;
+  for (const char* name : names) {
+    const Tensor* t = Find(name);
+    types += (types.empty() ? "" : "/") + std::string(t != nullptr ? DTypeName(t->dtype()) : "?");
+  }
+  return types;
+}
+
+std::string FamilyProblem::Signature() const {
+  return std::string(family::OpName(op)) + "-" + std::to_string(version) + " " + Types();
+}
+
+std::vector<std::string> FamilySignatures(Op op, const std::vector<DType>& dtypes) {
+  std::vector<std::string> out;
+  const std::string name(family::OpName(op));
+  if (op == Op::kGemm) {
+    const std::vector<DType> all(kAllDTypes.begin(), kAllDTypes.end());
+    for (DType dtype : dtypes.empty() ? all : dtypes) {
+      for (int version : GemmVersionsFor(dtype)) {
+        out.push_back(name + "-" + std::to_string(version) + " " + std::string(DTypeName(dtype)));
+      }
+    }
+    return out;
+  }
+  const std::vector<std::string> int8 = {"uint8", "int8"};
+  for (const std::string& a : int8) {
+    for (const std::string& b : int8) {
+      if (op == Op::kMatMulInteger) out.push_back(name + "-10 " + a + "/" + b);
+      if (op != Op::kQLinearMatMul) continue;
+      for (const std::string& y : int8) {
+        out.push_back(name + "-10 " + a + "/" + b + "/" + y + "/float");
+        for (const char* scale : {"float", "float16", "bfloat16"}) {
+          out.push_back(name + "-21 " + a + "/" + b + "/" + y + "/" + scale);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 FamilyProblem FamilyProblem::Clone() const {
   FamilyProblem copy;
   copy.seed = seed;

@@ -1,11 +1,14 @@
 #include "family_run.h"
 
 #include <exception>
+#include <filesystem>
 #include <utility>
 
 #include "fuzz_replay.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
+#include "mm/conformance/loader/node_test_writer.h"
+#include "mm/engine/io/output_file.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
 #include "mm/family/plan.h"
@@ -22,6 +25,18 @@ StatusOr<Tensor> ComputeCatching(Backend& backend, const family::Plan& plan) {
   } catch (...) {
     return InternalError(std::string(backend.name()) + ": unknown exception");
   }
+}
+
+// Writes `minimal` into `dir` as an ONNX node test whose expected output is the exact answer
+// (ExactFamily's Y: the wrapped value where the accumulation leaves int32), also kept as
+// f.expected.
+Status ExportFamilyNodeTest(const FamilyProblem& minimal, const std::filesystem::path& dir,
+                            Finding& f) {
+  MM_ASSIGN_OR_RETURN(const family::Plan plan, family::PlanProblem(minimal.View()));
+  MM_ASSIGN_OR_RETURN(family::FamilyOracle oracle,
+                      family::ExactFamily(plan, Arithmetic::OwnType(plan.y_dtype)));
+  f.expected = std::move(oracle.y);
+  return conformance::WriteFamilyNodeTest(dir, minimal.View(), f.expected, "mm-fuzz");
 }
 
 }  // namespace
@@ -60,9 +75,10 @@ StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& prob
   return outcome;
 }
 
-std::string FuzzCaseName(family::Op op, DType dtype, std::string_view values) {
-  return "fuzz/" + std::string(family::OpName(op)) + "/" + std::string(DTypeName(dtype)) + "/" +
-         std::string(values);
+std::string FuzzCaseName(family::Op op, std::string_view types, std::string_view form,
+                         std::string_view values) {
+  return "fuzz/" + std::string(family::OpName(op)) + "/" + std::string(types) + "/" +
+         std::string(form) + "/" + std::string(values);
 }
 
 Finding FamilyFinding(const std::string& kind, const std::string& backend,
@@ -78,6 +94,8 @@ Finding FamilyFinding(const std::string& kind, const std::string& backend,
   f.values = original.values;
   f.problem = original.ToString();
   f.minimal_problem = shrunk.problem.ToString();
+  for (const auto& [name, tensor] : shrunk.problem.inputs)
+    f.types.emplace_back(name, tensor.dtype());
   f.shrink_steps = shrunk.steps;
   f.shrink_timed_out = shrunk.timed_out;
   f.message = shrunk.outcome.message;
@@ -94,12 +112,24 @@ Finding FamilyFinding(const std::string& kind, const std::string& backend,
 Finding ShrunkFamilyFinding(const FuzzOptions& options, const std::string& kind,
                             const std::string& name, Backend& backend, const FamilyProblem& problem,
                             const FamilyOutcome& failed, const ShrinkOptions& shrink) {
-  Finding f = FamilyFinding(kind, name, problem, ShrinkFamily(backend, problem, failed, shrink));
-  f.replay = ReplayLine(options, f, PluginLibraryPath(backend), runtime::DriverCommandOf(backend));
-  if (!options.export_dir.empty()) {
-    f.exported =
-        "(not written: mm-fuzz exports node tests of MatMul only; the replay line finds it again)";
+  FamilyShrinkResult shrunk = ShrinkFamily(backend, problem, failed, shrink);
+  const FamilyProblem minimal = shrunk.problem.Clone();
+  Finding f = FamilyFinding(kind, name, problem, std::move(shrunk));
+  const std::string library_path = PluginLibraryPath(backend);
+  const std::string driver_command = runtime::DriverCommandOf(backend);
+  f.replay = ReplayLine(options, f, library_path, driver_command);
+  if (options.export_dir.empty()) return f;
+  if (shrink.cancel != nullptr && *shrink.cancel) {
+    f.exported = "(not written: the run was stopped)";
+    return f;
   }
+  const std::filesystem::path dir = std::filesystem::path(options.export_dir) / CaseName(f);
+  Status written = ExportFamilyNodeTest(minimal, dir, f);
+  if (written.ok()) {
+    written = io::WriteFileAtomically(dir / "README.md",
+                                      ExportReadme(options, f, dir, library_path, driver_command));
+  }
+  f.exported = written.ok() ? dir.string() : "(not written: " + written.ToString() + ")";
   return f;
 }
 

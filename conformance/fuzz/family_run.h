@@ -63,7 +63,10 @@ Finding FamilyFinding(const std::string& kind, const std::string& backend,
 
 // The finding of `problem`, which failed as `kind` (`failed`) on backend `name` (`backend`),
 // shrunk with `shrink`: FamilyFinding's, with its replay line (ReplayLine, with the plugin's
-// library or the driver's command) and why it is not exported under options.export_dir.
+// library or the driver's command) and, under options.export_dir, the minimal problem written as
+// an ONNX node test (CaseName(f): the node at its version's opset, the exact answer as its output)
+// with a README.md holding the mm-conformance command that runs it and the replay line; not
+// written when `shrink.cancel` was set (the run was stopped).
 Finding ShrunkFamilyFinding(const FuzzOptions& options, const std::string& kind,
                             const std::string& name, Backend& backend, const FamilyProblem& problem,
                             const FamilyOutcome& failed, const ShrinkOptions& shrink);

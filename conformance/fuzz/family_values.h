@@ -68,6 +68,10 @@ void FillScales(Rng& rng, const std::string& family, Tensor& a_scale, Tensor& b_
 // family's name.
 std::string FillGemmC(Rng& rng, bool specials, Tensor& c);
 
+// The versions of Gemm that take `dtype` (DrawGemm picks one of them, each alike): float16, float
+// and double from version 1, the integer types from 9, bfloat16 from 13.
+std::vector<int> GemmVersionsFor(DType dtype);
+
 // Draws a Gemm problem of element type `dtype` into `p` (family_gemm.cc): a version that takes the
 // type, transposes, alpha and beta (absent, 1, 0, negative, not representable in the type; integers
 // for an integer type), C in each form the version allows, A' and B' of MatMul's value families.

@@ -97,6 +97,17 @@ void AddProblemOptions(CLI::App& a, FuzzCliOptions& o) {
   std::vector<std::string> dtype_names;
   for (DType d : kAllDTypes) dtype_names.emplace_back(DTypeName(d));
   a.option_defaults()->group("Problems");
+  a.add_option_function<std::string>(
+       "--op", [&o](const std::string& v) { o.fuzz.op = family::OpFromName(v).value(); },
+       "the operator: MatMul (default), Gemm, MatMulInteger or QLinearMatMul (its value families "
+       "aim at its failure modes; docs/differential-fuzzing.md)")
+      ->option_text("OP")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            auto op = family::OpFromName(v);
+            return op.ok() ? "" : std::string(op.status().message());
+          },
+          ""));
   a.add_option("--seed", o.fuzz.seed,
                "random seed; the same seed gives the same problems on "
                "any machine (default 1)")
@@ -130,17 +141,6 @@ void AddProblemOptions(CLI::App& a, FuzzCliOptions& o) {
 
 // How many problems, of which operator, for how long, which shard.
 void AddCampaignOptions(CLI::App& app, FuzzCliOptions& o) {
-  app.add_option_function<std::string>(
-         "--op", [&o](const std::string& v) { o.fuzz.op = family::OpFromName(v).value(); },
-         "the operator: MatMul (default), Gemm, MatMulInteger or QLinearMatMul (its value families "
-         "aim at its failure modes; docs/differential-fuzzing.md)")
-      ->option_text("OP")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            auto op = family::OpFromName(v);
-            return op.ok() ? "" : std::string(op.status().message());
-          },
-          ""));
   app.add_option("--cases", o.fuzz.cases,
                  "number of problems (default 1000; with --time, at "
                  "most this many)")
@@ -239,7 +239,8 @@ void AddFindingsOptions(CLI::App& app, FuzzCliOptions& o) {
       ->check(cli::NonEmpty());
   app.add_option("--expectations", o.expectations,
                  "known deviations: mm-conformance's expectations file (docs/conformance.md), "
-                 "matched by case 'fuzz/<dtype>/<value family>' and backend. A failure an XFAIL "
+                 "matched by case 'fuzz/<dtype>/<value family>' (with --op: "
+                 "'fuzz/<op>/<types>/<form>/<value family>') and backend. A failure an XFAIL "
                  "entry matches is shown and exported as XFAIL, not counted as a failure; an "
                  "XFAIL entry this run did not see is reported (a fixed library, or a problem "
                  "not reached). Default: MM_EXPECTATIONS")
@@ -271,7 +272,11 @@ CLI::App* AddGenerateCommand(CLI::App& app, FuzzCliOptions& o) {
       "(double for double) in any order passes them under ONNX's rule (--rtol, --atol; NaN\n"
       "equals NaN). Problem index I that is not fair is replaced by the next index of the seed;\n"
       "the manifest lists each replaced index and why.\n"
-      "DIR must be new or empty, unless --overwrite is given.");
+      "DIR must be new or empty, unless --overwrite is given.\n"
+      "With --op Gemm|MatMulInteger|QLinearMatMul: "
+      "DIR/test_mm_fuzz_s<seed>_<op><version>_<types>_\n"
+      "<index>/, the exact answer as output; --cases-per-dtype N writes N cases of each of the\n"
+      "operator's signatures (version and types; docs/differential-fuzzing.md).");
   sub->option_defaults()->disable_flag_override()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
   sub->add_option("--out", o.out_dir, "directory to write test_mm_fuzz_* cases into")

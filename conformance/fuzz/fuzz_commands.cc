@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "mm/conformance/fuzz/fair.h"
+#include "mm/conformance/fuzz/family_problem.h"
 #include "mm/conformance/fuzz/fuzz_merge.h"
 #include "mm/conformance/fuzz/fuzz_report_reader.h"
 #include "mm/conformance/loader/family_cases.h"
@@ -145,29 +146,6 @@ ordered_json CorpusManifest(const FuzzCliOptions& o, const Written& w) {
   return manifest;
 }
 
-// The mm-fuzz generate command line that writes the corpus again.
-std::string GenerateCommand(const FuzzCliOptions& o) {
-  std::ostringstream command;
-  command << "mm-fuzz generate --out DIR "
-          << (o.cases_per_dtype > 0 ? "--cases-per-dtype " + std::to_string(o.cases_per_dtype)
-                                    : "--cases " + std::to_string(o.generate_cases))
-          << " --seed " << o.fuzz.seed;
-  if (o.fuzz.first != 0) command << " --first " << o.fuzz.first;
-  for (const auto& d : o.dtypes) command << " --dtype " << d;
-  if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
-    command << " --max-elements " << o.fuzz.generator.max_elements;
-  }
-  if (o.large) command << " --large --large-products " << o.fuzz.generator.large_products;
-  if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
-    command << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
-  }
-  if (o.fuzz.tolerance.atol != conformance::Tolerance{}.atol) {
-    command << " --atol " << conformance::FormatDouble(o.fuzz.tolerance.atol);
-  }
-  if (o.keep_unfair) command << " --keep-unfair";
-  return command.str();
-}
-
 // The corpus's README.md.
 std::string CorpusReadme(const FuzzCliOptions& o, const Written& w) {
   std::ostringstream readme;
@@ -190,17 +168,7 @@ std::string CorpusReadme(const FuzzCliOptions& o, const Written& w) {
 
 // Writes the corpus's cases into o.out_dir (a new or, unless --overwrite, empty directory).
 int WriteCorpusCases(const FuzzCliOptions& o, Written& w, std::ostream& err) {
-  namespace fs = std::filesystem;
-  if (const std::string refused = RefuseNonEmptyOut(o); !refused.empty()) {
-    err << "mm-fuzz generate: " << refused << "\n";
-    return kExitUsage;
-  }
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) {
-    err << "mm-fuzz generate: cannot create '" << o.out_dir << "': " << ec.message() << "\n";
-    return kExitUsage;
-  }
+  if (const int code = PrepareCorpusDir(o, err); code != kExitClean) return code;
   GeneratorOptions generator = o.fuzz.generator;
   for (const auto& name : o.dtypes) generator.dtypes.push_back(DTypeFromName(name).value());
   if (o.cases_per_dtype == 0) return WriteCases(o, generator, o.generate_cases, w, err);
@@ -251,18 +219,65 @@ StatusOr<conformance::NodeTest> ShapeCaseNodeTest(const conformance::ShapeCase& 
 
 }  // namespace
 
-int Generate(const FuzzCliOptions& o, std::ostream& out, std::ostream& err) {
+int PrepareCorpusDir(const FuzzCliOptions& o, std::ostream& err) {
+  if (const std::string refused = RefuseNonEmptyOut(o); !refused.empty()) {
+    err << "mm-fuzz generate: " << refused << "\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) {
+    err << "mm-fuzz generate: cannot create '" << o.out_dir << "': " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  return kExitClean;
+}
+
+int WriteCorpusFiles(const FuzzCliOptions& o, const std::string& manifest,
+                     const std::string& readme, std::ostream& err) {
   namespace fs = std::filesystem;
-  Written w;
-  if (const int code = WriteCorpusCases(o, w, err); code != kExitClean) return code;
-  for (Status written :
-       {io::WriteFileAtomically(fs::path(o.out_dir) / "manifest.json",
-                                CorpusManifest(o, w).dump(2) + "\n"),
-        io::WriteFileAtomically(fs::path(o.out_dir) / "README.md", CorpusReadme(o, w))}) {
+  for (Status written : {io::WriteFileAtomically(fs::path(o.out_dir) / "manifest.json", manifest),
+                         io::WriteFileAtomically(fs::path(o.out_dir) / "README.md", readme)}) {
     if (!written.ok()) {
       err << "mm-fuzz generate: " << written.message() << "\n";
       return kExitUsage;
     }
+  }
+  return kExitClean;
+}
+
+std::string GenerateCommand(const FuzzCliOptions& o) {
+  std::ostringstream command;
+  command << "mm-fuzz generate "
+          << (IsFamilyOp(o.fuzz.op) ? "--op " + std::string(family::OpName(o.fuzz.op)) + " " : "")
+          << "--out DIR "
+          << (o.cases_per_dtype > 0 ? "--cases-per-dtype " + std::to_string(o.cases_per_dtype)
+                                    : "--cases " + std::to_string(o.generate_cases))
+          << " --seed " << o.fuzz.seed;
+  if (o.fuzz.first != 0) command << " --first " << o.fuzz.first;
+  for (const auto& d : o.dtypes) command << " --dtype " << d;
+  if (o.fuzz.generator.max_elements != GeneratorOptions{}.max_elements) {
+    command << " --max-elements " << o.fuzz.generator.max_elements;
+  }
+  if (o.large) command << " --large --large-products " << o.fuzz.generator.large_products;
+  if (o.fuzz.tolerance.rtol != conformance::Tolerance{}.rtol) {
+    command << " --rtol " << conformance::FormatDouble(o.fuzz.tolerance.rtol);
+  }
+  if (o.fuzz.tolerance.atol != conformance::Tolerance{}.atol) {
+    command << " --atol " << conformance::FormatDouble(o.fuzz.tolerance.atol);
+  }
+  if (o.keep_unfair) command << " --keep-unfair";
+  return command.str();
+}
+
+int Generate(const FuzzCliOptions& o, std::ostream& out, std::ostream& err) {
+  if (IsFamilyOp(o.fuzz.op)) return GenerateFamily(o, out, err);
+  Written w;
+  if (const int code = WriteCorpusCases(o, w, err); code != kExitClean) return code;
+  if (const int code =
+          WriteCorpusFiles(o, CorpusManifest(o, w).dump(2) + "\n", CorpusReadme(o, w), err);
+      code != kExitClean) {
+    return code;
   }
   out << "mm-fuzz generate: wrote " << w.written << " cases ("
       << (o.cases_per_dtype > 0 ? std::to_string(o.cases_per_dtype) + " per dtype, " : "")

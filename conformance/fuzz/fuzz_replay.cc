@@ -95,17 +95,26 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
     conformance += " --atol " + conformance::FormatDouble(options.tolerance.atol);
   }
   conformance = WithAutoContext(options, f, conformance);
-  std::string text = "# " + f.kind + ": " + f.backend + ", " + std::string(DTypeName(f.dtype)) +
-                     "\n\nA minimal MatMul problem found by mm-fuzz (seed " +
-                     std::to_string(f.seed) + ", problem " + std::to_string(f.index) + ": " +
-                     f.original.ToString() + ", " + f.form + ", " + f.values + "; shrunk to " +
-                     f.minimal.ToString() + ").\n\n" + f.message +
-                     "\n\nRun this node test (model.onnx, test_data_set_0) on the backend:\n\n"
-                     "    " +
-                     conformance +
-                     "\n\nFind it again (the original problem, judged the same way):\n\n"
-                     "    " +
-                     f.replay + "\n";
+  const bool matmul = f.op == family::Op::kMatMul;
+  const std::string op(family::OpName(f.op));
+  std::string text = "# " + f.kind + ": " + f.backend + ", " + (matmul ? "" : op + ", ") +
+                     std::string(DTypeName(f.dtype)) + "\n\nA minimal " + op +
+                     " problem found by mm-fuzz (seed " + std::to_string(f.seed) + ", problem " +
+                     std::to_string(f.index) + ": " + (matmul ? f.original.ToString() : f.problem) +
+                     ", " + f.form + ", " + f.values + "; shrunk to " +
+                     (matmul ? f.minimal.ToString() : f.minimal_problem) + ").\n\n";
+  if (f.outside_int32 > 0) {
+    text += "Outside the standard's range: " + std::to_string(f.outside_int32) +
+            " elements' exact accumulation leaves int32; the expected output is the wrapped value "
+            "the standard allows.\n\n";
+  }
+  text += f.message +
+          "\n\nRun this node test (model.onnx, test_data_set_0) on the backend:\n\n"
+          "    " +
+          conformance +
+          "\n\nFind it again (the original problem, judged the same way):\n\n"
+          "    " +
+          f.replay + "\n";
   return text;
 }
 
@@ -136,8 +145,13 @@ std::string FindingLog(const Finding& f) {
 std::string CaseName(const Finding& f) {
   std::string kind = f.kind;
   for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return "test_mm_fuzz_" + kind + "_" + f.backend + "_" + std::string(DTypeName(f.dtype)) + "_s" +
-         std::to_string(f.seed) + "_i" + std::to_string(f.index);
+  std::string op;
+  if (f.op != family::Op::kMatMul) {
+    op = std::string(family::OpName(f.op)) + "_";
+    for (char& c : op) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return "test_mm_fuzz_" + kind + "_" + f.backend + "_" + op + std::string(DTypeName(f.dtype)) +
+         "_s" + std::to_string(f.seed) + "_i" + std::to_string(f.index);
 }
 
 }  // namespace mm::fuzz

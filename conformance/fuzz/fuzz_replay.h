@@ -26,7 +26,9 @@ std::string ExportReadme(const FuzzOptions& options, const Finding& f,
 // its minimal form, the judgement, the replay line, the declared expectation and the export.
 std::string FindingLog(const Finding& f);
 
-// The name of `f`'s exported node test: test_mm_fuzz_<kind>_<backend>_<dtype>_s<seed>_i<index>.
+// The name of `f`'s exported node test: test_mm_fuzz_<kind>_<backend>_<dtype>_s<seed>_i<index>,
+// for a family operator with the operator in lower case before the dtype
+// (test_mm_fuzz_fail_mine_matmulinteger_uint8_s1_i3).
 std::string CaseName(const Finding& f);
 
 }  // namespace mm::fuzz

@@ -133,6 +133,8 @@ ordered_json FindingJson(const Finding& f) {
     fj["problem"] = f.problem;
     fj["minimal_problem"] = f.minimal_problem;
     fj["outside_standard_range"] = f.outside_int32 > 0;
+    fj["types"] = ordered_json::object();
+    for (const auto& [name, dtype] : f.types) fj["types"][name] = DTypeName(dtype);
   }
   if (f.worst) {
     fj["worst"] = {{"index", f.worst->index},

@@ -208,7 +208,8 @@ class Campaign {
     Backend& backend = *backends_[bi];
     const conformance::Expectation* expected = nullptr;
     ExpectationOutcome* expected_outcome = nullptr;
-    const std::string case_name = FuzzCaseName(options_.op, problem.dtype(), problem.values);
+    const std::string case_name =
+        FuzzCaseName(options_.op, problem.Types(), problem.form, problem.values);
     if (!Expect(bi, case_name, expected, expected_outcome)) return true;
     auto outcome =
         Unlocked([&] { return RunFamilyOne(backend, problem, options_.tolerance, &cancel_); });

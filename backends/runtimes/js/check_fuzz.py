@@ -6,9 +6,16 @@ deviations are shape classes (a zero batch dimension, K = 0) of every dtype: dec
 would hide a new deviation of the same dtype. The driver's fuzz declarations
 (expectations/<runtime>.fuzz.json) name each known deviation by the kind and message of its
 minimal problem instead ("k_zero": true: and K = 0 in it; "batch_broadcast": true: and a batch
-dimension broadcast in it; "dtype": and its dtype). Declarations sharing a "group" are symptoms
-of one deviation whose verdict varies from run to run (uninitialised memory read as FAIL or
-IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
+dimension broadcast in it; "dtype": and its dtype). A finding of MatMul's family (mm-fuzz --op) is
+declared by its operator, "op" ("MatMulInteger"; absent: MatMul, so a MatMul declaration never
+covers another operator), and may name "types", the element type of each input of its minimal
+problem by ONNX's input name ({"A": "uint8", "B": "int8"}), and "outside_standard_range" (true or
+false: whether the problem's exact accumulation leaves int32). "unless_cpu_has" lists CPU features
+as /proc/cpuinfo's flags name them (["avx512_vnni"]): on a CPU with all of them the declaration does
+not apply (a deviation of a code path the runtime leaves there: its findings are then undeclared
+and its absence is no failure), as in mm's deviations files. Declarations sharing a "group" are
+symptoms of one deviation whose verdict varies from run to run (uninitialised memory read as FAIL
+or IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
 
 This check passes when every failure of the runs was shrunk to a finding (--max-findings large
 enough), every finding matches a declaration, and every declaration (or one of its group) was
@@ -33,13 +40,37 @@ def batch_broadcast(a, b):
     return any(x != y for x, y in zip(batch_a, batch_b))
 
 
+def cpu_features(path="/proc/cpuinfo"):
+    """The CPU's features as the first "flags" line of /proc/cpuinfo names them (empty where it
+    cannot be read, so that every conditioned declaration applies, as mm's deviations files do)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def applies_here(declared, cpu):
+    """Whether the declaration applies on a CPU with features `cpu` (see "unless_cpu_has")."""
+    needs = declared.get("unless_cpu_has", [])
+    return not needs or not set(needs) <= cpu
+
+
 def matches(declared, finding):
     """Whether a finding is of this declared deviation."""
     a, b = finding["minimal_a_shape"], finding["minimal_b_shape"]
+    types = finding.get("types", {})
     return (
         declared["kind"] == finding["kind"]
+        and declared.get("op", "MatMul") == finding.get("op", "MatMul")
         and re.search(declared.get("message", ""), finding["message"]) is not None
         and declared.get("dtype", finding["dtype"]) == finding["dtype"]
+        and all(types.get(name) == t for name, t in declared.get("types", {}).items())
+        and declared.get("outside_standard_range", finding.get("outside_standard_range"))
+        == finding.get("outside_standard_range")
         and (not declared.get("k_zero") or a[-1] == 0)
         and (not declared.get("batch_broadcast") or batch_broadcast(a, b))
     )
@@ -61,9 +92,17 @@ def read_report(path):
     return failures, findings
 
 
-def check(reports, declared):
-    """The problems of the runs (failures, findings pairs) against `declared`; prints each one."""
+def check(reports, declared, cpu):
+    """The problems of the runs (failures, findings pairs) against `declared` on a CPU with
+    features `cpu`; prints each one."""
     problems = []
+    for d in declared:
+        if not applies_here(d, cpu):
+            print(
+                f"declared, not applicable on this CPU (it has {', '.join(d['unless_cpu_has'])}): "
+                f"{d['name']}"
+            )
+    declared = [d for d in declared if applies_here(d, cpu)]
     failures = sum(r[0] for r in reports)
     findings = [f for r in reports for f in r[1]]
     if len(findings) < failures:
@@ -104,6 +143,10 @@ def main():
     parser.add_argument("--passes", action="store_true", help="print the declared passes' options")
     parser.add_argument("reports", nargs="*", help="mm-fuzz's --json reports, one per pass")
     parser.add_argument("declared", help="the runtime's expectations/<runtime>.fuzz.json")
+    parser.add_argument(
+        "--cpu-flags",
+        help="the CPU's features, space-separated, instead of /proc/cpuinfo's (for tests)",
+    )
     args = parser.parse_args()
     with open(args.declared) as f:
         declarations = json.load(f)
@@ -118,7 +161,8 @@ def main():
     except ValueError as e:
         print(f"check_fuzz: {e}", file=sys.stderr)
         return 2
-    problems, count = check(reports, declarations["findings"])
+    cpu = set(args.cpu_flags.split()) if args.cpu_flags is not None else cpu_features()
+    problems, count = check(reports, declarations["findings"], cpu)
     if problems:
         print(
             f"check_fuzz: FAILED ({args.declared}): a new deviation, or a fixed one; declare a "

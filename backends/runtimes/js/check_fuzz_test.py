@@ -19,6 +19,23 @@ NOT_ZEROED_IMPRECISE = {
     "kind": "IMPRECISE",
     "group": "not zeroed",
 }
+# ONNX Runtime's MatMulInteger on x86 without VNNI: uint8 x int8 pair sums saturated to int16.
+SATURATION = {
+    "name": "uint8 x int8 pair sums saturate",
+    "kind": "FAIL",
+    "op": "MatMulInteger",
+    "types": {"A": "uint8", "B": "int8"},
+    "outside_standard_range": False,
+    "unless_cpu_has": ["avx512_vnni"],
+}
+
+
+def family_finding(op, types, outside=False, kind="FAIL"):
+    """A finding of an mm-fuzz --op report, its minimal problem's inputs of element types
+    `types`."""
+    found = finding(kind, [1, 2], [2, 1], "1 elements: 0 PASS, 1 FAIL", types.get("A", "float"))
+    found.update({"op": op, "types": types, "outside_standard_range": outside})
+    return found
 
 
 def finding(kind, a, b, message="", dtype="float"):
@@ -52,10 +69,11 @@ class CheckFuzzTest(unittest.TestCase):
         count = len(findings) if failures is None else failures
         return self.write({"stats": {"failures": count}, "findings": list(findings)})
 
-    def run_check(self, declared, *reports):
+    def run_check(self, declared, *reports, cpu=None):
         path = self.write({"runtime": "x", "passes": ["--seed 1 --cases 9"], "findings": declared})
+        flags = [] if cpu is None else ["--cpu-flags", cpu]
         return subprocess.run(
-            [sys.executable, CHECK, *reports, path], capture_output=True, text=True
+            [sys.executable, CHECK, *flags, *reports, path], capture_output=True, text=True
         )
 
     def test_every_declared_finding_found_passes(self):
@@ -110,6 +128,45 @@ class CheckFuzzTest(unittest.TestCase):
         run = self.run_check([K_ZERO, NOT_ZEROED_FAIL], first, second, unshrunk)
         self.assertIn("5 failures but 2 findings", run.stderr)
 
+    def test_a_family_finding_is_declared_by_its_operator_and_types(self):
+        uint8_int8 = {"A": "uint8", "B": "int8", "a_zero_point": "uint8", "b_zero_point": "int8"}
+        run = self.run_check(
+            [SATURATION], self.report(family_finding("MatMulInteger", uint8_int8)), cpu="avx2"
+        )
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("declared (1 findings): uint8 x int8 pair sums saturate", run.stdout)
+        # Another pair of types, another operator, a problem outside int32: each a new deviation.
+        for other in (
+            family_finding("MatMulInteger", {"A": "uint8", "B": "uint8"}),
+            family_finding("QLinearMatMul", uint8_int8),
+            family_finding("MatMulInteger", uint8_int8, outside=True),
+        ):
+            run = self.run_check([SATURATION], self.report(other), cpu="avx2")
+            self.assertEqual(run.returncode, 1, other)
+            self.assertIn("undeclared FAIL", run.stderr)
+
+    def test_a_matmul_declaration_never_covers_another_operator(self):
+        any_fail = {"name": "any float FAIL", "kind": "FAIL", "dtype": "float"}
+        run = self.run_check([any_fail], self.report(family_finding("Gemm", {"A": "float"})))
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("undeclared FAIL float", run.stderr)
+        matmul = self.run_check([any_fail], self.report(finding("FAIL", [1, 1], [1, 1])))
+        self.assertEqual(matmul.returncode, 0, matmul.stderr)
+
+    def test_a_declaration_unless_the_cpu_has_its_features_does_not_apply_there(self):
+        # On a VNNI CPU: not found is no failure, and a finding of it is undeclared.
+        run = self.run_check([SATURATION], self.report(), cpu="avx2 avx512_vnni")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("not applicable on this CPU (it has avx512_vnni)", run.stdout)
+        found = family_finding("MatMulInteger", {"A": "uint8", "B": "int8"})
+        run = self.run_check([SATURATION], self.report(found), cpu="avx2 avx512_vnni")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("undeclared FAIL uint8", run.stderr)
+        # Without the features it applies: not reproduced fails.
+        run = self.run_check([SATURATION], self.report(), cpu="avx2")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("not reproduced (fixed? or not reached): uint8 x int8", run.stderr)
+
     def test_a_report_without_findings_is_named(self):
         path = self.write({"stats": {}})
         run = self.run_check([K_ZERO], path)
@@ -136,7 +193,11 @@ class CheckFuzzTest(unittest.TestCase):
                 declared = json.load(f)
             self.assertTrue(declared["passes"], name)
             for options in declared["passes"]:
-                self.assertRegex(options, r"^--seed [0-9]+( --first [0-9]+)? --cases [0-9]+", name)
+                self.assertRegex(
+                    options,
+                    r"^(--op [A-Za-z]+ )?--seed [0-9]+( --first [0-9]+)? --cases [0-9]+",
+                    name,
+                )
             self.assertEqual(
                 len({d["name"] for d in declared["findings"]}), len(declared["findings"])
             )

@@ -16,6 +16,7 @@
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
 #include "mm/conformance/fuzz/fuzzer.h"
+#include "mm/conformance/judging/expectations.h"
 #include "mm/engine/testing/fake_backend.h"
 #include "mm/family/plan.h"
 #include "mm/family/testing/fake_family_backend.h"
@@ -299,6 +300,34 @@ TEST(FamilyFuzzTest, ProblemsOutsideTheStandardsRangeAreCountedAndPassOnTheRefer
   EXPECT_GT(report.stats.outside_standard_range, 0);
 }
 
+// Several backends at once: each is judged against the exact answer on its own (the reference
+// passes every problem beside a kernel that fails many, a MatMul-only backend is UNSUPPORTED),
+// the findings name the failing backend only, and the problems outside int32 are counted once
+// each, as in a run of the reference alone.
+TEST(FamilyFuzzTest, SeveralBackendsAreEachJudgedAgainstTheExactAnswer) {
+  const BackendRegistry registry = RegistryWith("saturating", Op::kMatMulInteger, SaturatingPairs);
+  FuzzOptions options;
+  options.op = Op::kMatMulInteger;
+  options.cases = 400;
+  options.max_findings = 5;
+  options.shrink = false;
+  options.backends = {"reference", "saturating", "matmul-only"};
+  const FuzzReport report = RunFuzz(options, registry, nullptr);
+  ASSERT_EQ(report.stats.backends.size(), 3u);
+  EXPECT_EQ(report.stats.results, 1200);
+  EXPECT_EQ(report.stats.backends[0].verdicts[Verdict::kPass], 400);
+  EXPECT_GT(report.stats.backends[1].verdicts[Verdict::kFail], 0);
+  EXPECT_EQ(report.stats.backends[1].verdicts[Verdict::kFail],
+            report.stats.failures);  // The reference and the UNSUPPORTED backend fail none.
+  EXPECT_EQ(report.stats.backends[2].verdicts[Verdict::kUnsupported], 400);
+  ASSERT_EQ(report.findings.size(), 5u);
+  for (const Finding& f : report.findings) EXPECT_EQ(f.backend, "saturating");
+  options.backends = {"reference"};
+  const FuzzReport alone = RunFuzz(options, registry, nullptr);
+  EXPECT_GT(alone.stats.outside_standard_range, 0);
+  EXPECT_EQ(report.stats.outside_standard_range, alone.stats.outside_standard_range);
+}
+
 // A kernel that returns an error or throws is an ERROR result and a finding, never a crash.
 TEST(FamilyFuzzTest, ABackendsErrorOrExceptionIsAnErrorFinding) {
   for (const bool throws : {false, true}) {
@@ -318,6 +347,72 @@ TEST(FamilyFuzzTest, ABackendsErrorOrExceptionIsAnErrorFinding) {
     EXPECT_THAT(report.findings[0].message,
                 HasSubstr(throws ? "broken: exception: kernel blew up" : "kernel refused"));
   }
+}
+
+// An expectations entry declares a family deviation by operator and types, as a MatMul entry
+// declares a dtype (FuzzCaseName: fuzz/<op>/<types>/<form>/<values>): the saturating kernel's uint8
+// x int8 failures are XFAIL (the run passes, each still a finding), an entry for uint8 x uint8 or
+// for Gemm covers none of them, and one "unless_cpu_has" a feature this CPU has does not apply.
+TEST(FamilyFuzzTest, AnExpectationsEntryDeclaresAFamilyDeviationByOperatorAndTypes) {
+  const BackendRegistry registry = RegistryWith("saturating", Op::kMatMulInteger, SaturatingPairs);
+  auto run = [&](const std::string& pattern, const std::set<std::string>& cpu) {
+    const std::string text = R"({"expectations": [{"case": ")" + pattern +
+                             R"(", "backend": "saturating", "expect": "XFAIL", "reason": "pair )"
+                             R"(sums saturate", "link": "docs/family.md", "unless_cpu_has": )"
+                             R"(["avx512_vnni"]}]})";
+    const auto expectations = conformance::ParseExpectations(text, "test.json", &cpu);
+    EXPECT_TRUE(expectations.ok()) << expectations.status().ToString();
+    FuzzOptions options;
+    options.op = Op::kMatMulInteger;
+    options.cases = 60;
+    options.max_findings = 3;
+    options.backends = {"saturating"};
+    options.expectations = &*expectations;
+    return RunFuzz(options, registry, nullptr);
+  };
+  FuzzOptions options;
+  const FuzzReport declared = run("fuzz/MatMulInteger/uint8/int8/*", {"avx2"});
+  EXPECT_EQ(declared.ExitCode(options), 0);
+  ASSERT_FALSE(declared.findings.empty());
+  EXPECT_EQ(declared.findings[0].kind, "XFAIL");
+  EXPECT_EQ(declared.findings[0].expectation, "pair sums saturate (docs/family.md)");
+  ASSERT_EQ(declared.expectations.size(), 1u);
+  EXPECT_GT(declared.expectations[0].failures, 0);
+  EXPECT_EQ(declared.stats.failures, 0);
+  // The finding's JSON names its minimal problem's types, for a runtime's fuzz declarations.
+  const auto json = FuzzReportToJson(options, {}, declared, 0);
+  EXPECT_EQ(json["findings"][0]["types"]["A"], "uint8");
+  EXPECT_EQ(json["findings"][0]["types"]["B"], "int8");
+  for (const std::string& other : {"fuzz/MatMulInteger/uint8/uint8/*", "fuzz/Gemm/*"}) {
+    const FuzzReport undeclared = run(other, {"avx2"});
+    EXPECT_EQ(undeclared.ExitCode(options), 1) << other;
+    EXPECT_GT(undeclared.stats.failures, 0) << other;
+  }
+  const FuzzReport vnni = run("fuzz/MatMulInteger/uint8/int8/*", {"avx2", "avx512_vnni"});
+  EXPECT_EQ(vnni.ExitCode(options), 1);
+  ASSERT_FALSE(vnni.findings.empty());
+  EXPECT_EQ(vnni.findings[0].kind, "FAIL");
+}
+
+TEST(FamilyProblemTest, TypesNameTheOperatorsTypeConstraintsInOrder) {
+  std::set<std::string> seen;
+  for (std::int64_t i = 0; i < 200; ++i) {
+    const FamilyProblem integer = GenerateFamilyProblem(1, i, Op::kMatMulInteger, {});
+    EXPECT_EQ(integer.Types(), std::string(DTypeName(integer.Find("A")->dtype())) + "/" +
+                                   std::string(DTypeName(integer.Find("B")->dtype())));
+    const FamilyProblem q = GenerateFamilyProblem(1, i, Op::kQLinearMatMul, {});
+    EXPECT_EQ(q.Types(), std::string(DTypeName(q.Find("a")->dtype())) + "/" +
+                             std::string(DTypeName(q.Find("b")->dtype())) + "/" +
+                             std::string(DTypeName(q.Find("y_zero_point")->dtype())) + "/" +
+                             std::string(DTypeName(q.Find("a_scale")->dtype())));
+    seen.insert(integer.Types());
+  }
+  EXPECT_EQ(seen.size(), 4u);  // Every pair of int8 and uint8.
+  FuzzOptions options;
+  options.generator.dtypes = {DType::kDouble};
+  EXPECT_EQ(GenerateFamilyProblem(1, 0, Op::kGemm, options.generator).Types(), "double");
+  EXPECT_EQ(FuzzCaseName(Op::kMatMulInteger, "uint8/int8", "2-D", "uniform"),
+            "fuzz/MatMulInteger/uint8/int8/2-D/uniform");
 }
 
 TEST(FamilyFuzzCliTest, OpIsCheckedAndItsConflictsAreUsageErrors) {

@@ -16,6 +16,8 @@
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
+#include "mm/family/exact.h"
+#include "mm/family/plan.h"
 #include "mm/oracle/error_bound.h"
 
 namespace mm::fuzz {
@@ -43,6 +45,23 @@ StatusOr<Tensor> CorrectlyRounded(const MatMulPlan& plan, TensorView a, TensorVi
 std::string UnfairReason(const MatMulPlan& plan, TensorView a, TensorView b,
                          const OracleResult& oracle, TensorView expected,
                          const conformance::Tolerance& tolerance);
+
+// Whether a problem of MatMul's family beyond MatMul (`plan`, its exact answer `oracle` computed
+// for FairArithmetic(T): Gemm's bounds) is fair under `tolerance`: empty when every correct
+// implementation gives oracle.y under ONNX's rule, else why not, naming the first element that
+// may differ.
+//  - MatMulInteger and QLinearMatMul: integers, compared exactly. Unfair where an exact
+//    accumulation leaves int32 (outside the standard's range: it allows the wrapped value, not
+//    requires it) and, for QLinearMatMul, where a float32 evaluation of the multiplier may round
+//    to a neighbour of y (oracle.y_low < oracle.y_high: the one-unit rule, docs/family.md).
+//  - Integer Gemm: exact modulo 2^bits, always fair.
+//  - Float Gemm: as UnfairReason for MatMul, from the K-aware Gemm bound of float32 accumulation
+//    (double for double) with subnormals flushed or not: unfair where an end of the accepted
+//    range leaves the tolerance, the bound is infinite (an intermediate may overflow), a NaN or
+//    infinite input reaches the element (its NaN or infinity may depend on the evaluation), or
+//    the standard is ambiguous there (family/ambiguity.h: two answers).
+std::string UnfairFamilyReason(const family::Plan& plan, const family::FamilyOracle& oracle,
+                               const conformance::Tolerance& tolerance);
 
 }  // namespace mm::fuzz
 

@@ -41,6 +41,13 @@ struct FamilyProblem {
   Tensor* Find(std::string_view name);
   // A's element type (a's for QLinearMatMul): the "dtype" a result is counted under.
   DType dtype() const;
+  // The element types of the operator's type constraints, '/'-separated, as an expectations entry
+  // names them: Gemm "T" ("float"), MatMulInteger "A/B" ("uint8/int8"), QLinearMatMul
+  // "a/b/y/scales" ("uint8/int8/uint8/float16"; y: y_zero_point's type).
+  std::string Types() const;
+  // The operator at its version and its Types(), "MatMulInteger-10 uint8/int8": what a fair corpus
+  // balances (mm-fuzz generate --op OP --cases-per-dtype N).
+  std::string Signature() const;
   // "MatMulInteger-10 A uint8 [3,4] B int8 [4,2] a_zero_point [] ...", as family::Problem says it.
   std::string ToString() const { return View().ToString(); }
   // A deep copy (its own tensors).
@@ -56,6 +63,12 @@ bool IsFamilyOp(family::Op op);
 // MatMul's, and its version among those that take it; the integer operators take every
 // combination of int8 and uint8 and ignore options.dtypes. Sizes respect options.max_elements and
 // max_products except in the large-K form, whose operands are K (up to 65,794) by 1 or 2.
+// Every Signature() GenerateFamilyProblem draws for `op` (not MatMul), in a fixed order: Gemm's
+// versions of each element type of `dtypes` (every MatMul dtype when empty); MatMulInteger-10's
+// four pairs of int8 and uint8; QLinearMatMul-10's eight triples of int8 and uint8 with float
+// scales and QLinearMatMul-21's with float, float16 and bfloat16 scales.
+std::vector<std::string> FamilySignatures(family::Op op, const std::vector<DType>& dtypes);
+
 FamilyProblem GenerateFamilyProblem(std::uint64_t seed, std::int64_t index, family::Op op,
                                     const GeneratorOptions& options);
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mm/conformance/fuzz/problem.h"
@@ -81,9 +82,14 @@ struct FuzzOptions {
 // e.g. "fuzz/float/small-int+specials" (the generator's value family; "+specials" when NaN or
 // infinities were sprinkled in).
 std::string FuzzCaseName(DType dtype, std::string_view values);
-// The same for a family operator's problem: "fuzz/<op>/<dtype of A>/<values>", e.g.
-// "fuzz/MatMulInteger/uint8/saturating pairs, zero points 0".
-std::string FuzzCaseName(family::Op op, DType dtype, std::string_view values);
+// The same for a family operator's problem: "fuzz/<op>/<types>/<form>/<values>", <types> its type
+// constraints' element types (FamilyProblem::Types: Gemm's T; MatMulInteger's A/B; QLinearMatMul's
+// a/b/y/scales), <form> and <values> the generator's (Gemm's form names the transposes, C's form,
+// alpha and beta), e.g. "fuzz/MatMulInteger/uint8/int8/2-D/saturating pairs, zero points 0": an
+// entry "fuzz/MatMulInteger/uint8/int8/*" declares every uint8 x int8 problem,
+// "fuzz/Gemm/float/*beta 0*" float Gemm with beta 0.
+std::string FuzzCaseName(family::Op op, std::string_view types, std::string_view form,
+                         std::string_view values);
 
 // One failure (or, with --check-threads, a nondeterminism), shrunk.
 struct Finding {
@@ -103,6 +109,9 @@ struct Finding {
   // A family problem (op not MatMul) as ONNX states it (family::Problem::ToString), before and
   // after shrinking; `original` and `minimal` then hold A's type and A's and B's dims.
   std::string problem, minimal_problem;
+  // A family problem's element type of each input of the minimal problem, in ONNX's order
+  // ({"A", uint8}, {"B", int8}, ...): what a runtime's fuzz declaration matches ("types").
+  std::vector<std::pair<std::string, DType>> types;
   // Elements of the minimal problem whose exact accumulation leaves int32 (MatMulInteger,
   // QLinearMatMul): when any, the problem is outside the standard's range and judged against the
   // wrapped value the standard allows.
