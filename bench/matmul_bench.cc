@@ -43,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "family_bench.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/bench/bench_shapes.h"
 
@@ -59,9 +60,7 @@ std::vector<std::string> g_runtimes;
 // when named too (marked "on_request"), so a report knows every runtime it can name.
 std::vector<std::string> g_described;
 
-bool IsRuntime(const std::string& name) {
-  return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
-}
+bool IsRuntime(const std::string& name) { return IsBenchRuntime(name); }
 
 // Calls per repetition of a runtime: a round trip each, so a fixed count, fewer for large ones.
 benchmark::IterationCount RuntimeIterations(const BenchShape& shape, DType dtype) {
@@ -178,6 +177,12 @@ void PrepareBackend(benchmark::State& state, const std::string& backend_name, DT
 
 }  // namespace
 
+bool IsBenchRuntime(const std::string& name) {
+  return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
+}
+
+const std::vector<std::string>& BenchmarkedBackends() { return g_benchmarked; }
+
 void RegisterBackendBenchmarks(ShapeSet set) {
   const BackendRegistry& registry = *g_registry;
   for (const std::string& name : g_benchmarked) {
@@ -242,6 +247,8 @@ nlohmann::json DescribeBenchBackends() {
       continue;
     }
     entry["runs_on"] = (*backend)->RunsOn();
+    // The family's operators it computes or refuses, with why (mm-bench --op times them).
+    entry["operators"] = DescribeFamilySupport(**backend, kFamilyOps);
     // Support is asked for a plain 2-D problem; a backend may still refuse particular shapes.
     for (DType dtype : kAllDTypes) {
       const Support support = (*backend)->Supports({dtype, {64, 64}, {64, 64}});
