@@ -7,6 +7,7 @@
 //   prepare/<backend>/<dtype>/<shape>  creation time: Prepare on a fresh backend (nothing cached).
 //   raw_onednn/..., raw_eigen/..., peak/...  baselines and the machine's peak, registered by the
 //                                      other source files linked in (AddRegistrar).
+//   gemm/..., matmulinteger/..., qlinearmatmul/...  with --op: MatMul's family (family_bench.h).
 //
 // Backends: every built-in one and every plugin loaded with --backend-lib PATH (repeatable) or
 // MM_BACKEND_LIBS (colon-separated, loaded first), every driver of --backend-cmd NAME=COMMAND; or
@@ -19,6 +20,8 @@
 //   --backend-lib PATH    also benchmark the backend plugin at PATH.
 //   --backend-cmd NAME=COMMAND  also benchmark the runtime behind the driver COMMAND.
 //   --backend NAME        benchmark NAME (repeatable); without it, the default set.
+//   --op NAME             time operator NAME (MatMul, the default; Gemm, MatMulInteger,
+//                         QLinearMatMul); repeatable.
 //   --mm_set=quick|full   which shapes and dtypes to register (default full).
 //   --mm_describe         print the machine, the backends' dtype support and the libraries' facts
 //                         as JSON on stdout, run nothing.

@@ -87,6 +87,9 @@ def family_report(matmulinteger_verdict="PASS", gemm_findings=()):
     entries += [
         gemm,
         bench_entry("matmulinteger/alpha/uint8xint8/tiny_3x4x3/process_time/real_time", 500),
+        # A bare library timed on the operator's element types (an operator's baseline).
+        bench_entry("raw_lib/uint8xint8/256x256x256/real_time", 1e6, 33.5),
+        bench_entry("raw_lib/uint8xint8/tiny_3x4x3/real_time", 90),
     ]
     return report
 
@@ -243,6 +246,18 @@ class OperatorSectionTest(unittest.TestCase):
         speed = markdown.split("\n## Speed\n")[1].split("\n## Gemm")[0]
         self.assertNotIn("gemm", speed.lower().replace("gemm.", ""))
         self.assertNotIn("matmulinteger", speed)
+
+    def test_a_bare_library_on_the_operators_types_is_its_yardstick_not_matmuls(self):
+        _, markdown, _ = rendered("passing")
+        section = markdown.split("\n## MatMulInteger\n")[1].split("\n## ")[0]
+        rows = {r[0]: r for r in table_rows(section, "MatMulInteger: each backend")}
+        self.assertEqual(rows["raw_lib"][1], "bare library")
+        self.assertIn("33.5 [33.5–33.5], 3 reps, others 0.00 cores", rows["raw_lib"])
+        self.assertIn("90 ns [90 ns–90 ns], 3 reps, others 0.00 cores", rows["raw_lib"])
+        gemm = markdown.split("\n## Gemm\n")[1].split("\n## ")[0]
+        self.assertNotIn("raw_lib", gemm)  # Timed on uint8 x int8, not on Gemm's float.
+        speed = markdown.split("\n## Speed\n")[1].split("\n## Gemm")[0]
+        self.assertNotIn("uint8xint8", speed)
 
     def test_a_report_without_family_data_still_has_the_sections(self):
         _, markdown, derived = rendered("matmul alone")

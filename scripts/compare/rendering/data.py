@@ -167,7 +167,10 @@ def _record(entry, threads):
         record.update(kind="prepare", impl=parts[1], dtype=parts[-2], shape=parts[-1])
     elif len(parts) >= 3:  # A baseline (listed by mm-bench, or any other family).
         BASELINES.setdefault(parts[0], parts[0])
-        record.update(kind="execute", impl=parts[0], dtype=parts[1], shape=parts[2])
+        # A baseline timed on element types that are no MatMul dtype (an operator's of the
+        # family, "uint8xint8") is a yardstick of the operators' sections, not of MatMul's.
+        kind = "execute" if parts[1] in DTYPE_ORDER else "operator_baseline"
+        record.update(kind=kind, impl=parts[0], dtype=parts[1], shape=parts[2])
     else:
         return None
     record["runtime_clock"] = "manual_time" in name

@@ -103,21 +103,45 @@ def _sources(report):
     return source
 
 
+def _figures(records, impl, types, key):
+    """{types: {"<shape>@<threads>": record}} of `impl`'s records (`key`: op or None)."""
+    return {
+        t: {
+            f"{r['shape']}@{r['threads']}": r
+            for r in records
+            if r["impl"] == impl
+            and r["dtype"] == t
+            and r["shape"] in SHAPES + [TINY_SHAPE]
+            and r.get("op") == key
+        }
+        for t in types
+    }
+
+
+def operator_baselines(records, op):
+    """Entries for the bare libraries mm-bench timed on the element types of `op`'s benchmarks
+    (a baseline's `<name>/<types>/<shape>`): yardsticks, shown beside the backends."""
+    mine = [r for r in records if r.get("kind") == "family" and r["op"] == op]
+    types = sorted({r["dtype"] for r in mine})
+    bare = [r for r in records if r.get("kind") == "operator_baseline" and r["dtype"] in types]
+    return [
+        {"op": op, "backend": impl, "baseline": True, "speed": _figures(bare, impl, types, None)}
+        for impl in sorted({r["impl"] for r in bare}, key=impl_order)
+    ]
+
+
 def family_scoreboard(report, records):
     """Per operator, one entry per backend: its support per description, conformance verdict
     counts (official, built-in, other cases), the fuzzer's counts and worst error against the
-    bound, the speed figures per element types and the tiny call's time, what it gets wrong."""
+    bound, the speed figures per element types and the tiny call's time, what it gets wrong; then
+    the bare libraries timed on the operator's element types (operator_baselines)."""
     source = _sources(report)
     counts = collections.defaultdict(collections.Counter)
     for r in (report.get("conformance") or {}).get("results") or []:
         if op_of(r) in FAMILY_OPS:
             counts[(op_of(r), r.get("backend"), source(r))][r.get("verdict")] += 1
     described = {b.get("name"): b for b in (report.get("machine") or {}).get("backends", [])}
-    speed = {
-        (r["op"], r["impl"], r["dtype"], r["shape"], r["threads"]): r
-        for r in records
-        if r.get("kind") == "family"
-    }
+    family = [r for r in records if r.get("kind") == "family" and not r["error"]]
     wrong = operators_wrong(report)
     entries = []
     for op in FAMILY_OPS:
@@ -127,7 +151,8 @@ def family_scoreboard(report, records):
         for row in accuracy_tables({"report": run.get("report") or {}})[0]:
             if row.get("worst_bound_fraction") is not None:
                 worst[row["backend"]].append(row["worst_bound_fraction"])
-        types = sorted({k[2] for k in speed if k[0] == op})
+        mine = [r for r in family if r["op"] == op]
+        types = sorted({r["dtype"] for r in mine})
         for backend in sorted(ORDER, key=impl_order):
             b = described.get(backend, {})
             entries.append(
@@ -142,18 +167,11 @@ def family_scoreboard(report, records):
                     "fuzz": dict(stats.get(backend, {})),
                     "not_fuzzed": (run.get("not_fuzzed") or {}).get(backend),
                     "worst_bound_fraction": max(worst[backend], default=None),
-                    "speed": {
-                        t: {
-                            f"{shape}@{n}": speed[(op, backend, t, shape, n)]
-                            for shape in SHAPES + [TINY_SHAPE]
-                            for n in (1, 2, 4, 8, 16, 32, 64)
-                            if (op, backend, t, shape, n) in speed
-                        }
-                        for t in types
-                    },
+                    "speed": _figures(mine, backend, types, op),
                     "wrong": wrong.get(backend, {}).get(op, []),
                 }
             )
+        entries += operator_baselines(records, op)
     return entries
 
 

@@ -40,13 +40,30 @@ def fmt_fuzz(entry):
     return fmt_counts(entry["fuzz"])
 
 
+def speed_cells(entry, types, threads):
+    cells = []
+    for t in types:
+        figures = entry["speed"].get(t, {})
+        for shape in SHAPES:
+            cells += [fmt_speed(figures.get(f"{shape}@{n}")) for n in threads]
+        cells.append(fmt_speed(figures.get(f"{TINY_SHAPE}@1"), unit="time"))
+    return cells
+
+
+def baseline_row(entry, types, threads, width):
+    """A bare library's row: its speed figures, '–' where a backend's row judges."""
+    speed = speed_cells(entry, types, threads)
+    label = impl_label(entry["backend"])
+    return [label, "bare library"] + ["–"] * (width - 3 - len(speed)) + speed + ["–"]
+
+
 def op_scoreboard(op, entries, threads):
     """The operator's scoreboard: support, arithmetic, conformance, fuzz, worst error against the
     bound, speed per element types at each thread count, the tiny call, what it gets wrong."""
     entries = [e for e in entries if e["op"] == op]
     types = sorted({t for e in entries for t in e["speed"]})
     unit = "GFLOP/s" if op == "Gemm" else "GOP/s"
-    has_other = any(e["other"] for e in entries)
+    has_other = any(e.get("other") for e in entries)
     header = ["backend", "kind", "support", "declared arithmetic", "official", "built-in"]
     header += ["other cases"] if has_other else []
     header += ["fuzz", "worst / bound"]
@@ -57,15 +74,14 @@ def op_scoreboard(op, entries, threads):
     header.append("wrong")
     rows = []
     for e in entries:
+        if e.get("baseline"):
+            rows.append(baseline_row(e, types, threads, len(header)))
+            continue
         row = [impl_label(e["backend"]), e["kind"], fmt_support(e), fmt_arithmetic(e)]
         row += [fmt_counts(e["official"]), fmt_counts(e["built-in"])]
         row += [fmt_counts(e["other"])] if has_other else []
         row += [fmt_fuzz(e), fmt_num(e["worst_bound_fraction"])]
-        for t in types:
-            figures = e["speed"].get(t, {})
-            for shape in SHAPES:
-                row += [fmt_speed(figures.get(f"{shape}@{n}")) for n in threads]
-            row.append(fmt_speed(figures.get(f"{TINY_SHAPE}@1"), unit="time"))
+        row += speed_cells(e, types, threads)
         row.append(("WRONG", "; ".join(e["wrong"])) if e["wrong"] else "none")
         rows.append(row)
     caption = (
@@ -75,7 +91,7 @@ def op_scoreboard(op, entries, threads):
         f"error as a fraction of the bound (> 1: outside; – where mm-fuzz reports none), {unit} "
         "(2·M·N·K per second; 1 thread by CPU time, more by wall time; median [slowest–fastest "
         "repetition]), the time per tiny call, and FAIL, ERROR, XPASS or crashes naming the "
-        "operator"
+        "operator; bare libraries timed on the same element types follow as yardsticks"
     )
     return (caption, header, rows)
 
