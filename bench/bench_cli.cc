@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "family_bench.h"
 #include "matmul_bench.h"
 #include "mm/backends/auto/auto_deviations.h"
 #include "mm/backends/backend_list.h"
@@ -28,6 +29,9 @@ void PrintHelp() {
          "                       (runtime protocol; timed by the runtime's own clock)\n"
          "  --backend NAME       benchmark and describe NAME (repeatable; default: every backend\n"
          "                       of the default set and of --backend-lib/--backend-cmd)\n"
+         "  --op NAME            time operator NAME: MatMul (the default), Gemm, MatMulInteger or\n"
+         "                       QLinearMatMul (repeatable; a backend refusing one is named with\n"
+         "                       its reason, not timed; baselines and peak run with any)\n"
          "  --mm_set=quick|full  which shapes and dtypes (default full)\n"
          "  --mm_describe        print the backends' dtype support and the libraries' facts as\n"
          "                       JSON, run nothing\n"
@@ -92,6 +96,27 @@ StatusOr<bool> ParseBackendFlag(const std::vector<std::string>& args, std::size_
   return true;
 }
 
+// --op NAME or --op=NAME at args[i] ("--op NAME" advances `i`). Returns whether args[i] is one.
+StatusOr<bool> ParseOpFlag(const std::vector<std::string>& args, std::size_t& i, BenchOptions& o) {
+  std::optional<std::string> name = ValueOf(args[i], "--op");
+  if (args[i] == "--op") {
+    if (i + 1 >= args.size() || args[i + 1].starts_with("--")) {
+      return InvalidArgumentError(
+          "--op needs an operator (MatMul, Gemm, MatMulInteger, "
+          "QLinearMatMul)");
+    }
+    name = args[++i];
+  }
+  if (!name.has_value()) return false;
+  auto op = family::OpFromName(*name);
+  if (!op.ok()) return op.status().WithContext("--op");
+  if (std::find(o.ops.begin(), o.ops.end(), *op) != o.ops.end()) {
+    return InvalidArgumentError("--op " + *name + " given twice");
+  }
+  o.ops.push_back(*op);
+  return true;
+}
+
 // mm-bench's --mm_* flags. Returns whether `arg` is one of them; an unknown --mm_ flag is an
 // error.
 StatusOr<bool> ParseMmFlag(const std::string& arg, BenchOptions& o) {
@@ -140,9 +165,14 @@ Status LoadBackends(const BenchOptions& o, BackendRegistry& registry) {
   return runtime::RegisterCommandBackends(registry, o.commands);
 }
 
-// Google Benchmark over the registered benchmarks, with `argv0` and the remaining arguments.
-int RunBenchmarks(const BenchOptions& o, const char* argv0) {
-  RegisterBackendBenchmarks(o.set);
+// Google Benchmark over the registered benchmarks, with `argv0` and the remaining arguments:
+// MatMul's unless --op leaves it out, the family's operators of --op, the baselines and the peak.
+int RunBenchmarks(const BenchOptions& o, const BackendRegistry& registry, const char* argv0,
+                  std::ostream& err) {
+  const bool matmul =
+      o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), family::Op::kMatMul) != o.ops.end();
+  if (matmul) RegisterBackendBenchmarks(o.set);
+  RegisterFamilyBenchmarks(registry, BenchmarkedBackends(), o.ops, o.set, err);
   RegisterAll(o.set);
   std::vector<char*> argv = {const_cast<char*>(argv0)};
   std::vector<std::string> args = o.benchmark_args;
@@ -163,8 +193,15 @@ StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     MM_ASSIGN_OR_RETURN(const bool backend_flag, ParseBackendFlag(args, i, o));
     if (backend_flag) continue;
+    MM_ASSIGN_OR_RETURN(const bool op_flag, ParseOpFlag(args, i, o));
+    if (op_flag) continue;
     MM_ASSIGN_OR_RETURN(const bool mm_flag, ParseMmFlag(args[i], o));
     if (!mm_flag) o.benchmark_args.push_back(args[i]);
+  }
+  if (!o.ops.empty() && (o.oracle || !o.calibrate.empty())) {
+    return InvalidArgumentError(std::string("--op selects the benchmarks; ") +
+                                (o.oracle ? "--mm_oracle" : "--mm_calibrate") +
+                                " measures MatMul alone");
   }
   return o;
 }
@@ -192,7 +229,7 @@ int RunBench(const BenchOptions& o, const char* argv0, std::ostream& out, std::o
     return 0;
   }
   if (o.oracle) return OracleBench(registry, o.oracle_sizes, out);
-  return RunBenchmarks(o, argv0);
+  return RunBenchmarks(o, registry, argv0, err);
 }
 
 void SetMeasuringEnvironment() {

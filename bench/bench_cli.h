@@ -10,6 +10,7 @@
 
 #include "mm/bench/bench_shapes.h"
 #include "mm/engine/status.h"
+#include "mm/family/op.h"
 
 namespace mm::bench {
 
@@ -27,11 +28,14 @@ struct BenchOptions {
   std::vector<std::string> libraries;       // --backend-lib PATH.
   std::vector<std::string> commands;        // --backend-cmd NAME=COMMAND.
   std::vector<std::string> named;           // --backend NAME.
+  std::vector<family::Op> ops;              // --op NAME, in order; empty: MatMul alone.
   std::vector<std::string> benchmark_args;  // The rest, Google Benchmark's, in order.
 };
 
 // Parses `args` (without the program name). INVALID_ARGUMENT naming the flag for a flag of
-// mm-bench's own without its value, with a bad value, or unknown (--mm_*).
+// mm-bench's own without its value, with a bad value, or unknown (--mm_*); for an --op naming no
+// operator of MatMul's family or one given twice, and for --op beside --mm_calibrate or
+// --mm_oracle (which time MatMul alone).
 StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args);
 
 // Runs what `options` ask for: a calibration, --mm_describe, --mm_oracle, or the benchmarks

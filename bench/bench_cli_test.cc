@@ -64,6 +64,38 @@ TEST(BenchOptionsTest, ABadValueIsAUsageErrorNamingTheFlag) {
   }
 }
 
+TEST(BenchOptionsTest, OpNamesTheOperatorsTimedInOrder) {
+  auto o = ParseBenchOptions({"--op", "MatMulInteger", "--op=Gemm", "--op", "MatMul"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_THAT(o->ops,
+              ElementsAre(family::Op::kMatMulInteger, family::Op::kGemm, family::Op::kMatMul));
+  EXPECT_TRUE(o->benchmark_args.empty());
+  auto none = ParseBenchOptions({"--benchmark_filter=x"});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->ops.empty());  // MatMul alone.
+}
+
+TEST(BenchOptionsTest, ABadOpIsAUsageErrorSayingWhatIsWrong) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--op"}, "--op needs an operator (MatMul, Gemm, MatMulInteger, QLinearMatMul)"},
+      {{"--op", "--mm_set=quick"}, "--op needs an operator"},
+      {{"--op", "Conv"},
+       "--op: 'Conv' is not an operator of MatMul's family (MatMul, Gemm, MatMulInteger, "
+       "QLinearMatMul)"},
+      {{"--op=gemm"}, "'gemm' is not an operator"},
+      {{"--op=Gemm", "--op", "Gemm"}, "--op Gemm given twice"},
+      {{"--op=Gemm", "--mm_oracle"}, "--op selects the benchmarks; --mm_oracle measures MatMul"},
+      {{"--mm_calibrate=t.json", "--op=Gemm"},
+       "--op selects the benchmarks; --mm_calibrate measures MatMul"},
+  };
+  for (const auto& [args, message] : bad) {
+    auto o = ParseBenchOptions(args);
+    ASSERT_FALSE(o.ok()) << args.back();
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument) << args.back();
+    EXPECT_THAT(o.status().message(), HasSubstr(message)) << args.back();
+  }
+}
+
 TEST(BenchOptionsTest, CalibrationFlagsNameTheirFiles) {
   auto o = ParseBenchOptions({"--mm_calibrate=table.json", "--mm_calibrate_part=part"});
   ASSERT_TRUE(o.ok()) << o.status();

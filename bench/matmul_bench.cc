@@ -7,6 +7,7 @@
 //   prepare/<backend>/<dtype>/<shape>  creation time: Prepare on a fresh backend (nothing cached).
 //   raw_onednn/..., raw_eigen/..., peak/...  baselines and the machine's peak, registered by the
 //                                      other source files linked in (AddRegistrar).
+//   gemm/..., matmulinteger/..., qlinearmatmul/...  with --op: MatMul's family (family_bench.h).
 //
 // Backends: every built-in one and every plugin loaded with --backend-lib PATH (repeatable) or
 // MM_BACKEND_LIBS (colon-separated, loaded first), every driver of --backend-cmd NAME=COMMAND; or
@@ -19,6 +20,8 @@
 //   --backend-lib PATH    also benchmark the backend plugin at PATH.
 //   --backend-cmd NAME=COMMAND  also benchmark the runtime behind the driver COMMAND.
 //   --backend NAME        benchmark NAME (repeatable); without it, the default set.
+//   --op NAME             time operator NAME (MatMul, the default; Gemm, MatMulInteger,
+//                         QLinearMatMul); repeatable.
 //   --mm_set=quick|full   which shapes and dtypes to register (default full).
 //   --mm_describe         print the machine, the backends' dtype support and the libraries' facts
 //                         as JSON on stdout, run nothing.
@@ -43,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "family_bench.h"
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/bench/bench_shapes.h"
 
@@ -59,9 +63,7 @@ std::vector<std::string> g_runtimes;
 // when named too (marked "on_request"), so a report knows every runtime it can name.
 std::vector<std::string> g_described;
 
-bool IsRuntime(const std::string& name) {
-  return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
-}
+bool IsRuntime(const std::string& name) { return IsBenchRuntime(name); }
 
 // Calls per repetition of a runtime: a round trip each, so a fixed count, fewer for large ones.
 benchmark::IterationCount RuntimeIterations(const BenchShape& shape, DType dtype) {
@@ -178,6 +180,12 @@ void PrepareBackend(benchmark::State& state, const std::string& backend_name, DT
 
 }  // namespace
 
+bool IsBenchRuntime(const std::string& name) {
+  return std::find(g_runtimes.begin(), g_runtimes.end(), name) != g_runtimes.end();
+}
+
+const std::vector<std::string>& BenchmarkedBackends() { return g_benchmarked; }
+
 void RegisterBackendBenchmarks(ShapeSet set) {
   const BackendRegistry& registry = *g_registry;
   for (const std::string& name : g_benchmarked) {
@@ -242,6 +250,8 @@ nlohmann::json DescribeBenchBackends() {
       continue;
     }
     entry["runs_on"] = (*backend)->RunsOn();
+    // The family's operators it computes or refuses, with why (mm-bench --op times them).
+    entry["operators"] = DescribeFamilySupport(**backend, kFamilyOps);
     // Support is asked for a plain 2-D problem; a backend may still refuse particular shapes.
     for (DType dtype : kAllDTypes) {
       const Support support = (*backend)->Supports({dtype, {64, 64}, {64, 64}});

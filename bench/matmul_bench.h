@@ -20,6 +20,12 @@ namespace mm::bench {
 Status ChooseBenchBackends(const BackendRegistry& registry, const std::vector<std::string>& named,
                            const std::vector<std::string>& commands);
 
+// Whether `name`, one of the chosen backends, is a runtime behind a driver (timed by round trips).
+bool IsBenchRuntime(const std::string& name);
+
+// The backends chosen to be benchmarked, in order.
+const std::vector<std::string>& BenchmarkedBackends();
+
 // Registers matmul/<backend>/<dtype>/<shape> and prepare/... for the chosen backends and the
 // shapes of `set` (before the baselines of RegisterAll, so they are listed and run first).
 void RegisterBackendBenchmarks(ShapeSet set);

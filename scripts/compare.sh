@@ -4,6 +4,7 @@
 #   compare.json  the data (every tool's JSON output, as it came),
 #   compare-derived.json  what the page derives from it (scoreboard, fastest, accuracy, speed),
 #   compare.html  one self-contained page: summary, machine, support, conformance, accuracy, speed,
+#                 one section per operator of MatMul's family (Gemm, MatMulInteger, QLinearMatMul),
 #   compare.md    the same tables without the plots.
 # Progress (what runs, how far, time left) goes to stderr.
 #
@@ -39,8 +40,15 @@ mkdir -p build/reports
 # finds them in mm-bench --mm_describe and names them to every tool.
 conformance_args=()
 start=$(date +%s)
-/usr/bin/python3 scripts/compare/collect.py --mode "$mode" --bin build/bin \
-  --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
+# The family's official cases (Gemm, MatMulInteger, QLinearMatMul) join the conformance run's data
+# roots, as in scripts/conformance.sh (an empty or unset MM_ONNX_DATA selects the defaults, whose
+# Debian copy holds them too: left alone).
+corpus_data="${MM_ONNX_DATA-}"
+if [[ -n "$corpus_data" && -n "${MM_FAMILY_DATA-}" ]]; then
+  corpus_data="$corpus_data:$MM_FAMILY_DATA"
+fi
+MM_ONNX_DATA="$corpus_data" /usr/bin/python3 scripts/compare/collect.py --mode "$mode" \
+  --bin build/bin --out build/reports/compare.json "${conformance_args[@]}" -- "${extra[@]}"
 # The auto backend's choice map comes from the table it reads (absent: it runs on its defaults).
 # (auto's own tables are named per machine and environment, auto-KEY.json: the newest.)
 auto_cache="${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/mm"

@@ -12,7 +12,8 @@ It fails (exit 1, naming each problem) on:
   - an image with class "plot" that did not decode, has no size, or says it has no data
     (data-series="0"), or a page without any plot;
   - a table without a body row, or no table at all;
-  - a missing section (Summary, Machine, Support, Conformance, Accuracy, Speed).
+  - a missing section (Summary, Machine, Support, Conformance, Accuracy, Speed, and one per
+    operator of MatMul's family: Gemm, MatMulInteger, QLinearMatMul).
 """
 
 import argparse
@@ -27,7 +28,17 @@ import sys
 import tempfile
 import time
 
-SECTIONS = ["summary", "machine", "support", "conformance", "accuracy", "speed"]
+SECTIONS = [
+    "summary",
+    "machine",
+    "support",
+    "conformance",
+    "accuracy",
+    "speed",
+    "gemm",
+    "matmulinteger",
+    "qlinearmatmul",
+]
 
 # Runs in the page once it has loaded: what the checks above need, as JSON.
 INSPECT = """

@@ -24,7 +24,8 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from rendering.data import repetition_seconds  # noqa: E402  (after putting this folder on the path)
+import collect_family  # noqa: E402  (after putting this folder on the path)
+from rendering.data import repetition_seconds  # noqa: E402
 from rendering.stability import LoadMeter, judge  # noqa: E402
 
 # Seconds per benchmark repetition (Google Benchmark's --benchmark_min_time) and repetitions, per
@@ -528,11 +529,13 @@ def speed(bin_dir, mode, threads, backends, runtimes, tool_args):
     for t in threads:
         # 1 thread: everything (prepare/ only here: creation is single-threaded work). More
         # threads: the execute benchmarks and the peak at that many threads.
+        # MatMul's family (mm-bench --op) in the same run: gemm/, matmulinteger/, ...
+        kinds = collect_family.BENCH_KINDS
         if t == 1:
-            regex = "^(matmul|raw_[a-z_]+|prepare)/|^peak/.*/threads:1$"
+            regex = f"^({kinds}|raw_[a-z_]+|prepare)/|^peak/.*/threads:1$"
         else:
-            regex = f"^(matmul/({threaded})|raw_[a-z_]+)/|^peak/.*/threads:{t}$"
-        args = [*tool_args["bench"], *selection]
+            regex = f"^(({kinds})/({threaded})|raw_[a-z_]+)/|^peak/.*/threads:{t}$"
+        args = [*tool_args["bench"], *selection, *collect_family.BENCH_OP_ARGS]
         names = list_benchmarks(bench, settings["set"], regex, args)
         weights = {
             n: benchmark_weight(n, settings["repetitions"], settings["min_time"]) for n in names
@@ -713,6 +716,24 @@ def main():
         )
         mark_declared_findings((report["accuracy"].get("report") or {}).get("findings", []))
         timings["accuracy"] = time.monotonic() - start
+
+        start = time.monotonic()
+        log("[family accuracy] mm-fuzz --op per operator of MatMul's family")
+        ops = collect_family.FAMILY_OPS
+        family = collect_family.family_accuracy(
+            run_fuzz,
+            merge_fuzz,
+            args.bin,
+            work,
+            args.mode,
+            tool_args,
+            report["machine"]["backends"],
+            Progress("family accuracy", len(ops), len(ops)),
+        )
+        for run in family.values():
+            mark_declared_findings((run.get("report") or {}).get("findings", []))
+        report["family"] = {"ops": ops, "accuracy": family}
+        timings["family accuracy"] = time.monotonic() - start
 
         start = time.monotonic()
         described = report["machine"]["backends"]

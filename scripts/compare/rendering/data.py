@@ -31,6 +31,10 @@ TINY_SHAPE = "tiny_3x4x3"
 ONNX_ACCUMULATION = {"float16": "float", "bfloat16": "float"}
 SIGNIFICANT_BITS = {"bfloat16": 8, "float16": 11, "float": 24, "double": 53}
 INTEGERS = {"int32", "int64", "uint32", "uint64"}
+# MatMul's family beyond MatMul, and the first part of each operator's benchmark names (mm-bench
+# --op): "matmulinteger/<backend>/<types>/<shape>".
+FAMILY_OPS = ["Gemm", "MatMulInteger", "QLinearMatMul"]
+FAMILY_BENCH_KINDS = {op.lower(): op for op in FAMILY_OPS}
 
 
 def load_report(path):
@@ -94,7 +98,11 @@ def rate_seconds_of(entry, threads):
     name = entry.get("run_name", entry["name"])
     kind = base_name(name).split("/")[0]
     cpu = seconds(entry, "cpu_time")
-    if kind in ("matmul", "prepare") and threads == 1 and cpu > 0 and "manual_time" not in name:
+    if threads == 1 and cpu > 0 and kind in ("matmul", "prepare") and "manual_time" not in name:
+        return cpu
+    # The family's benchmarks of a library measure the process's CPU time (a runtime's do not:
+    # its work is in its driver's process).
+    if threads == 1 and cpu > 0 and kind in FAMILY_BENCH_KINDS and "process_time" in name:
         return cpu
     return seconds(entry, "real_time")
 
@@ -146,11 +154,23 @@ def _record(entry, threads):
         )
     elif parts[0] == "matmul":
         record.update(kind="execute", impl=parts[1], dtype=parts[2], shape=parts[3])
+    elif parts[0] in FAMILY_BENCH_KINDS and len(parts) >= 4:
+        # An operator of MatMul's family (its own section): never among MatMul's figures.
+        record.update(
+            kind="family",
+            op=FAMILY_BENCH_KINDS[parts[0]],
+            impl=parts[1],
+            dtype=parts[2],
+            shape=parts[3],
+        )
     elif parts[0] == "prepare":
         record.update(kind="prepare", impl=parts[1], dtype=parts[-2], shape=parts[-1])
     elif len(parts) >= 3:  # A baseline (listed by mm-bench, or any other family).
         BASELINES.setdefault(parts[0], parts[0])
-        record.update(kind="execute", impl=parts[0], dtype=parts[1], shape=parts[2])
+        # A baseline timed on element types that are no MatMul dtype (an operator's of the
+        # family, "uint8xint8") is a yardstick of the operators' sections, not of MatMul's.
+        kind = "execute" if parts[1] in DTYPE_ORDER else "operator_baseline"
+        record.update(kind=kind, impl=parts[0], dtype=parts[1], shape=parts[2])
     else:
         return None
     record["runtime_clock"] = "manual_time" in name
@@ -542,6 +562,8 @@ def conformance_gaps(results):
 
     gaps = collections.defaultdict(set)
     for r in results:
+        if (r.get("op") or "MatMul") != "MatMul":
+            continue  # MatMul's scoreboard; the family's gaps are in their operators' sections.
         if r.get("verdict") == "ERROR" and "conformance gap: " in str(r.get("message", "")):
             where = shape_class_of(r.get("case", "")) or f"{r.get('a_shape')} x {r.get('b_shape')}"
             gaps[(r.get("backend"), r.get("dtype"))].add(where)
@@ -574,7 +596,8 @@ def scoreboard(report, derived):
     }
     conformance = collections.defaultdict(collections.Counter)
     for r in c.get("results", []):
-        if r.get("dtype"):
+        # MatMul's results only: the family's operators have their own sections.
+        if r.get("dtype") and (r.get("op") or "MatMul") == "MatMul":
             source = (
                 "official"
                 if r.get("case") in official

@@ -1,14 +1,17 @@
 """The emitters: the page (one self-contained HTML file) and its Markdown twin.
 
-render() puts the sections together in their order (summary with problems first, machine, support,
-conformance, accuracy, speed, auto's choices, how the report was made); every table comes from
+render() puts the sections together in their order (summary with problems first and the operators
+each backend gets wrong, machine, support, conformance, accuracy, speed, one section per operator
+of MatMul's family, auto's choices, how the report was made); every table comes from
 tables.py, every plot from plots.py, and both are written here as HTML and as Markdown.
 """
 
 import html
 import re
 
-from .data import configure, derive, load_auto_table, scoreboard
+from .data import FAMILY_OPS, configure, derive, load_auto_table, scoreboard
+from .family import family_problems, family_scoreboard, operators_wrong, wrong_table
+from .family_tables import op_tables
 from .plots import plot_accuracy, plot_scaling, plot_sweep, plot_tiny
 from .shape_matrix import CSS as SHAPE_MATRIX_CSS
 from .shape_matrix import shape_matrix, shape_matrix_html, shape_matrix_md
@@ -128,6 +131,8 @@ def render(report, auto_table=None):
     configure(report)
     derived = derive(report)
     derived["scoreboard"] = scoreboard(report, derived)
+    derived["problems"] += family_problems(report)
+    derived["family"] = family_scoreboard(report, derived["records"])
     m = report.get("machine", {})
     threads_list = derived["threads"]
     sections = []  # (title, [html parts], [markdown parts])
@@ -157,6 +162,8 @@ def render(report, auto_table=None):
     summary = scoreboard_tables(derived)
     if not summary:
         summary = [("Scoreboard", ["backend"], [["no backend data in this report"]])]
+    # Per runtime and backend, the operators it gets wrong: before MatMul's scoreboard.
+    summary.insert(0, wrong_table(report))
     summary_html = [problems_html] + [table_html(t, f"summary-{i}") for i, t in enumerate(summary)]
     summary_md = [problems_md] + [table_md(t) for t in summary]
     matrix = shape_matrix(report.get("conformance", {}).get("results", []))
@@ -230,6 +237,17 @@ def render(report, auto_table=None):
         speed_md.append(table_md(t))
     sections.append(("Speed", speed_html, speed_md))
 
+    # One section per operator of MatMul's family.
+    for op in FAMILY_OPS:
+        tables = op_tables(report, op, derived["family"], threads_list)
+        sections.append(
+            (
+                op,
+                [table_html(t, f"{op.lower()}-{i}") for i, t in enumerate(tables)],
+                [table_md(t) for t in tables],
+            )
+        )
+
     sections.append(auto_choice_section(auto_table))
 
     timing = timing_table(report)
@@ -278,5 +296,7 @@ def render(report, auto_table=None):
         "fastest": derived["fastest"],
         "accuracy": derived["accuracy_rows"],
         "speed": [{k: v for k, v in r.items()} for r in derived["records"]],
+        "family": derived["family"],
+        "operators_wrong": operators_wrong(report),
     }
     return page, "\n".join(markdown), derived_json
