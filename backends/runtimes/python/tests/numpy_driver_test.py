@@ -10,23 +10,13 @@ import warnings
 import numpy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import driver_testing  # noqa: E402
 import mm_runtime  # noqa: E402
 import numpy_driver  # noqa: E402
 
 
-def problem(op, y_dtype, y_shape, version=13, attributes=None, **inputs):
-    """A Problem as mm sends it: inputs read-only, Y's buffer poisoned."""
-    for array in inputs.values():
-        array.flags.writeable = False
-    out = numpy.empty(y_shape, mm_runtime.ELEMENT_DTYPES[y_dtype])
-    out.reshape(-1).view(numpy.uint8)[:] = 0xFF
-    return mm_runtime.Problem(op, version, inputs, attributes or {}, y_dtype, y_shape, out)
-
-
 def run(p):
-    """The driver's Y for problem p (its compute writes p.out or returns Y)."""
-    result = numpy_driver.DRIVER.operators[p.op].compute(p)
-    return p.out if result is None else result
+    return driver_testing.run(numpy_driver.DRIVER, p)
 
 
 def gemm(a, b, c=None, dtype="float", **attributes):
@@ -38,7 +28,9 @@ def gemm(a, b, c=None, dtype="float", **attributes):
         inputs["C"] = numpy.array(c, mm_runtime.ELEMENT_DTYPES[dtype])
     a_rows = inputs["A"].shape[1 if attributes.get("transA") else 0]
     b_cols = inputs["B"].shape[0 if attributes.get("transB") else 1]
-    return run(problem("Gemm", dtype, (a_rows, b_cols), attributes=attributes, **inputs))
+    return run(
+        driver_testing.problem("Gemm", dtype, (a_rows, b_cols), attributes=attributes, **inputs)
+    )
 
 
 class GemmTest(unittest.TestCase):
@@ -86,7 +78,7 @@ def matmulinteger(a, b, a_zero_point=None, b_zero_point=None, a_type="uint8", b_
     if b_zero_point is not None:
         inputs["b_zero_point"] = numpy.array(b_zero_point, b_type)
     shape = numpy.matmul(inputs["A"].astype(numpy.int64), inputs["B"].astype(numpy.int64)).shape
-    return run(problem("MatMulInteger", "int32", shape, version=10, **inputs))
+    return run(driver_testing.problem("MatMulInteger", "int32", shape, version=10, **inputs))
 
 
 def loops(a, b, a_zp_rows, b_zp_cols):
@@ -159,7 +151,7 @@ def qlinear(
         "y_zero_point": numpy.array(y_zero_point, types[2]),
     }
     shape = numpy.matmul(a.astype(numpy.int64), b.astype(numpy.int64)).shape
-    return run(problem("QLinearMatMul", types[2], shape, version=version, **inputs))
+    return run(driver_testing.problem("QLinearMatMul", types[2], shape, version=version, **inputs))
 
 
 class QLinearMatMulTest(unittest.TestCase):

@@ -16,6 +16,7 @@ except ImportError:
     print("torch_driver_test: skipped: the Python module torch is not installed")
     sys.exit(77)
 
+import driver_testing  # noqa: E402
 import mm_runtime  # noqa: E402
 import numpy  # noqa: E402
 import torch_driver  # noqa: E402
@@ -70,18 +71,8 @@ class TorchDeclarationTest(unittest.TestCase):
         self.assertEqual(torch_driver.cpu_flags("/nonexistent"), set())
 
 
-def problem(op, y_dtype, y_shape, version=13, attributes=None, **inputs):
-    """A Problem as mm sends it: inputs read-only, Y's buffer poisoned (0xFF bytes)."""
-    for array in inputs.values():
-        array.flags.writeable = False
-    out = numpy.empty(y_shape, mm_runtime.ELEMENT_DTYPES[y_dtype])
-    out.reshape(-1).view(numpy.uint8)[:] = 0xFF
-    return mm_runtime.Problem(op, version, inputs, attributes or {}, y_dtype, y_shape, out)
-
-
 def run(p):
-    result = torch_driver.DRIVER.operators[p.op].compute(p)
-    return p.out if result is None else result
+    return driver_testing.run(torch_driver.DRIVER, p)
 
 
 class TorchGemmTest(unittest.TestCase):
@@ -96,7 +87,9 @@ class TorchGemmTest(unittest.TestCase):
             inputs["C"] = numpy.array(c, numpy_dtype)
         rows = inputs["A"].shape[1 if attributes.get("transA") else 0]
         cols = inputs["B"].shape[0 if attributes.get("transB") else 1]
-        return run(problem("Gemm", dtype, (rows, cols), attributes=attributes, **inputs))
+        return run(
+            driver_testing.problem("Gemm", dtype, (rows, cols), attributes=attributes, **inputs)
+        )
 
     def test_addmm_with_transposes_alpha_beta_and_a_broadcast_c(self):
         a = [[1, 2], [3, 4], [5, 6]]
@@ -135,7 +128,7 @@ def qlinear(a, a_scale, b, b_scale, y_scale, y_zero_point, a_zero_point=0, b_zer
         "y_zero_point": numpy.array(y_zero_point, numpy.uint8),
     }
     shape = numpy.matmul(a.astype(numpy.int64), b.astype(numpy.int64)).shape
-    return run(problem("QLinearMatMul", "uint8", shape, version=10, **inputs))
+    return run(driver_testing.problem("QLinearMatMul", "uint8", shape, version=10, **inputs))
 
 
 class TorchQLinearMatMulTest(unittest.TestCase):
