@@ -1,8 +1,9 @@
 // The family's operators through a driver (runtime protocol 2): a driver that declares
 // MatMulInteger computes it through the command backend and the exact judgement passes its
 // results, wraps included; a wrong driver FAILs; one that dies, hangs or answers a wrong shape is
-// an error of that call and the next call works; drivers that declare MatMul only (the shipped
-// numpy driver, a driver of protocol 1, a hello naming no operator) refuse the others with why.
+// an error of that call and the next call works; the shipped numpy driver computes them; drivers
+// that declare MatMul only (a driver of protocol 1, a hello naming no operator) refuse the others
+// with why.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -197,21 +198,26 @@ TEST(CmdFamilyTest, ARefusalOfADeclaredOperatorIsAConformanceGap) {
   EXPECT_TRUE(Judged(*backend, Ones(3)).ok());
 }
 
-TEST(CmdFamilyTest, TheShippedNumpyDriverRefusesGemmWithAReason) {
+TEST(CmdFamilyTest, TheShippedNumpyDriverComputesGemmAndRefusesBfloat16WithAReason) {
   BackendRegistry registry;
   ASSERT_TRUE(RegisterShippedDrivers(registry).ok());
   if (!registry.Contains("numpy")) GTEST_SKIP() << registry.UnavailableReason("numpy");
   auto numpy = registry.Create("numpy");
   ASSERT_TRUE(numpy.ok()) << numpy.status();
-  const Support gemm = family::SupportOf(**numpy, kGemm);
-  EXPECT_FALSE(gemm.supported());
-  EXPECT_THAT(gemm.note, HasSubstr("Gemm: the driver declares MatMul only"));
+  EXPECT_TRUE(family::SupportOf(**numpy, kGemm).supported());
+  EXPECT_TRUE(family::SupportOf(**numpy, kMatMulInteger).supported());
+  EXPECT_TRUE(family::SupportOf(**numpy, kQLinear).supported());
+  const OpDesc bf16{Op::kGemm, 13, DType::kBFloat16, DType::kBFloat16, DType::kBFloat16};
+  EXPECT_THAT(family::SupportOf(**numpy, bf16).note, HasSubstr("has no bfloat16 dtype"));
+  std::mt19937 rng(54);
   ProblemBuilder p(Op::kGemm, 13);
-  p.Input("A", DType::kFloat, {2, 3});
-  p.Input("B", DType::kFloat, {3, 2});
-  const StatusOr<Tensor> y = family::ComputeOp(**numpy, family::PlanProblem(p.problem()).value());
-  EXPECT_EQ(y.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(y.status().message(), HasSubstr("Gemm: the driver declares MatMul only"));
+  p.Input("A", DType::kFloat, {3, 2}, Random(rng, 6, DType::kInt8));
+  p.Input("B", DType::kFloat, {4, 3}, Random(rng, 12, DType::kInt8));
+  p.Input("C", DType::kFloat, {4}, Random(rng, 4, DType::kInt8));
+  p.Float("alpha", 0.5F).Float("beta", -2.0F).Int("transA", 1).Int("transB", 1);
+  StatusOr<family::FamilyJudgement> j = Judged(**numpy, p);
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->verdict(), ElementVerdict::kPass) << j->Describe();
 }
 
 std::string FaultDriver(const std::string& fault) {
