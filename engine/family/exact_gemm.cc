@@ -42,10 +42,19 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   const double a = use_product ? alpha : 0, b = use_c ? beta : 0;
   // alpha = 0 times the sum of finite products is 0 exactly, even where that sum overflowed.
   const double x = use_product && (a != 0 || t.x_special) ? t.x : 0, c = use_c ? t.c : 0;
+  // The product sum itself (S reaching the accumulation type's largest value) may overflow before
+  // alpha scales it, as it does where a kernel scales each block's sum (Eigen's GEMM, BLAS
+  // kernels) and alpha is below 1: found by mm-fuzz --op Gemm on every float32 backend.
+  const bool sum_may_overflow =
+      use_product && std::isinf(AccumulationError(arithmetic.accumulation, k, t.abs_sum));
   if ((use_product && t.x_special) || !std::isfinite(c)) {
     // IEEE's answer; a flushed subnormal times an infinity may also give NaN, and so may a
     // product sum that overflows to an infinity meeting C's (or, alpha = 0, times 0).
-    const bool overflow = use_product && !t.x_special && !std::isfinite(t.abs_sum);
+    // (S is over the finite terms: beside an infinite input they may overflow the other way.)
+    const bool overflow =
+        use_product &&
+        (sum_may_overflow ||
+         std::isinf(AccumulationError(arithmetic.accumulation, k, std::fabs(a) * t.abs_sum)));
     return {a * x + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
@@ -67,7 +76,9 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
                    AccumulationError(arithmetic.accumulation, k + 2, 0.0);
   // An intermediate may overflow (S' reaches the accumulation type's largest value): any value,
   // as in MatMul's bound; the center may be NaN there (infinite terms of both signs).
-  if (std::isinf(e)) return {center, e, false, false};
+  if (std::isinf(e) || sum_may_overflow) {
+    return {center, std::numeric_limits<double>::infinity(), false, false};
+  }
   // Rounded upward: a few double operations above each lose at most 2^-53 relatively.
   return {center, (e + center_error) * (1 + 0x1p-48), false, false};
 }
