@@ -55,7 +55,10 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
         use_product &&
         (sum_may_overflow ||
          std::isinf(AccumulationError(arithmetic.accumulation, k, std::fabs(a) * t.abs_sum)));
-    return {a * x + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
+    // Without an infinite or NaN input the product part is a finite real (even where the
+    // oracle's double overflowed): an infinite C decides IEEE's answer alone.
+    const double product = use_product && t.x_special ? a * x : 0;
+    return {product + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
   TwoProduct(a, x, p1, e1);
@@ -132,7 +135,11 @@ void FloatGemm(const Plan& plan, const OracleResult& r, const Arithmetic& arithm
       if (!skip_c && !skip_product) continue;
       const ElementBound skipped =
           GemmBound(t, alpha, beta, !skip_product, !skip_c, arithmetic, p.k, extra);
-      if (std::isnan(skipped.center) && std::isnan(formula.center)) continue;
+      // Both readings NaN: no ambiguity, unless the other reading allows any value (its sum may
+      // overflow), which the formula's NaN alone does not.
+      if (std::isnan(skipped.center) && std::isnan(formula.center) && !std::isinf(skipped.radius)) {
+        continue;
+      }
       out.ambiguous.push_back(
           {static_cast<std::int64_t>(index),
            skip_c ? Ambiguity::kGemmBetaZeroNonFiniteC : Ambiguity::kGemmAlphaZeroNonFiniteProduct,

@@ -191,6 +191,23 @@ TEST(GemmExactTest, AFloat32ProductSumThatOverflowsBeforeAlphaIsUnbounded) {
       ElementVerdict::kFail);
 }
 
+// A double product sum past double's range (the oracle's x overflows) beside an infinite C: the
+// exact value is C's infinity, which a kernel may give; NaN (the sum overflowing to the other
+// infinity) is allowed; the other infinity is not. With beta 0 the BLAS reading (C not read)
+// allows any value of the overflowing sum.
+TEST(GemmExactTest, AnInfiniteCDecidesBesideAnOverflowingDoubleSum) {
+  const double max = std::numeric_limits<double>::max();
+  const double inf = std::numeric_limits<double>::infinity();
+  ProblemBuilder p(Op::kGemm, 13);
+  p.Input("A", DType::kDouble, {1, 2}, {max, max}).Input("B", DType::kDouble, {2, 1}, {max, 1});
+  p.Input("C", DType::kDouble, {1}, {-inf});
+  EXPECT_EQ(JudgeValues<double>(p, {-inf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(p, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<double>(p, {inf}).judgement.verdict(), ElementVerdict::kFail);
+  p.Float("beta", 0);
+  EXPECT_NE(JudgeValues<double>(p, {inf}).judgement.verdict(), ElementVerdict::kFail);
+}
+
 TEST(GemmExactTest, AFloatKernelIsWithinTheBoundAndFarOffIsImprecise) {
   // K = 1000 terms 1 + 2^-20 k-ish, alpha 0.1 (not a float16 value), C = 3: a float32 loop.
   constexpr std::int64_t k = 1000;
