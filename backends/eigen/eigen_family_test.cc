@@ -98,6 +98,30 @@ TEST(EigenFamilyTest, GemmNeverReadsWhatYHeldBefore) {
   }
 }
 
+// alpha times the largest float overflows, and the zeros of the other operand then make NaN if
+// alpha scales an operand (as Eigen's matrix-vector and coefficient-based products do): alpha
+// must scale the sums only. M = 1, N = 1 and a tiny product each take such a path.
+TEST(EigenFamilyTest, AlphaNeverScalesAnOperandBeforeTheProduct) {
+  EigenBackend eigen;
+  const float max = std::numeric_limits<float>::max();
+  for (const Dims& mkn : {Dims{1, 15, 4}, Dims{4, 15, 1}, Dims{2, 2, 2}, Dims{1, 1, 1}}) {
+    for (const bool a_is_max : {false, true}) {
+      for (const bool trans_b : {false, true}) {
+        const std::int64_t m = mkn[0], k = mkn[1], n = mkn[2];
+        ProblemBuilder p(Op::kGemm, 13);
+        p.Filled("A", DType::kFloat, {m, k}, a_is_max ? max : 0);
+        p.Filled("B", DType::kFloat, trans_b ? Dims{n, k} : Dims{k, n}, a_is_max ? 0 : max);
+        p.Filled("C", DType::kFloat, {n}, 1).Float("alpha", -2.5f).Int("transB", trans_b);
+        const Tensor y = family::ComputeOp(eigen, family::PlanProblem(p.problem()).value()).value();
+        for (const float v : y.Values<float>()) {
+          EXPECT_EQ(v, 1) << DimsToString(mkn) << (a_is_max ? " A max" : " B max") << " transB "
+                          << trans_b;
+        }
+      }
+    }
+  }
+}
+
 TEST(EigenFamilyTest, MatMulIntegerSubtractsEachOperandsOwnZeroPointsOverABroadcastBatch) {
   std::mt19937 rng(9);
   for (const DType ta : {DType::kUInt8, DType::kInt8}) {

@@ -98,6 +98,25 @@ bool BlockedGemm(const EigenKernels& kernels, GemmCall<S> call) {
   });
 }
 
+// Y += alpha op(A) op(B) with alpha applied to the products' sums only. Eigen's matrix-vector and
+// coefficient-based products (M or N = 1, tiny products) scale an operand by alpha before
+// multiplying, so that alpha a overflows to an infinity and a zero b makes NaN where the exact
+// value is 0 (found by mm-fuzz --op Gemm): for floats with alpha != 1 the product is formed
+// unscaled and each element scaled as it is added (two roundings, within Gemm's bound).
+template <class S>
+bool ScaledGemm(const EigenKernels& kernels, GemmCall<S> call) {
+  if (std::is_integral_v<S> || call.alpha == S{1}) return BlockedGemm(kernels, call);
+  std::vector<S> product(static_cast<std::size_t>(call.m * call.n));
+  const S alpha = call.alpha;
+  S* y = call.y;
+  call.y = product.data();
+  call.alpha = 1;
+  call.accumulate = false;
+  if (!BlockedGemm(kernels, call)) return false;
+  for (std::size_t i = 0; i < product.size(); ++i) y[i] += alpha * product[i];
+  return true;
+}
+
 template <class T>
 Status TypedGemm(const EigenKernels& kernels, const Plan& plan, MutableTensorView y) {
   using S = GemmType<T>;
@@ -124,7 +143,7 @@ Status TypedGemm(const EigenKernels& kernels, const Plan& plan, MutableTensorVie
     call.n = p.n;
     call.alpha = Scaling<S>(g.alpha);
     call.accumulate = true;
-    if (!BlockedGemm(kernels, call)) {
+    if (!ScaledGemm(kernels, call)) {
       return ResourceExhaustedError("eigen: out of memory in the Gemm " + plan.ToString());
     }
   }
