@@ -15,12 +15,20 @@ using family::GemmPlan;
 using family::Op;
 using family::Plan;
 
-// Y [m, n] = C broadcast (the plan's strides), to be scaled by the GEMM's beta.
+// Y [m, n] = C broadcast (the plan's strides), to be scaled by the GEMM's beta: row by row, C's
+// row or its one value, rows C repeats copied from the first.
 template <class T>
 void CopyC(const GemmPlan& g, std::int64_t m, std::int64_t n, T* y) {
   const T* c = g.c.Data<T>();
   for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) y[i * n + j] = c[g.CIndex(i, j)];
+    T* row = y + i * n;
+    if (i > 0 && g.c_row_stride == 0) {
+      std::copy(y, y + n, row);
+    } else if (g.c_col_stride == 0) {
+      std::fill(row, row + n, c[i * g.c_row_stride]);
+    } else {
+      std::copy(c + i * g.c_row_stride, c + i * g.c_row_stride + n, row);
+    }
   }
 }
 

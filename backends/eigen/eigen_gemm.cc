@@ -59,7 +59,8 @@ const S* Operand(const EigenKernels& kernels, TensorView t, std::vector<S>& stor
   }
 }
 
-// Y (in S, [M, N]) = beta C broadcast, one rounding (or wrap) per element; 0 without C.
+// Y (in S, [M, N]) = beta C broadcast, one rounding (or wrap) per element; 0 without C. Row by
+// row, each a contiguous loop (C's row, or its one value), rows C repeats copied from the first.
 template <class T, class S>
 void FillWithScaledC(const GemmPlan& g, std::int64_t m, std::int64_t n, S* y) {
   if (g.c_form == CForm::kAbsent) {
@@ -69,8 +70,14 @@ void FillWithScaledC(const GemmPlan& g, std::int64_t m, std::int64_t n, S* y) {
   const T* c = g.c.Data<T>();
   const S beta = Scaling<S>(g.beta);
   for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      y[i * n + j] = beta * InComputeType<S>(c[g.CIndex(i, j)]);
+    S* row = y + i * n;
+    if (i > 0 && g.c_row_stride == 0) {
+      std::copy(y, y + n, row);
+    } else if (g.c_col_stride == 0) {
+      std::fill(row, row + n, beta * InComputeType<S>(c[i * g.c_row_stride]));
+    } else {
+      const T* c_row = c + i * g.c_row_stride;
+      for (std::int64_t j = 0; j < n; ++j) row[j] = beta * InComputeType<S>(c_row[j]);
     }
   }
 }
