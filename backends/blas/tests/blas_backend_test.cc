@@ -25,8 +25,8 @@ namespace {
 using fake::Describe;
 using fake::FakeCalls;
 using fake::FakeOpenBlas;
-using ::testing::HasSubstr;
 using fake::kFakeDir;
+using ::testing::HasSubstr;
 using testing::MatMulTester;
 using ::testing::StartsWith;
 

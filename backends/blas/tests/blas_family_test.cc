@@ -22,14 +22,14 @@
 namespace mm::blas {
 namespace {
 
+using fake::Describe;
+using fake::FakeCalls;
+using fake::FakeOpenBlas;
 using family::ElementVerdict;
 using family::Op;
 using family::OpDesc;
 using family::testing::JudgeOn;
 using family::testing::ProblemBuilder;
-using fake::Describe;
-using fake::FakeCalls;
-using fake::FakeOpenBlas;
 
 std::vector<double> Values(std::mt19937& rng, std::int64_t count, bool integers) {
   std::uniform_real_distribution<double> real(-1, 1);
