@@ -8,6 +8,8 @@
 #include <optional>
 #include <type_traits>
 
+#include "mm/backends/blas/blas_family.h"
+
 namespace mm::blas {
 namespace {
 
@@ -128,7 +130,9 @@ class BlasPrimitive final : public MatMulPrimitive {
 }  // namespace
 
 BlasBackend::BlasBackend(std::shared_ptr<const BlasLibrary> library)
-    : library_(std::move(library)) {}
+    : library_(std::move(library)), family_(std::make_unique<BlasFamily>(*this)) {}
+
+BlasBackend::~BlasBackend() = default;
 
 Support BlasBackend::Supports(const MatMulDesc& desc) const {
   const std::string& label = library_->description().label;

@@ -4,7 +4,6 @@
 
 #include <Eigen/Core>  // Eigen's version only: its products run in eigen_kernels.cc's copies.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <new>
@@ -12,8 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "mm/backends/eigen/eigen_family.h"
 #include "mm/backends/eigen/eigen_kernels.h"
 #include "mm/backends/eigen/row_blocks.h"
+#include "mm/backends/eigen/spread.h"
 
 namespace mm {
 
@@ -37,6 +38,10 @@ StatusOr<const EigenKernels*> ChosenEigenKernels() {
 namespace {
 
 using eigen_internal::EigenKernels;
+using eigen_internal::kEigenMinTaskSize;
+using eigen_internal::kRowAlignment;
+using eigen_internal::Spread;
+using eigen_internal::SpreadThreads;
 
 // The chosen copy of the kernels. PrepareProduct has checked that ChosenEigenKernels is OK before
 // any product runs.
@@ -59,10 +64,6 @@ using ComputeType =
                        std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, std::int64_t>,
                                           std::uint64_t, T>>;
 
-// Eigen's GEMM gives one thread at most every 50000 multiply-adds (kMinTaskSize in Eigen's
-// Parallelizer.h); we use the same grain: less work per thread does not pay for the parallel
-// region.
-constexpr double kEigenMinTaskSize = 50000;
 // Elements converted per task when widening operands or narrowing Y.
 constexpr std::int64_t kConvertChunk = std::int64_t{1} << 16;
 
@@ -108,37 +109,6 @@ void Product(const S* a, const S* b, S* y, Index m, Index k, Index n) {
     Kernels().Product<S>()(a, b, y, m, k, n);
   }
 }
-
-// Threads to spread `tasks` independent products totalling `work` multiply-adds over: at most one
-// per task and, like Eigen's own GEMM, at most one per kEigenMinTaskSize multiply-adds (so a tiny
-// product never pays for a parallel region).
-int SpreadThreads(std::int64_t tasks, double work) {
-  if (tasks < 2 || omp_in_parallel()) return 1;
-  const double threads = std::min({static_cast<double>(omp_get_max_threads()),
-                                   static_cast<double>(tasks), work / kEigenMinTaskSize});
-  return std::max(1, static_cast<int>(threads));
-}
-
-// Runs task(0) .. task(count - 1) on `threads` OpenMP threads, each product single-threaded
-// (Eigen does not nest parallelism). Returns false when a task ran out of memory: std::bad_alloc is
-// caught where it is raised, since an exception must not leave an OpenMP region.
-template <class Task>
-bool Spread(std::int64_t count, int threads, const Task& task) {
-  std::atomic<bool> failed{false};
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) {
-    try {
-      task(i);
-    } catch (const std::bad_alloc&) {
-      failed.store(true, std::memory_order_relaxed);
-    }
-  }
-  return !failed.load();
-}
-
-// Rows of a block when a product is split over threads: a multiple of 8, so blocks keep whole
-// register tiles of Eigen's kernels.
-constexpr Index kRowAlignment = 8;
 
 // One product, rows x k times k x n, split into blocks of rows, one independent single-threaded
 // Eigen product per thread (B is shared, read-only). This beats Eigen's own parallel GEMM, whose
@@ -372,6 +342,11 @@ class EigenPrimitive final : public MatMulPrimitive {
 };
 
 }  // namespace
+
+EigenBackend::EigenBackend(Int32Path int32_path)
+    : int32_path_(int32_path), family_(std::make_unique<eigen_internal::EigenFamily>(*this)) {}
+
+EigenBackend::~EigenBackend() = default;
 
 Support EigenBackend::Supports(const MatMulDesc& desc) const {
   switch (desc.dtype) {

@@ -27,6 +27,34 @@ void Product(const S* a, const S* b, S* y, std::ptrdiff_t m, std::ptrdiff_t k, s
   y_mat.noalias() = a_mat * b_mat;
 }
 
+// op(X) of a row-major X with leading dimension ld: X itself, or (transposed) X read
+// column-major, which is its transpose.
+template <class S, int kOrder>
+using OperandMap = Eigen::Map<const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, kOrder>, 0,
+                              Eigen::OuterStride<>>;
+
+template <class S, int kAOrder, int kBOrder>
+void GemmProduct(const eigen_internal::GemmCall<S>& g) {
+  const OperandMap<S, kAOrder> a(g.a, g.m, g.k, Eigen::OuterStride<>(g.lda));
+  const OperandMap<S, kBOrder> b(g.b, g.k, g.n, Eigen::OuterStride<>(g.ldb));
+  Eigen::Map<RowMajorMatrix<S>> y(g.y, g.m, g.n);
+  if (g.accumulate) {
+    y.noalias() += g.alpha * a * b;
+  } else {
+    y.noalias() = g.alpha * a * b;
+  }
+}
+
+template <class S>
+void Gemm(const eigen_internal::GemmCall<S>& g) {
+  constexpr int kRow = Eigen::RowMajor, kCol = Eigen::ColMajor;
+  if (g.trans_a) {
+    g.trans_b ? GemmProduct<S, kCol, kCol>(g) : GemmProduct<S, kCol, kRow>(g);
+  } else {
+    g.trans_b ? GemmProduct<S, kRow, kCol>(g) : GemmProduct<S, kRow, kRow>(g);
+  }
+}
+
 template <class To, class From>
 void Cast(const From* from, To* to, std::ptrdiff_t count) {
   Eigen::Map<Vector<To>>(to, count) =
@@ -73,6 +101,9 @@ MM_ISA_ENTRY() {
       .product_uint64 = &Product<std::uint64_t>,
       .product_int32 = &WrappingInt32Product,
       .product_int64 = &WrappingInt64Product,
+      .gemm_float = &Gemm<float>,
+      .gemm_double = &Gemm<double>,
+      .gemm_uint64 = &Gemm<std::uint64_t>,
       .float16_to_float = &Widen<float16>,
       .bfloat16_to_float = &Widen<bfloat16>,
       .float_to_float16 = &Narrow<float16>,

@@ -42,11 +42,23 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   const double a = use_product ? alpha : 0, b = use_c ? beta : 0;
   // alpha = 0 times the sum of finite products is 0 exactly, even where that sum overflowed.
   const double x = use_product && (a != 0 || t.x_special) ? t.x : 0, c = use_c ? t.c : 0;
+  // The product sum itself (S reaching the accumulation type's largest value) may overflow before
+  // alpha scales it, as it does where a kernel scales each block's sum (Eigen's GEMM, BLAS
+  // kernels) and alpha is below 1: found by mm-fuzz --op Gemm on every float32 backend.
+  const bool sum_may_overflow =
+      use_product && std::isinf(AccumulationError(arithmetic.accumulation, k, t.abs_sum));
   if ((use_product && t.x_special) || !std::isfinite(c)) {
     // IEEE's answer; a flushed subnormal times an infinity may also give NaN, and so may a
     // product sum that overflows to an infinity meeting C's (or, alpha = 0, times 0).
-    const bool overflow = use_product && !t.x_special && !std::isfinite(t.abs_sum);
-    return {a * x + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
+    // (S is over the finite terms: beside an infinite input they may overflow the other way.)
+    const bool overflow =
+        use_product &&
+        (sum_may_overflow ||
+         std::isinf(AccumulationError(arithmetic.accumulation, k, std::fabs(a) * t.abs_sum)));
+    // Without an infinite or NaN input the product part is a finite real (even where the
+    // oracle's double overflowed): an infinite C decides IEEE's answer alone.
+    const double product = use_product && t.x_special ? a * x : 0;
+    return {product + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
   TwoProduct(a, x, p1, e1);
@@ -67,7 +79,9 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
                    AccumulationError(arithmetic.accumulation, k + 2, 0.0);
   // An intermediate may overflow (S' reaches the accumulation type's largest value): any value,
   // as in MatMul's bound; the center may be NaN there (infinite terms of both signs).
-  if (std::isinf(e)) return {center, e, false, false};
+  if (std::isinf(e) || sum_may_overflow) {
+    return {center, std::numeric_limits<double>::infinity(), false, false};
+  }
   // Rounded upward: a few double operations above each lose at most 2^-53 relatively.
   return {center, (e + center_error) * (1 + 0x1p-48), false, false};
 }
@@ -121,7 +135,11 @@ void FloatGemm(const Plan& plan, const OracleResult& r, const Arithmetic& arithm
       if (!skip_c && !skip_product) continue;
       const ElementBound skipped =
           GemmBound(t, alpha, beta, !skip_product, !skip_c, arithmetic, p.k, extra);
-      if (std::isnan(skipped.center) && std::isnan(formula.center)) continue;
+      // Both readings NaN: no ambiguity, unless the other reading allows any value (its sum may
+      // overflow), which the formula's NaN alone does not.
+      if (std::isnan(skipped.center) && std::isnan(formula.center) && !std::isinf(skipped.radius)) {
+        continue;
+      }
       out.ambiguous.push_back(
           {static_cast<std::int64_t>(index),
            skip_c ? Ambiguity::kGemmBetaZeroNonFiniteC : Ambiguity::kGemmAlphaZeroNonFiniteProduct,

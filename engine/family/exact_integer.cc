@@ -62,32 +62,21 @@ std::int32_t Wrap(std::int64_t acc, FamilyOracle& out, std::size_t index) {
 // QLinearMatMul's requantization of every element, with its float32 range.
 template <class TY>
 void Requantize(const Plan& plan, const std::vector<std::int64_t>& acc, FamilyOracle& out) {
-  const MatMulPlan& p = plan.product;
   const OutputRange range{std::numeric_limits<TY>::min(), std::numeric_limits<TY>::max()};
   const auto y_scale = static_cast<float>(plan.y_scale.Scale(0));
   const std::int64_t y_zero = plan.y_zero_point.ZeroPoint(0);
   TY* y = out.y.Data<TY>();
   out.y_low.resize(acc.size());
   out.y_high.resize(acc.size());
-  for (std::int64_t batch = 0; batch < p.batch; ++batch) {
-    const auto [a_matrix, b_matrix] = plan.OperandMatrices(batch);
-    for (std::int64_t i = 0; i < p.m; ++i) {
-      const auto a_scale =
-          static_cast<float>(plan.a_scale.Scale(plan.a_scale.Index(a_matrix, i, p.m)));
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        const auto b_scale =
-            static_cast<float>(plan.b_scale.Scale(plan.b_scale.Index(b_matrix, j, p.n)));
-        const auto index = static_cast<std::size_t>((batch * p.m + i) * p.n + j);
-        const std::int32_t wrapped = Wrap(acc[index], out, index);
-        y[index] =
-            static_cast<TY>(RequantizeExact(wrapped, a_scale, b_scale, y_scale, y_zero, range));
-        const RequantizedRange r =
-            RequantizeFloat32Range(wrapped, a_scale, b_scale, y_scale, y_zero, range);
-        out.y_low[index] = static_cast<std::int16_t>(r.lo);
-        out.y_high[index] = static_cast<std::int16_t>(r.hi);
-      }
-    }
-  }
+  ForEachScaledElement(plan, [&](std::int64_t element, float a_scale, float b_scale) {
+    const auto index = static_cast<std::size_t>(element);
+    const std::int32_t wrapped = Wrap(acc[index], out, index);
+    y[index] = static_cast<TY>(RequantizeExact(wrapped, a_scale, b_scale, y_scale, y_zero, range));
+    const RequantizedRange r =
+        RequantizeFloat32Range(wrapped, a_scale, b_scale, y_scale, y_zero, range);
+    out.y_low[index] = static_cast<std::int16_t>(r.lo);
+    out.y_high[index] = static_cast<std::int16_t>(r.hi);
+  });
 }
 
 }  // namespace

@@ -15,44 +15,20 @@
 #include <fstream>
 #include <string>
 
+#include "fake_blas.h"
 #include "mm/backends/testing/matmul_tester.h"
 #include "mm/engine/testing/test_names.h"
 
 namespace mm::blas {
 namespace {
 
+using fake::Describe;
+using fake::FakeCalls;
+using fake::FakeOpenBlas;
+using fake::kFakeDir;
 using ::testing::HasSubstr;
 using testing::MatMulTester;
 using ::testing::StartsWith;
-
-const std::filesystem::path kFakeDir = MM_FAKE_BLAS_DIR;
-
-const BlasLibraryDescription& Describe(const std::string& name) {
-  for (const BlasLibraryDescription& d : DebianBlasLibraries()) {
-    if (d.name == name) return d;
-  }
-  ADD_FAILURE() << "no description " << name;
-  return DebianBlasLibraries().front();
-}
-
-// The fake OpenBLAS of the fake lib dir, as the "openblas" backend.
-std::unique_ptr<BlasBackend> FakeOpenBlas() {
-  auto library =
-      BlasLibrary::Load(Describe("openblas"), kFakeDir / "openblas-pthread/libopenblas.so.0");
-  EXPECT_TRUE(library.ok()) << library.status();
-  return library.ok() ? std::make_unique<BlasBackend>(*library) : nullptr;
-}
-
-// GEMM calls the fake library has taken so far.
-int FakeCalls() {
-  void* handle = dlopen((kFakeDir / "openblas-pthread/libopenblas.so.0").c_str(),
-                        RTLD_NOLOAD | RTLD_NOW | RTLD_LOCAL);
-  EXPECT_NE(handle, nullptr);
-  auto calls = reinterpret_cast<int (*)()>(dlsym(handle, "fake_blas_calls"));
-  EXPECT_NE(calls, nullptr);
-  dlclose(handle);  // Drops only the reference taken here.
-  return calls == nullptr ? -1 : calls();
-}
 
 // Each way a library is unusable is listed with the path looked for and why, and the run goes on.
 TEST(BlasLoadingTest, EachUnusableLibraryIsListedWithThePathAndWhy) {

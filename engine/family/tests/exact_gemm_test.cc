@@ -158,6 +158,56 @@ TEST(GemmExactTest, AnOverflowingDoubleProductIsUnboundedAndAlphaZeroMakesItZero
   EXPECT_EQ(JudgeValues<double>(alpha_zero, {3}).judgement.verdict(), ElementVerdict::kFail);
 }
 
+// float32 accumulation whose product sum passes float's largest value while alpha times it does
+// not (found by mm-fuzz --op Gemm on eigen and every BLAS library): a kernel that sums before
+// scaling overflows to an infinity, which is any value as in MatMul's bound, and beside an
+// infinite C gives NaN, which IEEE's evaluation may give too.
+TEST(GemmExactTest, AFloat32ProductSumThatOverflowsBeforeAlphaIsUnbounded) {
+  const float inf = std::numeric_limits<float>::infinity();
+  ProblemBuilder p(Op::kGemm, 13);
+  // 2 x (1e19 x 2e19) = 4e38 > 3.4e38; alpha 0.25 brings the exact value to 1e38.
+  p.Input("A", DType::kFloat, {1, 2}, {1e19, 1e19}).Input("B", DType::kFloat, {2, 1}, {2e19, 2e19});
+  p.Input("C", DType::kFloat, {1}, {1}).Float("alpha", 0.25f);
+  const Arithmetic float32{DType::kFloat, false};
+  EXPECT_NE(JudgeValues<float>(p, {inf}, float32).judgement.verdict(), ElementVerdict::kFail);
+  // In double the sum does not overflow: the reference's arithmetic keeps the finite bound.
+  EXPECT_EQ(JudgeValues<float>(p, {inf}, Arithmetic{DType::kDouble, false}).judgement.verdict(),
+            ElementVerdict::kFail);
+  p.Input("C", DType::kFloat, {1}, {-inf});
+  EXPECT_EQ(JudgeValues<float>(p, {-inf}, float32).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<float>(p, {kNaN}, float32).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<float>(p, {kNaN}, Arithmetic{DType::kDouble, false}).judgement.verdict(),
+            ElementVerdict::kFail);
+  // An infinite input beside finite products whose float32 sum overflows the other way: inf +
+  // -inf is NaN in such a kernel, the exact value +inf.
+  ProblemBuilder special(Op::kGemm, 13);
+  special.Input("A", DType::kFloat, {1, 3}, {inf, 1e19, 1e19});
+  special.Input("B", DType::kFloat, {3, 1}, {1, -2e19, -2e19}).Float("alpha", 0.25f);
+  EXPECT_EQ(JudgeValues<float>(special, {inf}, float32).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<float>(special, {kNaN}, float32).judgement.verdict(),
+            ElementVerdict::kBound);
+  EXPECT_EQ(
+      JudgeValues<float>(special, {kNaN}, Arithmetic{DType::kDouble, false}).judgement.verdict(),
+      ElementVerdict::kFail);
+}
+
+// A double product sum past double's range (the oracle's x overflows) beside an infinite C: the
+// exact value is C's infinity, which a kernel may give; NaN (the sum overflowing to the other
+// infinity) is allowed; the other infinity is not. With beta 0 the BLAS reading (C not read)
+// allows any value of the overflowing sum.
+TEST(GemmExactTest, AnInfiniteCDecidesBesideAnOverflowingDoubleSum) {
+  const double max = std::numeric_limits<double>::max();
+  const double inf = std::numeric_limits<double>::infinity();
+  ProblemBuilder p(Op::kGemm, 13);
+  p.Input("A", DType::kDouble, {1, 2}, {max, max}).Input("B", DType::kDouble, {2, 1}, {max, 1});
+  p.Input("C", DType::kDouble, {1}, {-inf});
+  EXPECT_EQ(JudgeValues<double>(p, {-inf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(p, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<double>(p, {inf}).judgement.verdict(), ElementVerdict::kFail);
+  p.Float("beta", 0);
+  EXPECT_NE(JudgeValues<double>(p, {inf}).judgement.verdict(), ElementVerdict::kFail);
+}
+
 TEST(GemmExactTest, AFloatKernelIsWithinTheBoundAndFarOffIsImprecise) {
   // K = 1000 terms 1 + 2^-20 k-ish, alpha 0.1 (not a float16 value), C = 3: a float32 loop.
   constexpr std::int64_t k = 1000;

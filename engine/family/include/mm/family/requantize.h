@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "mm/family/plan.h"
+
 namespace mm::family {
 
 // The integer range of QLinearMatMul's output type: [-128, 127] (int8) or [0, 255] (uint8).
@@ -32,6 +34,26 @@ struct RequantizedRange {
 };
 RequantizedRange RequantizeFloat32Range(std::int64_t acc, float a_scale, float b_scale,
                                         float y_scale, std::int64_t zero_point, OutputRange range);
+
+// Calls visit(index, a_scale, b_scale) for every element of Y of a planned QLinearMatMul, row-major
+// (index into Y), with the scales of its own row of a and column of b as float (every scale type
+// is a float32 value, so exactly).
+template <class Visit>
+void ForEachScaledElement(const Plan& plan, const Visit& visit) {
+  const MatMulPlan& p = plan.product;
+  for (std::int64_t batch = 0; batch < p.batch; ++batch) {
+    const auto [a_matrix, b_matrix] = plan.OperandMatrices(batch);
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      const auto a_scale =
+          static_cast<float>(plan.a_scale.Scale(plan.a_scale.Index(a_matrix, i, p.m)));
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const auto b_scale =
+            static_cast<float>(plan.b_scale.Scale(plan.b_scale.Index(b_matrix, j, p.n)));
+        visit((batch * p.m + i) * p.n + j, a_scale, b_scale);
+      }
+    }
+  }
+}
 
 }  // namespace mm::family
 

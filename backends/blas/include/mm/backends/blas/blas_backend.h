@@ -11,6 +11,7 @@
 #include "mm/backends/blas/blas_library.h"
 #include "mm/engine/backend.h"
 #include "mm/engine/registry.h"
+#include "mm/family/backend.h"
 
 namespace mm::blas {
 
@@ -30,6 +31,10 @@ namespace mm::blas {
 class BlasBackend final : public Backend {
  public:
   explicit BlasBackend(std::shared_ptr<const BlasLibrary> library);
+  ~BlasBackend() override;
+  // Its family holds a reference to it.
+  BlasBackend(const BlasBackend&) = delete;
+  BlasBackend& operator=(const BlasBackend&) = delete;
 
   std::string_view name() const override { return library_->description().name; }
   Support Supports(const MatMulDesc& desc) const override;
@@ -38,6 +43,10 @@ class BlasBackend final : public Backend {
   std::string RunsOn() const override;
   // float in float32, double in float64; bfloat16 in float32, flushing subnormals.
   Arithmetic DeclaredArithmetic(DType dtype) const override;
+
+  // Gemm in float and double through sgemm_/dgemm_ (blas_family.h); every other type and operator
+  // of the family refused with the reason.
+  family::FamilyBackend* family() override { return family_.get(); }
 
   const BlasLibrary& library() const { return *library_; }
 
@@ -50,6 +59,7 @@ class BlasBackend final : public Backend {
 
  private:
   std::shared_ptr<const BlasLibrary> library_;
+  std::unique_ptr<family::FamilyBackend> family_;
 };
 
 // Registers one backend per description of DebianBlasLibraries() found under `lib_dir`

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "mm/engine/backend.h"
+#include "mm/family/backend.h"
 
 namespace mm {
 
@@ -43,7 +44,11 @@ class EigenBackend final : public Backend {
   // AVX-512 one (AVX-512DQ's 64-bit vector multiplies; eigen_kernels.h), kNative otherwise.
   static Int32Path DefaultInt32Path();
 
-  explicit EigenBackend(Int32Path int32_path = DefaultInt32Path()) : int32_path_(int32_path) {}
+  explicit EigenBackend(Int32Path int32_path = DefaultInt32Path());
+  ~EigenBackend() override;
+  // Its family holds a reference to it.
+  EigenBackend(const EigenBackend&) = delete;
+  EigenBackend& operator=(const EigenBackend&) = delete;
 
   std::string_view name() const override { return "eigen"; }
   Support Supports(const MatMulDesc& desc) const override;
@@ -54,6 +59,11 @@ class EigenBackend final : public Backend {
   // float, float16, bfloat16 accumulate in float32; double in double; integers exact modulo
   // 2^bits.
   Arithmetic DeclaredArithmetic(DType dtype) const override;
+  // MatMul's family in every version and type (eigen_family.h): Gemm in Eigen's GEMM (float,
+  // double; float16 and bfloat16 via float32; integers via uint64, wrapping), MatMulInteger and
+  // QLinearMatMul through this backend's int32 MatMul of the zero-point-corrected operands, the
+  // requantization exact.
+  family::FamilyBackend* family() override { return family_.get(); }
 
   // The number of threads an Execute started now may use: OpenMP's omp_get_max_threads(), which
   // follows OMP_NUM_THREADS and omp_set_num_threads().
@@ -64,6 +74,7 @@ class EigenBackend final : public Backend {
 
  private:
   Int32Path int32_path_;
+  std::unique_ptr<family::FamilyBackend> family_;
 };
 
 }  // namespace mm

@@ -20,6 +20,28 @@ namespace mm::eigen_internal {
 template <class S>
 using ProductFn = void (*)(const S* a, const S* b, S* y, std::ptrdiff_t m, std::ptrdiff_t k,
                            std::ptrdiff_t n);
+// One Gemm product, Y += alpha x op(A) x op(B) (accumulate) or Y = alpha x op(A) x op(B), for an
+// m x k op(A) and a k x n op(B) (every extent > 0) and a row-major Y [m, n] (leading dimension
+// n). op(A) is A itself, row-major with leading dimension lda, or (trans_a) the transpose of a
+// row-major [k, m] A, that is A read column-major with leading dimension lda; op(B) likewise.
+// Eigen's GEMM takes either storage order and alpha as they are: no operand is copied, and alpha
+// scales each block's sum as it is added to Y (GeneralBlockPanelKernel.h: `pmadd(alpha, acc, r)`).
+template <class S>
+struct GemmCall {
+  const S* a = nullptr;
+  std::ptrdiff_t lda = 0;
+  bool trans_a = false;
+  const S* b = nullptr;
+  std::ptrdiff_t ldb = 0;
+  bool trans_b = false;
+  S* y = nullptr;
+  std::ptrdiff_t m = 0, k = 0, n = 0;
+  S alpha = 1;
+  bool accumulate = false;  // Y holds beta x C already.
+};
+template <class S>
+using GemmFn = void (*)(const GemmCall<S>& call);
+
 // to[i] = To(from[i]) for `count` elements, with Eigen's casts (vectorised between integer types;
 // float to float16 and bfloat16 rounding to nearest even, on Eigen's own half types; integer casts
 // modular).
@@ -35,6 +57,10 @@ struct EigenKernels {
   ProductFn<std::uint64_t> product_uint64;
   ProductFn<std::int32_t> product_int32;
   ProductFn<std::int64_t> product_int64;
+  // Gemm's products: float, double, and uint64 for every integer type (wrapping modulo 2^64).
+  GemmFn<float> gemm_float;
+  GemmFn<double> gemm_double;
+  GemmFn<std::uint64_t> gemm_uint64;
   CastFn<float, float16> float16_to_float;
   CastFn<float, bfloat16> bfloat16_to_float;
   CastFn<float16, float> float_to_float16;
@@ -58,6 +84,18 @@ struct EigenKernels {
     } else {
       static_assert(std::is_same_v<S, std::int64_t>, "no product in this type");
       return product_int64;
+    }
+  }
+  // The Gemm product in S (float, double, uint64).
+  template <class S>
+  GemmFn<S> Gemm() const {
+    if constexpr (std::is_same_v<S, float>) {
+      return gemm_float;
+    } else if constexpr (std::is_same_v<S, double>) {
+      return gemm_double;
+    } else {
+      static_assert(std::is_same_v<S, std::uint64_t>, "no Gemm in this type");
+      return gemm_uint64;
     }
   }
   // The cast from From to To (the pairs above).
