@@ -133,9 +133,11 @@ std::shared_ptr<const Compiled> Compile(const CacheKey& key, const ProblemShapes
   auto compiled = std::make_shared<Compiled>();
   compiled->via_f32 = key.via_f32;
   const DnnlType type = key.via_f32 ? DnnlType::f32 : ToDnnl(key.dtype);
-  compiled->src_md = DenseDesc(shapes.src, type);
-  compiled->weights_md = DenseDesc(shapes.weights, type);
-  compiled->dst_md = DenseDesc(shapes.dst, type);
+  // kUInt8 is the family's int8 product: u8 x s8 -> s32 (onednn_int8.cc).
+  const bool int8 = key.dtype == DType::kUInt8;
+  compiled->src_md = DenseDesc(shapes.src, int8 ? DnnlType::u8 : type);
+  compiled->weights_md = DenseDesc(shapes.weights, int8 ? DnnlType::s8 : type);
+  compiled->dst_md = DenseDesc(shapes.dst, int8 ? DnnlType::s32 : type);
   const dnnl::matmul::desc desc(compiled->src_md, compiled->weights_md, compiled->dst_md);
   const dnnl::matmul::primitive_desc pd(desc, engine);
   compiled->implementation = pd.impl_info_str();

@@ -48,7 +48,7 @@ struct Compiled {
 // and runs it on that many threads whatever the caller's count later: a product prepared on fewer
 // threads (auto's "1 of 2 threads", its calibration, mm-fuzz's 1-thread reruns) is its own entry.
 struct CacheKey {
-  DType dtype;
+  DType dtype;  // kUInt8: MatMul's family's int8 product, u8 x s8 -> s32.
   bool via_f32;
   Dims src;
   Dims weights;
