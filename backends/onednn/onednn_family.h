@@ -50,7 +50,9 @@ class Int8Runner {
   CompiledCache* cache_;
   std::shared_ptr<const Compiled> compiled_;  // The last signature run, and its memory objects.
   dnnl::memory src_, weights_, dst_;
-  std::array<const void*, 3> bound_{};   // The buffers they point at (null: unknown).
+  std::array<const void*, 3> bound_{};  // The buffers they point at (null: unknown).
+  Dims a_dims_, b_dims_;  // The last signature run (A's and B's dims, the threads it was made for).
+  int threads_ = 0;
   std::vector<std::uint8_t> a_shifted_;  // int8 A + 128.
   std::vector<std::int8_t> b_shifted_;   // uint8 B - 128.
 };

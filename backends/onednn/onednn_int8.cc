@@ -28,13 +28,15 @@ using family::Plan;
 using family::QuantForm;
 using family::QuantParam;
 
-// The shifted zero points of every row of A (per_row) or column of B, or of the tensor (one).
+// The shifted zero point of every row of A (every column of B), `count` of them, whatever the
+// form: one value repeated when per tensor or absent.
 std::vector<std::uint32_t> ShiftedZeroPoints(const QuantParam& zp, std::int64_t count,
                                              std::int64_t shift) {
   const bool each = zp.form == QuantForm::kPerRow || zp.form == QuantForm::kPerColumn;
-  std::vector<std::uint32_t> out(static_cast<std::size_t>(each ? count : 1));
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i] = static_cast<std::uint32_t>(zp.ZeroPoint(static_cast<std::int64_t>(i)) + shift);
+    out[i] =
+        static_cast<std::uint32_t>(zp.ZeroPoint(each ? static_cast<std::int64_t>(i) : 0) + shift);
   }
   return out;
 }
@@ -43,10 +45,43 @@ bool AllZero(const std::vector<std::uint32_t>& values) {
   return std::all_of(values.begin(), values.end(), [](std::uint32_t v) { return v == 0; });
 }
 
-// Subtracts every zero point's terms from P in `acc` (the header's formula).
+// Sum over K of each of the `rows` rows of A' ([rows, k], row-major).
+std::vector<std::uint32_t> RowSums(const std::uint8_t* a, std::int64_t rows, std::int64_t k) {
+  std::vector<std::uint32_t> sums(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::uint32_t sum = 0;
+    for (std::int64_t kk = 0; kk < k; ++kk) sum += a[r * k + kk];
+    sums[r] = sum;
+  }
+  return sums;
+}
+
+// Sum over K of each column of each of B's `matrices` matrices [k, n], modulo 2^32.
+std::vector<std::uint32_t> ColumnSums(const std::int8_t* b, std::int64_t matrices, std::int64_t k,
+                                      std::int64_t n) {
+  std::vector<std::uint32_t> sums(static_cast<std::size_t>(matrices * n));
+  for (std::int64_t m = 0; m < matrices; ++m) {
+    std::uint32_t* out = sums.data() + m * n;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const std::int8_t* row = b + (m * k + kk) * n;
+      for (std::int64_t j = 0; j < n; ++j) out[j] += static_cast<std::uint32_t>(row[j]);
+    }
+  }
+  return sums;
+}
+
+// Subtracts every zero point's terms from P in `acc` (the header's formula). Branch-free inner
+// loops over contiguous rows, so that the compiler vectorises them.
 void SubtractZeroPointTerms(const Plan& plan, const std::uint8_t* a, const std::int8_t* b,
                             std::int64_t a_shift, std::int64_t b_shift, std::int32_t* acc) {
   const MatMulPlan& p = plan.product;
+  // Per tensor (or absent) on both sides and 0 after the shifts: P is Y (uint8 x int8 without
+  // zero points, the common case, costs nothing here).
+  const auto single = [](const QuantParam& zp, std::int64_t shift) {
+    return zp.form != QuantForm::kPerRow && zp.form != QuantForm::kPerColumn &&
+           zp.ZeroPoint(0) + shift == 0;
+  };
+  if (single(plan.a_zero_point, a_shift) && single(plan.b_zero_point, -b_shift)) return;
   const std::int64_t a_rows = plan.a.NumElements() / p.k;
   const std::int64_t b_matrices = plan.b.NumElements() / (p.k * p.n);
   const std::vector<std::uint32_t> za = ShiftedZeroPoints(plan.a_zero_point, a_rows, a_shift);
@@ -54,34 +89,21 @@ void SubtractZeroPointTerms(const Plan& plan, const std::uint8_t* a, const std::
       ShiftedZeroPoints(plan.b_zero_point, b_matrices * p.n, -b_shift);
   const bool use_za = !AllZero(za), use_zb = !AllZero(zb);
   if (!use_za && !use_zb) return;
-  std::vector<std::uint32_t> row_sums(use_zb ? a_rows : 0);
-  for (std::int64_t r = 0; r < static_cast<std::int64_t>(row_sums.size()); ++r) {
-    std::uint32_t sum = 0;
-    for (std::int64_t kk = 0; kk < p.k; ++kk) sum += a[r * p.k + kk];
-    row_sums[r] = sum;
-  }
-  std::vector<std::uint32_t> column_sums(use_za ? b_matrices * p.n : 0);
-  for (std::int64_t m = 0; use_za && m < b_matrices; ++m) {
-    std::uint32_t* sums = column_sums.data() + m * p.n;
-    for (std::int64_t kk = 0; kk < p.k; ++kk) {
-      const std::int8_t* row = b + (m * p.k + kk) * p.n;
-      for (std::int64_t j = 0; j < p.n; ++j) sums[j] += static_cast<std::uint32_t>(row[j]);
-    }
-  }
+  const std::vector<std::uint32_t> row_sums =
+      use_zb ? RowSums(a, a_rows, p.k) : std::vector<std::uint32_t>(a_rows, 0);
+  const std::vector<std::uint32_t> column_sums =
+      use_za ? ColumnSums(b, b_matrices, p.k, p.n) : std::vector<std::uint32_t>(zb.size(), 0);
   const auto k = static_cast<std::uint32_t>(p.k);
   for (std::int64_t batch = 0; batch < p.batch; ++batch) {
     const auto [a_matrix, b_matrix] = plan.OperandMatrices(batch);
+    const std::uint32_t* zb_j = zb.data() + b_matrix * p.n;
+    const std::uint32_t* c_j = column_sums.data() + b_matrix * p.n;
     for (std::int64_t i = 0; i < p.m; ++i) {
       const std::int64_t row = a_matrix * p.m + i;
-      const std::uint32_t za_i = za[za.size() == 1 ? 0 : row];
-      const std::uint32_t t_i = use_zb ? row_sums[row] - k * za_i : 0;
+      const std::uint32_t za_i = za[row];
+      const std::uint32_t t_i = row_sums[row] - k * za_i;
       auto* y = reinterpret_cast<std::uint32_t*>(acc + (batch * p.m + i) * p.n);
-      const std::uint32_t* zb_j = zb.size() == 1 ? nullptr : zb.data() + b_matrix * p.n;
-      const std::uint32_t* c_j = use_za ? column_sums.data() + b_matrix * p.n : nullptr;
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        const std::uint32_t zbj = zb_j == nullptr ? zb[0] : zb_j[j];
-        y[j] -= zbj * t_i + (c_j == nullptr ? 0 : za_i * c_j[j]);
-      }
+      for (std::int64_t j = 0; j < p.n; ++j) y[j] -= zb_j[j] * t_i + za_i * c_j[j];
     }
   }
 }
@@ -109,9 +131,15 @@ Status Int8Runner::Accumulate(const Plan& plan, std::int32_t* acc) {
     std::fill(acc, acc + p.y_elements, 0);  // Empty sums; the zero points multiply nothing.
     return OkStatus();
   }
-  const Support limits = WithinOneDnnLimits(p, Support::Native());
-  if (!limits.supported()) {
-    return ConformanceGapError("oneDNN cannot take " + plan.ToString() + ": " + limits.note);
+  const int threads = omp_get_max_threads();
+  // A problem of the last run's shapes runs its primitive again, with no planning of its own.
+  const bool same = compiled_ != nullptr && threads == threads_ && p.desc.a_dims == a_dims_ &&
+                    p.desc.b_dims == b_dims_;
+  if (!same) {
+    const Support limits = WithinOneDnnLimits(p, Support::Native());
+    if (!limits.supported()) {
+      return ConformanceGapError("oneDNN cannot take " + plan.ToString() + ": " + limits.note);
+    }
   }
   const std::int64_t a_shift = plan.a_dtype == DType::kInt8 ? 128 : 0;
   const std::int64_t b_shift = plan.b_dtype == DType::kUInt8 ? 128 : 0;
@@ -131,10 +159,16 @@ Status Int8Runner::Accumulate(const Plan& plan, std::int32_t* acc) {
     b = b_shifted_.data();
   }
   try {
-    const ProblemShapes shapes = CollapseShapes(p);
-    const CacheKey key{DType::kUInt8, false, shapes.src, shapes.weights, omp_get_max_threads()};
-    std::shared_ptr<const Compiled> compiled = cache_->GetOrCompile(key, shapes, engine_);
+    std::shared_ptr<const Compiled> compiled = compiled_;
+    if (!same) {
+      const ProblemShapes shapes = CollapseShapes(p);
+      const CacheKey key{DType::kUInt8, false, shapes.src, shapes.weights, threads};
+      compiled = cache_->GetOrCompile(key, shapes, engine_);
+    }
     MM_RETURN_IF_ERROR(Run(std::move(compiled), a, b, acc, plan));
+    a_dims_ = p.desc.a_dims;
+    b_dims_ = p.desc.b_dims;
+    threads_ = threads;
   } catch (const dnnl::error& e) {
     return StatusFromDnnlError(e, "running the int8 matmul", p.desc);
   }
