@@ -1,6 +1,7 @@
 // Gemm's exact answer: alpha sum a b + beta c from ExactMatMul's sum with error-free products and
 // sums (this file is compiled with -ffp-contract=off), its bound (docs/family.md, "The Gemm
 // bound"), and the other reading where the standard is ambiguous.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -45,7 +46,11 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   if ((use_product && t.x_special) || !std::isfinite(c)) {
     // IEEE's answer; a flushed subnormal times an infinity may also give NaN, and so may a
     // product sum that overflows to an infinity meeting C's (or, alpha = 0, times 0).
-    const bool overflow = use_product && !t.x_special && !std::isfinite(t.abs_sum);
+    // The finite products' sum may overflow (to either infinity) where S, or |alpha| S, reaches
+    // the accumulation type's largest value: alpha may scale the terms or the total.
+    const bool overflow =
+        use_product && std::isinf(AccumulationError(arithmetic.accumulation, k + extra_roundings,
+                                                    std::max(std::fabs(a), 1.0) * t.abs_sum));
     return {a * x + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
@@ -66,8 +71,14 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   const double e = AccumulationError(arithmetic, k + extra_roundings, scaled_sum, subnormal_sum) +
                    AccumulationError(arithmetic.accumulation, k + 2, 0.0);
   // An intermediate may overflow (S' reaches the accumulation type's largest value): any value,
-  // as in MatMul's bound; the center may be NaN there (infinite terms of both signs).
-  if (std::isinf(e)) return {center, e, false, false};
+  // as in MatMul's bound; the center may be NaN there (infinite terms of both signs). So may the
+  // unscaled sum where alpha scales the total (BLAS, oneDNN's output scale) and S itself reaches
+  // it: alpha times an infinity (inf for |alpha| < 1, NaN for alpha = 0), not alpha S'.
+  const bool unscaled_overflow =
+      use_product && std::isinf(AccumulationError(arithmetic, k + extra_roundings, t.abs_sum, 0.0));
+  if (std::isinf(e) || unscaled_overflow) {
+    return {center, std::numeric_limits<double>::infinity(), false, false};
+  }
   // Rounded upward: a few double operations above each lose at most 2^-53 relatively.
   return {center, (e + center_error) * (1 + 0x1p-48), false, false};
 }
