@@ -123,10 +123,12 @@ StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) 
   state->f32 = onednn_internal::ProbeMatmul(state->engine, DnnlType::f32);
   state->bf16 = onednn_internal::ProbeMatmul(state->engine, DnnlType::bf16);
   state->f16 = onednn_internal::ProbeMatmul(state->engine, DnnlType::f16);
-  state->family = std::make_unique<onednn_internal::OneDnnFamily>(
-      state->engine, state->stream, state->cache, state->isa,
-      onednn_internal::ProbeInt8Matmul(state->engine));
-  return std::unique_ptr<OneDnnBackend>(new OneDnnBackend(std::move(state)));
+  const onednn_internal::Int8Probe int8 = onednn_internal::ProbeInt8Matmul(state->engine);
+  State& s = *state;
+  std::unique_ptr<OneDnnBackend> backend(new OneDnnBackend(std::move(state)));
+  s.family = std::make_unique<onednn_internal::OneDnnFamily>(*backend, s.engine, s.stream, s.cache,
+                                                             s.convert, s.isa, int8);
+  return backend;
 }
 
 OneDnnBackend::OneDnnBackend(std::unique_ptr<State> state) : state_(std::move(state)) {}

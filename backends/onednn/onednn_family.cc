@@ -29,13 +29,26 @@ Support OneDnnFamily::SupportsOp(const family::OpDesc& desc) const {
     case Op::kMatMul:
       return Support::No("MatMul is the backend's own Supports");
     case Op::kGemm:
-      return Support::No(
-          "the onednn backend computes MatMul, MatMulInteger and QLinearMatMul, "
-          "not Gemm");
+      return GemmSupport(desc);
     case Op::kMatMulInteger:
     case Op::kQLinearMatMul:
       break;
   }
+  return Int8Support(desc);
+}
+
+Support OneDnnFamily::GemmSupport(const family::OpDesc& desc) const {
+  const DType dtype = desc.y_dtype;
+  if (dtype == DType::kDouble || !IsFloat(dtype)) {
+    return Support::No("oneDNN has no " + std::string(DTypeName(dtype)) +
+                       " matmul (its CPU matmul computes f32, bf16, f16 and int8 x int8 -> "
+                       "int32 only; integer Gemm wraps modulo 2^bits in its own type)");
+  }
+  // The MatMul path's answer for the type: native, via f32 (with the reason), or no.
+  return backend_.Supports(MatMulDesc{dtype, {1, 1}, {1, 1}});
+}
+
+Support OneDnnFamily::Int8Support(const family::OpDesc& desc) const {
   if (int8_.implementation.empty()) {
     return Support::No("oneDNN has no u8 x s8 -> s32 matmul on this CPU (ISA " + isa_ + ")");
   }
@@ -52,6 +65,11 @@ Support OneDnnFamily::SupportsOp(const family::OpDesc& desc) const {
   return note.empty() ? Support::Native() : Support::ByConversion(note);
 }
 
+Arithmetic OneDnnFamily::DeclaredArithmetic(const family::OpDesc& desc) const {
+  if (desc.op == Op::kGemm) return backend_.DeclaredArithmetic(desc.y_dtype);
+  return Arithmetic::OwnType(desc.y_dtype);
+}
+
 family::IntegerAccumulation OneDnnFamily::DeclaredIntegerAccumulation(
     const family::OpDesc& /*desc*/) const {
   // Accepted only on VNNI (or AMX) kernels: VPDPBUSD sums four u8 x s8 products into int32
@@ -65,8 +83,13 @@ Status OneDnnFamily::Compute(const family::Plan& plan, MutableTensorView y) {
   if (!support.supported()) {
     return UnimplementedError("onednn cannot compute " + plan.ToString() + ": " + support.note);
   }
-  if (plan.op == Op::kMatMulInteger) {
-    return int8_runner_.Accumulate(plan, y.Data<std::int32_t>());
+  switch (plan.op) {
+    case Op::kGemm:
+      return gemm_runner_.Compute(plan, !backend_.native(plan.y_dtype), y);
+    case Op::kMatMulInteger:
+      return int8_runner_.Accumulate(plan, y.Data<std::int32_t>());
+    default:
+      break;
   }
   acc_.resize(static_cast<std::size_t>(plan.product.y_elements));
   MM_RETURN_IF_ERROR(int8_runner_.Accumulate(plan, acc_.data()));
@@ -76,6 +99,21 @@ Status OneDnnFamily::Compute(const family::Plan& plan, MutableTensorView y) {
 
 std::string OneDnnFamily::Implementation(const family::OpDesc& desc) const {
   if (!SupportsOp(desc).supported()) return {};
+  if (desc.op == Op::kGemm) {
+    const bool native = backend_.native(desc.y_dtype);
+    const DType runs = native ? desc.y_dtype : DType::kFloat;
+    const std::string impl = gemm_runner_.implementation().empty()
+                                 ? backend_.probe(runs).implementation
+                                 : gemm_runner_.implementation();
+    std::string how = "oneDNN " + impl + " " + ShortName(runs) + " matmul (ISA " + isa_ +
+                      "): alpha as its output scale, beta C as a sum post-op over C broadcast "
+                      "into Y (beta = 0: C unread), transposes as strides, f32 accumulation";
+    if (!native) {
+      how = std::string(ShortName(desc.y_dtype)) +
+            " via f32: A, B and C converted exactly, Y rounded once; " + how;
+    }
+    return how;
+  }
   std::string how = "oneDNN " + int8_.implementation + " u8 x s8 -> s32 matmul (ISA " + isa_ +
                     ") without attributes, zero points subtracted in mm modulo 2^32, " +
                     std::string(family::IntegerAccumulationName(DeclaredIntegerAccumulation(desc)));

@@ -57,27 +57,71 @@ class Int8Runner {
   std::vector<std::int8_t> b_shifted_;   // uint8 B - 128.
 };
 
+// Gemm's Y through oneDNN's matmul (onednn_gemm.cc): alpha as the output scale, beta as a sum
+// post-op over C broadcast into Y (beta = 0 or no C: none, C unread), transA/transB as strides;
+// `via_f32` converts A, B and C to f32 exactly and rounds Y once. K = 0 and an empty Y are mm's
+// (beta C in double, one rounding); never oneDNN's, which crashes on zero extents.
+class GemmRunner {
+ public:
+  GemmRunner(const dnnl::engine& engine, const dnnl::stream& stream, CompiledCache& cache,
+             ConvertKernel convert)
+      : engine_(engine), stream_(stream), cache_(&cache), convert_(convert) {}
+
+  Status Compute(const family::Plan& plan, bool via_f32, MutableTensorView y);
+  // The last run's oneDNN implementation; empty before any.
+  const std::string& implementation() const { return implementation_; }
+
+ private:
+  // The primitive for `plan` (its scale and sum post-op; `plain`: neither). Throws dnnl::error.
+  std::shared_ptr<const Compiled> CompiledFor(const family::Plan& plan, bool via_f32, bool plain);
+  // Runs `compiled` into Y (through f32 buffers when `via_f32`); `epilogue` applies alpha and
+  // beta C to the plain sums in f32 afterwards. Throws dnnl::error.
+  void Run(const family::Plan& plan, const Compiled& compiled, bool via_f32, bool epilogue,
+           MutableTensorView y);
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  CompiledCache* cache_;
+  ConvertKernel convert_;
+  std::string implementation_;
+  std::vector<float> a_f32_, b_f32_, y_f32_;  // The via-f32 path's operands and Y.
+};
+
 // QLinearMatMul's y from the accumulations `acc` of `plan` (RequantizeExact per element).
 void RequantizeInto(const family::Plan& plan, const std::int32_t* acc, MutableTensorView y);
 
 // The backend's FamilyBackend. Not thread-safe, as the backend.
 class OneDnnFamily final : public family::FamilyBackend {
  public:
-  OneDnnFamily(const dnnl::engine& engine, const dnnl::stream& stream, CompiledCache& cache,
-               std::string isa, Int8Probe int8)
-      : int8_runner_(engine, stream, cache), isa_(std::move(isa)), int8_(std::move(int8)) {}
+  // `backend` (which owns this family and outlives it) answers for Gemm's element types as for
+  // MatMul's; `engine`, `stream` and `cache` are its own.
+  OneDnnFamily(const OneDnnBackend& backend, const dnnl::engine& engine, const dnnl::stream& stream,
+               CompiledCache& cache, ConvertKernel convert, std::string isa, Int8Probe int8)
+      : backend_(backend),
+        int8_runner_(engine, stream, cache),
+        gemm_runner_(engine, stream, cache, convert),
+        isa_(std::move(isa)),
+        int8_(std::move(int8)) {}
 
   // MatMulInteger and QLinearMatMul in every pairing of int8 and uint8 where oneDNN runs its int8
   // matmul with VNNI (or AMX); refused, with oneDNN's documented saturation, where it does not.
-  // Gemm refused.
+  // Gemm in float, bfloat16 and float16 as MatMul's Supports answers for the type (native, or via
+  // f32 with the reason); double and the integer types refused (oneDNN has no such matmul).
   Support SupportsOp(const family::OpDesc& desc) const override;
+  // Gemm: the MatMul path's declaration for Y's type (f32 accumulation; native bfloat16 flushes).
+  Arithmetic DeclaredArithmetic(const family::OpDesc& desc) const override;
   family::IntegerAccumulation DeclaredIntegerAccumulation(
       const family::OpDesc& desc) const override;
   Status Compute(const family::Plan& plan, MutableTensorView y) override;
   std::string Implementation(const family::OpDesc& desc) const override;
 
  private:
+  Support GemmSupport(const family::OpDesc& desc) const;
+  Support Int8Support(const family::OpDesc& desc) const;
+
+  const OneDnnBackend& backend_;
   Int8Runner int8_runner_;
+  GemmRunner gemm_runner_;
   std::vector<std::int32_t> acc_;  // QLinearMatMul's accumulations.
   std::string isa_;
   Int8Probe int8_;

@@ -85,12 +85,26 @@ TEST(OneDnnFamilyTest, ComputesTheIntegerOperatorsExactlyWhereOneDnnRunsVnniElse
   }
 }
 
-TEST(OneDnnFamilyTest, RefusesGemmWithTheReason) {
+TEST(OneDnnFamilyTest, ComputesGemmInTheFloatTypesAsItComputesMatMulAndRefusesTheOthers) {
   auto backend = CreatedOneDnn();
   ASSERT_NE(backend, nullptr);
-  const Support support = family::SupportOf(*backend, OpDesc{Op::kGemm, 13});
-  EXPECT_FALSE(support.supported());
-  EXPECT_THAT(support.note, HasSubstr("not Gemm"));
+  for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
+    const OpDesc desc{Op::kGemm, 13, dtype, dtype, dtype};
+    const Support gemm = family::SupportOf(*backend, desc);
+    const Support matmul = backend->Supports(MatMulDesc{dtype, {2, 3}, {3, 4}});
+    EXPECT_EQ(gemm.level, matmul.level) << desc.ToString();
+    EXPECT_EQ(gemm.note, matmul.note) << desc.ToString();
+    EXPECT_EQ(backend->family()->DeclaredArithmetic(desc), backend->DeclaredArithmetic(dtype));
+    if (gemm.supported()) {
+      EXPECT_THAT(backend->family()->Implementation(desc), HasSubstr("sum post-op"));
+    }
+  }
+  for (DType dtype :
+       {DType::kDouble, DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}) {
+    const Support support = family::SupportOf(*backend, OpDesc{Op::kGemm, 13, dtype, dtype, dtype});
+    EXPECT_FALSE(support.supported()) << DTypeName(dtype);
+    EXPECT_THAT(support.note, HasSubstr("oneDNN has no " + std::string(DTypeName(dtype))));
+  }
 }
 
 // Y of `p` on the oneDNN backend, judged against the exact answer.
@@ -104,25 +118,94 @@ family::FamilyJudgement Judged(OneDnnBackend& backend, const family::Problem& pr
   return family::JudgeFamily(plan, oracle, y->view());
 }
 
-TEST(OneDnnFamilyTest, EveryBuiltinIntegerCaseItComputesIsExact) {
+// Y of a float Gemm on the oneDNN backend (float is computed on every x86-64 CPU).
+std::vector<float> GemmY(const ProblemBuilder& p) {
+  auto backend = CreatedOneDnn();
+  const family::Plan plan = family::PlanProblem(p.problem()).value();
+  StatusOr<Tensor> y = family::ComputeOp(*backend, plan);
+  EXPECT_TRUE(y.ok()) << y.status();
+  if (!y.ok()) return {};
+  const auto values = y->Values<float>();
+  return {values.begin(), values.end()};
+}
+
+TEST(OneDnnFamilyTest, GemmTransposesScalesAndAddsBetaC) {
+  // A [K=3, M=2] transposed, B [N=2, K=3] transposed, alpha 0.5, beta 2, C [M, 1] = {1, 2}:
+  // A'B' = [[6, 8], [8, 10]], Y = 0.5 A'B' + 2 C = [[5, 6], [8, 9]].
+  ProblemBuilder p(Op::kGemm, 13);
+  p.Input("A", DType::kFloat, {3, 2}, {1, 2, 3, 4, 5, 6});
+  p.Input("B", DType::kFloat, {2, 3}, {1, 0, 1, 0, 1, 1});
+  p.Input("C", DType::kFloat, {2, 1}, {1, 2});
+  p.Float("alpha", 0.5f).Float("beta", 2).Int("transA", 1).Int("transB", 1);
+  EXPECT_EQ(GemmY(p), (std::vector<float>{5, 6, 8, 9}));
+}
+
+TEST(OneDnnFamilyTest, GemmNeverScalesAnInputIntoAnInfinity) {
+  // alpha * 3e38 overflows float32, and times B's 0 would be NaN; alpha (A B) is 0 (oneDNN's
+  // gemm:jit scaled A first: found by mm-fuzz capped at AVX2).
+  ProblemBuilder p(Op::kGemm, 11);
+  p.Input("A", DType::kFloat, {1, 2}, {1e-30, 3e38});
+  p.Input("B", DType::kFloat, {2, 1}, {1e-30, 0});
+  p.Float("alpha", -2.5f);
+  EXPECT_EQ(GemmY(p), (std::vector<float>{0}));
+}
+
+TEST(OneDnnFamilyTest, GemmWithAlphaZeroIsBetaCInEveryTypeItComputes) {
+  // oneDNN left elements of Y unwritten with an output scale of 0 (bfloat16 capped at
+  // AVX512_CORE: mm-fuzz --op Gemm, seed 1, problem 393); mm answers beta C itself.
   auto backend = CreatedOneDnn();
   ASSERT_NE(backend, nullptr);
-  int computed = 0, refused = 0;
+  for (DType dtype : {DType::kFloat, DType::kBFloat16, DType::kFloat16}) {
+    if (!family::SupportOf(*backend, OpDesc{Op::kGemm, 13, dtype, dtype, dtype}).supported()) {
+      continue;
+    }
+    ProblemBuilder p(Op::kGemm, 13);
+    p.Filled("A", dtype, {25, 1}, 3).Filled("B", dtype, {1, 14}, -5);
+    p.Filled("C", dtype, {14}, 2).Float("alpha", 0).Float("beta", -2.5f);
+    const family::Plan plan = family::PlanProblem(p.problem()).value();
+    const Tensor y = family::ComputeOp(*backend, plan).value();
+    VisitDType(dtype, [&](auto tag) {
+      using T = CppType<decltype(tag)::value>;
+      for (T v : y.Values<T>()) EXPECT_EQ(ToDouble(v), -5.0) << DTypeName(dtype);
+    });
+  }
+}
+
+// What the backend should say of `desc` on this CPU, from oneDNN asked directly (the integer
+// operators) and from its MatMul answer for the type (Gemm).
+bool ShouldSupport(OneDnnBackend& backend, const OpDesc& desc) {
+  if (desc.op != Op::kGemm) return OneDnnRunsInt8WithVnni();
+  const DType t = desc.y_dtype;
+  const bool float_type = t == DType::kFloat || t == DType::kBFloat16 || t == DType::kFloat16;
+  return float_type && backend.Supports(MatMulDesc{t, {2, 3}, {3, 4}}).supported();
+}
+
+TEST(OneDnnFamilyTest, EveryBuiltinCaseItComputesIsWithinItsDeclarationAndTheRestIsRefused) {
+  auto backend = CreatedOneDnn();
+  ASSERT_NE(backend, nullptr);
+  int computed = 0;
   for (const conformance::FamilyCase& c : conformance::BuiltinFamilyCases()) {
     const family::Plan plan = family::PlanProblem(c.problem).value();
-    const Support support = family::SupportOf(*backend, family::DescOf(plan));
+    const OpDesc desc = family::DescOf(plan);
+    const Support support = family::SupportOf(*backend, desc);
+    ASSERT_EQ(support.supported(), ShouldSupport(*backend, desc)) << c.name << ": " << support.note;
     if (!support.supported()) {
       EXPECT_FALSE(support.note.empty()) << c.name;
-      ++refused;
       continue;
     }
     const family::FamilyJudgement j = Judged(*backend, c.problem);
-    EXPECT_EQ(j.verdict(), ElementVerdict::kPass) << c.name << ": " << j.Describe();
+    // Integer results are exact; float Gemm may round outside ONNX's tolerance within the bound
+    // of its declared f32 accumulation (BOUND), never beyond it.
+    if (desc.op == Op::kGemm) {
+      EXPECT_THAT(j.verdict(), ::testing::AnyOf(ElementVerdict::kPass, ElementVerdict::kBound))
+          << c.name << ": " << j.Describe();
+    } else {
+      EXPECT_EQ(j.verdict(), ElementVerdict::kPass) << c.name << ": " << j.Describe();
+    }
     ++computed;
   }
-  // Gemm's 386 are refused everywhere; the 316 integer cases wherever oneDNN lacks VNNI.
-  EXPECT_EQ(computed + refused, 702);
-  EXPECT_EQ(computed, OneDnnRunsInt8WithVnni() ? 316 : 0);
+  // At least float Gemm's cases run on every x86-64 CPU.
+  EXPECT_GT(computed, 0);
 }
 
 // The cases below need oneDNN's VNNI kernel; elsewhere the backend refuses them (tested above).

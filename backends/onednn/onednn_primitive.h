@@ -5,6 +5,7 @@
 #define MM_BACKENDS_ONEDNN_ONEDNN_PRIMITIVE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
@@ -53,6 +54,11 @@ struct CacheKey {
   Dims src;
   Dims weights;
   int threads;
+  // Gemm (MatMul's family) only, 2-D: A or B read transposed (strides), alpha as oneDNN's output
+  // scale and beta as a sum post-op's scale (has_sum), each by its float32 bits.
+  bool gemm = false;
+  bool trans_a = false, trans_b = false, has_sum = false;
+  std::uint32_t alpha_bits = 0, beta_bits = 0;
   friend bool operator==(const CacheKey&, const CacheKey&) = default;
 };
 
