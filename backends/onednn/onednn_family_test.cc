@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -276,6 +277,22 @@ TEST_F(OneDnnFamilyVnniTest, QLinearMatMulRoundsTiesToEven) {
   const auto values = y.Values<std::uint8_t>();
   EXPECT_EQ(std::vector<std::uint8_t>(values.begin(), values.end()),
             (std::vector<std::uint8_t>{0, 2, 2, 4}));
+}
+
+TEST_F(OneDnnFamilyVnniTest, QLinearMatMulAddsItsZeroPointAfterRounding) {
+  // 7 x (0.5 - 2^-25) = 3.4999998 rounds to 3, + 100 = 103. oneDNN's own requantization (output
+  // scale and destination zero point) adds 100 in float32 first: 103.5, which rounds to 104.
+  ProblemBuilder p(Op::kQLinearMatMul, 10);
+  p.Input("a", DType::kUInt8, {1, 1}, {7});
+  p.Input("a_scale", DType::kFloat, {}, {std::nextafter(0.5f, 0.0f)});
+  p.Input("a_zero_point", DType::kUInt8, {}, {0});
+  p.Input("b", DType::kInt8, {1, 1}, {1});
+  p.Input("b_scale", DType::kFloat, {}, {1});
+  p.Input("b_zero_point", DType::kInt8, {}, {0});
+  p.Input("y_scale", DType::kFloat, {}, {1});
+  p.Input("y_zero_point", DType::kUInt8, {}, {100});
+  const family::Plan plan = family::PlanProblem(p.problem()).value();
+  EXPECT_EQ(family::ComputeOp(*backend_, plan).value().Values<std::uint8_t>()[0], 103);
 }
 
 }  // namespace
