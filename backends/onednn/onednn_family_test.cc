@@ -152,7 +152,7 @@ TEST(OneDnnFamilyTest, GemmNeverScalesAnInputIntoAnInfinity) {
 }
 
 TEST(OneDnnFamilyTest, GemmWithAlphaZeroIsBetaCInEveryTypeItComputes) {
-  // oneDNN left elements of Y unwritten with an output scale of 0 (bfloat16 capped at
+  // oneDNN returned elements of Y as they were with an output scale of 0 (bfloat16 capped at
   // AVX512_CORE: mm-fuzz --op Gemm, seed 1, problem 393); mm answers beta C itself.
   auto backend = CreatedOneDnn();
   ASSERT_NE(backend, nullptr);

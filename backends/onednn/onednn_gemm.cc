@@ -67,8 +67,8 @@ Status GemmRunner::Compute(const Plan& plan, bool via_f32, MutableTensorView y) 
   const MatMulPlan& p = plan.product;
   const family::GemmPlan& g = plan.gemm;
   if (p.y_elements == 0) return OkStatus();
-  // alpha = 0: oneDNN 2.6 leaves some elements of Y unwritten with an output scale of 0 (found by
-  // mm-fuzz on Y poisoned with NaN, bfloat16 capped at AVX512_CORE), so mm answers it; with
+  // alpha = 0: with an output scale of 0 oneDNN 2.6 returned some elements of Y as they were
+  // (mm-fuzz's NaN poison; bfloat16 capped at AVX512_CORE), so mm answers it; with
   // non-finite products that is BLAS's reading (docs/family.md,
   // gemm-alpha-zero-non-finite-product).
   if (p.k == 0 || g.alpha == 0) {
