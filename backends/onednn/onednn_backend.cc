@@ -12,6 +12,7 @@
 
 #include "mm/backends/onednn/half_convert.h"
 #include "mm/backends/onednn/onednn_internal.h"
+#include "onednn_family.h"
 #include "onednn_isa.h"
 #include "onednn_primitive.h"
 
@@ -26,31 +27,8 @@ using onednn_internal::ConvertKernel;
 using onednn_internal::ProblemShapes;
 using onednn_internal::ShortName;
 using onednn_internal::StatusFromDnnlError;
+using onednn_internal::WithinOneDnnLimits;
 using DnnlType = dnnl::memory::data_type;
-
-// `yes` unless the plan's problem, collapsed (CollapseShapes), is beyond what oneDNN handles.
-Support WithinOneDnnLimits(const MatMulPlan& plan, Support yes) {
-  // Zero-size problems never reach oneDNN (the engine answers them), so its limits do not
-  // apply to them.
-  if (plan.y_elements == 0 || plan.k == 0) return yes;
-  const ProblemShapes shapes = CollapseShapes(plan);
-  if (shapes.dst.size() > static_cast<std::size_t>(onednn_internal::kMaxRank)) {
-    return Support::No("its batch dims collapse to " + std::to_string(shapes.dst.size() - 2) +
-                       " axes, Y " + DimsToString(shapes.dst) + " has rank " +
-                       std::to_string(shapes.dst.size()) + ", beyond oneDNN's " +
-                       std::to_string(onednn_internal::kMaxRank) + "-dim limit");
-  }
-  for (const Dims* dims : {&shapes.src, &shapes.weights, &shapes.dst}) {
-    for (std::int64_t d : *dims) {
-      if (d > onednn_internal::kMaxExtent) {
-        return Support::No("extent " + std::to_string(d) +
-                           " exceeds 2^31-1, beyond what "
-                           "oneDNN 2.6's matmul handles (it crashes on an M of 2^32)");
-      }
-    }
-  }
-  return yes;
-}
 
 }  // namespace
 
@@ -64,6 +42,7 @@ struct OneDnnBackend::State {
   ConvertKernel convert = ConvertKernel::kScalar;  // The via-f32 path's conversions.
   Probe f32, bf16, f16;
   CompiledCache cache;
+  std::unique_ptr<onednn_internal::OneDnnFamily> family;
 
   const Probe& ProbeOf(DType dtype) const {
     return dtype == DType::kBFloat16 ? bf16 : dtype == DType::kFloat16 ? f16 : f32;
@@ -144,7 +123,12 @@ StatusOr<std::unique_ptr<OneDnnBackend>> OneDnnBackend::Create(Options options) 
   state->f32 = onednn_internal::ProbeMatmul(state->engine, DnnlType::f32);
   state->bf16 = onednn_internal::ProbeMatmul(state->engine, DnnlType::bf16);
   state->f16 = onednn_internal::ProbeMatmul(state->engine, DnnlType::f16);
-  return std::unique_ptr<OneDnnBackend>(new OneDnnBackend(std::move(state)));
+  const onednn_internal::Int8Probe int8 = onednn_internal::ProbeInt8Matmul(state->engine);
+  State& s = *state;
+  std::unique_ptr<OneDnnBackend> backend(new OneDnnBackend(std::move(state)));
+  s.family = std::make_unique<onednn_internal::OneDnnFamily>(*backend, s.engine, s.stream, s.cache,
+                                                             s.convert, s.isa, int8);
+  return backend;
 }
 
 OneDnnBackend::OneDnnBackend(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -175,6 +159,8 @@ std::string OneDnnBackend::RunsOn() const {
   }
   return text;
 }
+
+family::FamilyBackend* OneDnnBackend::family() { return state_->family.get(); }
 
 OneDnnBackend::CacheStats OneDnnBackend::cache_stats() const { return state_->cache.stats(); }
 

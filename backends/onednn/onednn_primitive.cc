@@ -3,6 +3,8 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <array>
+#include <bit>
+#include <cstdint>
 
 namespace mm::onednn_internal {
 namespace {
@@ -133,11 +135,28 @@ std::shared_ptr<const Compiled> Compile(const CacheKey& key, const ProblemShapes
   auto compiled = std::make_shared<Compiled>();
   compiled->via_f32 = key.via_f32;
   const DnnlType type = key.via_f32 ? DnnlType::f32 : ToDnnl(key.dtype);
-  compiled->src_md = DenseDesc(shapes.src, type);
-  compiled->weights_md = DenseDesc(shapes.weights, type);
-  compiled->dst_md = DenseDesc(shapes.dst, type);
+  // kUInt8 is the family's int8 product: u8 x s8 -> s32 (onednn_int8.cc).
+  const bool int8 = key.dtype == DType::kUInt8;
+  compiled->src_md = DenseDesc(shapes.src, int8 ? DnnlType::u8 : type);
+  compiled->weights_md = DenseDesc(shapes.weights, int8 ? DnnlType::s8 : type);
+  compiled->dst_md = DenseDesc(shapes.dst, int8 ? DnnlType::s32 : type);
+  dnnl::primitive_attr attr;
+  if (key.gemm) {
+    // Gemm: [M, K] x [K, N] with A ([K, M]) or B ([N, K]) read transposed through its strides.
+    const std::int64_t m = shapes.src[0], k = shapes.src[1], n = shapes.weights[1];
+    compiled->src_md = dnnl::memory::desc(shapes.src, type, key.trans_a ? Dims{1, m} : Dims{k, 1});
+    compiled->weights_md =
+        dnnl::memory::desc(shapes.weights, type, key.trans_b ? Dims{1, k} : Dims{n, 1});
+    const auto alpha = std::bit_cast<float>(key.alpha_bits);
+    if (alpha != 1) attr.set_output_scales(0, {alpha});
+    if (key.has_sum) {
+      dnnl::post_ops sum;
+      sum.append_sum(std::bit_cast<float>(key.beta_bits));
+      attr.set_post_ops(sum);
+    }
+  }
   const dnnl::matmul::desc desc(compiled->src_md, compiled->weights_md, compiled->dst_md);
-  const dnnl::matmul::primitive_desc pd(desc, engine);
+  const dnnl::matmul::primitive_desc pd(desc, attr, engine);
   compiled->implementation = pd.impl_info_str();
   compiled->matmul = dnnl::matmul(pd);
   return compiled;
@@ -175,6 +194,9 @@ const char* ShortName(DType dtype) {
 std::size_t CacheKeyHash::operator()(const CacheKey& key) const {
   std::size_t h = static_cast<std::size_t>(key.dtype) * 2 + (key.via_f32 ? 1 : 0);
   h = h * 1000003u ^ static_cast<std::size_t>(key.threads);
+  h = h * 1000003u ^
+      (static_cast<std::size_t>(key.gemm) | key.trans_a << 1 | key.trans_b << 2 | key.has_sum << 3);
+  h = h * 1000003u ^ (static_cast<std::size_t>(key.alpha_bits) << 32 | key.beta_bits);
   for (const Dims* dims : {&key.src, &key.weights}) {
     h = h * 1000003u ^ dims->size();
     for (std::int64_t d : *dims) h = h * 1000003u ^ std::hash<std::int64_t>()(d);

@@ -5,6 +5,7 @@
 #define MM_BACKENDS_ONEDNN_ONEDNN_PRIMITIVE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
@@ -48,11 +49,16 @@ struct Compiled {
 // and runs it on that many threads whatever the caller's count later: a product prepared on fewer
 // threads (auto's "1 of 2 threads", its calibration, mm-fuzz's 1-thread reruns) is its own entry.
 struct CacheKey {
-  DType dtype;
+  DType dtype;  // kUInt8: MatMul's family's int8 product, u8 x s8 -> s32.
   bool via_f32;
   Dims src;
   Dims weights;
   int threads;
+  // Gemm (MatMul's family) only, 2-D: A or B read transposed (strides), alpha as oneDNN's output
+  // scale and beta as a sum post-op's scale (has_sum), each by its float32 bits.
+  bool gemm = false;
+  bool trans_a = false, trans_b = false, has_sum = false;
+  std::uint32_t alpha_bits = 0, beta_bits = 0;
   friend bool operator==(const CacheKey&, const CacheKey&) = default;
 };
 

@@ -62,6 +62,29 @@ ProblemShapes CollapseShapes(const MatMulPlan& plan) {
   return shapes;
 }
 
+Support WithinOneDnnLimits(const MatMulPlan& plan, Support yes) {
+  // Zero-size problems never reach oneDNN (the engine answers them), so its limits do not
+  // apply to them.
+  if (plan.y_elements == 0 || plan.k == 0) return yes;
+  const ProblemShapes shapes = CollapseShapes(plan);
+  if (shapes.dst.size() > static_cast<std::size_t>(kMaxRank)) {
+    return Support::No("its batch dims collapse to " + std::to_string(shapes.dst.size() - 2) +
+                       " axes, Y " + DimsToString(shapes.dst) + " has rank " +
+                       std::to_string(shapes.dst.size()) + ", beyond oneDNN's " +
+                       std::to_string(kMaxRank) + "-dim limit");
+  }
+  for (const Dims* dims : {&shapes.src, &shapes.weights, &shapes.dst}) {
+    for (std::int64_t d : *dims) {
+      if (d > kMaxExtent) {
+        return Support::No("extent " + std::to_string(d) +
+                           " exceeds 2^31-1, beyond what "
+                           "oneDNN 2.6's matmul handles (it crashes on an M of 2^32)");
+      }
+    }
+  }
+  return yes;
+}
+
 Status StatusFromDnnl(dnnl_status_t status, std::string_view doing, const MatMulDesc& desc,
                       std::string_view detail) {
   std::string message = "oneDNN status " + std::string(dnnl_status2str(status)) + " while " +

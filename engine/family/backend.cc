@@ -15,6 +15,16 @@ std::string OpDesc::ToString() const {
   return out;
 }
 
+std::string_view IntegerAccumulationName(IntegerAccumulation accumulation) {
+  switch (accumulation) {
+    case IntegerAccumulation::kExact:
+      return "exact int32 accumulation";
+    case IntegerAccumulation::kPairSums16:
+      return "16-bit pair sums (saturating)";
+  }
+  return "unknown accumulation";
+}
+
 OpDesc DescOf(const Plan& plan) {
   return {plan.op, plan.version, plan.a_dtype, plan.b_dtype, plan.y_dtype, plan.scale_dtype};
 }

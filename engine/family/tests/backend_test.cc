@@ -117,6 +117,16 @@ TEST(FamilyBackendTest, MatMulIsNeverAskedThroughTheFamilyInterface) {
   EXPECT_FALSE(SupportOf(backend, {Op::kMatMul, 13}).supported());
 }
 
+TEST(FamilyBackendTest, IntegerAccumulationIsExactUnlessDeclaredAndHasANameForResults) {
+  const GemmOnly gemm_only(OkStatus());
+  EXPECT_EQ(gemm_only.DeclaredIntegerAccumulation(
+                {Op::kMatMulInteger, 10, DType::kUInt8, DType::kInt8, DType::kInt32}),
+            IntegerAccumulation::kExact);
+  EXPECT_EQ(IntegerAccumulationName(IntegerAccumulation::kExact), "exact int32 accumulation");
+  EXPECT_EQ(IntegerAccumulationName(IntegerAccumulation::kPairSums16),
+            "16-bit pair sums (saturating)");
+}
+
 TEST(FamilyBackendTest, DescriptionsNameOperatorVersionAndTypes) {
   EXPECT_EQ((OpDesc{Op::kGemm, 11, DType::kDouble, DType::kDouble, DType::kDouble}).ToString(),
             "Gemm-11 double");

@@ -208,6 +208,35 @@ TEST(GemmExactTest, AnInfiniteCDecidesBesideAnOverflowingDoubleSum) {
   EXPECT_NE(JudgeValues<double>(p, {inf}).judgement.verdict(), ElementVerdict::kFail);
 }
 
+TEST(GemmExactTest, AnUnscaledSumThatOverflowsIsUnboundedThoughAlphaBringsItBack) {
+  // 4 x 1e38 x 1.03 overflows float32 (S > 3.4e38), alpha 1/3 brings it back (1.37e38): a kernel
+  // that scales its sum by alpha afterwards (BLAS, oneDNN's output scale) returns inf, which is
+  // what the formula alpha * (A'B') gives in float32 (found by mm-fuzz --op Gemm on onednn).
+  ProblemBuilder p(Op::kGemm, 11);
+  p.Filled("A", DType::kFloat, {1, 4}, 1e38).Filled("B", DType::kFloat, {4, 1}, 1.03);
+  p.Float("alpha", 1.0f / 3);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(JudgeValues<float>(p, {inf}).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<float>(p, {1.3733333e38f}).judgement.verdict(), ElementVerdict::kPass);
+  // alpha = 0: 0 times the overflowed sum is NaN in such a kernel.
+  p.Float("alpha", 0);
+  EXPECT_EQ(JudgeValues<float>(p, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  // alpha -2.5 times a finite product overflows float32 and meets C = -inf: NaN, as IEEE's
+  // evaluation in float32 gives; exactly it is -inf (found by mm-fuzz, seed 2, on onednn).
+  ProblemBuilder meets(Op::kGemm, 11);
+  meets.Input("A", DType::kFloat, {1, 1}, {0.6888}).Input("B", DType::kFloat, {1, 1}, {-3e38});
+  meets.Input("C", DType::kFloat, {1}, {-std::numeric_limits<double>::infinity()});
+  meets.Float("alpha", -2.5f);
+  EXPECT_EQ(JudgeValues<float>(meets, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(JudgeValues<float>(meets, {-inf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<float>(meets, {1}).judgement.verdict(), ElementVerdict::kFail);
+  // Under the overflow, the bound stays finite: a value far off still FAILs.
+  ProblemBuilder small(Op::kGemm, 11);
+  small.Filled("A", DType::kFloat, {1, 4}, 1e37).Filled("B", DType::kFloat, {4, 1}, 1.03);
+  small.Float("alpha", 1.0f / 3);
+  EXPECT_EQ(JudgeValues<float>(small, {inf}).judgement.verdict(), ElementVerdict::kFail);
+}
+
 TEST(GemmExactTest, AFloatKernelIsWithinTheBoundAndFarOffIsImprecise) {
   // K = 1000 terms 1 + 2^-20 k-ish, alpha 0.1 (not a float16 value), C = 3: a float32 loop.
   constexpr std::int64_t k = 1000;

@@ -6,7 +6,9 @@
 #ifndef MM_FAMILY_BACKEND_H_
 #define MM_FAMILY_BACKEND_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mm/engine/arithmetic.h"
 #include "mm/engine/backend.h"
@@ -39,6 +41,20 @@ struct OpDesc {
 // The description of a planned problem.
 OpDesc DescOf(const Plan& plan);
 
+// How a backend sums the products of MatMulInteger and QLinearMatMul, as it declares it: a promise
+// about its kernel with its source (the library's documentation), never a measurement.
+enum class IntegerAccumulation : std::uint8_t {
+  // Every product widened and summed in int32 modulo 2^32: the standard's value.
+  kExact,
+  // uint8 x int8 products added in adjacent pairs along K into a saturating int16, then in int32
+  // (x86's vpmaddubsw, used without VNNI: oneDNN's "Nuances of int8 computations", ONNX Runtime's
+  // U8S8 kernels): wrong wherever a pair's sum leaves int16. The judgement stays exact; a backend
+  // declaring it FAILs there, and the declaration says why (an XFAIL's reason).
+  kPairSums16,
+};
+// "exact int32 accumulation", "16-bit pair sums (saturating)".
+std::string_view IntegerAccumulationName(IntegerAccumulation accumulation);
+
 // The family's operators as one backend computes them. Not thread-safe unless the backend says so.
 class FamilyBackend {
  public:
@@ -51,6 +67,12 @@ class FamilyBackend {
   // flushes); integer results are exact whatever is declared. Default: Y's own type.
   virtual Arithmetic DeclaredArithmetic(const OpDesc& desc) const {
     return Arithmetic::OwnType(desc.y_dtype);
+  }
+  // How the products of MatMulInteger and QLinearMatMul are summed for `desc` (not asked for
+  // Gemm), on every CPU where SupportsOp accepts `desc`. Implementation() names it for the
+  // integer operators, so that every result shows it. Default: kExact.
+  virtual IntegerAccumulation DeclaredIntegerAccumulation(const OpDesc& /*desc*/) const {
+    return IntegerAccumulation::kExact;
   }
   // Computes Y of `plan`, whose description SupportsOp accepted, into `y` (Y's type and shape,
   // not aliasing an input), writing every element: `y` arrives poisoned (ComputeOp), never

@@ -75,6 +75,9 @@ class OneDnnBackend final : public Backend {
   // AVX512-BF16) reads bfloat16 subnormal inputs as zero, and the declaration cannot depend on
   // which CPU a run gets.
   Arithmetic DeclaredArithmetic(DType dtype) const override;
+  // MatMulInteger and QLinearMatMul through oneDNN's int8 matmul where it runs with VNNI (or AMX),
+  // exactly (onednn_family.h); refused with oneDNN's documented saturation elsewhere. Gemm refused.
+  family::FamilyBackend* family() override;
 
   // The probe's finding for float, bfloat16 or float16 (no matmul for any other dtype).
   Probe probe(DType dtype) const;

@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 
+#include "mm/engine/backend.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
 
@@ -27,6 +28,11 @@ struct ProblemShapes {
   Dims dst;
 };
 ProblemShapes CollapseShapes(const MatMulPlan& plan);
+
+// `yes` unless the problem of `plan`, collapsed (CollapseShapes), is beyond what oneDNN handles
+// (more than kMaxRank dims, an extent above kMaxExtent): then kNo with the reason. Plans with an
+// empty Y or K = 0 are `yes` (they never reach oneDNN).
+Support WithinOneDnnLimits(const MatMulPlan& plan, Support yes);
 
 // Row-major strides of `dims` (the stride of an axis is the product of the extents after it).
 Dims DenseStrides(const Dims& dims);
