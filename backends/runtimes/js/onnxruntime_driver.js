@@ -6,11 +6,13 @@ const ort = require('onnxruntime-node');
 const mm = require('./mm_runtime.js');
 const {ortDriver} = require('./ort_driver.js');
 
+ort.env.logLevel = 'error';  // No warning on stderr for an old opset's probe model.
 const version = require('onnxruntime-node/package.json').version;
 mm.serve(ortDriver({
   ort,
   runtime: 'onnxruntime-node',
   version,
-  options: {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', interOpNumThreads: 1},
+  options: {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', interOpNumThreads: 1,
+    logSeverityLevel: 3},
   runsOn: 'CPU execution provider (MLAS), graphOptimizationLevel disabled',
 }));
