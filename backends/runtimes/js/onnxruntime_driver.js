@@ -12,7 +12,9 @@ mm.serve(ortDriver({
   ort,
   runtime: 'onnxruntime-node',
   version,
+  // No spinning: every kept session owns a thread pool, and idle spinning pools (one per Gemm
+  // alpha and beta a fuzz run tries) would take the CPU from the one that runs.
   options: {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', interOpNumThreads: 1,
-    logSeverityLevel: 3},
-  runsOn: 'CPU execution provider (MLAS), graphOptimizationLevel disabled',
+    logSeverityLevel: 3, extra: {session: {intra_op: {allow_spinning: '0'}}}},
+  runsOn: 'CPU execution provider (MLAS), graphOptimizationLevel disabled, no spinning',
 }));

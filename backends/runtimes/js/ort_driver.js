@@ -66,21 +66,33 @@ function matmulModel(dtype, rankA, rankB) {
   return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
 }
 
+// How many sessions a driver keeps (the least recently used one beyond is released).
+const MAX_SESSIONS = 64;
+
 // A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
 // without the thread count; `threadsFixed`: the runtime's thread count, whatever mm asks.
 function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   const sessions = new Map();
   let threads = 1;
 
-  // The session of `key`, created from model() on first use.
+  // The session of `key`, created from model() on first use and kept while it is among the
+  // MAX_SESSIONS used last: the family's signatures include Gemm's alpha and beta, so a fuzz run
+  // makes a new one per problem, and each session holds its own thread pool.
   async function session(key, model) {
-    if (!sessions.has(key)) {
-      const created =
-        ort.InferenceSession.create(model(), {...options, intraOpNumThreads: threads});
-      sessions.set(key, created);
-      created.catch(() => sessions.delete(key));  // A failed creation is retried next time.
+    let found = sessions.get(key);
+    if (found) {
+      sessions.delete(key);  // Map keeps insertion order: the key becomes the newest.
+    } else {
+      found = ort.InferenceSession.create(model(), {...options, intraOpNumThreads: threads});
+      found.catch(() => sessions.delete(key));  // A failed creation is retried next time.
     }
-    return sessions.get(key);
+    sessions.set(key, found);
+    if (sessions.size > MAX_SESSIONS) {
+      const [oldest, created] = sessions.entries().next().value;
+      sessions.delete(oldest);
+      created.then((s) => s.release(), () => {});
+    }
+    return found;
   }
 
   // Y of `run` (a session) on `feeds`, with the time of session.run alone.
