@@ -6,7 +6,12 @@ deviations are shape classes (a zero batch dimension, K = 0) of every dtype: dec
 would hide a new deviation of the same dtype. The driver's fuzz declarations
 (expectations/<runtime>.fuzz.json) name each known deviation by the kind and message of its
 minimal problem instead ("k_zero": true: and K = 0 in it; "batch_broadcast": true: and a batch
-dimension broadcast in it; "dtype": and its dtype). Declarations sharing a "group" are symptoms
+dimension broadcast in it; "dtype": and its dtype; "op": of that operator of MatMul's family,
+MatMul when absent; "problem": a regular expression its minimal problem, as mm-fuzz writes a family
+problem, holds). "unless_cpu_has" conditions a declaration on the CPU as an expectations file's
+entry is (docs/conformance.md): on a CPU with every listed feature (an item "a|b": either) it is
+not for this CPU, neither matched nor awaited, so a finding of it there is undeclared. Declarations
+sharing a "group" are symptoms
 of one deviation whose verdict varies from run to run (uninitialised memory read as FAIL or
 IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
 
@@ -33,11 +38,36 @@ def batch_broadcast(a, b):
     return any(x != y for x, y in zip(batch_a, batch_b))
 
 
+def cpu_features(path):
+    """The CPU's features as the first "flags" line of `path` (a /proc/cpuinfo) names them."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def not_for_this_cpu(declared, features):
+    """Why `declared` does not apply on a CPU with `features` ("" where it applies)."""
+    had = []
+    for item in declared.get("unless_cpu_has", []):
+        found = [f for f in item.split("|") if f in features]
+        if not found:
+            return ""
+        had.append(found[0])
+    return "this CPU has " + ", ".join(had) if had else ""
+
+
 def matches(declared, finding):
     """Whether a finding is of this declared deviation."""
     a, b = finding["minimal_a_shape"], finding["minimal_b_shape"]
     return (
         declared["kind"] == finding["kind"]
+        and declared.get("op", "MatMul") == finding.get("op", "MatMul")
+        and re.search(declared.get("problem", ""), finding.get("minimal_problem", "")) is not None
         and re.search(declared.get("message", ""), finding["message"]) is not None
         and declared.get("dtype", finding["dtype"]) == finding["dtype"]
         and (not declared.get("k_zero") or a[-1] == 0)
@@ -61,9 +91,15 @@ def read_report(path):
     return failures, findings
 
 
-def check(reports, declared):
-    """The problems of the runs (failures, findings pairs) against `declared`; prints each one."""
+def check(reports, declared, features):
+    """The problems of the runs (failures, findings pairs) against `declared` on a CPU with
+    `features`; prints each one."""
     problems = []
+    for d in declared:
+        why = not_for_this_cpu(d, features)
+        if why:
+            print(f"not for this CPU ({why}): {d['name']}")
+    declared = [d for d in declared if not not_for_this_cpu(d, features)]
     failures = sum(r[0] for r in reports)
     findings = [f for r in reports for f in r[1]]
     if len(findings) < failures:
@@ -104,6 +140,9 @@ def main():
     parser.add_argument("--passes", action="store_true", help="print the declared passes' options")
     parser.add_argument("reports", nargs="*", help="mm-fuzz's --json reports, one per pass")
     parser.add_argument("declared", help="the runtime's expectations/<runtime>.fuzz.json")
+    parser.add_argument(
+        "--cpuinfo", default="/proc/cpuinfo", help="where the CPU's flags are read (a cpuinfo)"
+    )
     args = parser.parse_args()
     with open(args.declared) as f:
         declarations = json.load(f)
@@ -118,7 +157,8 @@ def main():
     except ValueError as e:
         print(f"check_fuzz: {e}", file=sys.stderr)
         return 2
-    problems, count = check(reports, declarations["findings"])
+    features = cpu_features(args.cpuinfo)
+    problems, count = check(reports, declarations["findings"], features)
     if problems:
         print(
             f"check_fuzz: FAILED ({args.declared}): a new deviation, or a fixed one; declare a "

@@ -21,9 +21,12 @@ NOT_ZEROED_IMPRECISE = {
 }
 
 
-def finding(kind, a, b, message="", dtype="float"):
-    """A finding of an mm-fuzz --json report, shrunk to A of shape `a` and B of shape `b`."""
+def finding(kind, a, b, message="", dtype="float", op=None, problem=None):
+    """A finding of an mm-fuzz --json report, shrunk to A of shape `a` and B of shape `b` (of
+    operator `op`, MatMul when None, and minimal problem `problem`)."""
+    extra = {} if op is None else {"op": op, "minimal_problem": problem or ""}
     return {
+        **extra,
         "kind": kind,
         "dtype": dtype,
         "message": message,
@@ -52,11 +55,64 @@ class CheckFuzzTest(unittest.TestCase):
         count = len(findings) if failures is None else failures
         return self.write({"stats": {"failures": count}, "findings": list(findings)})
 
-    def run_check(self, declared, *reports):
+    def run_check(self, declared, *reports, flags=None):
         path = self.write({"runtime": "x", "passes": ["--seed 1 --cases 9"], "findings": declared})
+        cpu = []
+        if flags is not None:
+            cpuinfo = os.path.join(self.dir.name, "cpuinfo")
+            with open(cpuinfo, "w") as f:
+                f.write("processor\t: 0\nflags\t\t: " + " ".join(flags) + "\n")
+            cpu = ["--cpuinfo", cpuinfo]
         return subprocess.run(
-            [sys.executable, CHECK, *reports, path], capture_output=True, text=True
+            [sys.executable, CHECK, *cpu, *reports, path], capture_output=True, text=True
         )
+
+    def test_a_family_finding_matches_only_its_operator_and_problem(self):
+        zp = {
+            "name": "per-row zero point refused",
+            "kind": "ERROR",
+            "op": "MatMulInteger",
+            "problem": r"a_zero_point uint8\[1,1\]",
+            "message": "zero point must be a scalar",
+        }
+        got = finding(
+            "ERROR",
+            [1, 1],
+            [1, 1],
+            "zero point must be a scalar",
+            "uint8",
+            "MatMulInteger",
+            "MatMulInteger-10 A uint8[1,1] B uint8[1,1] a_zero_point uint8[1,1]",
+        )
+        self.assertEqual(self.run_check([zp], self.report(got)).returncode, 0)
+        as_matmul = {k: v for k, v in got.items() if k != "op"}
+        self.assertEqual(self.run_check([zp], self.report(as_matmul)).returncode, 1)
+        per_tensor = dict(got, minimal_problem="MatMulInteger-10 A uint8[1,1] B uint8[1,1]")
+        result = self.run_check([zp], self.report(per_tensor))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("undeclared ERROR", result.stderr)
+
+    def test_a_cpu_conditioned_declaration_applies_where_the_cpu_lacks_its_features(self):
+        saturation = {
+            "name": "U8S8 pair sums saturate",
+            "kind": "FAIL",
+            "op": "MatMulInteger",
+            "unless_cpu_has": ["avx512_vnni|avx_vnni"],
+        }
+        got = finding("FAIL", [1, 2], [2, 1], "", "uint8", "MatMulInteger", "")
+        for flags in (["avx2"], ["avx2", "avx512bw"]):
+            self.assertEqual(
+                self.run_check([saturation], self.report(got), flags=flags).returncode, 0
+            )
+            absent = self.run_check([saturation], self.report(), flags=flags)
+            self.assertEqual(absent.returncode, 1, "a fixed deviation fails, never passes silently")
+            self.assertIn("not reproduced", absent.stderr)
+        for flags in (["avx2", "avx512_vnni"], ["avx2", "avx_vnni"]):
+            exact = self.run_check([saturation], self.report(), flags=flags)
+            self.assertEqual(exact.returncode, 0, exact.stderr)
+            self.assertIn("not for this CPU (this CPU has " + flags[1], exact.stdout)
+            found = self.run_check([saturation], self.report(got), flags=flags)
+            self.assertEqual(found.returncode, 1, "where it cannot be, a finding is undeclared")
 
     def test_every_declared_finding_found_passes(self):
         run = self.run_check(
