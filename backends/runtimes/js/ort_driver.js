@@ -21,17 +21,8 @@ const path = require('node:path');
 const mm = require('./mm_runtime.js');
 const family = require('./ort_family.js');
 
-// mm dtype: [ONNX TensorProto data type, onnxruntime-common tensor type].
-const TYPES = {
-  float: [1, 'float32'],
-  double: [11, 'float64'],
-  float16: [10, 'float16'],
-  bfloat16: [16, 'bfloat16'],
-  int32: [6, 'int32'],
-  int64: [7, 'int64'],
-  uint32: [12, 'uint32'],
-  uint64: [13, 'uint64'],
-};
+// MatMul's dtypes (mm's names): [ONNX TensorProto data type, onnxruntime-common tensor type].
+const TYPES = Object.fromEntries(Object.keys(mm.ARRAYS).map((n) => [n, family.ELEMENT_TYPES[n]]));
 const MM_NAME = Object.fromEntries(
   Object.entries(family.ELEMENT_TYPES).map(([name, [, ort]]) => [ort, name]));
 const ARITHMETIC = {float: 'float', double: 'double', float16: 'float', bfloat16: 'float'};
