@@ -192,7 +192,12 @@ class CheckFuzzTest(unittest.TestCase):
                 declared = json.load(f)
             self.assertTrue(declared["passes"], name)
             for options in declared["passes"]:
-                self.assertRegex(options, r"^--seed [0-9]+( --first [0-9]+)? --cases [0-9]+", name)
+                self.assertRegex(
+                    options,
+                    r"^(--op (Gemm|MatMulInteger|QLinearMatMul) )?--seed [0-9]+( --first [0-9]+)?"
+                    r" --cases [0-9]+",
+                    name,
+                )
             self.assertEqual(
                 len({d["name"] for d in declared["findings"]}), len(declared["findings"])
             )
