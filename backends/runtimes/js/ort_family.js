@@ -7,8 +7,8 @@
 // What is declared, with the source:
 // - which operators, versions and element types: each one ONNX defines is tried once at hello (a
 //   2x2 problem through a session of its own); one ONNX Runtime cannot run is refused in its own
-//   words (its CPU execution provider registers Gemm for float and double from version 7 only,
-//   onnxruntime/core/providers/cpu/cpu_execution_provider.cc at v1.30.0).
+//   words (ONNX Runtime 1.30's CPU execution provider runs no Gemm before version 7 and no Gemm
+//   of an integer type or bfloat16: "Could not find an implementation for Gemm(9)").
 // - Gemm's arithmetic: its T (ONNX's Gemm computes in T; ONNX Runtime 1.30 states no other, and
 //   MLAS's SGEMM/DGEMM kernels accumulate in the element type).
 // - The integer operators' arithmetic: int32, exact, as ONNX specifies and as protocol 2 carries;
