@@ -14,18 +14,32 @@
 namespace mm {
 namespace {
 
+// The alternatives of one "unless_cpu_has" item: "avx512_vnni|avx_vnni" is two, "avx512bw" one.
+std::vector<std::string_view> Alternatives(std::string_view item) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t bar = item.find('|', start);
+    out.push_back(item.substr(start, bar == std::string_view::npos ? bar : bar - start));
+    if (bar == std::string_view::npos) return out;
+    start = bar + 1;
+  }
+}
+
 // The entry's "unless_cpu_has" (absent: every CPU) into `features`.
 Status CpuFeaturesOf(const nlohmann::json& item, const std::string& entry,
                      std::vector<std::string>& features) {
   if (!item.contains("unless_cpu_has")) return OkStatus();
   const nlohmann::json& list = item.at("unless_cpu_has");
   const auto bad = [](const nlohmann::json& f) {
-    return !f.is_string() || f.get_ref<const std::string&>().empty();
+    if (!f.is_string()) return true;
+    const std::vector<std::string_view> names = Alternatives(f.get_ref<const std::string&>());
+    return std::any_of(names.begin(), names.end(), [](std::string_view n) { return n.empty(); });
   };
   if (!list.is_array() || list.empty() || std::any_of(list.begin(), list.end(), bad)) {
     return InvalidArgumentError(entry +
                                 ": \"unless_cpu_has\" must be a non-empty array of CPU feature "
-                                "names as /proc/cpuinfo's flags give them (e.g. [\"avx512bw\"])");
+                                "names as /proc/cpuinfo's flags give them (e.g. [\"avx512bw\"]), "
+                                "an item naming alternatives as \"avx512_vnni|avx_vnni\"");
   }
   for (const nlohmann::json& f : list) features.push_back(f.get<std::string>());
   return OkStatus();
@@ -85,9 +99,13 @@ StatusOr<DeclaredDeviation> EntryOf(const nlohmann::json& item, const std::strin
 std::string DeclaredDeviation::NotApplicableOn(const std::set<std::string>& cpu_features) const {
   if (unless_cpu_has.empty()) return "";
   std::string has;
-  for (const std::string& f : unless_cpu_has) {
-    if (!cpu_features.count(f)) return "";
-    has += (has.empty() ? "" : ", ") + f;
+  for (const std::string& item : unless_cpu_has) {
+    const std::vector<std::string_view> names = Alternatives(item);
+    const auto found = std::find_if(names.begin(), names.end(), [&](std::string_view n) {
+      return cpu_features.count(std::string(n)) > 0;
+    });
+    if (found == names.end()) return "";
+    has += (has.empty() ? "" : ", ") + std::string(*found);
   }
   return "this CPU has " + has;
 }

@@ -52,6 +52,45 @@ TEST(DeviationsFileTest, AMalformedEntryIsRefusedWithItsIndexAndCase) {
   EXPECT_THAT(no_link.status().message(), HasSubstr("\"link\" must be a non-empty string"));
 }
 
+TEST(DeviationsFileTest, ACpuConditionAppliesWhereTheCpuLacksOneOfItsFeatures) {
+  const auto file = ParseDeviationsFile(
+      R"({"expectations": [{"case": "test_k129", "backend": "torch", "expect": "XFAIL",
+           "reason": "r", "link": "l", "unless_cpu_has": ["avx512bw", "avx512dq"]}]})",
+      "e.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  const DeclaredDeviation& all = file->entries[0];
+  EXPECT_EQ(all.NotApplicableOn({"avx2"}), "");
+  EXPECT_EQ(all.NotApplicableOn({"avx2", "avx512bw"}), "") << "avx512dq is missing";
+  EXPECT_EQ(all.NotApplicableOn({"avx512bw", "avx512dq", "avx512vl"}),
+            "this CPU has avx512bw, avx512dq");
+}
+
+TEST(DeviationsFileTest, AnItemNamingAlternativesIsHadWithAnyOfThem) {
+  const auto file = ParseDeviationsFile(
+      R"({"expectations": [{"case": "test_u8s8", "backend": "onnxruntime", "expect": "XFAIL",
+           "reason": "r", "link": "l", "unless_cpu_has": ["avx512_vnni|avx_vnni"]},
+          {"case": "test_both", "backend": "x", "expect": "XFAIL", "reason": "r", "link": "l",
+           "unless_cpu_has": ["avx2", "avx512_vnni|avx_vnni"]}]})",
+      "e.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  const DeclaredDeviation& any = file->entries[0];
+  EXPECT_EQ(any.NotApplicableOn({"avx2", "avx512bw"}), "") << "no VNNI: the entry applies";
+  EXPECT_EQ(any.NotApplicableOn({"avx2", "avx512_vnni"}), "this CPU has avx512_vnni");
+  EXPECT_EQ(any.NotApplicableOn({"avx2", "avx_vnni"}), "this CPU has avx_vnni");
+  const DeclaredDeviation& both = file->entries[1];
+  EXPECT_EQ(both.NotApplicableOn({"avx_vnni"}), "") << "avx2 is missing";
+  EXPECT_EQ(both.NotApplicableOn({"avx2", "avx_vnni"}), "this CPU has avx2, avx_vnni");
+  for (const char* bad : {R"(["avx512_vnni|"])", R"(["|avx_vnni"])", R"(["a||b"])"}) {
+    const auto refused = ParseDeviationsFile(
+        std::string(R"({"expectations": [{"case": "c", "backend": "b", "expect": "XFAIL",
+             "reason": "r", "link": "l", "unless_cpu_has": )") +
+            bad + "}]}",
+        "e.json");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("alternatives as")) << bad;
+  }
+}
+
 TEST(DeviationsFileTest, LoadNamesTheFileWhenItIsMissing) {
   const auto missing = LoadDeviationsFile("/nonexistent-mm-folder/none.json");
   ASSERT_FALSE(missing.ok());

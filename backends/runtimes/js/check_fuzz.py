@@ -6,16 +6,16 @@ deviations are shape classes (a zero batch dimension, K = 0) of every dtype: dec
 would hide a new deviation of the same dtype. The driver's fuzz declarations
 (expectations/<runtime>.fuzz.json) name each known deviation by the kind and message of its
 minimal problem instead ("k_zero": true: and K = 0 in it; "batch_broadcast": true: and a batch
-dimension broadcast in it; "dtype": and its dtype). A finding of MatMul's family (mm-fuzz --op) is
-declared by its operator, "op" ("MatMulInteger"; absent: MatMul, so a MatMul declaration never
-covers another operator), and may name "types", the element type of each input of its minimal
-problem by ONNX's input name ({"A": "uint8", "B": "int8"}), and "outside_standard_range" (true or
-false: whether the problem's exact accumulation leaves int32). "unless_cpu_has" lists CPU features
-as /proc/cpuinfo's flags name them (["avx512_vnni"]): on a CPU with all of them the declaration does
-not apply (a deviation of a code path the runtime leaves there: its findings are then undeclared
-and its absence is no failure), as in mm's deviations files. Declarations sharing a "group" are
-symptoms of one deviation whose verdict varies from run to run (uninitialised memory read as FAIL
-or IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
+dimension broadcast in it; "dtype": and its dtype; "op": of that operator of MatMul's family,
+MatMul when absent; "problem": a regular expression its minimal problem, as mm-fuzz writes a family
+problem, holds; "types": the element type of each input of its minimal problem by ONNX's input
+name, {"A": "uint8", "B": "int8"}; "outside_standard_range": whether the problem's exact
+accumulation leaves int32). "unless_cpu_has" conditions a declaration on the CPU as an
+expectations file's entry is (docs/conformance.md): on a CPU with every listed feature (an item
+"a|b": either) it is not for this CPU, neither matched nor awaited, so a finding of it there is
+undeclared. Declarations sharing a "group" are symptoms of one deviation whose verdict varies from
+run to run (uninitialised memory read as FAIL or
+IMPRECISE); "passes" lists the mm-fuzz options of the runs that reproduce every declared one.
 
 This check passes when every failure of the runs was shrunk to a finding (--max-findings large
 enough), every finding matches a declaration, and every declaration (or one of its group) was
@@ -40,9 +40,8 @@ def batch_broadcast(a, b):
     return any(x != y for x, y in zip(batch_a, batch_b))
 
 
-def cpu_features(path="/proc/cpuinfo"):
-    """The CPU's features as the first "flags" line of /proc/cpuinfo names them (empty where it
-    cannot be read, so that every conditioned declaration applies, as mm's deviations files do)."""
+def cpu_features(path):
+    """The CPU's features as the first "flags" line of `path` (a /proc/cpuinfo) names them."""
     try:
         with open(path) as f:
             for line in f:
@@ -53,10 +52,15 @@ def cpu_features(path="/proc/cpuinfo"):
     return set()
 
 
-def applies_here(declared, cpu):
-    """Whether the declaration applies on a CPU with features `cpu` (see "unless_cpu_has")."""
-    needs = declared.get("unless_cpu_has", [])
-    return not needs or not set(needs) <= cpu
+def not_for_this_cpu(declared, features):
+    """Why `declared` does not apply on a CPU with `features` ("" where it applies)."""
+    had = []
+    for item in declared.get("unless_cpu_has", []):
+        found = [f for f in item.split("|") if f in features]
+        if not found:
+            return ""
+        had.append(found[0])
+    return "this CPU has " + ", ".join(had) if had else ""
 
 
 def matches(declared, finding):
@@ -66,6 +70,7 @@ def matches(declared, finding):
     return (
         declared["kind"] == finding["kind"]
         and declared.get("op", "MatMul") == finding.get("op", "MatMul")
+        and re.search(declared.get("problem", ""), finding.get("minimal_problem", "")) is not None
         and re.search(declared.get("message", ""), finding["message"]) is not None
         and declared.get("dtype", finding["dtype"]) == finding["dtype"]
         and all(types.get(name) == t for name, t in declared.get("types", {}).items())
@@ -92,17 +97,15 @@ def read_report(path):
     return failures, findings
 
 
-def check(reports, declared, cpu):
+def check(reports, declared, features):
     """The problems of the runs (failures, findings pairs) against `declared` on a CPU with
-    features `cpu`; prints each one."""
+    `features`; prints each one."""
     problems = []
     for d in declared:
-        if not applies_here(d, cpu):
-            print(
-                f"declared, not applicable on this CPU (it has {', '.join(d['unless_cpu_has'])}): "
-                f"{d['name']}"
-            )
-    declared = [d for d in declared if applies_here(d, cpu)]
+        why = not_for_this_cpu(d, features)
+        if why:
+            print(f"not for this CPU ({why}): {d['name']}")
+    declared = [d for d in declared if not not_for_this_cpu(d, features)]
     failures = sum(r[0] for r in reports)
     findings = [f for r in reports for f in r[1]]
     if len(findings) < failures:
@@ -144,8 +147,7 @@ def main():
     parser.add_argument("reports", nargs="*", help="mm-fuzz's --json reports, one per pass")
     parser.add_argument("declared", help="the runtime's expectations/<runtime>.fuzz.json")
     parser.add_argument(
-        "--cpu-flags",
-        help="the CPU's features, space-separated, instead of /proc/cpuinfo's (for tests)",
+        "--cpuinfo", default="/proc/cpuinfo", help="where the CPU's flags are read (a cpuinfo)"
     )
     args = parser.parse_args()
     with open(args.declared) as f:
@@ -161,8 +163,8 @@ def main():
     except ValueError as e:
         print(f"check_fuzz: {e}", file=sys.stderr)
         return 2
-    cpu = set(args.cpu_flags.split()) if args.cpu_flags is not None else cpu_features()
-    problems, count = check(reports, declarations["findings"], cpu)
+    features = cpu_features(args.cpuinfo)
+    problems, count = check(reports, declarations["findings"], features)
     if problems:
         print(
             f"check_fuzz: FAILED ({args.declared}): a new deviation, or a fixed one; declare a "

@@ -19,6 +19,7 @@ NOT_ZEROED_IMPRECISE = {
     "kind": "IMPRECISE",
     "group": "not zeroed",
 }
+
 # ONNX Runtime's MatMulInteger on x86 without VNNI: uint8 x int8 pair sums saturated to int16.
 SATURATION = {
     "name": "uint8 x int8 pair sums saturate",
@@ -38,9 +39,12 @@ def family_finding(op, types, outside=False, kind="FAIL"):
     return found
 
 
-def finding(kind, a, b, message="", dtype="float"):
-    """A finding of an mm-fuzz --json report, shrunk to A of shape `a` and B of shape `b`."""
+def finding(kind, a, b, message="", dtype="float", op=None, problem=None):
+    """A finding of an mm-fuzz --json report, shrunk to A of shape `a` and B of shape `b` (of
+    operator `op`, MatMul when None, and minimal problem `problem`)."""
+    extra = {} if op is None else {"op": op, "minimal_problem": problem or ""}
     return {
+        **extra,
         "kind": kind,
         "dtype": dtype,
         "message": message,
@@ -69,12 +73,103 @@ class CheckFuzzTest(unittest.TestCase):
         count = len(findings) if failures is None else failures
         return self.write({"stats": {"failures": count}, "findings": list(findings)})
 
-    def run_check(self, declared, *reports, cpu=None):
+    def run_check(self, declared, *reports, flags=None):
         path = self.write({"runtime": "x", "passes": ["--seed 1 --cases 9"], "findings": declared})
-        flags = [] if cpu is None else ["--cpu-flags", cpu]
+        cpu = []
+        if flags is not None:
+            cpuinfo = os.path.join(self.dir.name, "cpuinfo")
+            with open(cpuinfo, "w") as f:
+                f.write("processor\t: 0\nflags\t\t: " + " ".join(flags) + "\n")
+            cpu = ["--cpuinfo", cpuinfo]
         return subprocess.run(
-            [sys.executable, CHECK, *flags, *reports, path], capture_output=True, text=True
+            [sys.executable, CHECK, *cpu, *reports, path], capture_output=True, text=True
         )
+
+    def test_a_family_finding_matches_only_its_operator_and_problem(self):
+        zp = {
+            "name": "per-row zero point refused",
+            "kind": "ERROR",
+            "op": "MatMulInteger",
+            "problem": r"a_zero_point uint8\[1,1\]",
+            "message": "zero point must be a scalar",
+        }
+        got = finding(
+            "ERROR",
+            [1, 1],
+            [1, 1],
+            "zero point must be a scalar",
+            "uint8",
+            "MatMulInteger",
+            "MatMulInteger-10 A uint8[1,1] B uint8[1,1] a_zero_point uint8[1,1]",
+        )
+        self.assertEqual(self.run_check([zp], self.report(got)).returncode, 0)
+        as_matmul = {k: v for k, v in got.items() if k != "op"}
+        self.assertEqual(self.run_check([zp], self.report(as_matmul)).returncode, 1)
+        per_tensor = dict(got, minimal_problem="MatMulInteger-10 A uint8[1,1] B uint8[1,1]")
+        result = self.run_check([zp], self.report(per_tensor))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("undeclared ERROR", result.stderr)
+
+    def test_a_cpu_conditioned_declaration_applies_where_the_cpu_lacks_its_features(self):
+        saturation = {
+            "name": "U8S8 pair sums saturate",
+            "kind": "FAIL",
+            "op": "MatMulInteger",
+            "unless_cpu_has": ["avx512_vnni|avx_vnni"],
+        }
+        got = finding("FAIL", [1, 2], [2, 1], "", "uint8", "MatMulInteger", "")
+        for flags in (["avx2"], ["avx2", "avx512bw"]):
+            self.assertEqual(
+                self.run_check([saturation], self.report(got), flags=flags).returncode, 0
+            )
+            absent = self.run_check([saturation], self.report(), flags=flags)
+            self.assertEqual(absent.returncode, 1, "a fixed deviation fails, never passes silently")
+            self.assertIn("not reproduced", absent.stderr)
+        for flags in (["avx2", "avx512_vnni"], ["avx2", "avx_vnni"]):
+            exact = self.run_check([saturation], self.report(), flags=flags)
+            self.assertEqual(exact.returncode, 0, exact.stderr)
+            self.assertIn("not for this CPU (this CPU has " + flags[1], exact.stdout)
+            found = self.run_check([saturation], self.report(got), flags=flags)
+            self.assertEqual(found.returncode, 1, "where it cannot be, a finding is undeclared")
+
+    def test_a_family_finding_is_declared_by_its_operator_and_types(self):
+        uint8_int8 = {"A": "uint8", "B": "int8", "a_zero_point": "uint8", "b_zero_point": "int8"}
+        run = self.run_check(
+            [SATURATION], self.report(family_finding("MatMulInteger", uint8_int8)), flags=["avx2"]
+        )
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("declared (1 findings): uint8 x int8 pair sums saturate", run.stdout)
+        # Another pair of types, another operator, a problem outside int32: each a new deviation.
+        for other in (
+            family_finding("MatMulInteger", {"A": "uint8", "B": "uint8"}),
+            family_finding("QLinearMatMul", uint8_int8),
+            family_finding("MatMulInteger", uint8_int8, outside=True),
+        ):
+            run = self.run_check([SATURATION], self.report(other), flags=["avx2"])
+            self.assertEqual(run.returncode, 1, other)
+            self.assertIn("undeclared FAIL", run.stderr)
+
+    def test_a_matmul_declaration_never_covers_another_operator(self):
+        any_fail = {"name": "any float FAIL", "kind": "FAIL", "dtype": "float"}
+        run = self.run_check([any_fail], self.report(family_finding("Gemm", {"A": "float"})))
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("undeclared FAIL float", run.stderr)
+        matmul = self.run_check([any_fail], self.report(finding("FAIL", [1, 1], [1, 1])))
+        self.assertEqual(matmul.returncode, 0, matmul.stderr)
+
+    def test_a_declaration_unless_the_cpu_has_its_features_does_not_apply_there(self):
+        # On a VNNI CPU: not found is no failure, and a finding of it is undeclared.
+        run = self.run_check([SATURATION], self.report(), flags=["avx2", "avx512_vnni"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("not for this CPU (this CPU has avx512_vnni)", run.stdout)
+        found = family_finding("MatMulInteger", {"A": "uint8", "B": "int8"})
+        run = self.run_check([SATURATION], self.report(found), flags=["avx2", "avx512_vnni"])
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("undeclared FAIL uint8", run.stderr)
+        # Without the features it applies: not reproduced fails.
+        run = self.run_check([SATURATION], self.report(), flags=["avx2"])
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("not reproduced (fixed? or not reached): uint8 x int8", run.stderr)
 
     def test_every_declared_finding_found_passes(self):
         run = self.run_check(
@@ -128,45 +223,6 @@ class CheckFuzzTest(unittest.TestCase):
         run = self.run_check([K_ZERO, NOT_ZEROED_FAIL], first, second, unshrunk)
         self.assertIn("5 failures but 2 findings", run.stderr)
 
-    def test_a_family_finding_is_declared_by_its_operator_and_types(self):
-        uint8_int8 = {"A": "uint8", "B": "int8", "a_zero_point": "uint8", "b_zero_point": "int8"}
-        run = self.run_check(
-            [SATURATION], self.report(family_finding("MatMulInteger", uint8_int8)), cpu="avx2"
-        )
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("declared (1 findings): uint8 x int8 pair sums saturate", run.stdout)
-        # Another pair of types, another operator, a problem outside int32: each a new deviation.
-        for other in (
-            family_finding("MatMulInteger", {"A": "uint8", "B": "uint8"}),
-            family_finding("QLinearMatMul", uint8_int8),
-            family_finding("MatMulInteger", uint8_int8, outside=True),
-        ):
-            run = self.run_check([SATURATION], self.report(other), cpu="avx2")
-            self.assertEqual(run.returncode, 1, other)
-            self.assertIn("undeclared FAIL", run.stderr)
-
-    def test_a_matmul_declaration_never_covers_another_operator(self):
-        any_fail = {"name": "any float FAIL", "kind": "FAIL", "dtype": "float"}
-        run = self.run_check([any_fail], self.report(family_finding("Gemm", {"A": "float"})))
-        self.assertEqual(run.returncode, 1)
-        self.assertIn("undeclared FAIL float", run.stderr)
-        matmul = self.run_check([any_fail], self.report(finding("FAIL", [1, 1], [1, 1])))
-        self.assertEqual(matmul.returncode, 0, matmul.stderr)
-
-    def test_a_declaration_unless_the_cpu_has_its_features_does_not_apply_there(self):
-        # On a VNNI CPU: not found is no failure, and a finding of it is undeclared.
-        run = self.run_check([SATURATION], self.report(), cpu="avx2 avx512_vnni")
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("not applicable on this CPU (it has avx512_vnni)", run.stdout)
-        found = family_finding("MatMulInteger", {"A": "uint8", "B": "int8"})
-        run = self.run_check([SATURATION], self.report(found), cpu="avx2 avx512_vnni")
-        self.assertEqual(run.returncode, 1)
-        self.assertIn("undeclared FAIL uint8", run.stderr)
-        # Without the features it applies: not reproduced fails.
-        run = self.run_check([SATURATION], self.report(), cpu="avx2")
-        self.assertEqual(run.returncode, 1)
-        self.assertIn("not reproduced (fixed? or not reached): uint8 x int8", run.stderr)
-
     def test_a_report_without_findings_is_named(self):
         path = self.write({"stats": {}})
         run = self.run_check([K_ZERO], path)
@@ -195,7 +251,8 @@ class CheckFuzzTest(unittest.TestCase):
             for options in declared["passes"]:
                 self.assertRegex(
                     options,
-                    r"^(--op [A-Za-z]+ )?--seed [0-9]+( --first [0-9]+)? --cases [0-9]+",
+                    r"^(--op (Gemm|MatMulInteger|QLinearMatMul) )?--seed [0-9]+( --first [0-9]+)?"
+                    r" --cases [0-9]+",
                     name,
                 )
             self.assertEqual(

@@ -76,7 +76,9 @@ function elements(shape) {
   return shape.reduce((n, d) => n * d, 1);
 }
 
-// One declaration of an arithmetic: 'float' or {accumulation, flushesSubnormals, conversion}.
+// One declaration of an arithmetic: 'float' or {accumulation, flushesSubnormals, conversion,
+// source}; `source` (what the runtime documents about it, and where) is for whoever reads the
+// hello: mm does not judge by it.
 function entry(arithmetic) {
   if (typeof arithmetic === 'string') arithmetic = {accumulation: arithmetic};
   const declared = {
@@ -84,6 +86,7 @@ function entry(arithmetic) {
     flushes_subnormals: Boolean(arithmetic.flushesSubnormals),
   };
   if (arithmetic.conversion) declared.conversion = arithmetic.conversion;
+  if (arithmetic.source) declared.source = String(arithmetic.source);
   return declared;
 }
 

@@ -53,6 +53,19 @@ test('the hello declares every dtype: supported, refused or undeclared', async (
   assert.deepEqual(hello.dtypes.int32, {refused: 'not declared by the driver'});
 });
 
+test('a declaration\'s source goes into the hello as text, absent when not given', async () => {
+  const driver = {
+    dtypes: {float: {accumulation: 'float', source: 'the manual, page 3'}, double: 'double'},
+    operators: {MatMulInteger: {compute: () => {}, types: {
+      'uint8 x int8 -> int32': {accumulation: 'int32', source: 'may saturate without VNNI'}}}},
+  };
+  const hello = await mm.hello(driver, {type: 'hello', protocol: 2, threads: 1});
+  assert.equal(hello.dtypes.float.source, 'the manual, page 3');
+  assert.equal('source' in hello.dtypes.double, false);
+  assert.deepEqual(hello.operators.MatMulInteger.types['uint8 x int8 -> int32'],
+    {accumulation: 'int32', flushes_subnormals: false, source: 'may saturate without VNNI'});
+});
+
 test('the hello declares every operator of the family, by default MatMul only', async () => {
   const driver = {
     dtypes: {float: 'float'},

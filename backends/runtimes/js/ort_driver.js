@@ -19,19 +19,12 @@
 
 const path = require('node:path');
 const mm = require('./mm_runtime.js');
+const family = require('./ort_family.js');
 
-// mm dtype: [ONNX TensorProto data type, onnxruntime-common tensor type].
-const TYPES = {
-  float: [1, 'float32'],
-  double: [11, 'float64'],
-  float16: [10, 'float16'],
-  bfloat16: [16, 'bfloat16'],
-  int32: [6, 'int32'],
-  int64: [7, 'int64'],
-  uint32: [12, 'uint32'],
-  uint64: [13, 'uint64'],
-};
-const MM_NAME = Object.fromEntries(Object.entries(TYPES).map(([name, [, ort]]) => [ort, name]));
+// MatMul's dtypes (mm's names): [ONNX TensorProto data type, onnxruntime-common tensor type].
+const TYPES = Object.fromEntries(Object.keys(mm.ARRAYS).map((n) => [n, family.ELEMENT_TYPES[n]]));
+const MM_NAME = Object.fromEntries(
+  Object.entries(family.ELEMENT_TYPES).map(([name, [, ort]]) => [ort, name]));
 const ARITHMETIC = {float: 'float', double: 'double', float16: 'float', bfloat16: 'float'};
 
 // onnx.proto's messages as protobufjs generates them: the ONNX encoder ONNX Runtime Web ships
@@ -64,38 +57,67 @@ function matmulModel(dtype, rankA, rankB) {
   return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
 }
 
+// How many sessions a driver keeps (the least recently used one beyond is released).
+const MAX_SESSIONS = 64;
+
 // A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
 // without the thread count; `threadsFixed`: the runtime's thread count, whatever mm asks.
 function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   const sessions = new Map();
   let threads = 1;
 
-  async function session(dtype, rankA, rankB) {
-    const key = `${dtype}:${rankA}:${rankB}`;
-    if (!sessions.has(key)) {
-      const model = matmulModel(dtype, rankA, rankB);
-      const created = ort.InferenceSession.create(model, {...options, intraOpNumThreads: threads});
-      sessions.set(key, created);
-      created.catch(() => sessions.delete(key));  // A failed creation is retried next time.
+  // The session of `key`, created from model() on first use and kept while it is among the
+  // MAX_SESSIONS used last: the family's signatures include Gemm's alpha and beta, so a fuzz run
+  // makes a new one per problem, and each session holds its own thread pool.
+  async function session(key, model) {
+    let found = sessions.get(key);
+    if (found) {
+      sessions.delete(key);  // Map keeps insertion order: the key becomes the newest.
+    } else {
+      found = ort.InferenceSession.create(model(), {...options, intraOpNumThreads: threads});
+      found.catch(() => sessions.delete(key));  // A failed creation is retried next time.
     }
-    return sessions.get(key);
+    sessions.set(key, found);
+    if (sessions.size > MAX_SESSIONS) {
+      const [oldest, created] = sessions.entries().next().value;
+      sessions.delete(oldest);
+      created.then((s) => s.release(), () => {});
+    }
+    return found;
   }
 
-  async function matmul(a, b, out, dtype) {
-    const type = TYPES[dtype][1];
-    const run = await session(dtype, a.shape.length, b.shape.length);
-    // Copies: ONNX Runtime may keep a tensor's typed array, and mm's views share one buffer.
-    const feeds = {
-      A: new ort.Tensor(type, a.data.slice(), a.shape),
-      B: new ort.Tensor(type, b.data.slice(), b.shape),
-    };
+  // Y of `run` (a session) on `feeds`, with the time of session.run alone.
+  async function runOnce(run, feeds) {
     const start = process.hrtime.bigint();
     const {Y} = await run.run(feeds);
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     return {data: Y.data, shape: Y.dims, dtype: MM_NAME[Y.type] || Y.type, seconds};
   }
 
-  const driver = {runtime, version, matmul, dtypes: {}, refused: {}, acceptsOut: false};
+  // A tensor of ONNX Runtime holding a copy of `t` (ONNX Runtime may keep a tensor's typed array,
+  // and mm's views share one buffer).
+  const tensorOf = (t) => new ort.Tensor(family.ELEMENT_TYPES[t.dtype][1], t.data.slice(), t.shape);
+
+  async function matmul(a, b, out, dtype) {
+    const [rankA, rankB] = [a.shape.length, b.shape.length];
+    const run = await session(`MatMul:${dtype}:${rankA}:${rankB}`,
+      () => matmulModel(dtype, rankA, rankB));
+    return runOnce(run, {A: tensorOf({...a, dtype}), B: tensorOf({...b, dtype})});
+  }
+
+  // Y of an operator of MatMul's family (mm_runtime's problem), through the session of its
+  // signature.
+  async function compute(problem) {
+    const signature = family.signatureOf(problem);
+    const run = await session(JSON.stringify(signature),
+      () => family.familyModel(onnxProto(), signature));
+    const feeds = {};
+    for (const [name, t] of Object.entries(problem.inputs)) feeds[name] = tensorOf(t);
+    return runOnce(run, feeds);
+  }
+
+  const driver = {runtime, version, matmul, dtypes: {}, refused: {}, acceptsOut: false,
+    operators: {}};
   driver.runsOn = () => `${runsOn}, intraOpNumThreads ${threads}; Node.js ${process.version}`;
   driver.setup = async (n) => {
     threads = threadsFixed || Math.max(1, n);
@@ -109,6 +131,10 @@ function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
       } catch (e) {
         driver.refused[dtype] = String(e.message || e);
       }
+    }
+    driver.operators = await family.declareFamily(compute);
+    for (const operator of Object.values(driver.operators)) {
+      if (typeof operator === 'object') operator.compute = compute;
     }
   };
   return driver;

@@ -36,3 +36,105 @@ test('the inputs have one symbolic dimension per rank, Y no shape', () => {
   assert.equal(graph.output[0].name, 'Y');
   assert.equal(graph.output[0].type.tensorType.shape, null);
 });
+
+// MatMul's family (ort_family.js): the one-node model of a problem's signature, and what the hello
+// declares from ONNX Runtime's answers to the probes.
+const family = require('./ort_family.js');
+
+const tensor = (dtype, shape) => ({dtype, shape, data: null});
+const gemmProblem = (attributes, withC = true) => ({
+  op: 'Gemm', version: 11, attributes, y: {dtype: 'float', shape: [2, 4]},
+  inputs: {A: tensor('float', [3, 2]), B: tensor('float', [3, 4]),
+    ...(withC ? {C: tensor('float', [4])} : {})},
+});
+const modelOf = (problem) =>
+  onnx.ModelProto.decode(family.familyModel(onnx, family.signatureOf(problem)));
+
+test('a Gemm model is its version\'s node, attributes typed as ONNX types them', () => {
+  const model = modelOf(gemmProblem({transA: 1, transB: 0, alpha: 0.5, beta: -2}));
+  assert.deepEqual(model.opsetImport.map((o) => Number(o.version)), [11]);
+  assert.equal(Number(model.irVersion), 8);
+  const [node] = model.graph.node;
+  assert.deepEqual([node.opType, node.input, node.output], ['Gemm', ['A', 'B', 'C'], ['Y']]);
+  const attributes = Object.fromEntries(node.attribute.map((a) => [a.name, a]));
+  assert.equal(attributes.alpha.type, 1);  // FLOAT
+  assert.equal(attributes.alpha.f, 0.5);
+  assert.equal(attributes.beta.f, -2);
+  assert.equal(attributes.transA.type, 2);  // INT
+  assert.equal(Number(attributes.transA.i), 1);
+  assert.deepEqual(dims(model.graph.input[2]), ['C_0']);
+  assert.deepEqual(model.graph.input.map((v) => v.type.tensorType.elemType), [1, 1, 1]);
+});
+
+test('a signature holds what the model depends on: attributes, inputs present, their ranks', () => {
+  const key = (p) => JSON.stringify(family.signatureOf(p));
+  const base = gemmProblem({alpha: 0.5});
+  assert.notEqual(key(base), key(gemmProblem({alpha: 0.25})));
+  assert.notEqual(key(base), key(gemmProblem({alpha: 0.5}, false)));
+  const scalarC = gemmProblem({alpha: 0.5});
+  scalarC.inputs.C = tensor('float', []);
+  assert.notEqual(key(base), key(scalarC));
+  const other = gemmProblem({alpha: 0.5});
+  other.inputs.A = tensor('float', [5, 7]);  // Same ranks, other extents: the same session.
+  assert.equal(key(base), key(other));
+});
+
+test('an absent optional input is an empty name before a present one, dropped at the end', () => {
+  const problem = (inputs) => ({op: 'MatMulInteger', version: 10, attributes: {},
+    y: {dtype: 'int32', shape: [2, 2]}, inputs});
+  const onlyB = modelOf(problem({A: tensor('uint8', [2, 3]), B: tensor('int8', [3, 2]),
+    b_zero_point: tensor('int8', [1, 2])}));
+  assert.deepEqual(onlyB.graph.node[0].input, ['A', 'B', '', 'b_zero_point']);
+  assert.deepEqual(onlyB.graph.input.map((v) => [v.name, v.type.tensorType.elemType]),
+    [['A', 2], ['B', 3], ['b_zero_point', 3]]);
+  assert.equal(onlyB.graph.output[0].type.tensorType.elemType, 6);
+  const none = modelOf(problem({A: tensor('int8', [3]), B: tensor('int8', [3, 2])}));
+  assert.deepEqual(none.graph.node[0].input, ['A', 'B']);
+  assert.deepEqual(dims(none.graph.input[0]), ['A_0']);
+});
+
+test('QLinearMatMul-21 is written at IR version 10, its eight inputs in the node\'s order', () => {
+  const entry = family.typeKeys('QLinearMatMul')
+    .find((e) => e.key === 'uint8 x int8 -> uint8, float16 scales');
+  const model = modelOf(family.probeProblem('QLinearMatMul', 21, entry));
+  assert.equal(Number(model.irVersion), 10);
+  assert.deepEqual(model.graph.node[0].input, family.inputNames('QLinearMatMul', 21));
+  assert.deepEqual(model.graph.input.map((v) => v.type.tensorType.elemType),
+    [2, 10, 2, 3, 10, 3, 10, 2]);
+});
+
+test('the hello declares the versions that run and refuses a type in the runtime\'s words',
+  async () => {
+    // A runtime without Gemm before version 7, Gemm in float and double only, and
+    // QLinearMatMul only where y's type is a's.
+    const compute = async (p) => {
+      if (p.op === 'Gemm' && p.version < 7) throw new Error(`no Gemm(${p.version})`);
+      if (p.op === 'Gemm' && !['float', 'double'].includes(p.y.dtype)) {
+        throw new Error(`no Gemm of ${p.y.dtype}`);
+      }
+      if (p.op === 'QLinearMatMul' && p.y.dtype !== p.inputs.a.dtype) throw new Error('no kernel');
+    };
+    const declared = await family.declareFamily(compute);
+    assert.deepEqual(declared.Gemm.versions, [7, 9, 11, 13]);
+    assert.deepEqual(Object.keys(declared.Gemm.types), ['float', 'double']);
+    assert.equal(declared.Gemm.types.float.accumulation, 'float');
+    assert.equal(declared.Gemm.refused.int32, 'Gemm-9: no Gemm of int32');
+    assert.equal(declared.Gemm.refused.float16, 'Gemm-7: no Gemm of float16');
+    assert.deepEqual(declared.MatMulInteger.versions, [10]);
+    assert.equal(Object.keys(declared.MatMulInteger.types).length, 4);
+    assert.equal(declared.QLinearMatMul.refused['uint8 x int8 -> int8, float scales'],
+      'QLinearMatMul-10: no kernel');
+    assert.ok(declared.QLinearMatMul.types['int8 x uint8 -> int8, bfloat16 scales']);
+    for (const [key, arithmetic] of Object.entries(declared.MatMulInteger.types)) {
+      assert.equal(arithmetic.accumulation, 'int32', key);
+      assert.equal(arithmetic.source.includes('VPMADDUBSW'), key === 'uint8 x int8 -> int32', key);
+    }
+  });
+
+test('an operator no version of which runs is refused with the runtime\'s first words', async () => {
+  const declared = await family.declareFamily(async (p) => {
+    if (p.op === 'QLinearMatMul') throw new Error(`no ${p.op}(${p.version})`);
+  });
+  assert.equal(declared.QLinearMatMul, 'QLinearMatMul-10: no QLinearMatMul(10)');
+  assert.deepEqual(declared.Gemm.versions, [1, 6, 7, 9, 11, 13]);
+});

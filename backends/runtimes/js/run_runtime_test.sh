@@ -2,7 +2,8 @@
 # One ctest of a JavaScript driver (runtime.<name>.conformance or .fuzz):
 #   run_runtime_test.sh conformance MM_CONFORMANCE NAME EXPECTATIONS
 #   run_runtime_test.sh fuzz MM_FUZZ NAME FUZZ_DECLARATIONS WORK_DIR
-# conformance: the official and built-in cases, known deviations XFAIL by the expectations file.
+# conformance: the official and built-in cases, known deviations XFAIL by the expectations file;
+# for a JavaScript runtime then MatMul's family (its official cases and deviations' node tests).
 # fuzz: the fixed-seed passes the declarations list (their "passes", chosen to reach every declared
 # finding), every failure shrunk, the findings of all passes checked against the declared ones
 # (check_fuzz.py: none undeclared, each declared one reproduced). Where the runtime is not
@@ -24,6 +25,26 @@ stop() {
 
 if [[ $mode == conformance ]]; then
   out=$("$tool" --backend "$name" --expectations "$declared" --quiet 2>&1)
+  code=$?
+  printf '%s\n' "$out"
+  [[ $code -ne 0 ]] && stop "$code" "$out"
+  # A JavaScript runtime also runs MatMul's family: ONNX's official cases of it (MM_FAMILY_DATA,
+  # when that folder exists) and the minimal problems of the family's deviations
+  # (deviations/test_mm_family_*, family_node_tests.js), under the same declarations.
+  [[ $declared == "$here"/expectations/* ]] || exit 0
+  family=()
+  if [[ -n "${MM_FAMILY_DATA:-}" && -d "$MM_FAMILY_DATA" ]]; then
+    family+=(--data-dir "$MM_FAMILY_DATA")
+  else
+    echo "MatMul's family: no official cases (MM_FAMILY_DATA '${MM_FAMILY_DATA:-}' is no folder)"
+  fi
+  for dir in "$here"/deviations/test_mm_family_*/; do
+    [[ -d $dir ]] && family+=(--data-dir "${dir%/}")
+  done
+  [[ ${#family[@]} -eq 0 ]] && exit 0
+  echo "MatMul's family: mm-conformance --backend $name --no-builtin ${family[*]}"
+  out=$("$tool" --backend "$name" --expectations "$declared" --no-builtin "${family[@]}" \
+        --quiet 2>&1)
   code=$?
   printf '%s\n' "$out"
   [[ $code -ne 0 ]] && stop "$code" "$out"

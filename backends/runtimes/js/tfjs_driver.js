@@ -16,6 +16,15 @@
 // modulo 2^32, as the int32 dtype promises; the cpu backend computes it through the same float32
 // code, a deviation declared in expectations/tfjs.fuzz.json. Every exception on a problem is an
 // error of that problem.
+//
+// Gemm (float) is computed as a converter of ONNX's Gemm to TensorFlow emits it, onnx-tf's
+// handler (onnx_tf/handlers/backend/gemm.py: A and B transposed where transA and transB say,
+// `alpha * tf.matmul(x, y) + beta * z`, z = 0 without C): tf.transpose, tf.matMul, tf.mul by
+// alpha, tf.mul of C by beta, tf.add (C broadcast by tf.add as numpy does). Declared: float32
+// accumulation, each operation a float32 one. Its integer types are refused: TensorFlow.js's
+// tf.mul needs both dtypes equal, so an int32 product cannot be scaled by Gemm's float alpha as
+// the converter writes it. MatMulInteger and QLinearMatMul are refused: TensorFlow.js has no int8
+// or uint8 dtype and no integer matmul of 8-bit operands.
 'use strict';
 
 const tf = require('@tensorflow/tfjs-core');
@@ -50,6 +59,30 @@ function matmul(a, b, out, dtype) {
   });
 }
 
+// Y of a float Gemm problem (mm_runtime's problem), as onnx-tf's Gemm handler computes it.
+function gemm(problem) {
+  return tf.tidy(() => {
+    const {A, B, C} = problem.inputs;
+    const {transA = 0, transB = 0, alpha = 1, beta = 1} = problem.attributes;
+    let x = tf.tensor(A.data, A.shape, 'float32');
+    let y = tf.tensor(B.data, B.shape, 'float32');
+    const z = C ? tf.tensor(C.data, C.shape, 'float32') : tf.scalar(0, 'float32');
+    const start = process.hrtime.bigint();
+    if (transA) x = tf.transpose(x);
+    if (transB) y = tf.transpose(y);
+    const product = tf.mul(tf.scalar(alpha, 'float32'), tf.matMul(x, y));
+    const out = tf.add(product, tf.mul(tf.scalar(beta, 'float32'), z));
+    const data = out.dataSync();
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    return {data, shape: out.shape.slice(), dtype: out.dtype === 'float32' ? 'float' : out.dtype,
+      seconds};
+  });
+}
+
+const NO_INT8 = 'TensorFlow.js has no int8 or uint8 dtype and no integer matmul of 8-bit operands';
+const GEMM_INTEGERS = 'TensorFlow.js cannot scale an integer product by Gemm\'s float alpha as ' +
+  'a converter writes it (tf.mul needs both dtypes equal)';
+
 const driver = {
   runtime: `tfjs-${backend}`,
   version,
@@ -57,6 +90,21 @@ const driver = {
   dtypes: {},
   refused: {},
   acceptsOut: false,
+  operators: {
+    Gemm: {
+      compute: gemm,
+      types: {float: {accumulation: 'float', source: 'onnx-tf\'s Gemm handler (tf.matmul, ' +
+        'tf.multiply, tf.add, each float32); TensorFlow.js\'s float32 matMul'}},
+      refused: {
+        ...Object.fromEntries(['int32', 'int64', 'uint32', 'uint64'].map((t) => [t, GEMM_INTEGERS])),
+        double: 'TensorFlow.js has no double dtype (only float32 and int32)',
+        float16: 'TensorFlow.js has no float16 dtype (only float32 and int32)',
+        bfloat16: 'TensorFlow.js has no bfloat16 dtype (only float32 and int32)',
+      },
+    },
+    MatMulInteger: NO_INT8,
+    QLinearMatMul: NO_INT8,
+  },
   runsOn: () => `tf.matMul on the ${backend} backend, tfjs-core ${tf.version_core}; ` +
     `Node.js ${process.version}`,
   setup: async (threads) => {

@@ -13,7 +13,8 @@
 // also name "data_set" (a glob too; default every data set of the case), and "unless_cpu_has": CPU
 // features as /proc/cpuinfo's flags name them (["avx512bw", "avx512vl"]), for a deviation of a
 // code path a library leaves on a CPU with all of them: the entry then does not apply there, and
-// the reports say so.
+// the reports say so. An item may name alternatives, "avx512_vnni|avx_vnni" (any one of them
+// counts), for a library that leaves the path on a CPU with either.
 #ifndef MM_BACKENDS_DEVIATIONS_DEVIATIONS_FILE_H_
 #define MM_BACKENDS_DEVIATIONS_DEVIATIONS_FILE_H_
 
@@ -36,11 +37,12 @@ struct DeclaredDeviation {
   Kind kind = Kind::kXFail;
   std::string reason;  // Never empty.
   std::string link;    // Never empty.
-  // The entry applies only on a CPU lacking one of these features; empty: on every CPU.
+  // The entry applies only on a CPU lacking one of these features; empty: on every CPU. An item
+  // "a|b" is had when the CPU has a or b.
   std::vector<std::string> unless_cpu_has{};
 
   // Empty where the entry applies on a CPU with `cpu_features`; else why not ("this CPU has
-  // avx512bw, avx512vl").
+  // avx512bw, avx512vl", naming the alternative of an item it has).
   std::string NotApplicableOn(const std::set<std::string>& cpu_features) const;
 };
 
@@ -61,9 +63,9 @@ struct DeviationsFile {
 // the entry (index and case pattern) for: unparsable JSON (with its byte offset), nesting deeper
 // than io::kMaxJsonDepth, no "expectations" array, a missing or empty "case", "backend", "reason"
 // or "link", an "expect" other than XFAIL or SKIP, an "unless_cpu_has" that is not a non-empty
-// array of non-empty strings, unknown keys (a typo must not silently widen or void an entry), a
-// "case", "backend" or "data_set" pattern holding a control character (C0 with NUL, DEL, C1; named
-// by its code, io::CheckPatternText).
+// array of non-empty strings (nor of alternatives "a|b" each non-empty), unknown keys (a typo must
+// not silently widen or void an entry), a "case", "backend" or "data_set" pattern holding a control
+// character (C0 with NUL, DEL, C1; named by its code, io::CheckPatternText).
 StatusOr<DeviationsFile> ParseDeviationsFile(std::string_view text, std::string_view source);
 
 // Reads and parses the file at `path` by io::ReadInputFile's rules (io::kExpectationsFile: a

@@ -1,0 +1,2 @@
+
+Ba_zero_pointJ
