@@ -19,6 +19,7 @@
 #include "fake_backends.h"
 #include "mm/backends/backend_list.h"
 #include "mm/conformance/loader/catalog.h"
+#include "mm/conformance/loader/family_cases.h"
 #include "mm/conformance/loader/shape_classes.h"
 #include "mm/conformance/testing/cli_runs.h"
 #include "mm/engine/io/names.h"
@@ -108,8 +109,9 @@ TEST(CliTest, BuiltinsPassOnTheReference) {
   CliRun r = ConformanceCli({"--data-dir", empty.path().string(), "--backend", "reference"});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("PASS        test_cc_matmul_2d"));
-  // The 9 examples and the shape-class catalogue (a sequence case gives a result per data set).
-  std::size_t results = 9;
+  // The 9 examples, the shape-class catalogue (a sequence case gives a result per data set) and the
+  // family's catalogue (one data set each).
+  std::size_t results = 9 + BuiltinFamilyCatalogue().size();
   for (const ShapeCase& c : ShapeCases()) results += c.shape_class->problems.size();
   EXPECT_THAT(r.out, HasSubstr(std::to_string(results) + " PASS, 0 FAIL, 0 UNSUPPORTED, 0 ERROR"));
 }
@@ -292,7 +294,7 @@ TEST(CliTest, WritesEveryReport) {
   testing::WriteFloatCase(root.path(), "test_one", {2, 3}, {3, 2});
   const fs::path json = out.path() / "r.json", xml = out.path() / "r.xml", md = out.path() / "r.md";
   CliRun r = ConformanceCli({"--data-dir", root.path().string(), "--backend", "reference",
-                             "--exclude", "^mm_shape_", "--json", json.string(), "--junit",
+                             "--exclude", "^mm_(shape|family)_", "--json", json.string(), "--junit",
                              xml.string(), "--markdown", md.string()});
   EXPECT_EQ(r.code, kExitPassed) << r.out << r.err;
   const nlohmann::json report = nlohmann::json::parse(ReadFile(json));

@@ -244,7 +244,11 @@ TEST(WorkerProtocolTest, ATaskCarriesItsCaseAndTheWorkerLoadsTheSameDataSets) {
   testing::WriteFloatCase(root.path(), "test_sent", {2, 3}, {3, 4});
   const Catalog catalog = Discover({{root.path(), "--data-dir"}}, {.builtin = true, .select = {}});
   ASSERT_GE(catalog.cases.size(), 2u);
-  for (const std::size_t index : {std::size_t{0}, catalog.cases.size() - 1}) {
+  // The first case and the last of MatMul's built-ins (the family's come after them and travel
+  // without their maker: BuiltinFamilyCasesTest).
+  std::size_t last = catalog.cases.size() - 1;
+  while (last > 0 && !catalog.cases[last].model.has_value()) --last;
+  for (const std::size_t index : {std::size_t{0}, last}) {
     const CaseEntry& entry = catalog.cases[index];
     SCOPED_TRACE(entry.name);
     ASSERT_TRUE(entry.model.has_value());
