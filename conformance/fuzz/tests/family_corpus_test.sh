@@ -2,7 +2,8 @@
 # mm-fuzz generate --op: a fair corpus of each family operator. With --cases-per-dtype N, every
 # signature of the operator (version and types, FamilySignatures) has exactly N cases; ONNX's
 # checker accepts every model; the reference backend passes every case under mm-conformance's
-# default rule (ONNX's tolerance); the same seed writes the same bytes; the saturating-pairs
+# default rule (ONNX's tolerance) and no expected output differs from the exact answer; the same
+# seed writes the same bytes; the saturating-pairs
 # plugin fails the MatMulInteger corpus; and Gemm's filter matters: the same problems with
 # --keep-unfair give BOUND results under ONNX's rule on the reference, the fair corpus none.
 # Usage: family_corpus_test.sh BIN_DIR SATURATING_PLUGIN
@@ -41,6 +42,9 @@ EOF
     { echo "$out" >&2; fail "$op: the reference does not pass its corpus"; }
   cases=$((2 * ${signatures[$op]}))
   grep -q "summary: $cases results .*: $cases PASS" <<< "$out" || { echo "$out" >&2; fail "$op"; }
+  # mm-conformance judges the backend against the exact answer and each file's expected output
+  # against it too: a wrong output_0.pb is "suspect data".
+  if grep -q "suspect data" <<< "$out"; then echo "$out" >&2; fail "$op: a wrong expected output"; fi
 done
 
 set +e
