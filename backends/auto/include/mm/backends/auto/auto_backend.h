@@ -92,10 +92,12 @@ inline constexpr double kAutoCalibratorSeconds = 600;
 // and then writes the table; a holder stopped (Ctrl-Z) or hung costs a later first use this long.
 inline constexpr double kAutoLockWaitSeconds = kAutoCalibratorSeconds + 60;
 
-// The most cells a full calibration writes: 31 shapes in 6 dtypes (bench/bench_shapes.cc),
-// at 1 thread and at the environment's thread count (a quick one: 80).
-inline constexpr std::size_t kMaxFullCalibrationCells = 31 * 6 * 2;
-// The most cells a table may hold (ParseAutoTable refuses more): ten times a full calibration's,
+// The most cells a full calibration writes: 31 shapes in 6 dtypes (bench/bench_shapes.cc) and at
+// most as many in each of the family's 4 calibrated descriptions, at 1 thread and at the
+// environment's thread count (a quick one: 80 of MatMul and 56 of the family).
+inline constexpr std::size_t kMaxFullCalibrationCells = 31 * (6 + 4) * 2;
+// The most cells a table may hold (ParseAutoTable refuses more): over six times a full
+// calibration's,
 // room for more shapes and dtypes. Prepare searches the cells one by one and each costs memory: a
 // table within its size cap used to hold a million (1.2 GB and 15 s per process).
 inline constexpr std::size_t kMaxAutoTableCells = 4096;
