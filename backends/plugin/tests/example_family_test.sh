@@ -20,7 +20,7 @@ fi
 status=0
 OMP_WAIT_POLICY=passive "$conformance" "${roots[@]}" --no-builtin \
   --filter '^(mm_family_|test_gemm|test_matmulinteger|test_qlinearmatmul)' \
-  --backend-lib "$plugin" --backend example --quiet --json "$work/report.json" >"$work/out.txt" ||
+  --backend-lib "$plugin" --backend example --quiet --json "$work/report.json" >"$work/out.txt" 2>&1 ||
   status=$?
 if [[ $status != 0 ]]; then
   cat "$work/out.txt" >&2
