@@ -18,8 +18,7 @@ namespace {
 
 struct Measured {
   std::string name;
-  Backend* backend;
-  std::unique_ptr<MatMulPrimitive> primitive;
+  TimedCall call;               // One call, as auto makes it.
   std::vector<double> samples;  // Seconds per call, one per round it took part in.
   std::int64_t calls = 1;       // Calls per sample.
   bool pruned = false;          // Left out of later rounds: far slower than the fastest.
@@ -78,9 +77,15 @@ void Prune(std::vector<Measured>& measured, double factor, Time time) {
 // The candidates computing `plan` (the reference not on a large shape), each prepared on the
 // threads it runs on, as auto prepares it: on the cell's `threads`, and a small problem's also on
 // 1 thread ("name@1", not the reference's). Leaves OpenMP at `threads`.
-std::vector<Measured> PreparedCandidates(const Candidates& candidates, const MatMulPlan& plan,
-                                         const BenchShape& shape, int threads) {
-  std::vector<Measured> measured;
+std::vector<TimedCandidate> PreparedCandidates(const Candidates& candidates, const MatMulPlan& plan,
+                                               const BenchShape& shape, int threads) {
+  struct Operands {
+    Tensor a, b, y;
+  };
+  auto operands = std::make_shared<Operands>(Operands{
+      BenchInput(plan.desc.dtype, shape.a_dims, 1), BenchInput(plan.desc.dtype, shape.b_dims, 2),
+      Tensor::Create(plan.desc.dtype, plan.y_dims).value()});
+  std::vector<TimedCandidate> measured;
   const bool fewer = threads > 1 && MatMulFlops(plan) <= kFewerThreadsFlops;
   for (const auto& [name, backend] : candidates) {
     if (name == "reference" && shape.Large()) continue;
@@ -88,10 +93,15 @@ std::vector<Measured> PreparedCandidates(const Candidates& candidates, const Mat
     for (int on : {0, 1}) {
       if (on == 1 && (!fewer || name == "reference")) continue;
       omp_set_num_threads(on > 0 ? on : threads);
-      auto primitive = backend->Prepare(plan);
-      if (!primitive.ok()) continue;
+      auto prepared = backend->Prepare(plan);
+      if (!prepared.ok()) continue;
+      std::shared_ptr<MatMulPrimitive> primitive = std::move(prepared).value();
       const std::string entry = on > 0 ? name + "@" + std::to_string(on) : name;
-      measured.push_back({entry, backend.get(), std::move(primitive).value(), {}, 1, false, on});
+      TimedCall call = [primitive, operands] {
+        (void)primitive->Execute(operands->a.view(), operands->b.view(),
+                                 operands->y.mutable_view());
+      };
+      measured.push_back({entry, std::move(call), on});
     }
   }
   omp_set_num_threads(threads);
@@ -113,14 +123,10 @@ void OrderByPreference(std::vector<Measured>& measured,
                    [&](const Measured& x, const Measured& y) { return place(x) < place(y); });
 }
 
-// Times the candidates of one cell on its inputs, with the cell's clock (Now).
+// Times the candidates of one cell, with the cell's clock (Now).
 class CellTimer {
  public:
-  CellTimer(DType dtype, const BenchShape& shape, const MatMulPlan& plan, bool cpu_time)
-      : a_(BenchInput(dtype, shape.a_dims, 1)),
-        b_(BenchInput(dtype, shape.b_dims, 2)),
-        y_(Tensor::Create(dtype, plan.y_dims).value()),
-        cpu_time_(cpu_time) {}
+  explicit CellTimer(bool cpu_time) : cpu_time_(cpu_time) {}
 
   // One call as auto makes it: a candidate on fewer threads than the cell's with the thread count
   // set around the call and given back after it (auto_backend.cc, ScopedOmpThreads), which costs
@@ -129,10 +135,10 @@ class CellTimer {
     if (m.threads > 0) {
       const int previous = omp_get_max_threads();
       omp_set_num_threads(m.threads);
-      (void)m.primitive->Execute(a_.view(), b_.view(), y_.mutable_view());
+      m.call();
       omp_set_num_threads(previous);
     } else {
-      (void)m.primitive->Execute(a_.view(), b_.view(), y_.mutable_view());
+      m.call();
     }
   }
 
@@ -174,9 +180,6 @@ class CellTimer {
   }
 
  private:
-  const Tensor a_;
-  const Tensor b_;
-  Tensor y_;
   const bool cpu_time_;
 };
 
@@ -261,6 +264,26 @@ bool LoadSampleSeconds() {
   return true;
 }
 
+AutoCell RankCandidates(AutoCell cell, std::vector<TimedCandidate> candidates,
+                        const std::vector<std::string>& preference) {
+  std::vector<Measured> measured;
+  for (TimedCandidate& c : candidates) {
+    measured.push_back({std::move(c.entry), std::move(c.call), {}, 1, false, c.threads});
+  }
+  OrderByPreference(measured, preference);
+  if (measured.empty()) return cell;
+  if (measured.size() == 1) {
+    cell.ranking = {measured[0].name};
+    return cell;
+  }
+  CellTimer timer(/*cpu_time=*/cell.threads == 1);
+  WarmUp(timer, measured);
+  Prune(measured, kPruneFactor, [](const Measured& m) { return m.Measure(); });
+  TimeBlocks(timer, measured);
+  omp_set_num_threads(cell.threads);
+  return Ranked(std::move(cell), measured, preference);
+}
+
 AutoCell MeasureCell(const Candidates& candidates, DType dtype, const BenchShape& shape,
                      int threads) {
   AutoCell cell;
@@ -269,20 +292,9 @@ AutoCell MeasureCell(const Candidates& candidates, DType dtype, const BenchShape
   cell.a_dims = shape.a_dims;
   cell.b_dims = shape.b_dims;
   const MatMulPlan plan = PlanMatMul({dtype, shape.a_dims, shape.b_dims}).value();
-  std::vector<Measured> measured = PreparedCandidates(candidates, plan, shape, threads);
-  const std::vector<std::string> preference =
-      DefaultAutoRanking(dtype, threads, MatMulFlops(plan), AutoDefaultsBasis::OfThisMachine());
-  OrderByPreference(measured, preference);
-  if (measured.size() == 1) {
-    cell.ranking = {measured[0].name};
-    return cell;
-  }
-  CellTimer timer(dtype, shape, plan, /*cpu_time=*/threads == 1);
-  WarmUp(timer, measured);
-  Prune(measured, kPruneFactor, [](const Measured& m) { return m.Measure(); });
-  TimeBlocks(timer, measured);
-  omp_set_num_threads(threads);
-  return Ranked(std::move(cell), measured, preference);
+  return RankCandidates(
+      std::move(cell), PreparedCandidates(candidates, plan, shape, threads),
+      DefaultAutoRanking(dtype, threads, MatMulFlops(plan), AutoDefaultsBasis::OfThisMachine()));
 }
 
 }  // namespace mm::bench::internal

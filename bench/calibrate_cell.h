@@ -5,6 +5,7 @@
 #define MM_BENCH_CALIBRATE_CELL_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -35,11 +36,34 @@ bool LoadSampleSeconds();
 // small cell), by name.
 using Candidates = std::vector<std::pair<std::string, std::unique_ptr<Backend>>>;
 
+// One call of a candidate, as auto makes it (its inputs and output held by the call).
+using TimedCall = std::function<void()>;
+
+// A candidate of a cell: its ranking entry ("name", or "name@N" run on N threads), its call and
+// the thread count it runs on (0: the cell's).
+struct TimedCandidate {
+  std::string entry;
+  TimedCall call;
+  int threads = 0;
+};
+
+// `cell` (dtype or op, threads, shapes set) ranked: `candidates` timed side by side in blocks at
+// cell.threads (see calibrate_cell.cc), ranked by FastestBlockMedian, ties broken by
+// `preference`, the cell's default ranking. An empty ranking when there are no candidates.
+AutoCell RankCandidates(AutoCell cell, std::vector<TimedCandidate> candidates,
+                        const std::vector<std::string>& preference);
+
 // Every candidate computing (dtype, shape), timed side by side in blocks at `threads` (see
 // calibrate_cell.cc); ranked by FastestBlockMedian, ties broken by the default ranking. An empty
 // ranking when no candidate computes it.
 AutoCell MeasureCell(const Candidates& candidates, DType dtype, const BenchShape& shape,
                      int threads);
+
+// Every candidate whose SupportOf accepts `desc` (the reference not on a large shape), timed
+// through ComputeOp on a problem of `desc` whose product is `shape` (2-D), as MeasureCell times
+// MatMul; the cell's op is `desc`. An empty ranking when no candidate takes it.
+AutoCell MeasureFamilyCell(const Candidates& candidates, const family::OpDesc& desc,
+                           const BenchShape& shape, int threads);
 
 // Writes `text` to `path` whole or not at all, as mm's reports are written: into a new file of an
 // unpredictable name beside it (never a planted link), renamed over `path` once complete.

@@ -50,6 +50,19 @@ int CalibratePart(const std::string& out, ShapeSet set) {
       part.cells.push_back(std::move(cell));
     }
   }
+  // MatMul's family on the set's 2-D products (a family cell is [M, K] x [K, N]).
+  for (const family::OpDesc& desc : CalibratedFamilyDescs()) {
+    for (const BenchShape& shape : Shapes(set)) {
+      if (shape.a_dims.size() != 2 || shape.b_dims.size() != 2) continue;
+      const auto start = Clock::now();
+      AutoCell cell = internal::MeasureFamilyCell(candidates, desc, shape, threads);
+      if (cell.ranking.empty()) continue;
+      std::cerr << "mm-bench: calibrated " << desc.ToString() << " " << shape.name << " at "
+                << threads << " thread(s): " << cell.ranking[0] << " ("
+                << Seconds(Clock::now() - start) << " s)\n";
+      part.cells.push_back(std::move(cell));
+    }
+  }
   if (!internal::WriteWhole(out, part.ToJson()["cells"].dump())) {
     std::cerr << "mm-bench: cannot write " << out << "\n";
     return 1;

@@ -319,9 +319,27 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
       }
     }
   }
+  // And the family's calibrated descriptions on every 2-D quick shape.
+  std::set<std::tuple<std::string, int, Dims, Dims>> expected_family, measured_family;
+  for (int threads : std::set<int>{1, all}) {
+    for (const family::OpDesc& desc : CalibratedFamilyDescs()) {
+      for (const BenchShape& shape : Shapes(ShapeSet::kQuick)) {
+        if (shape.a_dims.size() == 2 && shape.b_dims.size() == 2) {
+          expected_family.insert({desc.ToString(), threads, shape.a_dims, shape.b_dims});
+        }
+      }
+    }
+  }
   std::set<CellKey> measured;
   const std::vector<std::string> names = candidates.Names();
   for (const AutoCell& cell : table->cells) {
+    if (cell.op) {
+      EXPECT_TRUE(
+          measured_family.insert({cell.op->ToString(), cell.threads, cell.a_dims, cell.b_dims})
+              .second)
+          << "twice: " << cell.op->ToString();
+      continue;
+    }
     const std::string where = std::string(DTypeName(cell.dtype)) + " at " +
                               std::to_string(cell.threads) + " threads, " +
                               std::to_string(cell.a_dims.size()) + "-d";
@@ -346,6 +364,7 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
     }
   }
   EXPECT_EQ(measured, expected);
+  EXPECT_EQ(measured_family, expected_family);
 
   // The load each part was measured under, in the order measured; said on stderr when it was high.
   const std::set<int> count_set = {1, all};
@@ -370,7 +389,13 @@ TEST(CalibrationRunTest, WritesAWholeTableOfThisMachineWithEveryCellAndAutoFollo
   EXPECT_THAT(backend.RunsOn(), HasSubstr("calibration table " + table_path.string()));
   // At a measured shape and thread count, auto runs the cell's winner.
   for (const AutoCell& cell : table->cells) {
-    auto choice = backend.Choose({cell.dtype, cell.a_dims, cell.b_dims}, cell.threads);
+    // A family cell's winner is the choice of ComputeOp at its product's extents.
+    auto choice = cell.op ? backend.ChooseOp(*cell.op,
+                                             {1, static_cast<double>(cell.a_dims[0]),
+                                              static_cast<double>(cell.a_dims[1]),
+                                              static_cast<double>(cell.b_dims[1])},
+                                             cell.threads)
+                          : backend.Choose({cell.dtype, cell.a_dims, cell.b_dims}, cell.threads);
     ASSERT_TRUE(choice.ok()) << choice.status();
     const std::string& first = cell.ranking[0];
     EXPECT_EQ(choice->backend, first.substr(0, first.find('@'))) << choice->source;

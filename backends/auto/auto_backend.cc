@@ -25,35 +25,7 @@ using auto_table::Entry;
 using auto_table::Extents;
 using auto_table::NearestCell;
 using auto_table::ParseEntry;
-
-// Mantissa bits of a float accumulation type: fewer is looser.
-int Precision(DType dtype) {
-  switch (dtype) {
-    case DType::kBFloat16:
-      return 8;
-    case DType::kFloat16:
-      return 11;
-    case DType::kFloat:
-      return 24;
-    default:
-      return 53;
-  }
-}
-
-// Every backend follows the calling thread's OpenMP thread count (the BLAS backends pass it to
-// their library per call), so running one on fewer threads is setting it around the call.
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int threads) : previous_(omp_get_max_threads()) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-  ~ScopedOmpThreads() { omp_set_num_threads(previous_); }
-  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
-  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
-
- private:
-  int previous_;
-};
+using auto_table::ScopedOmpThreads;
 
 // Runs the chosen backend's primitive: directly when it runs on the threads given (Execute has
 // checked the views against a plan equal to the inner one's, so the inner Run is called without a
@@ -94,7 +66,37 @@ class AutoPrimitive final : public MatMulPrimitive {
   int given_;
 };
 
+// "float16", "every dtype", "Gemm, MatMulInteger, every dtype": what a deviation covers, for
+// RunsOn (one naming no operator covers every operator).
+std::string DeviationScope(const AutoDeviation& d) {
+  std::string ops, dtypes;
+  for (family::Op op : d.ops) ops += (ops.empty() ? "" : ", ") + std::string(family::OpName(op));
+  for (DType dtype : d.dtypes) {
+    dtypes += (dtypes.empty() ? "" : ", ") + std::string(DTypeName(dtype));
+  }
+  return (ops.empty() ? "" : ops + ", ") + (dtypes.empty() ? "every dtype" : dtypes);
+}
+
 }  // namespace
+
+bool AutoDeviation::Covers(DType dtype) const {
+  const bool op =
+      ops.empty() || std::find(ops.begin(), ops.end(), family::Op::kMatMul) != ops.end();
+  return op && (dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end());
+}
+
+bool AutoDeviation::Covers(const family::OpDesc& desc) const {
+  if (!ops.empty() && std::find(ops.begin(), ops.end(), desc.op) == ops.end()) return false;
+  if (dtypes.empty()) return true;
+  std::vector<DType> types = {desc.a_dtype, desc.b_dtype};
+  // MatMulInteger's Y is always int32, which no case name of it says.
+  if (desc.op != family::Op::kMatMulInteger) types.push_back(desc.y_dtype);
+  if (desc.op == family::Op::kQLinearMatMul) types.push_back(desc.scale_dtype);
+  for (DType dtype : types) {
+    if (std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end()) return true;
+  }
+  return false;
+}
 
 AutoDefaultsBasis AutoDefaultsBasis::OfThisMachine() {
   const MachineInfo machine = DescribeMachine({kOneDnnMaxCpuIsaVariable});
@@ -182,20 +184,8 @@ StatusOr<std::unique_ptr<Backend>> AutoBackend::Create(const BackendRegistry& ca
     Candidate candidate{name, std::shared_ptr<Backend>(std::move(created).value()), {}};
     for (const AutoDeviation& d : options.deviations) {
       if (fnmatch(d.backend_pattern.c_str(), name.c_str(), 0) != 0) continue;
-      const std::vector<DType> dtypes =
-          d.dtypes.empty() ? std::vector<DType>(kAllDTypes.begin(), kAllDTypes.end()) : d.dtypes;
-      for (DType dtype : dtypes) {
-        if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(), dtype) ==
-            candidate.excluded_dtypes.end()) {
-          candidate.excluded_dtypes.push_back(dtype);
-        }
-      }
-      std::string which;
-      for (DType dtype : d.dtypes) {
-        which += (which.empty() ? "" : ", ") + std::string(DTypeName(dtype));
-      }
-      backend->left_out_.push_back(name + " for " + (which.empty() ? "every dtype" : which) + ": " +
-                                   d.declared);
+      candidate.deviations.push_back(d);
+      backend->left_out_.push_back(name + " for " + DeviationScope(d) + ": " + d.declared);
     }
     backend->candidates_.push_back(std::move(candidate));
   }
@@ -214,9 +204,8 @@ const AutoBackend::Candidate* AutoBackend::Find(std::string_view name) const {
 }
 
 bool AutoBackend::Eligible(const Candidate& candidate, const MatMulDesc& desc) const {
-  if (std::find(candidate.excluded_dtypes.begin(), candidate.excluded_dtypes.end(), desc.dtype) !=
-      candidate.excluded_dtypes.end()) {
-    return false;
+  for (const AutoDeviation& d : candidate.deviations) {
+    if (d.Covers(desc.dtype)) return false;
   }
   return candidate.backend->Supports(desc).supported();
 }
@@ -249,14 +238,7 @@ Arithmetic AutoBackend::DeclaredArithmetic(DType dtype) const {
   for (const Candidate& c : candidates_) {
     if (!Eligible(c, probe)) continue;
     const Arithmetic a = c.backend->DeclaredArithmetic(dtype);
-    if (!loosest) {
-      loosest = a;
-      continue;
-    }
-    if (IsFloat(dtype) && Precision(a.accumulation) < Precision(loosest->accumulation)) {
-      loosest->accumulation = a.accumulation;
-    }
-    loosest->flushes_subnormals = loosest->flushes_subnormals || a.flushes_subnormals;
+    loosest = loosest ? auto_table::Loosest(*loosest, a) : a;
   }
   return loosest.value_or(Arithmetic::OwnType(dtype));
 }

@@ -330,7 +330,7 @@ TEST(AutoBackendTest, ATableOverTheCellCapIsRefusedNamingItsCountAndTheCap) {
   EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(over.status().message(),
               HasSubstr("t.json: holds 4097 cells, over the cap of 4096 (a full calibration "
-                        "writes at most 372)"));
+                        "writes at most 620)"));
 }
 
 // The table is read by the rule for every file: a FIFO, a device or a directory is refused at

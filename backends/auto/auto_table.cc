@@ -68,17 +68,19 @@ double LogDistance(const std::array<double, 4>& x, const std::array<double, 4>& 
   return d;
 }
 
-}  // namespace
-
-const AutoCell* NearestCell(const AutoTable& table, DType dtype,
-                            const std::array<double, 4>& extents, int threads) {
+// The cell nearest in threads, then in shape, of those `matches` takes.
+template <class Matches>
+const AutoCell* Nearest(const AutoTable& table, const std::array<double, 4>& extents, int threads,
+                        Matches matches) {
   const AutoCell* best = nullptr;
   double best_threads = std::numeric_limits<double>::infinity();
   double best_shape = std::numeric_limits<double>::infinity();
   for (const AutoCell& cell : table.cells) {
-    if (cell.dtype != dtype) continue;
+    if (!matches(cell)) continue;
     const double t = std::abs(std::log2(static_cast<double>(cell.threads) / std::max(threads, 1)));
-    const double d = LogDistance(extents, Extents(cell.dtype, cell.a_dims, cell.b_dims));
+    // A family cell's shapes are its product's, planned as float's.
+    const double d = LogDistance(
+        extents, Extents(cell.op ? DType::kFloat : cell.dtype, cell.a_dims, cell.b_dims));
     if (t < best_threads || (t == best_threads && d < best_shape)) {
       best = &cell;
       best_threads = t;
@@ -87,6 +89,49 @@ const AutoCell* NearestCell(const AutoTable& table, DType dtype,
   }
   return best;
 }
+
+}  // namespace
+
+const AutoCell* NearestCell(const AutoTable& table, DType dtype,
+                            const std::array<double, 4>& extents, int threads) {
+  return Nearest(table, extents, threads,
+                 [&](const AutoCell& cell) { return !cell.op && cell.dtype == dtype; });
+}
+
+const AutoCell* NearestCell(const AutoTable& table, const family::OpDesc& desc,
+                            const std::array<double, 4>& extents, int threads) {
+  return Nearest(table, extents, threads, [&](const AutoCell& cell) {
+    if (!cell.op) return false;
+    family::OpDesc any_version = *cell.op;
+    any_version.version = desc.version;
+    return any_version == desc;
+  });
+}
+
+Arithmetic Loosest(const Arithmetic& x, const Arithmetic& y) {
+  auto precision = [](DType dtype) {
+    switch (dtype) {
+      case DType::kBFloat16:
+        return 8;
+      case DType::kFloat16:
+        return 11;
+      case DType::kFloat:
+        return 24;
+      default:
+        return 53;
+    }
+  };
+  Arithmetic out = x;
+  if (precision(y.accumulation) < precision(x.accumulation)) out.accumulation = y.accumulation;
+  out.flushes_subnormals = x.flushes_subnormals || y.flushes_subnormals;
+  return out;
+}
+
+ScopedOmpThreads::ScopedOmpThreads(int threads) : previous_(omp_get_max_threads()) {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(previous_); }
 
 StatusOr<AutoTable> ReadTable(const std::string& path, const AutoIdentity& identity) {
   MM_ASSIGN_OR_RETURN(const std::string text, io::ReadInputFile(path, io::kCalibrationTableFile));
@@ -177,15 +222,24 @@ AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates) {
 nlohmann::json AutoTable::ToJson() const {
   nlohmann::json cells_json = nlohmann::json::array();
   for (const AutoCell& cell : cells) {
-    nlohmann::json c = {{"dtype", DTypeName(cell.dtype)},
-                        {"threads", cell.threads},
+    nlohmann::json c = {{"threads", cell.threads},
                         {"a", cell.a_dims},
                         {"b", cell.b_dims},
                         {"ranking", cell.ranking}};
+    if (cell.op) {
+      c["desc"] = {{"op", family::OpName(cell.op->op)},
+                   {"version", cell.op->version},
+                   {"a_dtype", DTypeName(cell.op->a_dtype)},
+                   {"b_dtype", DTypeName(cell.op->b_dtype)},
+                   {"y_dtype", DTypeName(cell.op->y_dtype)},
+                   {"scale_dtype", DTypeName(cell.op->scale_dtype)}};
+    } else {
+      c["dtype"] = DTypeName(cell.dtype);
+    }
     if (!cell.seconds.empty()) c["seconds"] = cell.seconds;
     cells_json.push_back(c);
   }
-  nlohmann::json out = {{"format", "mm-auto-table 1"},
+  nlohmann::json out = {{"format", kAutoTableFormat},
                         {"created", created},
                         {"machine", identity.ToJson()},
                         {"cells", cells_json}};
@@ -260,12 +314,53 @@ StatusOr<AutoIdentity> IdentityOf(const TableField& m) {
   return id;
 }
 
-StatusOr<AutoCell> CellOf(const TableField& c) {
+// An element type named at `key` of `field` (int8 and uint8 included).
+StatusOr<DType> ElementTypeAt(const TableField& field, const char* key) {
+  MM_ASSIGN_OR_RETURN(const TableField value, field.Member(key));
+  MM_ASSIGN_OR_RETURN(const std::string name, value.String());
+  auto dtype = ElementTypeFromName(name);
+  if (!dtype.ok()) return value.Error(dtype.status().message());
+  return *dtype;
+}
+
+// A family cell's "desc": its operator, version and element types, as the plan would give them.
+StatusOr<family::OpDesc> DescOf(const TableField& d) {
+  family::OpDesc desc;
+  MM_ASSIGN_OR_RETURN(const TableField op, d.Member("op"));
+  MM_ASSIGN_OR_RETURN(const std::string op_name, op.String());
+  auto parsed = family::OpFromName(op_name);
+  if (!parsed.ok()) return op.Error(parsed.status().message());
+  if (*parsed == family::Op::kMatMul)
+    return op.Error("MatMul's cells name a \"dtype\", not a desc");
+  desc.op = *parsed;
+  MM_ASSIGN_OR_RETURN(const std::int64_t version, d.IntAt("version", 1, 1000));
+  if (Status known = family::CheckOpVersion(desc.op, static_cast<int>(version)); !known.ok()) {
+    return d.Error(known.message());
+  }
+  desc.version = static_cast<int>(version);
+  MM_ASSIGN_OR_RETURN(desc.a_dtype, ElementTypeAt(d, "a_dtype"));
+  MM_ASSIGN_OR_RETURN(desc.b_dtype, ElementTypeAt(d, "b_dtype"));
+  MM_ASSIGN_OR_RETURN(desc.y_dtype, ElementTypeAt(d, "y_dtype"));
+  MM_ASSIGN_OR_RETURN(desc.scale_dtype, ElementTypeAt(d, "scale_dtype"));
+  return desc;
+}
+
+// A cell of a table of `format` (1: MatMul cells only; 2: a family cell has "desc" instead of
+// "dtype").
+StatusOr<AutoCell> CellOf(const TableField& c, int format) {
   AutoCell cell;
-  MM_ASSIGN_OR_RETURN(const std::string dtype_name, c.StringAt("dtype"));
-  auto dtype = DTypeFromName(dtype_name);
-  if (!dtype.ok()) return c.Error(dtype.status().message());
-  cell.dtype = *dtype;
+  MM_ASSIGN_OR_RETURN(const std::optional<TableField> desc, c.OptionalMember("desc"));
+  if (desc && format < 2) {
+    return desc->Error("a family cell in a table of format \"mm-auto-table 1\" (MatMul only)");
+  }
+  if (desc) {
+    MM_ASSIGN_OR_RETURN(cell.op, DescOf(*desc));
+  } else {
+    MM_ASSIGN_OR_RETURN(const std::string dtype_name, c.StringAt("dtype"));
+    auto dtype = DTypeFromName(dtype_name);
+    if (!dtype.ok()) return c.Error(dtype.status().message());
+    cell.dtype = *dtype;
+  }
   MM_ASSIGN_OR_RETURN(const std::int64_t threads,
                       c.IntAt("threads", 1, std::numeric_limits<int>::max()));
   cell.threads = static_cast<int>(threads);
@@ -308,7 +403,12 @@ StatusOr<CalibrationLoad> LoadOf(const TableField& part) {
 // match the ranking; OK when none.
 Status CheckCell(const AutoCell& cell, std::size_t index, const AutoIdentity& expected) {
   const std::string where = "cell " + std::to_string(index) + ": ";
-  if (!PlanMatMul({cell.dtype, cell.a_dims, cell.b_dims}).ok()) {
+  if (cell.op && (cell.a_dims.size() != 2 || cell.b_dims.size() != 2 ||
+                  !PlanMatMul({DType::kFloat, cell.a_dims, cell.b_dims}).ok())) {
+    return InvalidArgumentError(where + cell.op->ToString() + " " + DimsText(cell.a_dims) + " x " +
+                                DimsText(cell.b_dims) + " is not a product [M,K] x [K,N]");
+  }
+  if (!cell.op && !PlanMatMul({cell.dtype, cell.a_dims, cell.b_dims}).ok()) {
     return InvalidArgumentError(where + DimsText(cell.a_dims) + " x " + DimsText(cell.b_dims) +
                                 " is not a MatMul");
   }
@@ -339,8 +439,16 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
   MM_ASSIGN_OR_RETURN(const nlohmann::json j, io::ParseJson(text, where));
   auto bad = [&](const std::string& what) { return InvalidArgumentError(where + ": " + what); };
   const TableField root(j, where);
-  if (!j.is_object() || !j.contains("format") || j["format"] != "mm-auto-table 1") {
-    return bad("not an auto calibration table (\"format\": \"mm-auto-table 1\" missing)");
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string()) {
+    return bad(std::string("not an auto calibration table (\"format\": \"") + kAutoTableFormat +
+               "\" missing)");
+  }
+  const std::string format_name = j["format"].get<std::string>();
+  // Format 1 (MatMul cells only) is read as it is: its family choices come from the defaults.
+  const int format = format_name == "mm-auto-table 1" ? 1 : format_name == kAutoTableFormat ? 2 : 0;
+  if (format == 0) {
+    return bad("format \"" + io::Printable(format_name) + "\" is not one this mm reads (\"" +
+               kAutoTableFormat + "\" or \"mm-auto-table 1\")");
   }
   AutoTable table;
   MM_ASSIGN_OR_RETURN(const TableField machine, root.Member("machine"));
@@ -371,7 +479,7 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
     return FailedPreconditionError(where + " was calibrated elsewhere: " + difference);
   }
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    MM_ASSIGN_OR_RETURN(AutoCell cell, CellOf(cells[i]));
+    MM_ASSIGN_OR_RETURN(AutoCell cell, CellOf(cells[i], format));
     if (Status checked = CheckCell(cell, i, expected); !checked.ok()) {
       return bad(checked.message());
     }

@@ -43,6 +43,30 @@ std::array<double, 4> Extents(DType dtype, const Dims& a, const Dims& b);
 const AutoCell* NearestCell(const AutoTable& table, DType dtype,
                             const std::array<double, 4>& extents, int threads);
 
+// The table's family cell nearest to a problem of `desc` (a cell of the same operator and types,
+// any version: every version of an operator runs the same kernels) of `extents` at `threads`
+// threads, as above. Null when the table has none.
+const AutoCell* NearestCell(const AutoTable& table, const family::OpDesc& desc,
+                            const std::array<double, 4>& extents, int threads);
+
+// The looser of two declared arithmetics (fewer accumulation mantissa bits; flushes if either
+// flushes): what a backend that may run either declares.
+Arithmetic Loosest(const Arithmetic& x, const Arithmetic& y);
+
+// Sets the calling thread's OpenMP thread count for its lifetime (`threads` > 0; 0 leaves it):
+// every backend follows the calling thread's count (the BLAS backends pass it to their library
+// per call), so running one on fewer threads is setting it around the call.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
 // Reads and parses the table at `path` (ParseAutoTable against `identity`); NOT_FOUND when there
 // is no file.
 StatusOr<AutoTable> ReadTable(const std::string& path, const AutoIdentity& identity);

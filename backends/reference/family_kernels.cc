@@ -64,6 +64,37 @@ void MatMulInteger(const Plan& plan, MutableTensorView y) {
   std::copy(acc.begin(), acc.end(), y.Data<std::int32_t>());
 }
 
+// acc * a_scale * b_scale / y_scale rounded half to even, exactly, or a value beyond every output
+// (|q| > 1024) where it saturates. Each scale is m * 2^e with m an integer below 2^24, so the value
+// is (acc * m_a * m_b) / m_y * 2^(e_a + e_b - e_y): integer division with the power of two on
+// the side where it is a left shift. The double estimate only decides the saturated and the
+// tiny values (its relative error is below 2^-50); rounding it would cross exact ties (a y_scale
+// of 98 makes 147 / 98 = 1.5 come out 1.4999999999999998).
+std::int64_t Requantized(std::int32_t acc, double a_scale, double b_scale, double y_scale) {
+  const double estimate = acc * (a_scale * b_scale / y_scale);
+  if (std::abs(estimate) > 1024) return estimate > 0 ? 1025 : -1025;
+  if (std::abs(estimate) < 0.25) return 0;
+  int ea = 0, eb = 0, ey = 0;
+  const auto mantissa = [](double scale, int& exponent) {
+    return static_cast<__int128>(std::ldexp(std::frexp(scale, &exponent), 24));
+  };
+  __int128 numerator = static_cast<__int128>(acc) * mantissa(a_scale, ea) * mantissa(b_scale, eb);
+  __int128 denominator = mantissa(y_scale, ey);
+  // Both shifts are small here: the value lies in [1/4, 1024] and |numerator| < 2^80.
+  const int shift = (ea - 24) + (eb - 24) - (ey - 24);
+  if (shift >= 0) {
+    numerator <<= shift;
+  } else {
+    denominator <<= -shift;
+  }
+  const bool negative = numerator < 0;
+  const __int128 magnitude = negative ? -numerator : numerator;
+  __int128 q = magnitude / denominator;
+  const __int128 twice_r = 2 * (magnitude % denominator);
+  if (twice_r > denominator || (twice_r == denominator && (q & 1) != 0)) ++q;
+  return static_cast<std::int64_t>(negative ? -q : q);
+}
+
 void QLinearMatMul(const Plan& plan, MutableTensorView y) {
   const MatMulPlan& p = plan.product;
   const std::vector<std::int32_t> acc = IntegerAccumulations(plan);
@@ -78,8 +109,7 @@ void QLinearMatMul(const Plan& plan, MutableTensorView y) {
       for (std::int64_t j = 0; j < p.n; ++j) {
         const double b_scale = plan.b_scale.Scale(plan.b_scale.Index(b_matrix, j, p.n));
         const std::int64_t index = (batch * p.m + i) * p.n + j;
-        const double scaled = acc[index] * (a_scale * b_scale / y_scale);
-        const auto q = static_cast<std::int64_t>(std::nearbyint(scaled)) + y_zp;
+        const std::int64_t q = Requantized(acc[index], a_scale, b_scale, y_scale) + y_zp;
         const std::int64_t v = std::clamp(q, lo, hi);
         if (is_signed) {
           y.Data<std::int8_t>()[index] = static_cast<std::int8_t>(v);
@@ -169,7 +199,8 @@ std::string FamilyKernels::Implementation(const family::OpDesc& desc) const {
                                    : "reference loops, wrap-around modulo 2^" +
                                          std::to_string(8 * DTypeSize(desc.y_dtype));
     case Op::kQLinearMatMul:
-      return "reference loops, int32 wrap-around accumulation, requantized in double";
+      return "reference loops, int32 wrap-around accumulation, requantized exactly (integer "
+             "quotient, ties to even)";
     default:
       return "reference loops, int32 wrap-around accumulation";
   }

@@ -13,8 +13,9 @@ namespace mm::reference {
 // The reference's FamilyBackend:
 //  - MatMulInteger: (a - a_zp)(b - b_zp) in int32 (exact: below 2^16 in magnitude), summed in
 //    int32 with wrap-around (the standard's "may overflow only in 32 bits"), as uint32.
-//  - QLinearMatMul: the same accumulation, then the multiplier a_scale * b_scale / y_scale and
-//    acc times it in double, rounded half to even, plus y_zero_point, saturated.
+//  - QLinearMatMul: the same accumulation, then acc * a_scale * b_scale / y_scale exactly (an
+//    integer quotient of the scales' mantissas, no float rounding), rounded half to even, plus
+//    y_zero_point, saturated.
 //  - Gemm: float types accumulate alpha * sum a b + beta * c in double and round once to Y's type;
 //    integer types wrap modulo 2^bits (alpha and beta are integers there: PlanProblem refuses
 //    others). C is added whatever beta is (the formula of the standard's text).

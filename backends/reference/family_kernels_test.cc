@@ -61,6 +61,87 @@ TEST(ReferenceFamilyTest, SaysItComputesEveryOperatorOfTheFamily) {
   }
 }
 
+// A problem of `op` at `version` with operands of `a` and `b` (Y of `y`, scales of `scale`), every
+// other input of its simplest form: 2 x 3 by 3 x 2 of small values, zero points and scales per
+// tensor, C [M, N].
+ProblemBuilder SmallProblem(Op op, int version, DType a, DType b, DType y, DType scale) {
+  ProblemBuilder p(op, version);
+  const std::vector<double> a_values = {1, 2, 3, 0, 1, 2}, b_values = {2, 1, 0, 1, 3, 2};
+  if (op == Op::kGemm) {
+    p.Input("A", a, {2, 3}, a_values).Input("B", b, {3, 2}, b_values);
+    p.Input("C", y, {2, 2}, {1, 0, 2, 1});
+  } else if (op == Op::kMatMulInteger) {
+    p.Input("A", a, {2, 3}, a_values).Input("B", b, {3, 2}, b_values);
+    p.Filled("a_zero_point", a, {}, 1).Filled("b_zero_point", b, {}, 2);
+  } else {
+    p.Input("a", a, {2, 3}, a_values).Filled("a_scale", scale, {}, 0.5);
+    p.Filled("a_zero_point", a, {}, 1);
+    p.Input("b", b, {3, 2}, b_values).Filled("b_scale", scale, {}, 0.25);
+    p.Filled("b_zero_point", b, {}, 2);
+    p.Filled("y_scale", scale, {}, 0.125).Filled("y_zero_point", y, {}, 3);
+  }
+  return p;
+}
+
+// Issue 54: the reference computes every description the engine plans (each version of the three
+// operators with every element type it takes), exactly, and says its arithmetic for each.
+TEST(ReferenceFamilyTest, ComputesEveryDescriptionTheEnginePlansAndSaysItsArithmetic) {
+  ReferenceBackend reference;
+  const DType eight_bit[] = {DType::kUInt8, DType::kInt8};
+  std::vector<ProblemBuilder> problems;
+  for (int version : family::OpVersions(Op::kGemm)) {
+    for (DType t : kAllDTypes) problems.push_back(SmallProblem(Op::kGemm, version, t, t, t, t));
+  }
+  for (DType a : eight_bit) {
+    for (DType b : eight_bit) {
+      problems.push_back(SmallProblem(Op::kMatMulInteger, 10, a, b, DType::kInt32, DType::kFloat));
+      for (int version : family::OpVersions(Op::kQLinearMatMul)) {
+        for (DType y : eight_bit) {
+          for (DType scale : {DType::kFloat, DType::kFloat16, DType::kBFloat16}) {
+            problems.push_back(SmallProblem(Op::kQLinearMatMul, version, a, b, y, scale));
+          }
+        }
+      }
+    }
+  }
+  int planned = 0;
+  for (const ProblemBuilder& p : problems) {
+    const StatusOr<family::Plan> plan = family::PlanProblem(p.problem());
+    if (!plan.ok()) continue;  // A type the version does not take: not a description.
+    ++planned;
+    const family::OpDesc desc = family::DescOf(*plan);
+    const Support support = family::SupportOf(reference, desc);
+    EXPECT_EQ(support.level, Support::Level::kNative) << desc.ToString() << ": " << support.note;
+    const std::string how = reference.family()->Implementation(desc);
+    EXPECT_THAT(how, ::testing::AnyOf(::testing::HasSubstr("double accumulation"),
+                                      ::testing::HasSubstr("wrap-around")))
+        << desc.ToString();
+    EXPECT_EQ(Judged(p).verdict(), ElementVerdict::kPass) << p.problem().ToString();
+  }
+  // Gemm: float16, float and double in its 6 versions, the 4 integer types in 9, 11 and 13,
+  // bfloat16 in 13 (31); MatMulInteger: 4 pairs; QLinearMatMul: 8 type triples with float scales
+  // at 10, with 3 scale types at 21 (the 67 the plugin loader asks a plugin about).
+  EXPECT_EQ(planned, 6 * 3 + 3 * 4 + 1 + 4 + 8 + 24);
+}
+
+// The requantization is exact: a tie the double product misses (147 / 98 = 1.5 comes out
+// 1.4999999999999998 in double) rounds to even, and a multiplier far beyond every output
+// saturates instead of overflowing a conversion.
+TEST(ReferenceFamilyTest, QLinearMatMulRoundsExactTiesToEvenAndSaturatesHugeValues) {
+  ProblemBuilder p(Op::kQLinearMatMul, 10);
+  p.Input("a", DType::kUInt8, {1, 1}, {147}).Filled("a_scale", DType::kFloat, {}, 1);
+  p.Filled("a_zero_point", DType::kUInt8, {}, 0);
+  p.Input("b", DType::kUInt8, {1, 1}, {1}).Filled("b_scale", DType::kFloat, {}, 1);
+  p.Filled("b_zero_point", DType::kUInt8, {}, 0);
+  p.Filled("y_scale", DType::kFloat, {}, 98).Filled("y_zero_point", DType::kUInt8, {}, 0);
+  EXPECT_EQ(Computed(p).Values<std::uint8_t>()[0], 2);
+  EXPECT_EQ(Judged(p).verdict(), ElementVerdict::kPass);
+  p.Filled("a_scale", DType::kFloat, {}, 1e30).Filled("b_scale", DType::kFloat, {}, 1e30);
+  p.Filled("y_scale", DType::kFloat, {}, 1e-30);
+  EXPECT_EQ(Computed(p).Values<std::uint8_t>()[0], 255);
+  EXPECT_EQ(Judged(p).verdict(), ElementVerdict::kPass);
+}
+
 TEST(ReferenceFamilyTest, MatMulIntegerNeverSaturatesAPairOfProducts) {
   // 255 * 127 twice: 64770, where x86's vpmaddubsw saturates the pair's sum to 32767.
   ProblemBuilder p(Op::kMatMulInteger, 10);

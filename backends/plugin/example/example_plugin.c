@@ -1,5 +1,6 @@
 /*
- * An example mm backend plugin in plain C99: naive loops for all 8 ONNX MatMul dtypes.
+ * An example mm backend plugin in plain C99: naive loops for all 8 ONNX MatMul dtypes, and
+ * MatMulInteger (ABI version 3).
  *
  * Start your own MatMul from this file (docs/plugins.md, "Test your own MatMul"). What it shows:
  *  - the one exported entry function and the table it returns (name, description, functions);
@@ -10,8 +11,11 @@
  *    (float16/bfloat16 to nearest even), integers wrap modulo 2^bits (computed unsigned);
  *  - arithmetic() (ABI version 2) declaring exactly that, so mm holds every float result to the
  *    tight error bound of double accumulation instead of the loose one of the dtype itself;
- *  - version 3's family functions left NULL: it computes MatMul only, and mm refuses it Gemm,
- *    MatMulInteger and QLinearMatMul with that reason (tests/family_plugin.c computes them).
+ *  - (ABI version 3) one operator of MatMul's family, MatMulInteger: op_supports() taking every
+ *    uint8/int8 pair and refusing Gemm and QLinearMatMul with why, op_compute() with every form of
+ *    zero point mm plans (absent, per tensor, per row of A, per column of B), exact: products of
+ *    widened values summed in int64, wrapped to int32 only where the standard allows it, and
+ *    op_describe() saying so (tests/family_plugin.c computes all three operators).
  */
 #include <math.h>
 #include <stdio.h>
@@ -268,20 +272,95 @@ static void example_arithmetic(int32_t dtype, mm_arithmetic* answer) {
   }
 }
 
+/* ---- MatMul's family (ABI version 3): MatMulInteger ----------------------------------------- */
+
+static int32_t example_op_supports(const mm_op_desc* desc, char* text, size_t capacity) {
+  if (desc->op == MM_OP_MATMUL_INTEGER) return MM_SUPPORT_NATIVE; /* every uint8/int8 pair */
+  snprintf(text, capacity, "the example computes MatMulInteger only of MatMul's family, not %s",
+           desc->op == MM_OP_GEMM ? "Gemm" : "QLinearMatMul");
+  return MM_SUPPORT_NO;
+}
+
+/* Element i of a uint8 or int8 tensor, widened. */
+static int64_t int8_value(const mm_const_tensor* t, int64_t i) {
+  return t->dtype == MM_DTYPE_UINT8 ? ((const uint8_t*)t->data)[i] : ((const int8_t*)t->data)[i];
+}
+
+/* The zero point for row i of A's matrix a_matrix, or column j of B's matrix b_matrix: its form
+ * says which (mm_quant_form); 0 when absent. */
+static int64_t zero_point(const mm_quant* q, const mm_op_problem* p, int64_t a_matrix, int64_t i,
+                          int64_t b_matrix, int64_t j) {
+  switch (q->form) {
+    case MM_QUANT_PER_TENSOR:
+      return int8_value(&q->tensor, 0);
+    case MM_QUANT_PER_ROW:
+      return int8_value(&q->tensor, a_matrix * p->m + i);
+    case MM_QUANT_PER_COLUMN:
+      return int8_value(&q->tensor, b_matrix * p->n + j);
+    default:
+      return 0; /* MM_QUANT_ABSENT */
+  }
+}
+
+/* Y = (A - a_zero_point)(B - b_zero_point) per batch entry. Each difference lies in [-255, 255], so
+ * each product and any sum of fewer than 2^47 of them is exact in int64; the sum is then wrapped
+ * to int32, the only overflow the standard allows. */
+static int32_t example_op_compute(const mm_op_problem* p, const mm_tensor* y, char* text,
+                                  size_t capacity) {
+  int32_t* out = (int32_t*)y->data;
+  int64_t entry, i, j, q;
+  if (p->desc.op != MM_OP_MATMUL_INTEGER) {
+    snprintf(text, capacity, "the example computes MatMulInteger only");
+    return MM_STATUS_UNIMPLEMENTED;
+  }
+  for (entry = 0; entry < p->batch; ++entry) {
+    int64_t rest = entry, a_offset = 0, b_offset = 0, a_matrix, b_matrix;
+    int32_t axis;
+    for (axis = p->batch_rank - 1; axis >= 0; --axis) {
+      const int64_t index = rest % p->batch_dims[axis];
+      rest /= p->batch_dims[axis];
+      a_offset += index * p->a_batch_strides[axis];
+      b_offset += index * p->b_batch_strides[axis];
+    }
+    a_matrix = p->m * p->k > 0 ? a_offset / (p->m * p->k) : 0;
+    b_matrix = p->k * p->n > 0 ? b_offset / (p->k * p->n) : 0;
+    for (i = 0; i < p->m; ++i) {
+      for (j = 0; j < p->n; ++j) {
+        const int64_t a_zp = zero_point(&p->a_zero_point, p, a_matrix, i, b_matrix, j);
+        const int64_t b_zp = zero_point(&p->b_zero_point, p, a_matrix, i, b_matrix, j);
+        int64_t sum = 0;
+        for (q = 0; q < p->k; ++q) {
+          sum += (int8_value(&p->a, a_offset + i * p->k + q) - a_zp) *
+                 (int8_value(&p->b, b_offset + q * p->n + j) - b_zp);
+        }
+        out[(entry * p->m + i) * p->n + j] = u32_to_i32((uint32_t)sum);
+      }
+    }
+  }
+  return MM_STATUS_OK;
+}
+
+static void example_op_describe(const mm_op_desc* desc, char* text, size_t capacity) {
+  (void)desc;
+  snprintf(text, capacity,
+           "naive loops, widened products summed exactly in int64, wrapped to int32");
+}
+
 static const mm_backend_plugin kExamplePlugin = {
     MM_BACKEND_PLUGIN_ABI_VERSION,
     "example",
-    "example C99 plugin: naive loops, every dtype (float16/bfloat16 via double accumulation)",
+    "example C99 plugin: naive loops, every dtype (float16/bfloat16 via double accumulation); "
+    "MatMulInteger",
     example_supports,
     example_prepare,
     example_execute,
     example_release,
     example_describe,
     example_arithmetic,
-    NULL, /* op_supports: MatMul only (version 3: MatMul's family) */
-    NULL, /* op_arithmetic */
-    NULL, /* op_compute */
-    NULL, /* op_describe */
+    example_op_supports,
+    NULL, /* op_arithmetic: no float Gemm to declare; the integer operators are exact */
+    example_op_compute,
+    example_op_describe,
 };
 
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) {

@@ -291,6 +291,13 @@ static const mm_backend_plugin kTable = {
     no_release,
     NULL,
     NULL,
+#if defined(MM_FAMILY_MATMUL_ONLY)
+    /* A version-3 table whose family functions are all NULL: it computes MatMul only. */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+#else
     family_supports,
     family_arithmetic,
 #if defined(MM_FAMILY_SUPPORTS_WITHOUT_COMPUTE)
@@ -299,6 +306,7 @@ static const mm_backend_plugin kTable = {
     family_compute,
 #endif
     family_describe,
+#endif
 };
 
 MM_BACKEND_PLUGIN_EXPORT const mm_backend_plugin* mm_backend_plugin_entry(void) { return &kTable; }

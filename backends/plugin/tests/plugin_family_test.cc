@@ -262,11 +262,30 @@ TEST(PluginFamilyTest, AVersion2PluginKeepsItsMatMulDeclaration) {
 }
 
 TEST(PluginFamilyTest, AVersion3PluginWithoutTheOpFunctionsComputesMatMulOnly) {
-  auto backend = Plugin(MM_EXAMPLE_PLUGIN);
+  auto backend = Plugin(MM_FAMILY_PLUGIN_MATMUL_ONLY);
   ASSERT_NE(backend, nullptr);
   const Support support = family::SupportOf(*backend, kGemmFloat);
   EXPECT_FALSE(support.supported());
   EXPECT_THAT(support.note, HasSubstr("computes MatMul only"));
+}
+
+// The example plugin computes MatMulInteger of the family and refuses the others with its reason
+// (its cases through mm-conformance: plugin.example_family).
+TEST(PluginFamilyTest, TheExamplePluginComputesMatMulIntegerOnly) {
+  auto backend = Plugin(MM_EXAMPLE_PLUGIN);
+  ASSERT_NE(backend, nullptr);
+  const Support gemm = family::SupportOf(*backend, kGemmFloat);
+  EXPECT_FALSE(gemm.supported());
+  EXPECT_THAT(gemm.note, HasSubstr("the example computes MatMulInteger only"));
+  ProblemBuilder p(Op::kMatMulInteger, 10);
+  p.Input("A", DType::kUInt8, {1, 2}, {255, 255}).Input("B", DType::kInt8, {2, 1}, {127, 127});
+  p.Input("b_zero_point", DType::kInt8, {1}, {-1});
+  const family::Plan plan = family::PlanProblem(p.problem()).value();
+  auto y = family::ComputeOp(*backend, plan);
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->Values<std::int32_t>()[0], 2 * 255 * 128);  // No pair saturated to 32767.
+  EXPECT_THAT(backend->family()->Implementation(family::DescOf(plan)),
+              HasSubstr("summed exactly in int64"));
 }
 
 // ---- Malformed version-3 plugins: clear errors

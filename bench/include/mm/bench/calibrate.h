@@ -13,21 +13,29 @@
 #include "mm/backends/auto/auto_backend.h"
 #include "mm/bench/bench_shapes.h"
 #include "mm/engine/machine.h"
+#include "mm/family/backend.h"
 
 namespace mm::bench {
 
 // Measures and writes the table to `path` (creating its folder): one child process per thread
 // count (OMP_NUM_THREADS = 1 and the logical CPU count), each measuring Shapes(set) x
-// CalibratedDTypes(set) into `path`.part<threads>. The table appears whole or not at all (written
-// beside it, then renamed), and no part file is left behind. Returns 0; 1 with a message on stderr
-// when a part fails or the file cannot be written; 128 + the signal when SIGINT, SIGTERM or SIGHUP
-// interrupts it (the signal is passed on to the child measuring, which is waited for).
+// CalibratedDTypes(set) and CalibratedFamilyDescs() into `path`.part<threads>. The table appears
+// whole or not at all (written beside it, then renamed), and no part file is left behind. Returns
+// 0; 1 with a message on stderr when a part fails or the file cannot be written; 128 + the signal
+// when SIGINT, SIGTERM or SIGHUP interrupts it (the signal is passed on to the child measuring,
+// which is waited for).
 int Calibrate(const std::string& path, ShapeSet set);
 
 // The dtypes a calibration of `set` measures: BenchDTypes(set), and float16 in the quick set too
 // (the quick benchmarks leave it out; a table without it would leave auto's float16 choices,
 // threads included, to the built-in defaults).
 std::vector<DType> CalibratedDTypes(ShapeSet set);
+
+// The descriptions of MatMul's family a calibration measures, on every 2-D shape of its set:
+// Gemm-13 float, MatMulInteger-10 uint8 x int8 and uint8 x uint8 (per-tensor zero points),
+// QLinearMatMul-10 uint8 x int8 -> uint8 with float scales. auto's other descriptions of an
+// operator take the built-in defaults.
+std::vector<family::OpDesc> CalibratedFamilyDescs();
 
 // One thread count's part (the child's work, at the OMP_NUM_THREADS it was started with): the
 // cells as a JSON array written to `out` (whole or not at all). Dies with its parent. Returns 0,

@@ -5,6 +5,7 @@
 #ifndef MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 #define MM_BACKENDS_AUTO_AUTO_BACKEND_H_
 
+#include <array>
 #include <csignal>
 #include <cstdint>
 #include <map>
@@ -17,6 +18,7 @@
 
 #include "mm/engine/backend.h"
 #include "mm/engine/registry.h"
+#include "mm/family/backend.h"
 
 namespace mm {
 
@@ -37,11 +39,18 @@ struct AutoDefaultsBasis {
 };
 
 // A backend declared deviating (an XFAIL or SKIP entry of an expectations file): auto never
-// chooses a candidate it matches for the dtypes it names.
+// chooses a candidate it matches for the operators and element types it names.
 struct AutoDeviation {
   std::string backend_pattern;  // A shell glob (fnmatch) over candidate names.
-  std::vector<DType> dtypes;    // Empty: every dtype.
-  std::string declared;         // Where and why, for RunsOn: "declared XFAIL in FILE (reason)".
+  // Empty: every element type. A MatMul problem matches by its dtype; a family problem when one
+  // of its types (A's, B's, Y's but MatMulInteger's int32, QLinearMatMul's scales') is named.
+  std::vector<DType> dtypes;
+  std::string declared;  // Where and why, for RunsOn: "declared XFAIL in FILE (reason)".
+  std::vector<family::Op> ops = {};  // Empty: every operator (MatMul and its family).
+
+  // Whether the deviation concerns MatMul problems of `dtype`, and family problems of `desc`.
+  bool Covers(DType dtype) const;
+  bool Covers(const family::OpDesc& desc) const;
 };
 
 // While one lives, AutoOptions::FromEnvironment (hence every auto the built-in registry creates,
@@ -83,10 +92,12 @@ inline constexpr double kAutoCalibratorSeconds = 600;
 // and then writes the table; a holder stopped (Ctrl-Z) or hung costs a later first use this long.
 inline constexpr double kAutoLockWaitSeconds = kAutoCalibratorSeconds + 60;
 
-// The most cells a full calibration writes: 31 shapes in 6 dtypes (bench/bench_shapes.cc),
-// at 1 thread and at the environment's thread count (a quick one: 80).
-inline constexpr std::size_t kMaxFullCalibrationCells = 31 * 6 * 2;
-// The most cells a table may hold (ParseAutoTable refuses more): ten times a full calibration's,
+// The most cells a full calibration writes: 31 shapes in 6 dtypes (bench/bench_shapes.cc) and at
+// most as many in each of the family's 4 calibrated descriptions, at 1 thread and at the
+// environment's thread count (a quick one: 80 of MatMul and 56 of the family).
+inline constexpr std::size_t kMaxFullCalibrationCells = 31 * (6 + 4) * 2;
+// The most cells a table may hold (ParseAutoTable refuses more): over six times a full
+// calibration's,
 // room for more shapes and dtypes. Prepare searches the cells one by one and each costs memory: a
 // table within its size cap used to hold a million (1.2 GB and 15 s per process).
 inline constexpr std::size_t kMaxAutoTableCells = 4096;
@@ -166,12 +177,15 @@ AutoIdentity CurrentAutoIdentity(const BackendRegistry& candidates);
 // An entry "name@N" is backend `name` run on N threads, fewer than the cell's (faster for small
 // problems, where waking threads costs more than they gain).
 struct AutoCell {
-  DType dtype = DType::kFloat;
+  DType dtype = DType::kFloat;  // A MatMul cell's (unused in a family cell).
   int threads = 1;
   Dims a_dims;
   Dims b_dims;
   std::vector<std::string> ranking;  // Never empty.
   std::vector<double> seconds;       // Same length as ranking; empty when only one candidate.
+  // A family cell's operator and types ("desc" in the table; absent: a MatMul cell). Its a_dims and
+  // b_dims are the product's [M, K] and [K, N] (Gemm's after its transposes).
+  std::optional<family::OpDesc> op = std::nullopt;
 };
 
 // How busy the machine was while one thread count's cells were measured: rankings made while
@@ -200,10 +214,16 @@ struct AutoTable {
   std::string LoadWarning() const;
 };
 
+// The format a table is written in ("mm-auto-table 2": cells of MatMul's family beside MatMul's);
+// ParseAutoTable also reads "mm-auto-table 1" (MatMul cells only), whose family choices come from
+// the defaults.
+inline constexpr char kAutoTableFormat[] = "mm-auto-table 2";
+
 // Parses a table's JSON. INVALID_ARGUMENT naming `source` and what is wrong for malformed text or
-// fields, unknown dtypes, empty rankings, more than kMaxAutoTableCells cells (naming the count);
-// FAILED_PRECONDITION saying which identity field differs when the table was made for another
-// machine, mm version or backend set than `expected`.
+// fields, an unknown format, unknown dtypes or operators, a family cell in a format-1 table, a
+// family cell that is not [M, K] x [K, N], empty rankings, more than kMaxAutoTableCells cells
+// (naming the count); FAILED_PRECONDITION saying which identity field differs when the table was
+// made for another machine, mm version or backend set than `expected`.
 StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view source,
                                    const AutoIdentity& expected);
 
@@ -212,6 +232,11 @@ StatusOr<AutoTable> ParseAutoTable(std::string_view text, std::string_view sourc
 // was chosen: docs/backends.md, auto backend).
 std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flops,
                                             const AutoDefaultsBasis& basis);
+
+// The built-in ranking for a family problem of `desc` and `flops`: Gemm's is MatMul's for Y's type;
+// the integer operators', oneDNN's int8 matmul then eigen.
+std::vector<std::string> DefaultAutoFamilyRanking(const family::OpDesc& desc, int threads,
+                                                  double flops, const AutoDefaultsBasis& basis);
 
 // Dispatches every MatMul to one of the candidate backends, chosen at Prepare:
 //  - candidates: every backend of the registry given (all of mm's built-in backends but auto),
@@ -226,7 +251,13 @@ std::vector<std::string> DefaultAutoRanking(DType dtype, int threads, double flo
 //    (N of M threads): ..." when it runs on fewer threads than it was given.
 // DeclaredArithmetic(dtype) is the loosest of the arithmetic the candidates for that dtype
 // declare (fewest accumulation bits; flushes if any flushes), since any of them may be chosen.
-class AutoBackend final : public Backend {
+//
+// MatMul's family (family()): per problem, the same policy over the candidates whose SupportOf
+// accepts its description and that are not declared deviating for its operator and types, at
+// Compute: the table's cells of the same operator and types (any version), else the defaults
+// (DefaultAutoFamilyRanking), else the first such candidate (the reference last). A description
+// no candidate takes is refused with each candidate's reason.
+class AutoBackend final : public Backend, private family::FamilyBackend {
  public:
   // Creates every backend of `candidates` and reads the table. A backend that cannot be created is
   // left out (RunsOn says so), and so is each one declared deviating, for its dtypes. A missing,
@@ -255,8 +286,16 @@ class AutoBackend final : public Backend {
   };
   StatusOr<Choice> Choose(const MatMulDesc& desc, int threads) const;
 
+  // The backend chosen for the family problem `desc` of product extents (batch, M, K, N) at
+  // `threads` threads, as Compute chooses; UNIMPLEMENTED naming every candidate's reason when none
+  // computes it.
+  StatusOr<Choice> ChooseOp(const family::OpDesc& desc, const std::array<double, 4>& extents,
+                            int threads) const;
+
   // Whether a table was loaded and is in use.
   bool UsesTable() const { return table_.has_value(); }
+
+  family::FamilyBackend* family() override { return this; }
 
  protected:
   StatusOr<std::unique_ptr<MatMulPrimitive>> PrepareProduct(const MatMulPlan& plan) override;
@@ -265,11 +304,20 @@ class AutoBackend final : public Backend {
   struct Candidate {
     std::string name;
     std::shared_ptr<Backend> backend;
-    std::vector<DType> excluded_dtypes;  // Declared deviating (AutoOptions::deviations).
+    std::vector<AutoDeviation> deviations;  // Those declared for it (AutoOptions::deviations).
   };
   AutoBackend() = default;
   const Candidate* Find(std::string_view name) const;
   bool Eligible(const Candidate& candidate, const MatMulDesc& desc) const;
+  // Why `candidate` cannot be chosen for `desc` (declared deviating, or its SupportOf's reason);
+  // empty when it can.
+  std::string Ineligible(const Candidate& candidate, const family::OpDesc& desc) const;
+
+  // The family (auto_family.cc): "auto -> X: ..." of the choice, per description.
+  Support SupportsOp(const family::OpDesc& desc) const override;
+  Arithmetic DeclaredArithmetic(const family::OpDesc& desc) const override;
+  Status Compute(const family::Plan& plan, MutableTensorView y) override;
+  std::string Implementation(const family::OpDesc& desc) const override;
 
   std::vector<Candidate> candidates_;
   std::vector<std::string> left_out_;  // "onednn: excluded by MM_AUTO_EXCLUDE", ...

@@ -11,10 +11,13 @@
 namespace mm {
 
 // One AutoDeviation per entry that applies on the running CPU (XFAIL and SKIP alike; an
-// "unless_cpu_has" entry of a CPU with those features is left out): its backend pattern, the dtypes
-// its case pattern names (its alphanumeric words DTypeFromName accepts: "test_*_float16_*" and
-// mm-fuzz's "fuzz/float16/*" name float16; a pattern naming none concerns every dtype) and
-// "declared XFAIL in FILE (reason)".
+// "unless_cpu_has" entry of a CPU with those features is left out): its backend pattern, the
+// element types its case pattern names (its alphanumeric words ElementTypeFromName accepts:
+// "test_*_float16_*" and mm-fuzz's "fuzz/float16/*" name float16; a pattern naming none concerns
+// every type), the operators it names (the words matmul, gemm, matmulinteger, qlinearmatmul in any
+// case, a version after them allowed, as in "mm_family_gemm13_*" and "fuzz/Gemm/*"; "family" names
+// the three of MatMul's family when no operator is named; a pattern naming none concerns every
+// operator) and "declared XFAIL in FILE (reason)".
 std::vector<AutoDeviation> AutoDeviationsOf(const DeviationsFile& file);
 
 }  // namespace mm
