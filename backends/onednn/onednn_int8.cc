@@ -47,11 +47,12 @@ bool AllZero(const std::vector<std::uint32_t>& values) {
 
 // The loops below run once per call over A, B or Y: cloned for AVX2 (chosen at run time; the
 // int8 path runs only where oneDNN has VNNI, so on AVX-512 CPUs), x86-64's baseline otherwise.
+// Named ...Avx2 for scripts/check-isa.sh, which allows AVX2 code only in functions so named.
 #define MM_INT8_LOOP __attribute__((target_clones("avx2", "default")))
 
 // Sum over K of each of the `rows` rows of A' ([rows, k], row-major).
-MM_INT8_LOOP std::vector<std::uint32_t> RowSums(const std::uint8_t* a, std::int64_t rows,
-                                                std::int64_t k) {
+MM_INT8_LOOP std::vector<std::uint32_t> RowSumsAvx2(const std::uint8_t* a, std::int64_t rows,
+                                                    std::int64_t k) {
   std::vector<std::uint32_t> sums(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) {
     std::uint32_t sum = 0;
@@ -62,8 +63,8 @@ MM_INT8_LOOP std::vector<std::uint32_t> RowSums(const std::uint8_t* a, std::int6
 }
 
 // Sum over K of each column of each of B's `matrices` matrices [k, n], modulo 2^32.
-MM_INT8_LOOP std::vector<std::uint32_t> ColumnSums(const std::int8_t* b, std::int64_t matrices,
-                                                   std::int64_t k, std::int64_t n) {
+MM_INT8_LOOP std::vector<std::uint32_t> ColumnSumsAvx2(const std::int8_t* b, std::int64_t matrices,
+                                                       std::int64_t k, std::int64_t n) {
   std::vector<std::uint32_t> sums(static_cast<std::size_t>(matrices * n));
   for (std::int64_t m = 0; m < matrices; ++m) {
     std::uint32_t* out = sums.data() + m * n;
@@ -76,9 +77,9 @@ MM_INT8_LOOP std::vector<std::uint32_t> ColumnSums(const std::int8_t* b, std::in
 }
 
 // y[j] -= zb[j] * t + za * c[j] for the n elements of one row of Y.
-MM_INT8_LOOP void SubtractRowTerms(std::uint32_t* y, const std::uint32_t* zb,
-                                   const std::uint32_t* c, std::uint32_t t, std::uint32_t za,
-                                   std::int64_t n) {
+MM_INT8_LOOP void SubtractRowTermsAvx2(std::uint32_t* y, const std::uint32_t* zb,
+                                       const std::uint32_t* c, std::uint32_t t, std::uint32_t za,
+                                       std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) y[j] -= zb[j] * t + za * c[j];
 }
 
@@ -102,9 +103,9 @@ void SubtractZeroPointTerms(const Plan& plan, const std::uint8_t* a, const std::
   const bool use_za = !AllZero(za), use_zb = !AllZero(zb);
   if (!use_za && !use_zb) return;
   const std::vector<std::uint32_t> row_sums =
-      use_zb ? RowSums(a, a_rows, p.k) : std::vector<std::uint32_t>(a_rows, 0);
+      use_zb ? RowSumsAvx2(a, a_rows, p.k) : std::vector<std::uint32_t>(a_rows, 0);
   const std::vector<std::uint32_t> column_sums =
-      use_za ? ColumnSums(b, b_matrices, p.k, p.n) : std::vector<std::uint32_t>(zb.size(), 0);
+      use_za ? ColumnSumsAvx2(b, b_matrices, p.k, p.n) : std::vector<std::uint32_t>(zb.size(), 0);
   const auto k = static_cast<std::uint32_t>(p.k);
   for (std::int64_t batch = 0; batch < p.batch; ++batch) {
     const auto [a_matrix, b_matrix] = plan.OperandMatrices(batch);
@@ -115,7 +116,7 @@ void SubtractZeroPointTerms(const Plan& plan, const std::uint8_t* a, const std::
       const std::uint32_t za_i = za[row];
       const std::uint32_t t_i = row_sums[row] - k * za_i;
       auto* y = reinterpret_cast<std::uint32_t*>(acc + (batch * p.m + i) * p.n);
-      SubtractRowTerms(y, zb_j, c_j, t_i, za_i, p.n);
+      SubtractRowTermsAvx2(y, zb_j, c_j, t_i, za_i, p.n);
     }
   }
 }
