@@ -13,6 +13,13 @@ constexpr AmbiguityInfo kInfos[] = {
      "Gemm with alpha = 0 and a NaN or infinity in A or B: is alpha * A'B' NaN, or is it left out?",
      "NaN, the formula alpha A'B' + beta C as written (ONNX's specification)",
      "A'B' left out when alpha = 0 (every BLAS)"},
+    {"qlinearmatmul-zero-point-before-rounding",
+     "QLinearMatMul at an exact half with an odd y_zero_point: is y_zero_point added after "
+     "rounding half to even, or before?",
+     "round_half_even(acc a_scale b_scale / y_scale) + y_zero_point, saturated (ONNX's "
+     "specification: x / y_scale rounded ties to even, then y_zero_point added)",
+     "round_half_even(acc a_scale b_scale / y_scale + y_zero_point), saturated (ONNX's reference "
+     "evaluator op_qlinear_matmul.py: D += y_zero_point, then np.rint)"},
 };
 
 }  // namespace

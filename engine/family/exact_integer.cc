@@ -59,7 +59,8 @@ std::int32_t Wrap(std::int64_t acc, FamilyOracle& out, std::size_t index) {
   return wrapped;
 }
 
-// QLinearMatMul's requantization of every element, with its float32 range.
+// QLinearMatMul's requantization of every element, with its float32 range, and where the zero
+// point's order changes them, the other reading's.
 template <class TY>
 void Requantize(const Plan& plan, const std::vector<std::int64_t>& acc, FamilyOracle& out) {
   const OutputRange range{std::numeric_limits<TY>::min(), std::numeric_limits<TY>::max()};
@@ -71,11 +72,26 @@ void Requantize(const Plan& plan, const std::vector<std::int64_t>& acc, FamilyOr
   ForEachScaledElement(plan, [&](std::int64_t element, float a_scale, float b_scale) {
     const auto index = static_cast<std::size_t>(element);
     const std::int32_t wrapped = Wrap(acc[index], out, index);
-    y[index] = static_cast<TY>(RequantizeExact(wrapped, a_scale, b_scale, y_scale, y_zero, range));
+    const std::int64_t exact = RequantizeExact(wrapped, a_scale, b_scale, y_scale, y_zero, range);
     const RequantizedRange r =
         RequantizeFloat32Range(wrapped, a_scale, b_scale, y_scale, y_zero, range);
+    y[index] = static_cast<TY>(exact);
     out.y_low[index] = static_cast<std::int16_t>(r.lo);
     out.y_high[index] = static_cast<std::int16_t>(r.hi);
+    // An even zero point keeps a half's even neighbour even: the readings agree.
+    if ((y_zero & 1) == 0) return;
+    constexpr auto kBefore = ZeroPointOrder::kBeforeRounding;
+    const std::int64_t other =
+        RequantizeExact(wrapped, a_scale, b_scale, y_scale, y_zero, range, kBefore);
+    const RequantizedRange o =
+        RequantizeFloat32Range(wrapped, a_scale, b_scale, y_scale, y_zero, range, kBefore);
+    if (other == exact && o.lo == r.lo && o.hi == r.hi) return;
+    out.ambiguous.push_back({.index = static_cast<std::int64_t>(index),
+                             .ambiguity = Ambiguity::kQLinearMatMulZeroPointBeforeRounding,
+                             .skipped = {},
+                             .other_y = other,
+                             .other_low = o.lo,
+                             .other_high = o.hi});
   });
 }
 

@@ -11,9 +11,19 @@ using Int128 = __int128;
 // Any |rounded| above this saturates every 8-bit output whatever the zero point (|zp| <= 255).
 constexpr std::int64_t kSaturated = std::int64_t{1} << 20;
 
-// round_half_even(n * 2^e / d), clamped to +-kSaturated, for 0 < d < 2^25 and |n| < 2^80: every
-// shift below stays under 2^127.
-std::int64_t RoundHalfEvenDyadic(Int128 n, int e, Int128 d) {
+// How an exact half is rounded: to the even neighbour, or to the odd one (round_half_even(x + z) is
+// round_half_odd(x) + z for an odd integer z: docs/family.md).
+enum class Ties : bool { kEven, kOdd };
+
+// The zero point's order as the tie rule of the value before the zero point is added.
+Ties TiesOf(ZeroPointOrder order, std::int64_t zero_point) {
+  const bool odd = (zero_point & 1) != 0;
+  return order == ZeroPointOrder::kBeforeRounding && odd ? Ties::kOdd : Ties::kEven;
+}
+
+// round(n * 2^e / d) to nearest, `ties` deciding exact halves, clamped to +-kSaturated, for
+// 0 < d < 2^25 and |n| < 2^80: every shift below stays under 2^127.
+std::int64_t RoundDyadic(Int128 n, int e, Int128 d, Ties ties) {
   if (n == 0) return 0;
   const bool negative = n < 0;
   Int128 magnitude = negative ? -n : n;
@@ -28,7 +38,7 @@ std::int64_t RoundHalfEvenDyadic(Int128 n, int e, Int128 d) {
   }
   Int128 q = magnitude / d;
   const Int128 r = magnitude - q * d;
-  if (2 * r > d || (2 * r == d && (q & 1) != 0)) ++q;
+  if (2 * r > d || (2 * r == d && ((q & 1) != 0) == (ties == Ties::kEven))) ++q;
   const std::int64_t clamped = q > kSaturated ? kSaturated : static_cast<std::int64_t>(q);
   return negative ? -clamped : clamped;
 }
@@ -53,36 +63,40 @@ std::int64_t Saturate(std::int64_t rounded, std::int64_t zero_point, OutputRange
   return std::clamp(rounded + zero_point, range.lo, range.hi);
 }
 
-// round_half_even(x) for a double x (an infinity saturates).
-std::int64_t RoundValue(double x) {
+// round(x) to nearest for a double x, `ties` deciding halves (an infinity saturates).
+std::int64_t RoundValue(double x, Ties ties) {
   if (std::isinf(x)) return x > 0 ? kSaturated : -kSaturated;
   if (x == 0) return 0;
   const Dyadic d = Split(x);
-  return RoundHalfEvenDyadic(d.m, d.e, 1);
+  return RoundDyadic(d.m, d.e, 1, ties);
 }
 
-// round_half_even(acc * x) exactly, for |acc| < 2^32 and a float value x (|m| < 2^24).
-std::int64_t RoundProduct(std::int64_t acc, float x) {
+// round(acc * x) to nearest exactly, for |acc| < 2^32 and a float value x (|m| < 2^24).
+std::int64_t RoundProduct(std::int64_t acc, float x, Ties ties) {
   if (std::isinf(x)) return acc == 0 ? 0 : (acc > 0) == (x > 0) ? kSaturated : -kSaturated;
   if (x == 0 || acc == 0) return 0;
   const Dyadic d = Split(x);
-  return RoundHalfEvenDyadic(static_cast<Int128>(acc) * d.m, d.e, 1);
+  return RoundDyadic(static_cast<Int128>(acc) * d.m, d.e, 1, ties);
 }
 
 }  // namespace
 
 std::int64_t RequantizeExact(std::int64_t acc, float a_scale, float b_scale, float y_scale,
-                             std::int64_t zero_point, OutputRange range) {
+                             std::int64_t zero_point, OutputRange range, ZeroPointOrder order) {
   if (acc == 0) return Saturate(0, zero_point, range);
   // Float significands have at most 24 bits: |acc m_a m_b| < 2^32 2^48 = 2^80, m_y < 2^24.
   const Dyadic a = Split(a_scale), b = Split(b_scale), y = Split(y_scale);
   const Int128 n = static_cast<Int128>(acc) * a.m * b.m;
-  return Saturate(RoundHalfEvenDyadic(n, a.e + b.e - y.e, y.m), zero_point, range);
+  const Ties ties = TiesOf(order, zero_point);
+  return Saturate(RoundDyadic(n, a.e + b.e - y.e, y.m, ties), zero_point, range);
 }
 
 RequantizedRange RequantizeFloat32Range(std::int64_t acc, float a_scale, float b_scale,
-                                        float y_scale, std::int64_t zero_point, OutputRange range) {
-  const std::int64_t exact = RequantizeExact(acc, a_scale, b_scale, y_scale, zero_point, range);
+                                        float y_scale, std::int64_t zero_point, OutputRange range,
+                                        ZeroPointOrder order) {
+  const std::int64_t exact =
+      RequantizeExact(acc, a_scale, b_scale, y_scale, zero_point, range, order);
+  const Ties ties = TiesOf(order, zero_point);
   RequantizedRange out{exact, exact};
   auto offer = [&](std::int64_t rounded) {
     const std::int64_t y = Saturate(rounded, zero_point, range);
@@ -98,9 +112,18 @@ RequantizedRange RequantizeFloat32Range(std::int64_t acc, float a_scale, float b
   for (const float m : multipliers) {
     const float rounded_product = fa * m;
     const double exact_product = static_cast<double>(fa) * static_cast<double>(m);  // 48 bits.
-    if (!std::isnan(rounded_product)) offer(RoundValue(rounded_product));
-    if (!std::isnan(exact_product)) offer(RoundValue(exact_product));
-    offer(RoundProduct(acc, m));
+    // The int32 acc times m in double, as numpy's int32 * float32 does: up to 56 bits, rounded.
+    const double double_product = static_cast<double>(acc) * static_cast<double>(m);
+    for (const double v : {static_cast<double>(rounded_product), exact_product, double_product}) {
+      if (std::isnan(v)) continue;
+      offer(RoundValue(v, ties));
+      // The zero point added in double before rounding (op_qlinear_matmul.py's D += y_zero_point)
+      // may itself round v + zero_point onto a half.
+      if (order == ZeroPointOrder::kBeforeRounding) {
+        offer(RoundValue(v + static_cast<double>(zero_point), Ties::kEven) - zero_point);
+      }
+    }
+    offer(RoundProduct(acc, m, ties));
   }
   return out;
 }

@@ -204,6 +204,72 @@ TEST(QLinearMatMulExactTest, OneUnitOffIsBoundOnlyWhereFloat32CanCrossTheTie) {
   EXPECT_EQ(JudgeValues<std::int8_t>(OneElement(5, 0.5, 1), {3}).judgement.bound, 0);
 }
 
+// ONNX's text rounds x / y_scale half to even and then adds y_zero_point; its reference evaluator
+// (op_qlinear_matmul.py) adds and then rounds. 1 * 0.5 with zero point 1: 0 + 1 = 1, or
+// rint(1.5) = 2. Both are accepted, and the judgement names the reading the output followed.
+TEST(QLinearMatMulExactTest, ATieWithAnOddZeroPointAcceptsEitherReadingAndNamesIt) {
+  const ProblemBuilder tie = OneElement(1, 0.5, 1, DType::kUInt8, 1);
+  const Judged text = JudgeValues<std::uint8_t>(tie, {1});
+  EXPECT_THAT(Values<std::uint8_t>(text.oracle.y), ElementsAre(1));  // The text's value first.
+  EXPECT_EQ(text.judgement.verdict(), ElementVerdict::kPass);
+  ASSERT_EQ(text.judgement.ambiguities.size(), 1u);
+  EXPECT_EQ(text.judgement.ambiguities[0].ambiguity,
+            Ambiguity::kQLinearMatMulZeroPointBeforeRounding);
+  EXPECT_EQ(text.judgement.ambiguities[0].followed(), Reading::kFormula);
+
+  const Judged evaluator = JudgeValues<std::uint8_t>(tie, {2});
+  EXPECT_EQ(evaluator.judgement.verdict(), ElementVerdict::kPass);
+  ASSERT_EQ(evaluator.judgement.ambiguities.size(), 1u);
+  EXPECT_EQ(evaluator.judgement.ambiguities[0].followed(), Reading::kSkipped);
+  EXPECT_THAT(evaluator.judgement.Describe(),
+              HasSubstr("qlinearmatmul-zero-point-before-rounding: 1 element; the result followed "
+                        "the other reading: round_half_even(acc a_scale b_scale / y_scale + "
+                        "y_zero_point)"));
+
+  // -2.5 with zero point 1 in int8: -2 + 1 = -1, or rint(-1.5) = -2.
+  ProblemBuilder negative = OneElement(0, 0.5, 1, DType::kInt8, 1);
+  negative.Filled("a_zero_point", DType::kUInt8, {}, 5);  // a - zp = -5.
+  EXPECT_EQ(JudgeValues<std::int8_t>(negative, {-1}).judgement.verdict(), ElementVerdict::kPass);
+  const Judged down = JudgeValues<std::int8_t>(negative, {-2});
+  EXPECT_EQ(down.judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(down.judgement.ambiguities[0].followed(), Reading::kSkipped);
+}
+
+TEST(QLinearMatMulExactTest, AnAnswerOfNeitherReadingFails) {
+  // The tie 0.5 with zero point 1: 0 and 3 are neither 1 nor 2.
+  const ProblemBuilder tie = OneElement(1, 0.5, 1, DType::kUInt8, 1);
+  for (const std::uint8_t wrong : {0, 3}) {
+    const Judged j = JudgeValues<std::uint8_t>(tie, {wrong});
+    EXPECT_EQ(j.judgement.verdict(), ElementVerdict::kFail) << int{wrong};
+    ASSERT_EQ(j.judgement.ambiguities.size(), 1u);
+    EXPECT_EQ(j.judgement.ambiguities[0].followed(), Reading::kNeither);
+  }
+  // No tie (4 * 0.5 = 2, plus 1): one unit off either way fails and no ambiguity is reached.
+  const ProblemBuilder exact = OneElement(4, 0.5, 1, DType::kUInt8, 1);
+  for (const std::uint8_t wrong : {2, 4}) {
+    const Judged j = JudgeValues<std::uint8_t>(exact, {wrong});
+    EXPECT_EQ(j.judgement.verdict(), ElementVerdict::kFail) << int{wrong};
+    EXPECT_TRUE(j.judgement.ambiguities.empty());
+  }
+  // An even zero point keeps the half's even neighbour even: only 0 + 2 is accepted.
+  EXPECT_EQ(
+      JudgeValues<std::uint8_t>(OneElement(1, 0.5, 1, DType::kUInt8, 2), {3}).judgement.verdict(),
+      ElementVerdict::kFail);
+}
+
+TEST(QLinearMatMulExactTest, EachReadingKeepsItsOneUnitRule) {
+  // 3 / 6 = 0.5 exactly, float32's 1/6 above it; zero point 1. The text: 0 + 1 = 1, and 2 where
+  // float32 crosses the tie (BOUND); the evaluator: rint(1.5) = 2, float32 too. 2 is the
+  // evaluator's exact answer: PASS, following it; 3 is neither's.
+  const ProblemBuilder p = OneElement(3, 1, 6, DType::kInt8, 1);
+  const Judged two = JudgeValues<std::int8_t>(p, {2});
+  EXPECT_EQ(two.judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(two.judgement.ambiguities[0].followed(), Reading::kSkipped);
+  EXPECT_EQ(JudgeValues<std::int8_t>(p, {1}).judgement.ambiguities[0].followed(),
+            Reading::kFormula);
+  EXPECT_EQ(JudgeValues<std::int8_t>(p, {3}).judgement.verdict(), ElementVerdict::kFail);
+}
+
 TEST(QLinearMatMulExactTest, PerRowAndPerColumnScales) {
   // a [2,1] = {2, 3} with per-row scales {1, 0.5}; b [1,2] = {1, 1} with per-column {1, 2}:
   // y = [[2*1*1, 2*1*2], [3*0.5*1, 3*0.5*2]] = [[2, 4], [1.5 -> 2, 3]].

@@ -25,6 +25,25 @@ TEST(RequantizeTest, ExactTiesGoToEvenInBothDirections) {
   EXPECT_EQ(r.hi, 2);
 }
 
+TEST(RequantizeTest, TheZeroPointBeforeRoundingMovesOddTiesOnly) {
+  constexpr auto kBefore = ZeroPointOrder::kBeforeRounding;
+  // 0.5 + 1: rint(1.5) = 2, where the text gives round(0.5) + 1 = 1.
+  EXPECT_EQ(RequantizeExact(1, 0.5f, 1, 1, 1, kUInt8), 1);
+  EXPECT_EQ(RequantizeExact(1, 0.5f, 1, 1, 1, kUInt8, kBefore), 2);
+  // 2.5 + 1 = 3.5 to 4 (text: 3); -2.5 + 1 = -1.5 to -2 (text: -1).
+  EXPECT_EQ(RequantizeExact(5, 0.5f, 1, 1, 1, kInt8, kBefore), 4);
+  EXPECT_EQ(RequantizeExact(-5, 0.5f, 1, 1, 1, kInt8, kBefore), -2);
+  EXPECT_EQ(RequantizeExact(-5, 0.5f, 1, 1, 1, kInt8), -1);
+  // An even zero point, or no half: the same value either way.
+  EXPECT_EQ(RequantizeExact(5, 0.5f, 1, 1, 2, kInt8, kBefore), 4);
+  EXPECT_EQ(RequantizeExact(5, 0.5f, 1, 1, 2, kInt8), 4);
+  EXPECT_EQ(RequantizeExact(4, 0.5f, 1, 1, 1, kInt8, kBefore), 3);
+  // Exact in float32 as well: the evaluations agree with the reading.
+  const RequantizedRange r = RequantizeFloat32Range(1, 0.5f, 1, 1, 1, kUInt8, kBefore);
+  EXPECT_EQ(r.lo, 2);
+  EXPECT_EQ(r.hi, 2);
+}
+
 TEST(RequantizeTest, SaturatesAtBothEndsOfEachType) {
   EXPECT_EQ(RequantizeExact(1000, 1, 1, 1, 0, kInt8), 127);
   EXPECT_EQ(RequantizeExact(-1000, 1, 1, 1, 0, kInt8), -128);

@@ -19,16 +19,28 @@ namespace mm::family {
 //   kGemmAlphaZeroNonFiniteProduct: Gemm with alpha = 0 and a NaN or infinity in the rows of A
 //     and columns of B of an element: the formula gives NaN; BLAS (alpha = 0 means A and B are not
 //     read) gives beta C.
-enum class Ambiguity : std::uint8_t { kGemmBetaZeroNonFiniteC, kGemmAlphaZeroNonFiniteProduct };
-inline constexpr std::array<Ambiguity, 2> kAllAmbiguities = {
-    Ambiguity::kGemmBetaZeroNonFiniteC, Ambiguity::kGemmAlphaZeroNonFiniteProduct};
+//   kQLinearMatMulZeroPointBeforeRounding: QLinearMatMul where acc a_scale b_scale / y_scale is
+//     an exact half and y_zero_point is odd. The specification's text ("y = saturate((x / y_scale)
+//     + y_zero_point). For (x / y_scale), it is rounding to nearest ties to even") rounds and then
+//     adds the zero point; ONNX's reference evaluator (onnx/reference/ops/op_qlinear_matmul.py:
+//     D += y_zero_point, then np.rint(D)) adds it and then rounds: 0.5 with zero point 1 is 1 by
+//     the text, 2 by the evaluator.
+enum class Ambiguity : std::uint8_t {
+  kGemmBetaZeroNonFiniteC,
+  kGemmAlphaZeroNonFiniteProduct,
+  kQLinearMatMulZeroPointBeforeRounding,
+};
+inline constexpr std::array<Ambiguity, 3> kAllAmbiguities = {
+    Ambiguity::kGemmBetaZeroNonFiniteC, Ambiguity::kGemmAlphaZeroNonFiniteProduct,
+    Ambiguity::kQLinearMatMulZeroPointBeforeRounding};
 
 // What a report says about an ambiguity.
 struct AmbiguityInfo {
   std::string_view id;        // Stable name: "gemm-beta-zero-non-finite-c".
   std::string_view question;  // What the standard leaves open.
   std::string_view formula;   // The first reading: the specification's formula, literally.
-  std::string_view skipped;   // The second: the scaled-by-zero term left out.
+  std::string_view skipped;   // The second: Gemm's scaled-by-zero term left out, QLinearMatMul's
+                              // zero point added before rounding.
 };
 const AmbiguityInfo& GetAmbiguityInfo(Ambiguity ambiguity);
 
@@ -36,7 +48,7 @@ const AmbiguityInfo& GetAmbiguityInfo(Ambiguity ambiguity);
 enum class Reading : std::uint8_t {
   kNotReached,  // No element of the problem is ambiguous.
   kFormula,     // Every ambiguous element as the formula says.
-  kSkipped,     // Every ambiguous element with the zero-scaled term left out.
+  kSkipped,     // Every ambiguous element as the second reading (AmbiguityInfo::skipped).
   kMixed,       // Some each way.
   kNeither,     // At least one ambiguous element follows neither (judged FAIL).
 };

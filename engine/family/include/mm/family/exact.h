@@ -6,7 +6,8 @@
 //  - QLinearMatMul: the same exact accumulation (wrapped to int32 where it leaves it, marked), then
 //    y = saturate(round_half_even(acc a_scale b_scale / y_scale) + y_zero_point) as an exact
 //    rational (requantize.h), and the range a float32 evaluation of the multiplier can give: one
-//    unit away from y is accepted (BOUND) only inside it.
+//    unit away from y is accepted (BOUND) only inside it. With an odd y_zero_point, the reading
+//    of ONNX's reference evaluator too (zero point added before rounding: ambiguity.h).
 //  - Gemm: alpha sum a b + beta c from ExactMatMul's exact sum and error-free products and sums,
 //    its error bounded upward, and the bound of the backend's declared arithmetic extended to the
 //    K + 1 terms and the two scalings. Integer Gemm: exact modulo 2^bits. Where the standard is
@@ -45,12 +46,16 @@ struct FamilyOracle {
   // Float Gemm: per element, the bound of the formula's value for the arithmetic the oracle was
   // asked for (center: the exact value; special: IEEE's NaN or infinity).
   std::vector<ElementBound> bounds;
-  // Float Gemm: the ambiguities the problem reaches. For each element index in `ambiguous`, the
-  // ambiguity and the bound of the other reading (the zero-scaled term left out).
+  // The ambiguities the problem reaches: for each element index in `ambiguous` where the two
+  // readings' accepted answers differ, the ambiguity and the other reading's answer.
   struct AmbiguousElement {
     std::int64_t index = 0;
     Ambiguity ambiguity = Ambiguity::kGemmBetaZeroNonFiniteC;
+    // Float Gemm: the bound of the zero-scaled term left out.
     ElementBound skipped;
+    // QLinearMatMul: y with the zero point added before rounding, and the lowest and highest y a
+    // float32 evaluation of the multiplier gives that way.
+    std::int64_t other_y = 0, other_low = 0, other_high = 0;
   };
   std::vector<AmbiguousElement> ambiguous;
 
