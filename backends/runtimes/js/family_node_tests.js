@@ -81,37 +81,6 @@ const TESTS = [
     y: ['int32', [1], [0]],
   },
   {
-    name: 'test_mm_family_onnxruntime_gemm_alpha0_overflowing_product',
-    backend: 'onnxruntime',
-    shows: 'Gemm with alpha = 0 is beta * C, whatever A * B is (0 times a finite sum); ONNX Runtime ' +
-      'multiplies the float product, 2^100 * 2^100 overflowed to inf, by alpha: NaN',
-    op: 'Gemm', version: 13,
-    inputs: {A: ['float', [1, 1], [2 ** 100]], B: ['float', [1, 1], [2 ** 100]],
-      C: ['float', [], [3]]},
-    attributes: {alpha: 0, beta: 1},
-    y: ['float', [1, 1], [3]],
-  },
-  {
-    name: 'test_mm_family_onnxruntime_gemm_alpha_half_overflowing_product',
-    backend: 'onnxruntime',
-    shows: 'Gemm with alpha = 0.5 of 2^64 * 2^64: 2^127 exactly, a float; ONNX Runtime scales the ' +
-      'float product, overflowed to inf, by alpha: inf',
-    op: 'Gemm', version: 13,
-    inputs: {A: ['float', [1, 1], [2 ** 64]], B: ['float', [1, 1], [2 ** 64]]},
-    attributes: {alpha: 0.5},
-    y: ['float', [1, 1], [2 ** 127]],
-  },
-  {
-    name: 'test_mm_family_onnxruntime_gemm_overflowing_product_infinite_c',
-    backend: 'onnxruntime',
-    shows: 'Gemm of -max * max plus an infinite C: the exact sum is inf (a finite product plus inf); ' +
-      'ONNX Runtime\'s float product overflows to -inf, and -inf + inf is NaN',
-    op: 'Gemm', version: 13,
-    inputs: {A: ['float', [1, 1], [-3.4028234663852886e+38]],
-      B: ['float', [1, 1], [3.4028234663852886e+38]], C: ['float', [], [Infinity]]},
-    y: ['float', [1, 1], [Infinity]],
-  },
-  {
     name: 'test_mm_family_onnxruntime_qlinearmatmul_k0_y_zero_point',
     backend: 'onnxruntime',
     shows: 'QLinearMatMul with K = 0 is saturate(0 + y_zero_point): 89 here; ONNX Runtime answers 0 ' +

@@ -3,10 +3,10 @@
 backends/runtimes/python/deviations/ (model.onnx, test_data_set_N/input_*.pb, output_0.pb; needs
 Debian's python3-onnx). Each is the minimal problem of a finding (docs/runtimes.md), its expected
 output the exact answer of the standard, computed here with rationals: a float value is a
-rational, Gemm's exact result is rounded once to float32 (every case's is a float32 value), and
-QLinearMatMul's is round half to even of acc * a_scale * b_scale / y_scale, plus the zero point,
-saturated. mm-conformance judges these expected outputs against its own exact oracle and marks a
-data set whose expected output disagrees (`data_suspect`), which none of these may be.
+rational, and QLinearMatMul's exact result is round half to even of acc * a_scale * b_scale /
+y_scale, plus the zero point, saturated. mm-conformance judges these expected outputs against its
+own exact oracle and marks a data set whose expected output disagrees (`data_suspect`), which none
+of these may be.
 
     python3 backends/runtimes/python/tests/family_deviations.py [OUT_DIR]
 """
@@ -48,17 +48,6 @@ def exact_qlinearmatmul(i):
             acc = int(numpy.dot(a[r], b[:, c]))
             q = round_half_even(acc * multiplier) + int(i["y_zero_point"].ravel()[0])
             y[r, c] = min(info.max, max(info.min, q))
-    return y
-
-
-def exact_gemm(i, alpha):
-    """alpha * A @ B of float32 A and B, exactly, rounded once to float32."""
-    a, b = i["A"], i["B"]
-    y = numpy.zeros((a.shape[0], b.shape[1]), numpy.float32)
-    for r in range(a.shape[0]):
-        for c in range(b.shape[1]):
-            total = sum(Fraction(float(x)) * Fraction(float(z)) for x, z in zip(a[r], b[:, c]))
-            y[r, c] = numpy.float32(float(Fraction(alpha) * total))
     return y
 
 
@@ -127,29 +116,6 @@ def qlinear_case(out, name, opset, data_sets, readme):
 
 def main(out):
     u8, i8 = numpy.uint8, numpy.int8
-    gemm = {
-        "A": numpy.array([[2.0**127]], numpy.float32),
-        "B": numpy.array([[4.0]], numpy.float32),
-    }
-    write(
-        out,
-        "test_gemm_float_sum_overflows_before_alpha",
-        "Gemm",
-        13,
-        [(gemm, exact_gemm(gemm, 2.0**-4))],
-        {"alpha": 2.0**-4},
-        """
-# Gemm-13, float: A' @ B' overflows before alpha scales it
-
-A = [[2^127]], B = [[4]], alpha = 2^-4: Y = alpha * A @ B = 2^125 exactly, a float value. A runtime
-that forms A @ B in float (2^129, past float's largest value: inf) before scaling by alpha returns
-inf: numpy 1.24 (numpy.matmul, then the multiply) and torch 1.13 (torch.addmm, the BLAS's sgemm).
-
-    mm-conformance --data-dir backends/runtimes/python/deviations \\
-        --case test_gemm_float_sum_overflows_before_alpha \\
-        --no-builtin --backend numpy
-""",
-    )
     qlinear_case(
         out,
         "test_qlinearmatmul_tie_rounded_after_zero_point",

@@ -65,7 +65,8 @@ class GemmTest(unittest.TestCase):
         numpy.testing.assert_array_equal(y, [[1.0]])
 
     def test_the_unscaled_sum_overflows_before_alpha(self):
-        # The declared deviation (test_gemm_float_sum_overflows_before_alpha): 2^125 exactly.
+        # 2^125 exactly; mm's Gemm bound accepts inf, the float sum overflowing first
+        # (docs/family.md).
         with numpy.errstate(over="ignore"):
             y = gemm([[2.0**127]], [[4.0]], alpha=2.0**-4)
         self.assertEqual(y[0, 0], numpy.inf)
