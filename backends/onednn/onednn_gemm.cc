@@ -66,12 +66,16 @@ void VisitGemmType(DType dtype, F&& f) {
 Status GemmRunner::Compute(const Plan& plan, bool via_f32, MutableTensorView y) {
   const MatMulPlan& p = plan.product;
   const family::GemmPlan& g = plan.gemm;
-  if (p.y_elements == 0) return OkStatus();
+  if (p.y_elements == 0) {
+    implementation_ = "no oneDNN call: Y is empty";
+    return OkStatus();
+  }
   // alpha = 0: with an output scale of 0 oneDNN 2.6 returned some elements of Y as they were
   // (mm-fuzz's NaN poison; bfloat16 capped at AVX512_CORE), so mm answers it; with
   // non-finite products that is BLAS's reading (docs/family.md,
   // gemm-alpha-zero-non-finite-product).
   if (p.k == 0 || g.alpha == 0) {
+    implementation_ = "no oneDNN call: beta C computed in mm (K = 0 or alpha = 0)";
     VisitGemmType(plan.y_dtype, [&](auto tag) {
       OnlyBetaC<CppType<decltype(tag)::value>>(plan, y.Data<CppType<decltype(tag)::value>>());
     });

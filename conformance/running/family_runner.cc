@@ -104,13 +104,15 @@ StatusOr<std::optional<Tensor>> ComputeFamily(Backend& backend, const family::Pl
     const family::OpDesc desc = family::DescOf(plan);
     support = family::SupportOf(backend, desc);
     if (!support.supported()) return std::optional<Tensor>();
-    implementation = backend.family()->Implementation(desc);
     // Y starts poisoned, as MatMul's does (runner.cc's Execute): again over the second pattern
     // when an element still holds the first, so that an unwritten element cannot pass.
     MM_ASSIGN_OR_RETURN(Tensor y, family::ComputeOp(backend, plan, kPoisonBytes[0]));
     if (HoldsPoison(y.view(), 0)) {
       MM_ASSIGN_OR_RETURN(y, family::ComputeOp(backend, plan, kPoisonBytes[1]));
     }
+    // Asked after the computation, so that a backend choosing its kernel per problem names the
+    // one that ran this problem, not the one before it (a shard would then differ from the run).
+    implementation = backend.family()->Implementation(desc);
     return std::optional<Tensor>(std::move(y));
   } catch (const std::exception& e) {
     return InternalError(std::string("backend threw an exception: ") + e.what());

@@ -81,7 +81,8 @@ class FamilyBackend {
   // answer to it is judged.
   virtual Status Compute(const Plan& plan, MutableTensorView y) = 0;
   // What computes `desc` here, as precisely as the backend knows ("reference loops, int32
-  // wrap-around accumulation"); empty when it does not say.
+  // wrap-around accumulation"); empty when it does not say. Asked right after Compute, it may
+  // name what ran that problem (a kernel chosen per shape).
   virtual std::string Implementation(const OpDesc& /*desc*/) const { return {}; }
 };
 
