@@ -226,31 +226,20 @@ std::string Int8Runner::implementation() const {
 }
 
 void RequantizeInto(const Plan& plan, const std::int32_t* acc, MutableTensorView y) {
-  const MatMulPlan& p = plan.product;
   const auto y_scale = static_cast<float>(plan.y_scale.Scale(0));
   const std::int64_t y_zp = plan.y_zero_point.ZeroPoint(0);
   const bool is_signed = plan.y_dtype == DType::kInt8;
   const family::OutputRange range =
       is_signed ? family::OutputRange{-128, 127} : family::OutputRange{0, 255};
-  for (std::int64_t batch = 0; batch < p.batch; ++batch) {
-    const auto [a_matrix, b_matrix] = plan.OperandMatrices(batch);
-    for (std::int64_t i = 0; i < p.m; ++i) {
-      const auto a_scale =
-          static_cast<float>(plan.a_scale.Scale(plan.a_scale.Index(a_matrix, i, p.m)));
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        const auto b_scale =
-            static_cast<float>(plan.b_scale.Scale(plan.b_scale.Index(b_matrix, j, p.n)));
-        const std::int64_t index = (batch * p.m + i) * p.n + j;
-        const std::int64_t v =
-            family::RequantizeExact(acc[index], a_scale, b_scale, y_scale, y_zp, range);
-        if (is_signed) {
-          y.Data<std::int8_t>()[index] = static_cast<std::int8_t>(v);
-        } else {
-          y.Data<std::uint8_t>()[index] = static_cast<std::uint8_t>(v);
-        }
-      }
+  family::ForEachScaledElement(plan, [&](std::int64_t index, float a_scale, float b_scale) {
+    const std::int64_t v =
+        family::RequantizeExact(acc[index], a_scale, b_scale, y_scale, y_zp, range);
+    if (is_signed) {
+      y.Data<std::int8_t>()[index] = static_cast<std::int8_t>(v);
+    } else {
+      y.Data<std::uint8_t>()[index] = static_cast<std::uint8_t>(v);
     }
-  }
+  });
 }
 
 }  // namespace mm::onednn_internal
