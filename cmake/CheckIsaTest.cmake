@@ -17,11 +17,12 @@ file(WRITE "${WORK}/planted.c" "${planted}int main(void) { return 0; }\n")
 string(REPLACE "void NAME" "__attribute__((target(\"avx2\"), noinline)) void kernel" named "${add_loop}")
 file(WRITE "${WORK}/named.c" "void kernel(float* y, const float* a, const float* b) __asm__(\"mm_isa_avx2.kernel\");\n${named}static float v[1024];\nint main(void) { kernel(v, v, v); return (int)v[0]; }\n")
 
-function(run_check expect_status dir)
-  execute_process(COMMAND bash "${CHECK}" "${dir}" OUTPUT_VARIABLE out ERROR_VARIABLE err
+# Usage: run_check(EXPECTED_STATUS [OPTION...] DIR)
+function(run_check expect_status)
+  execute_process(COMMAND bash "${CHECK}" ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
                   RESULT_VARIABLE status)
   if(NOT status EQUAL expect_status)
-    message(FATAL_ERROR "check-isa.sh ${dir}: exit ${status}, expected ${expect_status}\n${out}${err}")
+    message(FATAL_ERROR "check-isa.sh ${ARGN}: exit ${status}, expected ${expect_status}\n${out}${err}")
   endif()
   set(check_output "${out}" PARENT_SCOPE)
 endfunction()
@@ -42,6 +43,15 @@ foreach(file planted.o planted_program)
     message(FATAL_ERROR "check-isa.sh did not name the planted function in ${file}:\n${check_output}")
   endif()
 endforeach()
+# --skip-tests leaves out a linked test program, never another program or an object.
+file(MAKE_DIRECTORY "${WORK}/skip")
+file(COPY "${WORK}/planted/planted.o" DESTINATION "${WORK}/skip")
+file(COPY_FILE "${WORK}/planted/planted_program" "${WORK}/skip/planted_test")
+run_check(1 --skip-tests "${WORK}/skip")
+if(NOT check_output MATCHES "skip/planted.o: planted_avx2_function"
+   OR check_output MATCHES "planted_test:")
+  message(FATAL_ERROR "check-isa.sh --skip-tests did not check the object alone:\n${check_output}")
+endif()
 # The same object as a kernel copy's, and a program whose AVX2 function is a kernel's: they pass.
 file(COPY "${WORK}/planted/planted.o" DESTINATION "${WORK}/kernel/planted_isa_avx2.dir")
 run_check(0 "${WORK}/kernel")
