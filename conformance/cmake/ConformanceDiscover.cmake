@@ -3,7 +3,9 @@
 # MM_CONFORMANCE_EXE, MM_CONFORMANCE_ONNX_DATA ("<unset>" for the default roots),
 # MM_CONFORMANCE_REQUIRE_OFFICIAL (ON: add conformance.official_corpus), MM_ISA_VARIANTS
 # (ONEDNN_MAX_CPU_ISA values under which the onednn tests run once more, label isa),
-# MM_CONFORMANCE_BACKEND_LIB_ARGS ("--backend-lib;PATH;..." for every plugin).
+# MM_CONFORMANCE_BACKEND_LIB_ARGS ("--backend-lib;PATH;..." for every plugin),
+# MM_CONFORMANCE_ONE_TEST_PER_BACKEND (ON: the cases outside the catalogues as one test per backend,
+# conformance.cases.<backend>, instead of one per case and backend).
 
 if(NOT EXISTS "${MM_CONFORMANCE_EXE}")
   add_test(conformance.NOT_BUILT "${CMAKE_COMMAND}" -E echo
@@ -95,6 +97,7 @@ endfunction()
 string(REPLACE "\n" ";" mm_lines "${mm_list}")
 set(mm_shape_backends "")
 set(mm_family_tests "")
+set(mm_case_backends "")
 foreach(mm_line IN LISTS mm_lines)
   if(mm_line STREQUAL "")
     continue()
@@ -110,8 +113,17 @@ foreach(mm_line IN LISTS mm_lines)
     list(APPEND mm_family_tests "${CMAKE_MATCH_1}:${mm_backend}")
     continue()
   endif()
+  if(MM_CONFORMANCE_ONE_TEST_PER_BACKEND)
+    list(APPEND mm_case_backends "${mm_backend}")
+    continue()
+  endif()
   mm_add_conformance_test("conformance.${mm_case}.${mm_backend}" "${mm_backend}"
                           --case "${mm_case}")
+endforeach()
+list(REMOVE_DUPLICATES mm_case_backends)
+foreach(mm_backend IN LISTS mm_case_backends)
+  mm_add_conformance_test("conformance.cases.${mm_backend}" "${mm_backend}"
+                          --exclude "^mm_(shape|family)_")
 endforeach()
 list(REMOVE_DUPLICATES mm_shape_backends)
 foreach(mm_backend IN LISTS mm_shape_backends)

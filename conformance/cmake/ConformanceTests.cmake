@@ -11,6 +11,10 @@
 # with the same MM_ONNX_DATA. scripts/build.sh re-configures when the environment's MM_ONNX_DATA
 # differs from the cached value.
 #
+# Under the sanitizers (MM_SANITIZE), where starting an instrumented mm-conformance costs about half
+# a second, the cases other than the catalogues' are one test per backend instead,
+# conformance.cases.<backend>: the same cases and verdicts, a fifteenth of the processes.
+#
 # The onednn tests are registered once more per ONEDNN_MAX_CPU_ISA value of MM_ISA_VARIANTS
 # (conformance.<case>.onednn.isa_avx2, ...; labels conformance and isa), so any machine checks the
 # verdicts a smaller CPU gives.
@@ -82,6 +86,7 @@ set(MM_CONFORMANCE_ONNX_DATA [==[${data}]==])
 set(MM_CONFORMANCE_REQUIRE_OFFICIAL ${require_official})
 set(MM_ISA_VARIANTS [==[${MM_ISA_VARIANTS}]==])
 set(MM_CONFORMANCE_BACKEND_LIB_ARGS [==[${backend_lib_args}]==])
+set(MM_CONFORMANCE_ONE_TEST_PER_BACKEND ${MM_SANITIZE})
 include([==[${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ConformanceDiscover.cmake]==])
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")
