@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mm/backends/reference/reference_backend.h"
+#include "mm/family/testing/fake_family_backend.h"
 
 namespace mm::testing {
 namespace {
@@ -53,6 +54,23 @@ BackendFactory FakeFamilyFactory(FakeFamilySpec spec) {
   return [spec = std::move(spec)]() -> StatusOr<std::unique_ptr<Backend>> {
     return std::unique_ptr<Backend>(std::make_unique<FakeFamily>(spec));
   };
+}
+
+std::unique_ptr<Backend> MakeScribblingFamilyBackend(std::string name, family::Op op,
+                                                     FamilyScribble scribble) {
+  auto reference = std::make_shared<ReferenceBackend>();
+  return std::make_unique<family::testing::FakeFamilyBackend>(
+      std::move(name), op,
+      [reference, scribble = std::move(scribble)](const family::Plan& plan, MutableTensorView y) {
+        MM_RETURN_IF_ERROR(reference->family()->Compute(plan, y));
+        scribble(plan, y);
+        return OkStatus();
+      });
+}
+
+void FlipByte(const TensorView& input, std::size_t offset) {
+  auto* bytes = static_cast<unsigned char*>(const_cast<void*>(input.data));
+  bytes[offset] = static_cast<unsigned char>(~bytes[offset]);
 }
 
 }  // namespace mm::testing

@@ -8,6 +8,8 @@
 #include "mm/backends/cmd/cmd_backend.h"
 #include "mm/backends/plugin/plugin_loader.h"
 #include "mm/conformance/loader/node_test_writer.h"
+#include "mm/conformance/running/poison.h"
+#include "mm/conformance/running/write_guard.h"
 #include "mm/engine/io/output_file.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
@@ -16,10 +18,14 @@
 namespace mm::fuzz {
 namespace {
 
-// family::ComputeOp, an exception of the backend an error (as MatMul's RunPrepared says it).
+// Y as mm-conformance computes it (family_runner.cc): under the write guard, so that a write
+// outside Y or a changed input is an ERROR naming it, Y poisoned and again over the second
+// pattern when an element still holds the first; an exception of the backend an error (as
+// MatMul's RunPrepared says it).
 StatusOr<Tensor> ComputeCatching(Backend& backend, const family::Plan& plan) {
   try {
-    return family::ComputeOp(backend, plan);
+    return conformance::ComputeOverPoison(
+        [&](int round) { return conformance::ComputeWithWriteGuard(backend, plan, round); });
   } catch (const std::exception& e) {
     return InternalError(std::string(backend.name()) + ": exception: " + e.what());
   } catch (...) {

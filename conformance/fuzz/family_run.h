@@ -30,10 +30,12 @@ struct FamilyOutcome {
 
 // Plans `problem`, asks `backend` (family::SupportOf: UNSUPPORTED with its reason when it does not
 // compute the operator, version and types), computes the exact answer with the backend's declared
-// arithmetic, runs family::ComputeOp (ERROR with the backend's message when it fails) and judges
-// the output with family::JudgeFamily under ONNX's tolerance `tolerance`. An error status (never a
-// verdict) when the problem does not plan or the oracle fails or is stopped by `cancel`: the
-// problem is at fault then, not the backend.
+// arithmetic, computes Y as mm-conformance does (conformance::ComputeWithWriteGuard, again over
+// the second poison when Y still holds the first: ERROR with the backend's message when it fails,
+// with the guard's when it wrote outside Y or changed an input) and judges the output with
+// family::JudgeFamily under ONNX's tolerance `tolerance`. An error status (never a verdict) when
+// the problem does not plan or the oracle fails or is stopped by `cancel`: the problem is at fault
+// then, not the backend.
 StatusOr<FamilyOutcome> RunFamilyOne(Backend& backend, const FamilyProblem& problem,
                                      const conformance::Tolerance& tolerance,
                                      const std::atomic<bool>* cancel = nullptr);

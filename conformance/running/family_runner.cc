@@ -7,6 +7,7 @@
 
 #include "mm/conformance/running/poison.h"
 #include "mm/conformance/running/runner.h"
+#include "mm/conformance/running/write_guard.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
 #include "mm/family/judge.h"
@@ -104,12 +105,12 @@ StatusOr<std::optional<Tensor>> ComputeFamily(Backend& backend, const family::Pl
     const family::OpDesc desc = family::DescOf(plan);
     support = family::SupportOf(backend, desc);
     if (!support.supported()) return std::optional<Tensor>();
-    // Y starts poisoned, as MatMul's does (runner.cc's Execute): again over the second pattern
-    // when an element still holds the first, so that an unwritten element cannot pass.
-    MM_ASSIGN_OR_RETURN(Tensor y, family::ComputeOp(backend, plan, kPoisonBytes[0]));
-    if (HoldsPoison(y.view(), 0)) {
-      MM_ASSIGN_OR_RETURN(y, family::ComputeOp(backend, plan, kPoisonBytes[1]));
-    }
+    // As MatMul's (runner.cc's Execute): under the write guard (the backend must write only Y),
+    // Y poisoned, and again over the second pattern when an element still holds the first, so
+    // that an unwritten element cannot pass.
+    MM_ASSIGN_OR_RETURN(Tensor y, ComputeOverPoison([&](int round) {
+                          return ComputeWithWriteGuard(backend, plan, round);
+                        }));
     // Asked after the computation, so that a backend choosing its kernel per problem names the
     // one that ran this problem, not the one before it (a shard would then differ from the run).
     implementation = backend.family()->Implementation(desc);

@@ -31,10 +31,10 @@ StatusOr<std::optional<Tensor>> Execute(Backend& backend, const MatMulPlan& plan
     if (implementation != nullptr) *implementation = primitive->implementation();
     // Every backend, built-in or plugin, must write only Y. Y starts poisoned; again over the
     // second pattern when an element still holds the first, so an unwritten element cannot pass.
-    MM_ASSIGN_OR_RETURN(Tensor y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view(), 0));
-    if (HoldsPoison(y.view(), 0)) {
-      MM_ASSIGN_OR_RETURN(y, ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view(), 1));
-    }
+    MM_ASSIGN_OR_RETURN(Tensor y, ComputeOverPoison([&](int round) {
+                          return ExecuteWithWriteGuard(*primitive, set.a.view(), set.b.view(),
+                                                       round);
+                        }));
     return std::optional<Tensor>(std::move(y));
   } catch (const std::exception& e) {
     return InternalError(std::string("backend threw an exception: ") + e.what());

@@ -42,23 +42,27 @@ bool CanShow(FamilyFault fault, const std::string& name) {
   return !plan.ok() || FaultCanShow(fault, *plan);
 }
 
-// The check of `planted`'s results: a FAIL in every class aimed at its fault, a PASS on every case
-// where its fault cannot show (for the control: everywhere).
+// The check of `planted`'s results: its needed verdict (FAIL; ERROR for a stray write) in every
+// class aimed at its fault, a PASS on every case where its fault cannot show (for the control:
+// everywhere).
 ResultsCheck DeservedVerdicts(const PlantedFamilyBackend& planted,
                               const std::map<std::string, std::string>& class_of) {
   return [&planted, &class_of](const std::vector<Result>& results) {
     std::vector<std::string> unmet;
-    std::set<std::string> failed_classes;
+    std::set<std::string> caught_classes;
     for (const Result& r : results) {
       const auto it = class_of.find(r.case_name);
-      if (it != class_of.end() && r.verdict == Verdict::kFail) failed_classes.insert(it->second);
+      if (it != class_of.end() && r.verdict == planted.needed) caught_classes.insert(it->second);
       if (r.verdict != Verdict::kPass && !CanShow(planted.fault, r.case_name)) {
         unmet.push_back(r.case_name + " " + std::string(conformance::VerdictName(r.verdict)) +
                         " where the fault cannot show");
       }
     }
     for (const std::string& c : ClassesAimedAt(planted.fault)) {
-      if (!failed_classes.contains(c)) unmet.push_back("no FAIL in class " + c);
+      if (!caught_classes.contains(c)) {
+        unmet.push_back("no " + std::string(conformance::VerdictName(planted.needed)) +
+                        " in class " + c);
+      }
     }
     std::string out;
     for (std::size_t i = 0; i < std::min(unmet.size(), kNamedUnmet); ++i) {
@@ -103,10 +107,9 @@ void RunFamilyPlants(const SelfCheckOptions& options, SelfCheckResult& out) {
     for (const Result& r : results) {
       if (r.backend == planted.name) own.push_back(r);
     }
-    const Verdict needed = planted.fault == FamilyFault::kNone ? Verdict::kPass : Verdict::kFail;
-    out.outcomes.push_back(Judge(planted.name, planted.why, needed,
-                                 conformance::ToleranceRule::kOnnx, std::move(own), options, "",
-                                 DeservedVerdicts(planted, class_of)));
+    out.outcomes.push_back(Judge(planted.name, planted.why, planted.needed,
+                                 conformance::ToleranceRule::kOnnx, std::move(own), options,
+                                 planted.needed_text, DeservedVerdicts(planted, class_of)));
   }
 }
 

@@ -122,6 +122,7 @@ class PlantedFamilyKernels final : public family::FamilyBackend {
 
   Status Compute(const Plan& plan, MutableTensorView y) override {
     if (!FaultCanShow(fault_, plan)) return reference_.Compute(plan, y);
+    if (fault_ == FamilyFault::kWritePastY) return WritePastY(plan, y);
     Plan wrong = plan;
     Tensor bias;  // kBiasWrongAxis's C, per row.
     switch (fault_) {
@@ -152,11 +153,23 @@ class PlantedFamilyKernels final : public family::FamilyBackend {
       case FamilyFault::kIgnoredTransB:
         wrong.gemm.trans_b = false;
         break;
+      case FamilyFault::kWritePastY:
+        break;
     }
     return reference_.Compute(wrong, y);
   }
 
  private:
+  // The reference's Y, and the element after it flipped.
+  Status WritePastY(const Plan& plan, MutableTensorView y) {
+    MM_RETURN_IF_ERROR(reference_.Compute(plan, y));
+    // Y sits between the harness's guards, so this write changes a guard byte and nothing else.
+    const std::size_t size = DTypeSize(y.dtype);
+    auto* past = static_cast<unsigned char*>(y.data) + y.NumElements() * size;
+    for (std::size_t i = 0; i < size; ++i) past[i] = static_cast<unsigned char>(~past[i]);
+    return OkStatus();
+  }
+
   // The reference's exact int32 accumulations of `plan` (its MatMulInteger).
   StatusOr<std::vector<std::int32_t>> Accumulations(const Plan& plan) {
     Plan twin = plan;
@@ -230,21 +243,27 @@ bool AnyNonZeroZeroPoint(const family::QuantParam& zp) {
 }  // namespace
 
 const std::vector<PlantedFamilyBackend>& PlantedFamilyBackends() {
+  using conformance::Verdict;
   static const std::vector<PlantedFamilyBackend> all = {
       {FamilyFault::kNone, "family_correct",
-       "the reference's answer through the same wrapper (the control)"},
+       "the reference's answer through the same wrapper (the control)", Verdict::kPass, ""},
       {FamilyFault::kSaturatingPairs, "family_saturating_pairs",
-       "uint8 x int8 products added in pairs saturated to int16 (vpmaddubsw)"},
-      {FamilyFault::kIgnoredBZeroPoint, "family_ignored_b_zero_point", "b's zero point taken as 0"},
+       "uint8 x int8 products added in pairs saturated to int16 (vpmaddubsw)", Verdict::kFail, ""},
+      {FamilyFault::kIgnoredBZeroPoint, "family_ignored_b_zero_point", "b's zero point taken as 0",
+       Verdict::kFail, ""},
       {FamilyFault::kPerTensorZeroPoint, "family_per_tensor_zero_point",
-       "a per-row zero point of A applied as per tensor (element 0)"},
+       "a per-row zero point of A applied as per tensor (element 0)", Verdict::kFail, ""},
       {FamilyFault::kHalfAwayFromZero, "family_half_away_from_zero",
-       "requantization ties rounded away from zero"},
-      {FamilyFault::kIgnoredBeta, "family_ignored_beta", "Gemm's beta taken as 1"},
+       "requantization ties rounded away from zero", Verdict::kFail, ""},
+      {FamilyFault::kIgnoredBeta, "family_ignored_beta", "Gemm's beta taken as 1", Verdict::kFail,
+       ""},
       {FamilyFault::kBiasWrongAxis, "family_bias_wrong_axis",
-       "Gemm's [N] bias broadcast along the wrong axis (C[i] for Y[i, j])"},
+       "Gemm's [N] bias broadcast along the wrong axis (C[i] for Y[i, j])", Verdict::kFail, ""},
       {FamilyFault::kIgnoredTransB, "family_ignored_trans_b",
-       "Gemm's transB ignored (B read as [K, N])"},
+       "Gemm's transB ignored (B read as [K, N])", Verdict::kFail, ""},
+      {FamilyFault::kWritePastY, "family_write_past_y",
+       "one element written past the end of Y (the right Y before it)", Verdict::kError,
+       " past the end of Y"},
   };
   return all;
 }
@@ -275,6 +294,10 @@ const std::vector<std::string>& ClassesAimedAt(FamilyFault fault) {
         "gemm/noTrans/C[N]/alpha-negative,beta-negative/K=0"}},
       {FamilyFault::kBiasWrongAxis, {"gemm/transB/C[N]/alpha-1,beta-negative"}},
       {FamilyFault::kIgnoredTransB, {"gemm/transB/C[N]/alpha-1,beta-negative"}},
+      // Classes other plants aim at already, so the self-check runs no more cases for it.
+      {FamilyFault::kWritePastY,
+       {"gemm/transB/C[N]/alpha-1,beta-negative", "matmulinteger/zero-points/0,128",
+        "qlinearmatmul/ties/a_scale=0.5"}},
   };
   return targets.at(fault);
 }
@@ -299,6 +322,8 @@ bool FaultCanShow(FamilyFault fault, const Plan& plan) {
       return !empty && plan.op == Op::kGemm && plan.gemm.c_form == family::CForm::kRow;
     case FamilyFault::kIgnoredTransB:
       return !empty && plan.op == Op::kGemm && plan.gemm.trans_b;
+    case FamilyFault::kWritePastY:
+      return true;
   }
   return false;
 }

@@ -77,7 +77,8 @@ TEST(SelfCheckCauseTest, TheSelfChecksErrorFaultsAreCaughtForTheirPlantedCause) 
     EXPECT_TRUE(o.caught()) << o.name << ": " << o.evidence;
     EXPECT_NE(o.evidence.find(o.needed_text), std::string::npos) << o.name << ": " << o.evidence;
   }
-  EXPECT_EQ(errors, 3);  // crash, write_past_y and the wrong output shape.
+  // crash, write_past_y, the wrong output shape and family_write_past_y.
+  EXPECT_EQ(errors, 4);
 }
 
 TEST(SelfCheckCauseTest, TheSelfCheckReportsAFaultCaughtByAnotherCauseAsMissed) {

@@ -220,7 +220,8 @@ TEST(SelfCheckTest, AnExitCodeIgnoringErrorMissesTheCrashAndTheStrayWrite) {
   options.exit_code = ExitCodeIgnoringError;
   const SelfCheckResult result = RunSelfCheck(options);
   EXPECT_THAT(result.Missed(),
-              ::testing::UnorderedElementsAre("crash", "write_past_y", "wrong_output_shape"));
+              ::testing::UnorderedElementsAre("crash", "write_past_y", "wrong_output_shape",
+                                              "family_write_past_y"));
 }
 
 // A harness that fails everything "catches" every fault; the control shows it up.

@@ -1,5 +1,6 @@
 #include "mm/family/backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -42,19 +43,30 @@ Support SupportOf(Backend& backend, const OpDesc& desc) {
 }
 
 StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan, unsigned char poison) {
+  MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.y_dtype, plan.y_dims()));
+  if (y.NumBytes() > 0) std::memset(y.raw_data(), poison, y.NumBytes());
+  MM_RETURN_IF_ERROR(ComputeOpInto(backend, plan, y.mutable_view()));
+  return y;
+}
+
+Status ComputeOpInto(Backend& backend, const Plan& plan, MutableTensorView y) {
   const OpDesc desc = DescOf(plan);
   const Support support = SupportOf(backend, desc);
   if (!support.supported()) {
     return UnimplementedError(std::string(backend.name()) + " does not compute " + desc.ToString() +
                               ": " + support.note);
   }
-  MM_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(plan.y_dtype, plan.y_dims()));
-  if (y.NumBytes() > 0) std::memset(y.raw_data(), poison, y.NumBytes());
-  const Status status = backend.family()->Compute(plan, y.mutable_view());
+  if (y.dtype != plan.y_dtype || !std::ranges::equal(y.dims, plan.y_dims())) {
+    return InvalidArgumentError("Y of " + desc.ToString() + " must be " +
+                                std::string(DTypeName(plan.y_dtype)) + " " +
+                                DimsToString(plan.y_dims()) + ", not " +
+                                std::string(DTypeName(y.dtype)) + " " + DimsToString(y.dims));
+  }
+  const Status status = backend.family()->Compute(plan, y);
   if (!status.ok()) {
     return Status(status.code(), std::string(backend.name()) + ": " + status.message());
   }
-  return y;
+  return OkStatus();
 }
 
 }  // namespace mm::family

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "mm/backends/reference/reference_backend.h"
+#include "mm/backends/testing/family_fakes.h"
 #include "mm/conformance/fuzz/family_problem.h"
 #include "mm/conformance/fuzz/fuzz_cli.h"
 #include "mm/conformance/fuzz/fuzz_report_writer.h"
@@ -346,6 +347,49 @@ TEST(FamilyFuzzTest, ABackendsErrorOrExceptionIsAnErrorFinding) {
     EXPECT_EQ(report.findings[0].kind, "ERROR");
     EXPECT_THAT(report.findings[0].message,
                 HasSubstr(throws ? "broken: exception: kernel blew up" : "kernel refused"));
+  }
+}
+
+// A backend writing outside Y or changing an input is an ERROR finding naming what it did, as in
+// mm-conformance (the same write guard), although its Y is right: the write comes after the
+// reference's answer.
+TEST(FamilyFuzzTest, AWriteOutsideYOrIntoAnInputIsAnErrorFindingNamingIt) {
+  struct Row {
+    Op op;
+    mm::testing::FamilyScribble scribble;
+    const char* message;
+  };
+  const Row rows[] = {
+      {Op::kGemm,
+       [](const Plan& plan, MutableTensorView y) {
+         static_cast<unsigned char*>(y.data)[plan.product.y_elements * DTypeSize(y.dtype)] ^= 1;
+       },
+       "wrote 1 byte past the end of Y"},
+      {Op::kMatMulInteger, [](const Plan&, MutableTensorView y) { y.Data<std::int32_t>()[-1] = 7; },
+       "wrote 4 bytes before the start of Y"},
+      {Op::kQLinearMatMul,
+       [](const Plan& plan, MutableTensorView) {
+         mm::testing::FlipByte(plan.y_zero_point.tensor, 0);
+       },
+       "modified input y_zero_point (first changed byte 0 of 1)"}};
+  for (const Row& row : rows) {
+    BackendRegistry registry;
+    ASSERT_TRUE(registry
+                    .Register("scribbling", "planted",
+                              [&row]() -> StatusOr<std::unique_ptr<Backend>> {
+                                return mm::testing::MakeScribblingFamilyBackend(
+                                    "scribbling", row.op, row.scribble);
+                              })
+                    .ok());
+    FuzzOptions options;
+    options.op = row.op;
+    options.cases = 3;
+    options.backends = {"scribbling"};
+    const FuzzReport report = RunFuzz(options, registry, nullptr);
+    EXPECT_EQ(report.stats.backends[0].verdicts[Verdict::kError], 3) << family::OpName(row.op);
+    ASSERT_FALSE(report.findings.empty()) << family::OpName(row.op);
+    EXPECT_EQ(report.findings[0].kind, "ERROR");
+    EXPECT_THAT(report.findings[0].message, HasSubstr(row.message));
   }
 }
 

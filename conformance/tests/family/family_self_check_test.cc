@@ -45,12 +45,17 @@ TEST(FamilySelfCheckTest, EveryPlantGetsTheVerdictItDeservesAndTheControlPasses)
     const PlantedOutcome* o = FamilyOutcome(result, planted.name);
     ASSERT_NE(o, nullptr) << planted.name;
     const bool control = planted.fault == FamilyFault::kNone;
-    EXPECT_EQ(o->got, control ? Verdict::kPass : Verdict::kFail) << planted.name;
+    EXPECT_EQ(o->got, planted.needed) << planted.name;
+    EXPECT_EQ(o->got, control                                     ? Verdict::kPass
+                      : planted.fault == FamilyFault::kWritePastY ? Verdict::kError
+                                                                  : Verdict::kFail)
+        << planted.name;
     EXPECT_EQ(o->exit_code, control ? conformance::kExitPassed : conformance::kExitFailed);
     EXPECT_EQ(o->unmet, "") << planted.name;
-    EXPECT_THAT(text,
-                HasSubstr("caught  " + planted.name + ": " +
-                          (control ? "PASS, exit 0 (needed PASS" : "FAIL, exit 1 (needed FAIL")))
+    const std::string verdict(conformance::VerdictName(planted.needed));
+    const std::string exit = control ? "exit 0" : "exit 1";
+    EXPECT_THAT(text, HasSubstr("caught  " + planted.name + ": " + verdict + ", " + exit +
+                                " (needed " + verdict + ", " + exit))
         << text;
   }
 }
@@ -73,6 +78,19 @@ TEST(FamilySelfCheckTest, APlantThatComputesCorrectlyIsNamedAsMissed) {
   EXPECT_THAT(text, HasSubstr("MISSED  family_ignored_beta: PASS, exit 0 (needed FAIL, exit 1"));
   EXPECT_THAT(text, HasSubstr("not as deserved: no FAIL in class gemm/"));
   EXPECT_THAT(text, HasSubstr("; MISSED: family_ignored_beta\n"));
+}
+
+// The stray-write plant computing the reference's answer and writing nothing outside Y: the
+// guard has nothing to catch, so the self-check names it as missed (it proves the family's guard
+// can fail only while the plant really writes past Y).
+TEST(FamilySelfCheckTest, AStrayWritePlantThatWritesOnlyYIsNamedAsMissed) {
+  SelfCheckOptions options = FamilyOptions();
+  options.make_family_backend = Swapped<FamilyFault::kWritePastY, FamilyFault::kNone>;
+  const SelfCheckResult result = RunSelfCheck(options);
+  const std::string text = SelfCheckText(result);
+  EXPECT_EQ(result.Missed(), std::vector<std::string>{"family_write_past_y"}) << text;
+  EXPECT_THAT(text, HasSubstr("MISSED  family_write_past_y: PASS, exit 0 (needed ERROR, exit 1"));
+  EXPECT_THAT(text, HasSubstr("no ERROR in class gemm/"));
 }
 
 // The requantization plant computing with another fault (saturating pairs): it fails, but also

@@ -1,7 +1,8 @@
-// The planted family backends against the built-in family catalogue, judged exactly
-// (family::ExactFamily with the backend's declared arithmetic, family::JudgeFamily): each plant
-// FAILs the cases that aim at its fault and PASSes every case where its fault cannot show; the
-// control PASSes everything.
+// The planted family backends against the built-in family catalogue, computed under the harness's
+// write guard and judged exactly (family::ExactFamily with the backend's declared arithmetic,
+// family::JudgeFamily): each plant FAILs the cases that aim at its fault and PASSes every case
+// where its fault cannot show; the stray write is an ERROR saying so on every case; the control
+// PASSes everything.
 #include "mm/conformance/self_check/planted_family.h"
 
 #include <gmock/gmock.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mm/conformance/loader/family_cases.h"
+#include "mm/conformance/running/write_guard.h"
 #include "mm/family/backend.h"
 #include "mm/family/exact.h"
 #include "mm/family/judge.h"
@@ -34,7 +36,7 @@ ElementVerdict Judge(Backend& backend, const FamilyCase& c, std::string* describ
   const family::Plan plan = family::PlanProblem(c.problem).value();
   const Arithmetic arithmetic = backend.family()->DeclaredArithmetic(family::DescOf(plan));
   const family::FamilyOracle oracle = family::ExactFamily(plan, arithmetic).value();
-  const StatusOr<Tensor> y = family::ComputeOp(backend, plan);
+  const StatusOr<Tensor> y = conformance::ComputeWithWriteGuard(backend, plan);
   EXPECT_TRUE(y.ok()) << backend.name() << " on " << c.name << ": " << y.status();
   if (!y.ok()) return ElementVerdict::kFail;
   const family::FamilyJudgement judgement = family::JudgeFamily(plan, oracle, y->view());
@@ -93,7 +95,36 @@ TEST_P(PlantedFamilyTest, FailsWhereItsFaultShowsAndPassesWhereItCannot) {
   EXPECT_GE(failed, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Plants, PlantedFamilyTest, ::testing::ValuesIn(PlantedFamilyBackends()),
+// The stray write: the guard's ERROR on every case, with the right Y before it (the write is all
+// that is wrong).
+TEST(PlantedFamilyWriteTest, WritesPastYOnEveryCaseAndNothingElse) {
+  const PlantedFamilyBackend* planted = nullptr;
+  for (const PlantedFamilyBackend& p : PlantedFamilyBackends()) {
+    if (p.fault == FamilyFault::kWritePastY) planted = &p;
+  }
+  ASSERT_NE(planted, nullptr);
+  EXPECT_EQ(planted->needed, conformance::Verdict::kError);
+  const std::unique_ptr<Backend> backend = MakePlantedFamilyBackend(*planted);
+  for (const FamilyCase& c : Cases()) {
+    const family::Plan plan = family::PlanProblem(c.problem).value();
+    ASSERT_TRUE(FaultCanShow(planted->fault, plan)) << c.name;
+    const StatusOr<Tensor> y = conformance::ComputeWithWriteGuard(*backend, plan);
+    EXPECT_EQ(y.status().code(), StatusCode::kDataLoss) << c.name;
+    EXPECT_THAT(std::string(y.status().message()), ::testing::HasSubstr(planted->needed_text))
+        << c.name;
+  }
+}
+
+// The plants judged by their Y: all but the stray write (PlantedFamilyWriteTest).
+std::vector<PlantedFamilyBackend> PlantsOfY() {
+  std::vector<PlantedFamilyBackend> plants;
+  for (const PlantedFamilyBackend& planted : PlantedFamilyBackends()) {
+    if (planted.needed != conformance::Verdict::kError) plants.push_back(planted);
+  }
+  return plants;
+}
+
+INSTANTIATE_TEST_SUITE_P(Plants, PlantedFamilyTest, ::testing::ValuesIn(PlantsOfY()),
                          [](const auto& info) { return info.param.name; });
 
 // The control is the reference: it PASSes every case.

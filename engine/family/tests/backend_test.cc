@@ -111,6 +111,27 @@ TEST(FamilyBackendTest, AComputationsErrorCarriesTheBackendsName) {
   EXPECT_EQ(y.status().message(), "with-family: kernel lost its way");
 }
 
+// ComputeOpInto computes into the caller's Y (the harness's, between guards) only when it is of
+// Y's type and shape; any other is refused, naming both, and never handed to the backend.
+TEST(FamilyBackendTest, AYOfAnotherTypeOrShapeIsRefusedNamingBoth) {
+  GemmOnly gemm_only(OkStatus());
+  WithFamily backend(&gemm_only);
+  const ProblemBuilder p = SmallGemm();
+  const Plan plan = PlanProblem(p.problem()).value();
+  Tensor right = Tensor::Create(DType::kFloat, {2, 1}).value();
+  EXPECT_TRUE(ComputeOpInto(backend, plan, right.mutable_view()).ok());
+  EXPECT_EQ(right.Values<float>()[0], 42);
+  Tensor wrong_shape = Tensor::Create(DType::kFloat, {1, 2}).value();
+  const Status shape = ComputeOpInto(backend, plan, wrong_shape.mutable_view());
+  EXPECT_EQ(shape.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(shape.message(), "Y of Gemm-13 float must be float [2,1], not float [1,2]");
+  Tensor wrong_type = Tensor::Create(DType::kDouble, {2, 1}).value();
+  const Status type = ComputeOpInto(backend, plan, wrong_type.mutable_view());
+  EXPECT_EQ(type.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(type.message(), HasSubstr("not double [2,1]"));
+  EXPECT_EQ(gemm_only.computes, 1);
+}
+
 TEST(FamilyBackendTest, MatMulIsNeverAskedThroughTheFamilyInterface) {
   GemmOnly gemm_only(OkStatus());
   WithFamily backend(&gemm_only);

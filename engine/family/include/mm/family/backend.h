@@ -99,6 +99,12 @@ Support SupportOf(Backend& backend, const OpDesc& desc);
 // the first (conformance/running/poison.h), so that an unwritten element cannot pass by luck.
 StatusOr<Tensor> ComputeOp(Backend& backend, const Plan& plan, unsigned char poison = 0xFF);
 
+// ComputeOp into a Y the caller placed and poisoned (the conformance harness puts it between
+// guards): UNIMPLEMENTED with SupportOf's reason when `backend` does not support `plan`,
+// INVALID_ARGUMENT when `y` is not of Y's type and shape, else FamilyBackend::Compute's status
+// (its error with the backend's name).
+Status ComputeOpInto(Backend& backend, const Plan& plan, MutableTensorView y);
+
 }  // namespace mm::family
 
 #endif  // MM_FAMILY_BACKEND_H_

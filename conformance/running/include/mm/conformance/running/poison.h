@@ -3,6 +3,9 @@
 #ifndef MM_CONFORMANCE_RUNNING_POISON_H_
 #define MM_CONFORMANCE_RUNNING_POISON_H_
 
+#include <functional>
+
+#include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
 
 namespace mm::conformance {
@@ -18,6 +21,10 @@ void Poison(MutableTensorView y, int round);
 // an execute, run again over the other pattern: an element that then holds the other pattern was
 // never written.
 bool HoldsPoison(TensorView y, int round);
+
+// The Y to judge: `compute(0)`'s (Y poisoned with pattern 0), or `compute(1)`'s when an element of
+// that still holds pattern 0 (an element the backend may have left unwritten). The first error.
+StatusOr<Tensor> ComputeOverPoison(const std::function<StatusOr<Tensor>(int round)>& compute);
 
 }  // namespace mm::conformance
 

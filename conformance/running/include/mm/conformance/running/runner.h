@@ -209,11 +209,11 @@ void RunOneBackend(const CaseProgress& at, BackendInstances& instances, const Ru
 void RunFamilyCase(const CaseEntry& entry, std::size_t case_index, BackendInstances& instances,
                    const RunOptions& options, const CaseProgress& from, CaseEvents& events);
 
-// Executes and judges one family result: family::SupportOf (no: UNSUPPORTED with its reason),
-// family::ComputeOp (an error: ERROR), the exact answer for the backend's declared arithmetic
-// (FamilyBackend::DeclaredArithmetic) and family::JudgeFamily: PASS, BOUND, IMPRECISE or FAIL,
-// its description (the worst element, the count outside int32, the ambiguities and the reading
-// followed) as the message.
+// Executes and judges one family result: family::SupportOf (no: UNSUPPORTED with its reason), Y
+// under the write guard (ComputeWithWriteGuard: an error or a write outside Y is an ERROR), the
+// exact answer for the backend's declared arithmetic and family::JudgeFamily: PASS, BOUND,
+// IMPRECISE or FAIL, its description (the worst element, the count outside int32, the
+// ambiguities and the reading followed) as the message.
 void ExecuteAndJudgeFamily(Backend& backend, const family::Plan& plan, const Tolerance& tolerance,
                            Result& result);
 

@@ -1,10 +1,13 @@
 // Checking that a backend wrote only Y: its inputs unchanged and the bytes right around Y intact.
+// One guard for MatMul (a prepared primitive) and for MatMul's family (Gemm, MatMulInteger,
+// QLinearMatMul: family::ComputeOpInto).
 #ifndef MM_CONFORMANCE_RUNNING_WRITE_GUARD_H_
 #define MM_CONFORMANCE_RUNNING_WRITE_GUARD_H_
 
 #include "mm/engine/backend.h"
 #include "mm/engine/status.h"
 #include "mm/engine/tensor.h"
+#include "mm/family/plan.h"
 
 namespace mm::conformance {
 
@@ -19,6 +22,15 @@ inline constexpr std::size_t kWriteGuardBytes = 64;
 // up to the farthest changed byte within the guard; writes beyond the guard are not seen here
 // (AddressSanitizer builds see them).
 StatusOr<Tensor> ExecuteWithWriteGuard(MatMulPrimitive& primitive, TensorView a, TensorView b,
+                                       int poison_round = 0);
+
+// Computes Y of the family problem `plan` (not MatMul) on `backend` under the same guard: every
+// input the plan holds (A, B, C, the zero points and the scales) copied, Y between the guards and
+// poisoned with pattern `poison_round`. Besides family::ComputeOpInto's errors (UNIMPLEMENTED
+// when `backend` does not compute it; the backend's own, with its name), DATA_LOSS as
+// ExecuteWithWriteGuard's, the input named as ONNX names it: "modified input C (first changed
+// byte 0 of 12)", "modified input a_zero_point (...)", "modified input b (...)".
+StatusOr<Tensor> ComputeWithWriteGuard(Backend& backend, const family::Plan& plan,
                                        int poison_round = 0);
 
 }  // namespace mm::conformance

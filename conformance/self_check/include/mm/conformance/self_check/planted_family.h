@@ -2,7 +2,8 @@
 // computes with the reference backend's family loops except for one fault that int8 and Gemm
 // kernels really have (issue 52), so that the self-check can require the exact judgement
 // (family::ExactFamily, family::JudgeFamily) to catch each on the built-in family catalogue
-// (conformance/loader/family_cases.h) and to pass each where its fault cannot show.
+// (conformance/loader/family_cases.h) and to pass each where its fault cannot show; and one that
+// writes past Y, which the harness's write guard (conformance/running/write_guard.h) must catch.
 #ifndef MM_CONFORMANCE_SELF_CHECK_PLANTED_FAMILY_H_
 #define MM_CONFORMANCE_SELF_CHECK_PLANTED_FAMILY_H_
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mm/conformance/judging/verdict.h"
 #include "mm/engine/backend.h"
 #include "mm/family/plan.h"
 
@@ -29,6 +31,8 @@ enum class FamilyFault {
   kIgnoredBeta,         // Gemm's beta taken as 1.
   kBiasWrongAxis,       // Gemm's [N] bias broadcast along the wrong axis: C[i] (mod N) for Y[i, j].
   kIgnoredTransB,       // Gemm's transB ignored: B read as if stored [K, N].
+  // The right Y, and the element after it changed (an off-by-one loop bound): every problem.
+  kWritePastY,
 };
 
 // One planted family backend.
@@ -36,6 +40,12 @@ struct PlantedFamilyBackend {
   FamilyFault fault = FamilyFault::kNone;
   std::string name;  // Backend name, e.g. "family_saturating_pairs".
   std::string why;   // The fault in words.
+  // The verdict its results deserve where its fault shows: FAIL (wrong elements), ERROR (a write
+  // outside Y), PASS for the control.
+  conformance::Verdict needed = conformance::Verdict::kFail;
+  // What the message of a result with that verdict must say, when not empty (" past the end of
+  // Y": the stray write caught for what it is, not by another error).
+  std::string needed_text;
 };
 
 // Test names and messages show the planted backend's name.
@@ -50,14 +60,16 @@ const std::vector<PlantedFamilyBackend>& PlantedFamilyBackends();
 std::unique_ptr<Backend> MakePlantedFamilyBackend(const PlantedFamilyBackend& planted);
 
 // The classes of the built-in family catalogue (FamilyCase::op_class) aimed at `fault`: each
-// holds a case (in one or several types) the fault makes FAIL; every case of a
-// "saturating-pairs", "ties" or "per-row-0,255,128" class FAILs. Empty for kNone. What the
-// self-check runs a planted family backend on.
+// holds a case (in one or several types) the fault gives its needed verdict (FAIL; ERROR for
+// kWritePastY, whose classes are one of each operator); every case of a "saturating-pairs",
+// "ties" or "per-row-0,255,128" class FAILs. Empty for kNone. What the self-check runs a planted
+// family backend on.
 const std::vector<std::string>& ClassesAimedAt(FamilyFault fault);
 
 // False when `fault` cannot change any element of `plan`'s Y, which the planted backend then
 // computes exactly as the reference does (another operator, no uint8 x int8 pair, b's zero point
-// all 0, no per-row zero point, beta 1 or no C, no [N] bias, transB 0); true when it may.
+// all 0, no per-row zero point, beta 1 or no C, no [N] bias, transB 0); true when it may (always
+// for kWritePastY, which writes past every Y).
 bool FaultCanShow(FamilyFault fault, const family::Plan& plan);
 
 }  // namespace mm::self_check
