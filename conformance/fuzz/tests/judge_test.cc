@@ -261,5 +261,37 @@ TEST(JudgeTest, AnElementNeverWrittenCannotPassByLuck) {
   EXPECT_EQ(o.judgement->bound.worst->flat_index, 2);
 }
 
+// A kernel that computes Y right and then writes where it must not: each is an ERROR naming the
+// write, as mm-conformance judges it, never a PASS on the right Y.
+TEST(JudgeTest, AWriteOutsideYOrIntoAnInputIsAnErrorNamingIt) {
+  struct Row {
+    void (*scribble)(TensorView a, MutableTensorView y);
+    const char* message;
+  };
+  const Row rows[] = {
+      {[](TensorView, MutableTensorView y) { y.Data<float>()[y.NumElements()] = 1; },
+       "wrote 4 bytes past the end of Y"},
+      {[](TensorView, MutableTensorView y) { y.Data<float>()[-1] = 1; },
+       "wrote 4 bytes before the start of Y"},
+      {[](TensorView a, MutableTensorView) { const_cast<float*>(a.Data<float>())[0] = 9; },
+       "modified input A"}};
+  const Tensor a = Floats({2, 1}, {1.0f, 2.0f});
+  const Tensor b = Floats({1, 1}, {3.0f});
+  for (const Row& row : rows) {
+    mm::testing::FakeBackend backend =
+        mm::testing::FakeBackend("scribbling")
+            .Computing([&row](const MatMulPlan&, TensorView a, TensorView b, MutableTensorView y) {
+              for (std::int64_t i = 0; i < 2; ++i) y.Data<float>()[i] = a.Data<float>()[i] * 3.0f;
+              (void)b;
+              row.scribble(a, y);
+              return OkStatus();
+            });
+    const fuzz::Outcome o = fuzz::RunOne(backend, a, b, {DType::kFloat, false}, {});
+    EXPECT_EQ(o.verdict, fuzz::Verdict::kError) << row.message;
+    EXPECT_THAT(o.message, HasSubstr(row.message));
+  }
+  EXPECT_EQ(a.Values<float>()[0], 1.0f) << "the backend was given a copy of A";
+}
+
 }  // namespace
 }  // namespace mm::conformance

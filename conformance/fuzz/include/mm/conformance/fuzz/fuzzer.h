@@ -246,7 +246,9 @@ struct Outcome {
 // (the oracle stopped, an ERROR, when `cancel` is set and true).
 // Y is filled with a poison pattern before Execute (all bytes 0xFF: NaN for floats, -1 or max
 // for integers); when any element still holds it afterwards, Execute runs again over a second
-// pattern (bytes 0x5A) and that result is judged, so an element never written cannot pass.
+// pattern (bytes 0x5A) and that result is judged, so an element never written cannot pass. It
+// runs inside the write guard (conformance/running/write_guard.h): a write outside Y or into A or
+// B is an ERROR naming it.
 Outcome RunOne(Backend& backend, const Tensor& a, const Tensor& b, const Arithmetic& arithmetic,
                const conformance::Tolerance& tolerance, const std::atomic<bool>* cancel = nullptr);
 
