@@ -30,6 +30,9 @@
 //   supported as a conformance gap, never as UNSUPPORTED: refuse unsupported dtypes in the hello.
 // - setup(threads) (sync or async) runs at hello with mm's thread count; runsOn is a string or a
 //   function of the thread count.
+// - idle() (sync or async), when given, runs after each answer is written and before the next
+//   request is read: work that need not delay an answer (releasing what the runtime no longer
+//   needs) then overlaps mm's judging of it.
 // - What JavaScript writes to stdout (console.log, process.stdout) goes to stderr: the protocol
 //   keeps stdout. Native code writing to fd 1 itself would break the frames.
 // - The operators of MatMul's family beyond MatMul (protocol 2: Gemm, MatMulInteger,
@@ -395,6 +398,7 @@ async function serve(driver, readFd = 0, writeFd = 1) {
       answered = {header: {type: 'error', id: header.id || 0, message: 'unknown request'}};
     }
     channel.write(answered.header, answered.data);
+    if (driver.idle) await driver.idle();
   }
 }
 
