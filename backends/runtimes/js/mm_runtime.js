@@ -313,6 +313,9 @@ async function answerOperator(driver, request, data) {
   });
 }
 
+// The largest data a frame is copied with into one write.
+const SMALL_FRAME_BYTES = 64 * 1024;
+
 // Blocking frame I/O on two file descriptors (stdin and stdout are one socket).
 class Channel {
   constructor(readFd, writeFd) {
@@ -355,11 +358,16 @@ class Channel {
     return {header: JSON.parse(header.toString('utf8')), data};
   }
 
+  // One write for a small frame (each write may wake mm), two for a large one (no copy of Y).
   write(header, data = Buffer.alloc(0)) {
     const text = Buffer.from(JSON.stringify(header), 'utf8');
     const prefix = Buffer.alloc(8);
     prefix.writeUInt32LE(text.length, 0);
     prefix.writeUInt32LE(data.length, 4);
+    if (data.length <= SMALL_FRAME_BYTES) {
+      this.writeAll(Buffer.concat([prefix, text, data]));
+      return;
+    }
     this.writeAll(Buffer.concat([prefix, text]));
     this.writeAll(data);
   }

@@ -366,3 +366,19 @@ test('idle runs after each answer is written, before the next request is compute
   assert.equal(ends.length, 3);  // The hello and two answers.
   assert.deepEqual(seen, [[1, ends[1]], [2, ends[2]]]);
 });
+
+test('a frame is written whole, its data small (one write) or large (two)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mm-runtime-write-'));
+  const file = path.join(dir, 'out');
+  const output = fs.openSync(file, 'w');
+  const channel = new mm.Channel(-1, output);
+  const small = Buffer.from([1, 2, 3]);
+  const large = Buffer.alloc(70 * 1024, 7);
+  channel.write({type: 'y', id: 1}, small);
+  channel.write({type: 'y', id: 2}, large);
+  fs.closeSync(output);
+  const out = fs.readFileSync(file);
+  fs.rmSync(dir, {recursive: true});
+  assert.deepEqual(out, Buffer.concat([frame({type: 'y', id: 1}, small),
+    frame({type: 'y', id: 2}, large)]));
+});
