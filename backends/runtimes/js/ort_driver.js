@@ -17,6 +17,7 @@
 // 2^bits. ONNX Runtime states no other arithmetic for its CPU and wasm MatMul kernels.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const mm = require('./mm_runtime.js');
 const family = require('./ort_family.js');
@@ -69,18 +70,55 @@ function matmulModel(dtype, rankA, rankB) {
 // count in the data limit mm may set on a driver.
 const MAX_SESSIONS = 64;
 
+// A thread's stack where RLIMIT_STACK is unlimited (glibc's default then is smaller).
+const DEFAULT_STACK_BYTES = 8 * 1024 * 1024;
+
+// The soft data and stack limits of this process in bytes (Infinity: unlimited), from `text`
+// (/proc/self/limits), or null where it says neither.
+function processLimits(text) {
+  const soft = (name) => {
+    const found = text.match(new RegExp(`^Max ${name} size\\s+(\\S+)`, 'm'));
+    if (!found) return undefined;
+    return found[1] === 'unlimited' ? Infinity : Number(found[1]);
+  };
+  const data = soft('data');
+  return data === undefined ? null : {data, stack: soft('stack') ?? Infinity};
+}
+
+// How many sessions at `threads` intra-op threads to keep under `limits` (processLimits):
+// MAX_SESSIONS, fewer where their pool threads' stacks (threads - 1 per session) would take more
+// than half the data limit, which mm sets on a driver from --memory-limit and which counts
+// thread stacks: past it ONNX Runtime cannot create a session ("pthread_create failed").
+function sessionsKept(threads, limits) {
+  if (threads <= 1 || !limits || !Number.isFinite(limits.data)) return MAX_SESSIONS;
+  const stack = Number.isFinite(limits.stack) ? limits.stack : DEFAULT_STACK_BYTES;
+  const fit = Math.floor(limits.data / 2 / ((threads - 1) * stack));
+  return Math.max(1, Math.min(MAX_SESSIONS, fit));
+}
+
+// This process's limits, or null where /proc cannot say.
+function ownLimits() {
+  try {
+    return processLimits(fs.readFileSync('/proc/self/limits', 'utf8'));
+  } catch {
+    return null;  // No /proc (not Linux): no limit known, MAX_SESSIONS kept.
+  }
+}
+
 // A driver of `ort` (onnxruntime-node's or -web's module), `options` its session options
-// without the thread count; `threadsFixed`: the runtime's thread count, whatever mm asks.
-function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
+// without the thread count; `threadsFixed`: the runtime's thread count, whatever mm asks;
+// `limits` the process's (processLimits), read from /proc at hello when not given.
+function ortDriver({ort, runtime, version, options, runsOn, threadsFixed, limits}) {
   const sessions = new Map();
   const retired = [];  // Sessions out of `sessions`, released when the driver is idle.
   let threads = 1;
+  let kept = MAX_SESSIONS;
 
   // A session of `model` (bytes) at `n` intra-op threads.
   const create = (model, n) => ort.InferenceSession.create(model, {...options, intraOpNumThreads: n});
 
   // The session of `key`, created from model() on first use and kept while it is among the
-  // MAX_SESSIONS used last: a session's thread pool is made at its creation and joined at its
+  // `kept` used last: a session's thread pool is made at its creation and joined at its
   // release, which costs more than a small problem's run, so the one it displaces is released
   // after the answer (driver.idle), while mm judges.
   async function session(key, model) {
@@ -92,7 +130,7 @@ function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
       found.catch(() => sessions.delete(key));  // A failed creation is retried next time.
     }
     sessions.set(key, found);
-    if (sessions.size > MAX_SESSIONS) {
+    while (sessions.size > kept) {
       const [oldest, created] = sessions.entries().next().value;
       sessions.delete(oldest);
       retired.push(created);
@@ -155,6 +193,7 @@ function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   driver.runsOn = () => `${runsOn}, intraOpNumThreads ${threads}; Node.js ${process.version}`;
   driver.setup = async (n) => {
     threads = threadsFixed || Math.max(1, n);
+    kept = sessionsKept(threads, limits === undefined ? ownLimits() : limits);
     for (const dtype of Object.keys(TYPES)) {
       try {
         const Array = mm.ARRAYS[dtype];
@@ -175,4 +214,5 @@ function ortDriver({ort, runtime, version, options, runsOn, threadsFixed}) {
   return driver;
 }
 
-module.exports = {matmulModel, MAX_SESSIONS, onnxProto, ortDriver, TYPES};
+module.exports = {matmulModel, MAX_SESSIONS, onnxProto, ortDriver, processLimits, sessionsKept,
+  TYPES};

@@ -5,7 +5,8 @@
 
 const assert = require('node:assert/strict');
 const test = require('node:test');
-const {matmulModel, MAX_SESSIONS, onnxProto, ortDriver, TYPES} = require('./ort_driver.js');
+const {matmulModel, MAX_SESSIONS, onnxProto, ortDriver, processLimits, sessionsKept, TYPES} =
+  require('./ort_driver.js');
 
 const onnx = onnxProto();
 
@@ -217,3 +218,36 @@ test('a session displaced from the cache is released when the driver is idle, no
     await driver.operators.Gemm.compute(gemmOf(1));  // Kept: no new session.
     assert.equal(sessions.length - first, MAX_SESSIONS + 1);
   });
+
+test('the sessions kept leave half the data limit to their pool threads\' stacks', () => {
+  const MiB = 1024 * 1024;
+  const limits = processLimits([
+    'Limit                     Soft Limit           Hard Limit           Units     ',
+    'Max data size             536870912            unlimited            bytes     ',
+    'Max stack size            8388608              unlimited            bytes     ',
+  ].join('\n'));
+  assert.deepEqual(limits, {data: 512 * MiB, stack: 8 * MiB});
+  assert.equal(sessionsKept(2, limits), 32);  // 31 more threads than 32 * 8 MiB fit 256 MiB.
+  assert.equal(sessionsKept(5, limits), 8);
+  assert.equal(sessionsKept(1, limits), MAX_SESSIONS);  // No pool thread at one thread.
+  assert.equal(sessionsKept(2, {data: Infinity, stack: 8 * MiB}), MAX_SESSIONS);
+  assert.equal(sessionsKept(2, {data: 4096 * MiB, stack: 8 * MiB}), MAX_SESSIONS);
+  assert.equal(sessionsKept(2, {data: 512 * MiB, stack: Infinity}), 32);
+  assert.equal(sessionsKept(64, {data: 16 * MiB, stack: 8 * MiB}), 1);
+  assert.equal(sessionsKept(2, null), MAX_SESSIONS);
+  assert.equal(processLimits('Max open files 1024 1024 files'), null);
+  const unlimited = processLimits('Max data size             unlimited            unlimited ');
+  assert.deepEqual(unlimited, {data: Infinity, stack: Infinity});
+});
+
+test('a driver under a data limit keeps the sessions that fit it', async () => {
+  const {ort, sessions} = fakeOrt();
+  const MiB = 1024 * 1024;
+  const driver = ortDriver({ort, runtime: 'fake', version: '0', options: {}, runsOn: 'fake',
+    limits: {data: 32 * MiB, stack: 8 * MiB}});
+  await driver.setup(2);  // 16 MiB for stacks: 2 sessions of one pool thread each.
+  const first = sessions.length;
+  for (const alpha of [1, 2, 3]) await driver.operators.Gemm.compute(gemmOf(alpha));
+  await driver.idle();
+  assert.deepEqual(sessions.slice(first).map((s) => s.released), [true, false, false]);
+});
