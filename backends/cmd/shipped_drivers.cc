@@ -38,9 +38,9 @@ constexpr ShippedDriver kShippedDrivers[] = {
     // Their npm packages are installed by scripts/setup.sh (npm ci --ignore-scripts, from the
     // committed package-lock.json).
     {"onnxruntime", Language::kNode, "onnxruntime_driver.js", "", "onnxruntime-node", "",
-     "ONNX Runtime for Node.js, CPU execution provider, one session per dtype and ranks"},
+     "ONNX Runtime for Node.js, CPU execution provider, one session per dtype"},
     {"onnxruntime-web", Language::kNode, "onnxruntime_web_driver.js", "", "onnxruntime-web", "",
-     "ONNX Runtime Web's wasm backend under Node.js, one session per dtype and ranks"},
+     "ONNX Runtime Web's wasm backend under Node.js, one session per dtype"},
     {"tfjs", Language::kNode, "tfjs_driver.js", "cpu", "@tensorflow/tfjs-backend-cpu", "",
      "TensorFlow.js tf.matMul on its cpu backend"},
     {"tfjs-wasm", Language::kNode, "tfjs_driver.js", "wasm", "@tensorflow/tfjs-backend-wasm", "",

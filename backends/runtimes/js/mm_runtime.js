@@ -30,6 +30,9 @@
 //   supported as a conformance gap, never as UNSUPPORTED: refuse unsupported dtypes in the hello.
 // - setup(threads) (sync or async) runs at hello with mm's thread count; runsOn is a string or a
 //   function of the thread count.
+// - idle() (sync or async), when given, runs after each answer is written and before the next
+//   request is read: work that need not delay an answer (releasing what the runtime no longer
+//   needs) then overlaps mm's judging of it.
 // - What JavaScript writes to stdout (console.log, process.stdout) goes to stderr: the protocol
 //   keeps stdout. Native code writing to fd 1 itself would break the frames.
 // - The operators of MatMul's family beyond MatMul (protocol 2: Gemm, MatMulInteger,
@@ -310,6 +313,9 @@ async function answerOperator(driver, request, data) {
   });
 }
 
+// The largest data a frame is copied with into one write.
+const SMALL_FRAME_BYTES = 64 * 1024;
+
 // Blocking frame I/O on two file descriptors (stdin and stdout are one socket).
 class Channel {
   constructor(readFd, writeFd) {
@@ -352,11 +358,16 @@ class Channel {
     return {header: JSON.parse(header.toString('utf8')), data};
   }
 
+  // One write for a small frame (each write may wake mm), two for a large one (no copy of Y).
   write(header, data = Buffer.alloc(0)) {
     const text = Buffer.from(JSON.stringify(header), 'utf8');
     const prefix = Buffer.alloc(8);
     prefix.writeUInt32LE(text.length, 0);
     prefix.writeUInt32LE(data.length, 4);
+    if (data.length <= SMALL_FRAME_BYTES) {
+      this.writeAll(Buffer.concat([prefix, text, data]));
+      return;
+    }
     this.writeAll(Buffer.concat([prefix, text]));
     this.writeAll(data);
   }
@@ -395,6 +406,7 @@ async function serve(driver, readFd = 0, writeFd = 1) {
       answered = {header: {type: 'error', id: header.id || 0, message: 'unknown request'}};
     }
     channel.write(answered.header, answered.data);
+    if (driver.idle) await driver.idle();
   }
 }
 

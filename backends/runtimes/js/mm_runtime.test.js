@@ -4,6 +4,8 @@
 
 const assert = require('node:assert/strict');
 const {spawnSync} = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const test = require('node:test');
 const mm = require('./mm_runtime.js');
@@ -27,6 +29,15 @@ function matmul2d(a, b, out) {
 }
 
 const request = (dtype, a, b, y, id = 1) => ({type: 'matmul', id, dtype, a, b, y});
+
+// A frame as mm writes it: the header's and the data's lengths, the header's JSON, the data.
+function frame(header, data = Buffer.alloc(0)) {
+  const text = Buffer.from(JSON.stringify(header));
+  const prefix = Buffer.alloc(8);
+  prefix.writeUInt32LE(text.length, 0);
+  prefix.writeUInt32LE(data.length, 4);
+  return Buffer.concat([prefix, text, data]);
+}
 
 test('the hello declares every dtype: supported, refused or undeclared', async () => {
   const seen = [];
@@ -296,13 +307,6 @@ test('serve speaks frames over stdin and stdout, and console.log goes to stderr'
       matmul: (a, b, out) => { console.log('noise'); out.data[0] = a.data[0] * b.data[0]; },
       operators: {MatMulInteger: {types: {'int8 x int8 -> int32': 'int32'},
         compute: (p) => { p.out.data[0] = p.inputs.A.data[0] * p.inputs.B.data[0]; }}}});`;
-  const frame = (header, data = Buffer.alloc(0)) => {
-    const text = Buffer.from(JSON.stringify(header));
-    const prefix = Buffer.alloc(8);
-    prefix.writeUInt32LE(text.length, 0);
-    prefix.writeUInt32LE(data.length, 4);
-    return Buffer.concat([prefix, text, data]);
-  };
   const int8 = [['A', new Int8Array([-128]), 'int8', [1, 1]],
     ['B', new Int8Array([-128]), 'int8', [1, 1]]];
   const input = Buffer.concat([
@@ -335,4 +339,46 @@ test('serve speaks frames over stdin and stdout, and console.log goes to stderr'
   assert.equal(frames[1].data.readInt32LE(0), 42);
   assert.deepEqual([frames[2].header.id, frames[2].header.dtype], [6, 'int32']);
   assert.equal(frames[2].data.readInt32LE(0), 16384);
+});
+
+test('idle runs after each answer is written, before the next request is computed', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mm-runtime-idle-'));
+  const ask = (id) => frame(request('int32', [1, 1], [1, 1], [1, 1], id),
+    dataOf(new Int32Array([id]), new Int32Array([2]), new Int32Array([-1])));
+  fs.writeFileSync(path.join(dir, 'in'), Buffer.concat([
+    frame({type: 'hello', protocol: 2, threads: 1}), ask(1), ask(2)]));
+  const input = fs.openSync(path.join(dir, 'in'), 'r');
+  const output = fs.openSync(path.join(dir, 'out'), 'w');
+  const seen = [];
+  let computed = 0;
+  await mm.serve({runtime: 'idle', version: '1', dtypes: {int32: 'int32'},
+    matmul: (a, b, out) => { computed += 1; out.data[0] = a.data[0] * b.data[0]; },
+    idle: async () => { seen.push([computed, fs.fstatSync(output).size]); }}, input, output);
+  fs.closeSync(input);
+  fs.closeSync(output);
+  const out = fs.readFileSync(path.join(dir, 'out'));
+  fs.rmSync(dir, {recursive: true});
+  const ends = [];
+  for (let at = 0; at < out.length;) {
+    at += 8 + out.readUInt32LE(at) + out.readUInt32LE(at + 4);
+    ends.push(at);
+  }
+  assert.equal(ends.length, 3);  // The hello and two answers.
+  assert.deepEqual(seen, [[1, ends[1]], [2, ends[2]]]);
+});
+
+test('a frame is written whole, its data small (one write) or large (two)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mm-runtime-write-'));
+  const file = path.join(dir, 'out');
+  const output = fs.openSync(file, 'w');
+  const channel = new mm.Channel(-1, output);
+  const small = Buffer.from([1, 2, 3]);
+  const large = Buffer.alloc(70 * 1024, 7);
+  channel.write({type: 'y', id: 1}, small);
+  channel.write({type: 'y', id: 2}, large);
+  fs.closeSync(output);
+  const out = fs.readFileSync(file);
+  fs.rmSync(dir, {recursive: true});
+  assert.deepEqual(out, Buffer.concat([frame({type: 'y', id: 1}, small),
+    frame({type: 'y', id: 2}, large)]));
 });

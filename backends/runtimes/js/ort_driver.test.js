@@ -5,7 +5,8 @@
 
 const assert = require('node:assert/strict');
 const test = require('node:test');
-const {matmulModel, onnxProto, TYPES} = require('./ort_driver.js');
+const {matmulModel, MAX_SESSIONS, onnxProto, ortDriver, processLimits, sessionsKept, TYPES} =
+  require('./ort_driver.js');
 
 const onnx = onnxProto();
 
@@ -35,6 +36,13 @@ test('the inputs have one symbolic dimension per rank, Y no shape', () => {
   assert.deepEqual(dims(graph.input[1]), ['b0']);
   assert.equal(graph.output[0].name, 'Y');
   assert.equal(graph.output[0].type.tensorType.shape, null);
+});
+
+test('without ranks the inputs have no shape: one model serves A and B of every rank', () => {
+  const {graph} = onnx.ModelProto.decode(matmulModel('double'));
+  assert.deepEqual(graph.input.map((v) => [v.name, v.type.tensorType.elemType]),
+    [['A', 11], ['B', 11]]);
+  assert.deepEqual(graph.input.map((v) => v.type.tensorType.shape), [null, null]);
 });
 
 // MatMul's family (ort_family.js): the one-node model of a problem's signature, and what the hello
@@ -77,6 +85,21 @@ test('a signature holds what the model depends on: attributes, inputs present, t
   const other = gemmProblem({alpha: 0.5});
   other.inputs.A = tensor('float', [5, 7]);  // Same ranks, other extents: the same session.
   assert.equal(key(base), key(other));
+});
+
+test('a signature without ranks is one for every rank, its model\'s inputs without shape', () => {
+  const key = (p) => JSON.stringify(family.signatureOf(p, {ranks: false}));
+  const base = gemmProblem({alpha: 0.5});
+  const scalarC = gemmProblem({alpha: 0.5});
+  scalarC.inputs.C = tensor('float', []);
+  assert.equal(key(base), key(scalarC));
+  assert.notEqual(key(base), key(gemmProblem({alpha: 0.5}, false)));
+  assert.notEqual(key(base), key(gemmProblem({alpha: 0.25})));
+  const model = onnx.ModelProto.decode(
+    family.familyModel(onnx, family.signatureOf(base, {ranks: false})));
+  assert.deepEqual(model.graph.input.map((v) => [v.name, v.type.tensorType.shape]),
+    [['A', null], ['B', null], ['C', null]]);
+  assert.deepEqual(model.graph.node[0].input, ['A', 'B', 'C']);
 });
 
 test('an absent optional input is an empty name before a present one, dropped at the end', () => {
@@ -137,4 +160,94 @@ test('an operator no version of which runs is refused with the runtime\'s first 
   });
   assert.equal(declared.QLinearMatMul, 'QLinearMatMul-10: no QLinearMatMul(10)');
   assert.deepEqual(declared.Gemm.versions, [1, 6, 7, 9, 11, 13]);
+});
+
+// A fake of ONNX Runtime's module: every model runs, giving a float Y of one element; each
+// session records its thread count and whether it was released.
+function fakeOrt() {
+  const sessions = [];
+  class Tensor {
+    constructor(type, data, dims) {
+      Object.assign(this, {type, data, dims});
+    }
+  }
+  const create = async (model, options) => {
+    const session = {threads: options.intraOpNumThreads, released: false,
+      run: async () => ({Y: new Tensor('float32', new Float32Array(1), [1])}),
+      release: async () => { session.released = true; }};
+    sessions.push(session);
+    return session;
+  };
+  return {ort: {Tensor, InferenceSession: {create}}, sessions};
+}
+
+const floats = (...shape) => ({shape, data: new Float32Array(shape.reduce((n, d) => n * d, 1))});
+const gemmOf = (alpha) => ({op: 'Gemm', version: 13, attributes: {alpha},
+  inputs: {A: {dtype: 'float', ...floats(1, 1)}, B: {dtype: 'float', ...floats(1, 1)}},
+  y: {dtype: 'float', shape: [1, 1]}});
+
+test('the hello probes at one thread, releasing each probe; problems run at mm\'s threads',
+  async () => {
+    const {ort, sessions} = fakeOrt();
+    const driver = ortDriver({ort, runtime: 'fake', version: '0', options: {}, runsOn: 'fake'});
+    await driver.setup(2);
+    const probes = sessions.length;
+    assert.ok(probes > Object.keys(TYPES).length);
+    assert.ok(sessions.every((s) => s.threads === 1 && s.released));
+    await driver.matmul(floats(2, 3), floats(3), null, 'float');
+    await driver.matmul(floats(4, 2, 3), floats(3, 5), null, 'float');
+    await driver.operators.Gemm.compute(gemmOf(0.5));
+    const used = sessions.slice(probes);
+    assert.equal(used.length, 2);  // One MatMul float session for both ranks, one Gemm.
+    assert.ok(used.every((s) => s.threads === 2 && !s.released));
+  });
+
+test('a session displaced from the cache is released when the driver is idle, not before',
+  async () => {
+    const {ort, sessions} = fakeOrt();
+    const driver = ortDriver({ort, runtime: 'fake', version: '0', options: {}, runsOn: 'fake'});
+    await driver.setup(2);
+    const first = sessions.length;
+    for (let alpha = 0; alpha <= MAX_SESSIONS; alpha++) {
+      await driver.operators.Gemm.compute(gemmOf(alpha));
+    }
+    const used = () => sessions.slice(first).map((s) => s.released);
+    assert.deepEqual(used(), Array(MAX_SESSIONS + 1).fill(false));
+    await driver.idle();
+    assert.deepEqual(used(), [true, ...Array(MAX_SESSIONS).fill(false)]);
+    await driver.operators.Gemm.compute(gemmOf(1));  // Kept: no new session.
+    assert.equal(sessions.length - first, MAX_SESSIONS + 1);
+  });
+
+test('the sessions kept leave half the data limit to their pool threads\' stacks', () => {
+  const MiB = 1024 * 1024;
+  const limits = processLimits([
+    'Limit                     Soft Limit           Hard Limit           Units     ',
+    'Max data size             536870912            unlimited            bytes     ',
+    'Max stack size            8388608              unlimited            bytes     ',
+  ].join('\n'));
+  assert.deepEqual(limits, {data: 512 * MiB, stack: 8 * MiB});
+  assert.equal(sessionsKept(2, limits), 32);  // 31 more threads than 32 * 8 MiB fit 256 MiB.
+  assert.equal(sessionsKept(5, limits), 8);
+  assert.equal(sessionsKept(1, limits), MAX_SESSIONS);  // No pool thread at one thread.
+  assert.equal(sessionsKept(2, {data: Infinity, stack: 8 * MiB}), MAX_SESSIONS);
+  assert.equal(sessionsKept(2, {data: 4096 * MiB, stack: 8 * MiB}), MAX_SESSIONS);
+  assert.equal(sessionsKept(2, {data: 512 * MiB, stack: Infinity}), 32);
+  assert.equal(sessionsKept(64, {data: 16 * MiB, stack: 8 * MiB}), 1);
+  assert.equal(sessionsKept(2, null), MAX_SESSIONS);
+  assert.equal(processLimits('Max open files 1024 1024 files'), null);
+  const unlimited = processLimits('Max data size             unlimited            unlimited ');
+  assert.deepEqual(unlimited, {data: Infinity, stack: Infinity});
+});
+
+test('a driver under a data limit keeps the sessions that fit it', async () => {
+  const {ort, sessions} = fakeOrt();
+  const MiB = 1024 * 1024;
+  const driver = ortDriver({ort, runtime: 'fake', version: '0', options: {}, runsOn: 'fake',
+    limits: {data: 32 * MiB, stack: 8 * MiB}});
+  await driver.setup(2);  // 16 MiB for stacks: 2 sessions of one pool thread each.
+  const first = sessions.length;
+  for (const alpha of [1, 2, 3]) await driver.operators.Gemm.compute(gemmOf(alpha));
+  await driver.idle();
+  assert.deepEqual(sessions.slice(first).map((s) => s.released), [true, false, false]);
 });

@@ -1,8 +1,8 @@
 // MatMul's family (Gemm, MatMulInteger, QLinearMatMul) on ONNX Runtime, for ort_driver.js: each
-// problem runs a one-node model of its operator at the opset of its version, whose inputs have
-// symbolic dimensions, built from the problem's signature (operator, version, element types, the
-// inputs present and their ranks, the attributes) and kept in one session per signature, as the
-// MatMul path keeps one per (dtype, ranks).
+// problem runs a one-node model of its operator at the opset of its version, whose inputs have no
+// shape (any rank), built from the problem's signature (operator, version, element types, the
+// inputs present, the attributes) and kept in one session per signature, as the MatMul path keeps
+// one per dtype. An exported node test's model (family_node_tests.js) has symbolic dimensions.
 //
 // What is declared, with the source:
 // - which operators, versions and element types: each one ONNX defines is tried once at hello (a
@@ -94,11 +94,13 @@ function inputNames(op, version) {
 const ATTRIBUTE_TYPES = {transA: 2, transB: 2, broadcast: 2, alpha: 1, beta: 1};
 
 // The signature of a problem: what its model depends on (operator, version, per node input its
-// type and rank or absence, attributes, Y's type), as {op, version, inputs, attributes, y}.
-function signatureOf(problem) {
+// type and rank or absence, attributes, Y's type), as {op, version, inputs, attributes, y}; with
+// `ranks` false, no input's rank: the model of such a signature takes inputs of any rank.
+function signatureOf(problem, {ranks = true} = {}) {
   const inputs = inputNames(problem.op, problem.version).map((name) => {
     const t = problem.inputs[name];
-    return t ? {name, dtype: t.dtype, rank: t.shape.length} : null;
+    if (!t) return null;
+    return ranks ? {name, dtype: t.dtype, rank: t.shape.length} : {name, dtype: t.dtype};
   });
   while (inputs.length && inputs[inputs.length - 1] === null) inputs.pop();
   return {op: problem.op, version: problem.version, inputs,
@@ -106,9 +108,14 @@ function signatureOf(problem) {
 }
 
 // The bytes of the one-node model of `signature`, encoded with `onnx` (onnx.proto's generated
-// classes): opset = the operator's version, inputs with symbolic dimensions, Y of unknown shape.
+// classes): opset = the operator's version, inputs with one symbolic dimension per rank (no shape,
+// so of any rank, where the signature holds no rank), Y of unknown shape.
 function familyModel(onnx, signature) {
   const dims = (name, rank) => Array.from({length: rank}, (_, i) => ({dimParam: `${name}_${i}`}));
+  const tensorType = (i) => {
+    const elemType = ELEMENT_TYPES[i.dtype][0];
+    return i.rank === undefined ? {elemType} : {elemType, shape: {dim: dims(i.name, i.rank)}};
+  };
   const present = signature.inputs.filter((i) => i !== null);
   const attribute = ([name, value]) => {
     const type = ATTRIBUTE_TYPES[name];
@@ -126,8 +133,7 @@ function familyModel(onnx, signature) {
         opType: signature.op,
         attribute: Object.entries(signature.attributes).map(attribute),
       }],
-      input: present.map((i) => ({name: i.name, type: {tensorType: {
-        elemType: ELEMENT_TYPES[i.dtype][0], shape: {dim: dims(i.name, i.rank)}}}})),
+      input: present.map((i) => ({name: i.name, type: {tensorType: tensorType(i)}})),
       output: [{name: 'Y', type: {tensorType: {elemType: ELEMENT_TYPES[signature.y][0]}}}],
     },
   };
