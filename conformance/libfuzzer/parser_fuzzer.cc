@@ -1,6 +1,7 @@
 // libFuzzer targets over the files mm reads besides ONNX ones (the loader has its own target,
-// conformance/loader/libfuzzer/): one executable per kind of file (parser_fuzz.h), the kind chosen
-// when it is compiled (MM_PARSER_FUZZ_KIND, its index in kKinds). Each input is the file's whole
+// conformance/loader/libfuzzer/): one executable, run by the name mm_<kind>_fuzzer of a kind of
+// file (parser_fuzz.h's kKinds; the build links each name to it), which chooses the kind its
+// inputs are read as. Each input is the file's whole
 // text, given to the function that reads such a file: any crash, sanitizer report, leak or timeout
 // is a finding. With MM_PARSER_FUZZ_SEEDS_MUST_PARSE=1 an input that is refused aborts too, so a
 // run over the seeds (ctest's parser_fuzz.seeds) proves they reach past the first check.
@@ -31,7 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace mm;
 
-constexpr std::string_view kKind = parser_fuzz::kKinds[MM_PARSER_FUZZ_KIND];
+// The kind fuzzed, its index in kKinds: set from the executable's name before the first input.
+std::size_t g_kind = 0;
 
 // libFuzzer runs the empty input first, before the seeds; it is no seed.
 bool g_input_is_empty = false;
@@ -42,8 +44,8 @@ void Check(const Status& status) {
     return value != nullptr && std::string_view(value) == "1";
   }();
   if (must_parse && !g_input_is_empty && !status.ok()) {
-    std::fprintf(stderr, "%s: a seed was refused: %s\n", std::string(kKind).c_str(),
-                 status.ToString().c_str());
+    std::fprintf(stderr, "%s: a seed was refused: %s\n",
+                 std::string(parser_fuzz::kKinds[g_kind]).c_str(), status.ToString().c_str());
     std::abort();
   }
 }
@@ -160,8 +162,27 @@ static_assert(std::size(kFuzzers) == parser_fuzz::kKinds.size());
 
 }  // namespace
 
+// Chooses the kind from the name the executable was run by, mm_<kind>_fuzzer; any other name is
+// an error naming the valid ones.
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  const std::string name = *argc > 0 ? fs::path((*argv)[0]).filename().string() : "";
+  for (std::size_t i = 0; i < parser_fuzz::kKinds.size(); ++i) {
+    if (name == "mm_" + std::string(parser_fuzz::kKinds[i]) + "_fuzzer") {
+      g_kind = i;
+      return 0;
+    }
+  }
+  std::fprintf(stderr,
+               "parser fuzzer: run by the name mm_<kind>_fuzzer, not '%s'; kinds:", name.c_str());
+  for (std::string_view kind : parser_fuzz::kKinds) {
+    std::fprintf(stderr, " %s", std::string(kind).c_str());
+  }
+  std::fprintf(stderr, "\n");
+  std::exit(2);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   g_input_is_empty = size == 0;
-  kFuzzers[MM_PARSER_FUZZ_KIND](std::string_view(reinterpret_cast<const char*>(data), size));
+  kFuzzers[g_kind](std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }
