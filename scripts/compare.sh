@@ -9,9 +9,11 @@
 # Progress (what runs, how far, time left) goes to stderr.
 #
 # Usage: scripts/compare.sh [--quick] [extra arguments for every tool, e.g. --backend-lib FILE]
-#   --quick   a sample of every section (the full report, the whole sweep over every backend
-#             and runtime with 3 repetitions each and unstable figures measured again, took
-#             45 minutes on 2 idle cores).
+#   --quick   a check, not a measurement: every section made from every tool, backend and
+#             runtime, on a sample (the quick shape set, the shortest benchmark samples, a few
+#             seconds of fuzzing); its figures are not a measurement to quote (the full report,
+#             the whole sweep over every backend and runtime with 3 repetitions each and unstable
+#             figures measured again, took 45 minutes on 2 idle cores).
 # Exits non-zero when a tool cannot run; FAIL and ERROR verdicts are shown (in red, at the top of
 # the page), not turned into an exit code: scripts/conformance.sh is the gate.
 set -euo pipefail

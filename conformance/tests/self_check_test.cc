@@ -245,13 +245,19 @@ int CliWithSelfCheck(const std::vector<std::string>& args, std::ostream& out, st
   return conformance::RunConformanceCli(args, env, out, err);
 }
 
+// The runtime-protocol faults are DriverFaultsTest's (the same RunSelfCheck with drivers): here
+// python3 is made missing, and the summary's NOT RUN line shows the command asked for them.
 TEST(SelfCheckCliTest, SelfCheckRunsAloneAndExitsZeroWhenEveryFaultIsCaught) {
   std::ostringstream out, err;
+  setenv("MM_PYTHON", "/nonexistent/python3", 1);
   const int code = CliWithSelfCheck({"--self-check", "--no-builtin", "-j", "1"}, out, err);
+  unsetenv("MM_PYTHON");
   EXPECT_EQ(code, conformance::kExitPassed) << out.str() << err.str();
   for (const PlantedBackend& planted : PlantedBackends()) {
     EXPECT_THAT(out.str(), HasSubstr("caught  " + planted.name + ": ")) << out.str();
   }
+  EXPECT_THAT(out.str(), HasSubstr("NOT RUN the runtime-protocol faults (driver_*): "
+                                   "/nonexistent/python3 not found"));
   // It runs no backend of the build and writes no conformance summary.
   EXPECT_THAT(out.str(), Not(HasSubstr("summary")));
 }

@@ -32,19 +32,25 @@ from rendering.stability import LoadMeter, judge  # noqa: E402
 # mode: a figure is the median of its repetitions, judged by rendering/stability.py's rule. A
 # figure that fails it is measured again, at most `retries` times and within about `retry_seconds`
 # per thread count (estimated, scaled by the first pass); one still unstable is shown flagged.
+# Quick mode checks that every section of the report is made, from every tool and backend; its
+# figures are a sample, not a measurement: the fewest repetitions the stability rule judges, the
+# shortest samples, one short retry pass (so the retry path runs too), and the runtimes (driven
+# over a pipe, most of the timing's cost) timed at 1 thread only.
 MODES = {
     "quick": {
         "set": "quick",
-        "min_time": 0.004,
+        "runtime_threads": [1],
+        "min_time": 0.001,
         "repetitions": 3,
         "retries": 1,
-        "retry_seconds": 8,
-        "fuzz_seconds": 5,
-        "fuzz_cases": 2000,
-        "runtime_fuzz_cases": 100,
+        "retry_seconds": 2,
+        "fuzz_seconds": 2,
+        "fuzz_cases": 500,
+        "runtime_fuzz_cases": 30,
     },
     "full": {
         "set": "full",
+        "runtime_threads": None,  # every thread count measured
         "min_time": 0.03,
         "repetitions": 3,
         "retries": 2,
@@ -527,6 +533,11 @@ def speed(bin_dir, mode, threads, backends, runtimes, tool_args):
     # Runtimes are run only when named: name the whole set then.
     selection = [a for b in backends for a in ("--backend", b)] if runtimes else []
     for t in threads:
+        if settings["runtime_threads"] is not None and t not in settings["runtime_threads"]:
+            # The runtimes left out at this thread count: neither named nor in the filter.
+            libraries = [b for b in backends if b not in runtimes]
+            threaded = "|".join(ere_escape(b) for b in libraries if b != "reference") or "none"
+            selection = [a for b in libraries for a in ("--backend", b)] if runtimes else []
         # 1 thread: everything (prepare/ only here: creation is single-threaded work). More
         # threads: the execute benchmarks and the peak at that many threads.
         # MatMul's family (mm-bench --op) in the same run: gemm/, matmulinteger/, ...

@@ -276,9 +276,22 @@ TEST(FuzzCliTest, GenerateCasesPerDtypeWritesNOfEachDtype) {
 // family's catalogue) as node tests a runtime can run; their expected outputs, given back as an
 // outputs tree, are exactly what mm-conformance's built-in cases expect, data set by data set.
 // (The family's node tests are checked in conformance/tests/family/family_node_test_test.cc.)
+// The built-in cases exported once for the tests that read them (each only reads the folder and
+// the export's output): an export writes some 800 cases.
+struct BuiltinExport {
+  TempDir dir;
+  CliRun run = FuzzCli({"export-builtin", "--out", dir.path().string()});
+};
+
+const BuiltinExport& ExportedBuiltins() {
+  static const BuiltinExport exported;  // Its folder is removed at exit.
+  return exported;
+}
+
 TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
-  TempDir dir, tree, empty;
-  const CliRun r = FuzzCli({"export-builtin", "--out", dir.path().string()});
+  TempDir tree, empty;
+  const TempDir& dir = ExportedBuiltins().dir;
+  const CliRun& r = ExportedBuiltins().run;
   ASSERT_EQ(r.code, kExitClean) << r.err;
   const std::size_t shape_cases = conformance::ShapeCases().size();
   std::size_t data_sets = 9;
@@ -340,8 +353,9 @@ TEST(FuzzCliTest, ExportBuiltinWritesTheBuiltInCasesAsNodeTests) {
 // A sequence case is one model with symbolic dims and its data sets in order; a runtime that
 // answers its K = 0 problem with the previous problem's Y (a stale output buffer) fails there.
 TEST(FuzzCliTest, ExportBuiltinWritesASequenceAsOneSymbolicModelAndItsKZeroBugFails) {
-  TempDir dir, tree, empty;
-  ASSERT_EQ(FuzzCli({"export-builtin", "--out", dir.path().string()}).code, kExitClean);
+  TempDir tree, empty;
+  const TempDir& dir = ExportedBuiltins().dir;
+  ASSERT_EQ(ExportedBuiltins().run.code, kExitClean) << ExportedBuiltins().run.err;
   const std::string name = "mm_shape_seq_k0_after_nonempty_float";
   const fs::path case_dir = dir.path() / name;
   const onnx::ModelProto model = conformance::LoadModelFile(case_dir / "model.onnx").value();
