@@ -170,8 +170,9 @@ class ExactRows {
     for (std::int64_t p = 0; p < k_; ++p) {
       const double x = a_row_[p];
       const T* w = b_ + p * n_ + c0;
-      for (std::int64_t j = 0; j < width; ++j)
+      for (std::int64_t j = 0; j < width; ++j) {
         AddExactTerm(x, ToDouble(w[j]), hi[j], lo[j], abs[j]);
+      }
     }
     const double up = 1 + Gamma(k_ + 1, 0x1p-53);
     for (std::int64_t j = 0; j < width; ++j) {
