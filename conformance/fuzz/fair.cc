@@ -1,30 +1,21 @@
 #include "mm/conformance/fuzz/fair.h"
 
-#include <array>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "mm/conformance/fuzz/shrink.h"
+#include "mm/oracle/exact_accumulator.h"
 
 namespace mm::fuzz {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Partial sums may exceed S by their own rounding (gamma_K S): S must stay this far below the
 // largest finite value of the accumulation type for no order to overflow.
 constexpr double kOverflowMargin = 1.01;
 
-// The binary format of a float dtype: significand bits, the exponent of the smallest subnormal's
-// quantum, and the largest finite value.
-struct Format {
-  int precision;
-  int min_quantum_exponent;
-  double max_finite;
-};
-
-Format FormatOf(DType dtype) {
+// The binary format of a float dtype, as the exact sum is rounded to it.
+RoundingFormat FormatOf(DType dtype) {
   switch (dtype) {
     case DType::kFloat:
       return {24, -149, std::numeric_limits<float>::max()};
@@ -33,99 +24,9 @@ Format FormatOf(DType dtype) {
     case DType::kBFloat16:
       return {8, -133, static_cast<double>(std::numeric_limits<bfloat16>::max())};
     default:
-      return {53, -1074, std::numeric_limits<double>::max()};
+      return kDoubleFormat;
   }
 }
-
-// The exact sum of products of finite doubles: a fixed-point number in radix-2^32 digits held in
-// int64 (room for carries of 2^31 additions), digit 0 worth 2^kBase. Products of doubles reach
-// from 2^-2148 to 2^2048; K of them add at most 31 bits.
-class ExactAccumulator {
- public:
-  void Clear() { digits_.fill(0); }
-
-  void AddProduct(double x, double w) {
-    if (x == 0 || w == 0) return;
-    int ex = 0, ew = 0;
-    const std::uint64_t mx = Significand(x, ex), mw = Significand(w, ew);
-    const unsigned __int128 product = static_cast<unsigned __int128>(mx) * mw;
-    const bool negative = std::signbit(x) != std::signbit(w);
-    const int position = ex + ew - kBase;
-    const int digit = position / 32, shift = position % 32;
-    for (int c = 0; c < 4; ++c) {
-      const auto chunk = static_cast<std::uint64_t>(product >> (32 * c)) & 0xFFFFFFFFu;
-      if (chunk == 0) continue;
-      const std::uint64_t v = chunk << shift;  // < 2^63.
-      const auto low = static_cast<std::int64_t>(v & 0xFFFFFFFFu);
-      const auto high = static_cast<std::int64_t>(v >> 32);
-      digits_[digit + c] += negative ? -low : low;
-      digits_[digit + c + 1] += negative ? -high : high;
-    }
-  }
-
-  // The sum rounded to `format` (nearest, ties to even; beyond its largest finite value +-inf).
-  // `zero` when the sum is exactly 0.
-  double Round(const Format& format, bool& zero) {
-    Normalize();
-    bool negative = false;
-    if (digits_.back() < 0) {
-      for (auto& d : digits_) d = -d;
-      Normalize();
-      negative = true;
-    }
-    int top = kDigits - 1;
-    while (top >= 0 && digits_[top] == 0) --top;
-    zero = top < 0;
-    if (zero) return 0;
-    const int top_bit = 32 * top + 63 - std::countl_zero(static_cast<std::uint64_t>(digits_[top]));
-    const int exponent = top_bit + kBase;
-    const int quantum = std::max(exponent - format.precision + 1, format.min_quantum_exponent);
-    const int q = quantum - kBase;  // Bit index of the quantum (> 0: kBase is far below).
-    std::uint64_t m = 0;
-    for (int bit = top_bit; bit >= q; --bit) m = (m << 1) | Bit(bit);
-    const bool round = q >= 1 && Bit(q - 1);
-    bool sticky = false;
-    for (int bit = q - 2; bit >= 0 && !sticky; --bit) {
-      if (bit % 32 == 31 && digits_[bit / 32] == 0) {
-        bit -= 31;  // A whole zero digit.
-        continue;
-      }
-      sticky = Bit(bit);
-    }
-    if (round && (sticky || (m & 1))) ++m;
-    double value = std::ldexp(static_cast<double>(m), quantum);
-    if (value > format.max_finite) value = kInf;
-    return negative ? -value : value;
-  }
-
- private:
-  static constexpr int kBase = -2208;
-  static constexpr int kDigits = 140;
-
-  // The integer significand and exponent of a finite nonzero double: |x| = m 2^e.
-  static std::uint64_t Significand(double x, int& e) {
-    const auto bits = std::bit_cast<std::uint64_t>(x);
-    const int biased = static_cast<int>((bits >> 52) & 0x7FF);
-    const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
-    e = (biased == 0 ? 1 : biased) - 1075;
-    return biased == 0 ? fraction : fraction | (std::uint64_t{1} << 52);
-  }
-
-  // Every digit in [0, 2^32) but the last, which keeps the sign.
-  void Normalize() {
-    for (int i = 0; i + 1 < kDigits; ++i) {
-      const std::int64_t carry = digits_[i] >> 32;  // Floor division (arithmetic shift).
-      digits_[i] -= carry * (std::int64_t{1} << 32);
-      digits_[i + 1] += carry;
-    }
-  }
-
-  std::uint64_t Bit(int bit) const {
-    return (static_cast<std::uint64_t>(digits_[bit / 32]) >> (bit % 32)) & 1;
-  }
-
-  std::array<std::int64_t, kDigits> digits_{};
-};
 
 bool IsSubnormal(double x, double min_normal) { return x != 0 && std::fabs(x) < min_normal; }
 
@@ -167,7 +68,7 @@ StatusOr<Tensor> CorrectlyRounded(const MatMulPlan& plan, TensorView a, TensorVi
   Tensor y = Clone(oracle.y);
   const DType dtype = plan.desc.dtype;
   if (!IsFloat(dtype) || plan.y_elements == 0) return y;
-  const Format format = FormatOf(dtype);
+  const RoundingFormat format = FormatOf(dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = CppType<decltype(tag)::value>;
     if constexpr (!std::is_integral_v<T>) {

@@ -15,7 +15,7 @@ namespace mm::fuzz {
 
 // Whether every element of a float result that NaN/inf inputs reach holds IEEE's answer as the
 // judgement accepts it (WithinBound): NaN where the exact value is NaN, the same infinity where it
-// is one; any non-finite value where finite terms may overflow too; NaN also where the declared
+// is one; NaN also where finite terms may overflow to the other infinity or the declared
 // arithmetic flushes subnormals. Counts those elements into `elements`.
 bool SpecialsCorrect(TensorView y, const OracleBounds& bounds, std::int64_t& elements);
 

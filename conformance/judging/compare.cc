@@ -241,6 +241,11 @@ std::string BoundCheck::Describe() const {
                                  : std::to_string(outside) + " of " + std::to_string(elements) +
                                        " elements outside the bound";
   if (unbounded > 0) out += " (" + std::to_string(unbounded) + " unbounded: overflow possible)";
+  if (nan_beside_infinity > 0) {
+    out += "; " + std::to_string(nan_beside_infinity) +
+           " NaN where the exact value is an infinity: finite terms that overflow to the opposite "
+           "infinity (or a flushed subnormal times it) give that NaN in the declared arithmetic";
+  }
   if (worst && outside > 0) {
     out += "; worst at " + DimsToString(worst->index) + ": exact " + worst->expected + ", got " +
            worst->actual + " (abs " + FormatShort(worst->abs_error) + " > bound " +
@@ -253,7 +258,7 @@ namespace {
 
 // What a pass of the bound rule over a range of elements found.
 struct BoundPartial {
-  std::int64_t outside = 0, unbounded = 0;
+  std::int64_t outside = 0, unbounded = 0, nan_beside_infinity = 0;
   std::int64_t worst_index = -1;
   bool worst_outside = false;
   double worst_key = -kInf;
@@ -270,6 +275,7 @@ struct BoundPartial {
   void Merge(BoundPartial&& later) {
     outside += later.outside;
     unbounded += later.unbounded;
+    nan_beside_infinity += later.nan_beside_infinity;
     if (later.worst_index >= 0) Offer(later.worst_index, later.worst_outside, later.worst_key);
   }
 };
@@ -310,6 +316,9 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected, const OracleB
             const ElementBound bound = bounds[static_cast<std::size_t>(i)];
             std::tie(ok, key) = StandingInBound(DTypeOf<T>(), bound, ToDouble(a[i]));
             if (std::isinf(bound.radius)) ++part.unbounded;
+            if (ok && std::isnan(ToDouble(a[i])) && std::isinf(bound.center)) {
+              ++part.nan_beside_infinity;
+            }
           }
           if (!ok) ++part.outside;
           part.Offer(i, !ok, key);
@@ -319,6 +328,7 @@ BoundCheck CheckBoundTyped(TensorView actual, TensorView expected, const OracleB
       [](BoundPartial& left, BoundPartial&& right) { left.Merge(std::move(right)); });
   out.outside = found.outside;
   out.unbounded = found.unbounded;
+  out.nan_beside_infinity = found.nan_beside_infinity;
   const std::int64_t worst_index = found.worst_index;
   if (worst_index >= 0) {
     WorstElement w;

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "mm/engine/testing/test_names.h"
+#include "mm/oracle/error_bound.h"
+#include "mm/oracle/exact_matmul.h"
 
 namespace mm::conformance {
 namespace {
@@ -135,6 +137,28 @@ TEST(CompareTest, CustomTolerance) {
   Tensor e = Make<float>({1}, {3.0f});
   Tensor a = Make<float>({1}, {3.03f});
   EXPECT_TRUE(Compare(a.view(), e.view(), {.rtol = 0.02, .atol = 0}).match);
+}
+
+// MatMul = numpy.matmul in double: -inf beside 1e200 x 1e200. The exact -inf PASSes; the NaN of an
+// evaluation in double (that product overflows to +inf and meets -inf) is within the bound and
+// outside ONNX's tolerance, BOUND, and the bound's description names why; +inf, or NaN where
+// nothing can overflow (1e100 x 1e100), FAILs.
+TEST(JudgeTest, ANaNBesideAnExactInfinityIsBoundWhereFiniteTermsOverflow) {
+  const auto judge = [](double big, double got) {
+    const Tensor a = Make<double>({1, 2}, {1, big});
+    const Tensor b = Make<double>({2, 1}, {-kInf, big});
+    const MatMulPlan plan = PlanMatMul({DType::kDouble, a.dims(), b.dims()}).value();
+    const OracleResult oracle = ExactMatMul(plan, a.view(), b.view()).value();
+    const OracleBounds bounds(oracle, Arithmetic{DType::kDouble, false}, plan.k);
+    return Judge(Make<double>({1, 1}, {got}).view(), oracle.y.view(), bounds, Tolerance{});
+  };
+  EXPECT_EQ(judge(1e200, -kInf).verdict, Verdict::kPass);
+  const Judgement nan = judge(1e200, kNaN);
+  EXPECT_EQ(nan.verdict, Verdict::kBound);
+  EXPECT_EQ(nan.bound.nan_beside_infinity, 1);
+  EXPECT_THAT(nan.bound.Describe(), HasSubstr("1 NaN where the exact value is an infinity"));
+  EXPECT_EQ(judge(1e200, kInf).verdict, Verdict::kFail);
+  EXPECT_EQ(judge(1e100, kNaN).verdict, Verdict::kFail);
 }
 
 TEST(FormatDoubleTest, ShortestRoundTrip) {

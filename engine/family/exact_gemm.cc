@@ -7,6 +7,7 @@
 
 #include "exact_internal.h"
 #include "mm/oracle/error_free.h"
+#include "mm/oracle/exact_accumulator.h"
 
 namespace mm::family::internal {
 namespace {
@@ -48,17 +49,20 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   const bool sum_may_overflow =
       use_product && std::isinf(AccumulationError(arithmetic.accumulation, k, t.abs_sum));
   if ((use_product && t.x_special) || !std::isfinite(c)) {
-    // IEEE's answer; a flushed subnormal times an infinity may also give NaN, and so may a
-    // product sum that overflows to an infinity meeting C's (or, alpha = 0, times 0).
-    // (S is over the finite terms: beside an infinite input they may overflow the other way.)
+    // The infinite parts decide (NaN where one is NaN or both signs meet): without an infinite or
+    // NaN input the product part is a finite real, and so is beta c for a finite C, however large
+    // (even where their doubles overflow). A flushed subnormal times an infinity may also give
+    // NaN, and so may finite parts that overflow (S is over the finite terms: beside an infinite
+    // input they may overflow the other way; or, alpha = 0, the sum times 0): docs/conformance.md,
+    // "Overflow beside an infinite input".
+    const double finite_c = std::isfinite(c) ? std::fabs(b * c) : 0;
     const bool overflow =
-        use_product &&
-        (sum_may_overflow ||
-         std::isinf(AccumulationError(arithmetic.accumulation, k, std::fabs(a) * t.abs_sum)));
-    // Without an infinite or NaN input the product part is a finite real (even where the
-    // oracle's double overflowed): an infinite C decides IEEE's answer alone.
+        (use_product && sum_may_overflow) ||
+        std::isinf(AccumulationError(arithmetic.accumulation, k,
+                                     (use_product ? std::fabs(a) * t.abs_sum : 0) + finite_c));
     const double product = use_product && t.x_special ? a * x : 0;
-    return {product + b * c, 0, true, arithmetic.flushes_subnormals || overflow};
+    const double c_part = std::isfinite(c) ? 0 : b * c;
+    return {product + c_part, 0, true, arithmetic.flushes_subnormals || overflow};
   }
   double p1, e1, p2, e2, s, e3;
   TwoProduct(a, x, p1, e1);
@@ -78,7 +82,8 @@ ElementBound GemmBound(const Terms& t, double alpha, double beta, bool use_produ
   const double e = AccumulationError(arithmetic, k + extra_roundings, scaled_sum, subnormal_sum) +
                    AccumulationError(arithmetic.accumulation, k + 2, 0.0);
   // An intermediate may overflow (S' reaches the accumulation type's largest value): any value,
-  // as in MatMul's bound; the center may be NaN there (infinite terms of both signs).
+  // as in MatMul's bound; where the center's doubles overflowed, the caller puts the exact value
+  // in its place (ExactCenterBeyondDouble).
   if (std::isinf(e) || sum_may_overflow) {
     return {center, std::numeric_limits<double>::infinity(), false, false};
   }
@@ -100,9 +105,28 @@ bool Representable(DType dtype, double value) {
   }
 }
 
+// Where the double evaluation of a reading of the formula overflowed without an infinite or NaN
+// input (alpha x or beta c beyond double, or x itself: double inputs only), its exact value
+// sum_k alpha a_k b_k + beta c instead, rounded once (+-inf only beyond double's range). The bound
+// is infinite there: |alpha| S + |beta c| reaches double's largest value.
 template <class T>
-void FloatGemm(const Plan& plan, const OracleResult& r, const Arithmetic& arithmetic,
-               FamilyOracle& out) {
+void ExactCenterBeyondDouble(const Plan& plan, const T* a_row, const T* b_col, double c,
+                             bool use_product, bool use_c, ElementBound& bound) {
+  if (bound.special || std::isfinite(bound.center)) return;
+  const MatMulPlan& p = plan.product;
+  ExactAccumulator sum;
+  if (use_product) {
+    for (std::int64_t q = 0; q < p.k; ++q) {
+      sum.AddProduct(plan.gemm.alpha, ToDouble(a_row[q]), ToDouble(b_col[q * p.n]));
+    }
+  }
+  if (use_c) sum.AddProduct(plan.gemm.beta, c);
+  bound.center = sum.RoundToDouble();
+}
+
+template <class T>
+void FloatGemm(const Plan& plan, const T* a, const T* b, const OracleResult& r,
+               const Arithmetic& arithmetic, FamilyOracle& out) {
   const MatMulPlan& p = plan.product;
   const GemmPlan& g = plan.gemm;
   const double alpha = g.alpha, beta = g.beta;
@@ -126,15 +150,19 @@ void FloatGemm(const Plan& plan, const OracleResult& r, const Arithmetic& arithm
         t.c = ToDouble(c[g.CIndex(i, j)]);
         t.c_subnormal = t.c != 0 && std::fabs(t.c) < std::numeric_limits<T>::min();
       }
-      const ElementBound formula = GemmBound(t, alpha, beta, true, true, arithmetic, p.k, extra);
+      const T* a_row = a + i * p.k;
+      const T* b_col = b + j;
+      ElementBound formula = GemmBound(t, alpha, beta, true, true, arithmetic, p.k, extra);
+      ExactCenterBeyondDouble(plan, a_row, b_col, t.c, true, true, formula);
       out.bounds[index] = formula;
       y[index] = RoundFromDouble<T>(formula.center);
       // The readings differ where a zero scaling meets a NaN or an infinity.
       const bool skip_c = c != nullptr && beta == 0 && !std::isfinite(t.c);
       const bool skip_product = alpha == 0 && t.x_special;
       if (!skip_c && !skip_product) continue;
-      const ElementBound skipped =
+      ElementBound skipped =
           GemmBound(t, alpha, beta, !skip_product, !skip_c, arithmetic, p.k, extra);
+      ExactCenterBeyondDouble(plan, a_row, b_col, t.c, !skip_product, !skip_c, skipped);
       // Both readings NaN: no ambiguity, unless the other reading allows any value (its sum may
       // overflow), which the formula's NaN alone does not.
       if (std::isnan(skipped.center) && std::isnan(formula.center) && !std::isinf(skipped.radius)) {
@@ -193,7 +221,7 @@ StatusOr<FamilyOracle> ExactGemm(const Plan& plan, const Arithmetic& arithmetic,
     if constexpr (std::is_integral_v<T>) {
       IntegerGemm<T>(plan, r, out);
     } else {
-      FloatGemm<T>(plan, r, arithmetic, out);
+      FloatGemm<T>(plan, a.Data<T>(), b.Data<T>(), r, arithmetic, out);
     }
   });
   return out;

@@ -105,6 +105,10 @@ void JudgeFloats(const FamilyOracle& oracle, TensorView actual, const OnnxTolera
   for (std::size_t i = 0; i < out.verdicts.size(); ++i) {
     const double g = ToDouble(got[i]);
     bool in_bound = WithinBound(dtype, oracle.bounds[i], g);
+    // The formula's own bound took it (an ambiguity's other reading may be NaN for its reason).
+    if (in_bound && std::isnan(g) && std::isinf(oracle.bounds[i].center)) {
+      ++out.nan_beside_infinity;
+    }
     bool in_tolerance = WithinTolerance(g, ToDouble(exact[i]), tolerance);
     if (auto it = ambiguous.find(static_cast<std::int64_t>(i)); it != ambiguous.end()) {
       const auto& a = *it->second;
@@ -171,6 +175,11 @@ std::string FamilyJudgement::Describe() const {
   if (worst_index >= 0 && verdicts[worst_index] != ElementVerdict::kPass) {
     out += "; worst at " + std::to_string(worst_index) + ": exact " + worst_expected + ", got " +
            worst_actual;
+  }
+  if (nan_beside_infinity > 0) {
+    out += "; " + std::to_string(nan_beside_infinity) +
+           " NaN where the exact value is an infinity: finite terms that overflow to the opposite "
+           "infinity (or a flushed subnormal times it) give that NaN in the declared arithmetic";
   }
   if (outside_int32 > 0) {
     out += "; outside the standard's range: " + std::to_string(outside_int32) +

@@ -1,5 +1,6 @@
 // The exact path's one element (oracle_internal.h: ExactDot): Ogita, Rump and Oishi's Dot2 over
-// the exact products, with IEEE's answer where a NaN or infinite input reaches it.
+// the exact products, the exact accumulator where double's range is too narrow for it, and the
+// answer of the infinities where a NaN or infinite input reaches the element.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -28,14 +29,15 @@ bool IsSubnormalIn(double x) {
 
 template <class T, class V>
 ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t stride) {
-  double hi = 0, lo = 0, naive = 0, abs_sum = 0, subnormal_sum = 0;
+  double hi = 0, lo = 0, infinite = 0, abs_sum = 0, subnormal_sum = 0;
   bool special = false;
   for (std::int64_t p = 0; p < k; ++p) {
     const double x = ToDouble(a[p]);
     const double w = ToDouble(b[p * stride]);
-    naive += x * w;
     if (!std::isfinite(x) || !std::isfinite(w)) {
+      // An infinity or NaN as IEEE's product gives it (0 * inf: NaN), never overflowed.
       special = true;
+      infinite += x * w;
       continue;
     }
     abs_sum += std::fabs(x) * std::fabs(w);
@@ -49,9 +51,14 @@ ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t strid
     lo += sum_err + prod_err;
   }
   double exact = hi + lo;
-  // IEEE's answer where an input is NaN or infinite, or where a double product or sum overflows
-  // (the exact value is then beyond double and any bound is infinite anyway).
-  if (special || !std::isfinite(abs_sum) || !std::isfinite(exact)) exact = naive;
+  if (special) {
+    // The infinite terms decide (NaN where one is NaN or both signs meet): a finite term, however
+    // large, is no infinity, even where its double overflows.
+    exact = infinite;
+  } else if (!std::isfinite(abs_sum) || !std::isfinite(exact)) {
+    // A double product or partial sum overflowed (double inputs only): the exact sum, rounded.
+    exact = WideDot(a, b, k, 1, stride);
+  }
   // S as computed in double may be low by up to gamma_K(2^-53) relative: round it up.
   const double up = 1 + Gamma(k + 1, std::ldexp(1.0, -53));
   return {exact, abs_sum * up, subnormal_sum * up, special};

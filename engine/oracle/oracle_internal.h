@@ -14,6 +14,7 @@
 #include "mm/engine/dtype.h"
 #include "mm/engine/matmul_plan.h"
 #include "mm/engine/status.h"
+#include "mm/oracle/exact_accumulator.h"
 #include "mm/oracle/exact_matmul.h"
 
 namespace mm::oracle_internal {
@@ -32,8 +33,10 @@ inline double NextDown(double x) { return -NextUp(-x); }
 double MinNormal(DType dtype);
 
 // One element of the exact path: Dot2 of a[0], a[1], ..., a[k-1] and b[0], b[stride], ...,
-// b[(k-1) * stride], with the IEEE answer where a NaN or infinite input reaches it. abs_sum and
-// subnormal_abs_sum are already rounded up (mm/oracle/exact_matmul.h).
+// b[(k-1) * stride] (WideDot's exact sum where a double product or sum overflows); where a NaN or
+// infinite input reaches it, the sum of the terms with such an input alone (NaN, or the one
+// infinity they share: mm/oracle/exact_matmul.h). abs_sum and subnormal_abs_sum are already rounded
+// up.
 struct ExactElement {
   double exact = 0;
   double abs_sum = 0;
@@ -43,6 +46,18 @@ struct ExactElement {
 // V is T, or double holding T's values (the same result: the conversion is exact).
 template <class T, class V = T>
 ExactElement ExactDot(const V* a, const V* b, std::int64_t k, std::int64_t stride);
+
+// The exact sum of a[p * a_stride] * b[p * b_stride] over p < k, every input finite, rounded once
+// to double (an exact 0 is +0): for the elements whose double products or partial sums overflow.
+template <class VA, class VB>
+double WideDot(const VA* a, const VB* b, std::int64_t k, std::int64_t a_stride,
+               std::int64_t b_stride) {
+  ExactAccumulator sum;
+  for (std::int64_t p = 0; p < k; ++p) {
+    sum.AddProduct(ToDouble(a[p * a_stride]), ToDouble(b[p * b_stride]));
+  }
+  return sum.RoundToDouble();
+}
 
 // A rigorous bound on |v - x| for x = sum_k a_k b_k with every product exact in double, v that sum
 // computed in double in any order with or without fma, and s the sum of |a_k| |b_k| computed the

@@ -19,6 +19,7 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing::Judged;
 using testing::JudgeValues;
+using testing::kInf;
 using testing::kNaN;
 using testing::ProblemBuilder;
 using testing::Values;
@@ -134,8 +135,9 @@ TEST(GemmExactTest, AlphaZeroWithAnInfiniteInputIsTheSameKindOfAmbiguity) {
 }
 
 // Finite double inputs whose products overflow (found by mm-fuzz --op Gemm on the reference): the
-// sum is unbounded (any value, as in MatMul's bound), never a NaN that nothing matches; alpha = 0
-// times that sum is 0; beside an infinite C, IEEE's evaluation may give NaN as well (BOUND).
+// sum is unbounded (any value, as in MatMul's bound), its exact value beyond double +inf, never a
+// NaN that nothing matches; alpha = 0 times that sum is 0; beside an infinite C, IEEE's evaluation
+// may give NaN as well (BOUND).
 TEST(GemmExactTest, AnOverflowingDoubleProductIsUnboundedAndAlphaZeroMakesItZero) {
   const double max = std::numeric_limits<double>::max();
   ProblemBuilder overflow(Op::kGemm, 13);
@@ -143,9 +145,9 @@ TEST(GemmExactTest, AnOverflowingDoubleProductIsUnboundedAndAlphaZeroMakesItZero
   overflow.Input("B", DType::kDouble, {2, 1}, {max, -8e153});
   overflow.Input("C", DType::kDouble, {1}, {1}).Float("beta", -1);
   const double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(JudgeValues<double>(overflow, {kNaN}).judgement.verdict(), ElementVerdict::kPass);
-  // Within the bound; ONNX's tolerance has no exact value to compare past the overflow.
-  EXPECT_EQ(JudgeValues<double>(overflow, {inf}).judgement.verdict(), ElementVerdict::kBound);
+  // max^2 - 8e153 max - 1 is beyond double: +inf rounded; any value is within the bound.
+  EXPECT_EQ(JudgeValues<double>(overflow, {inf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(overflow, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
   ProblemBuilder alpha_zero(Op::kGemm, 13);
   alpha_zero.Input("A", DType::kDouble, {1, 1}, {max}).Input("B", DType::kDouble, {1, 1}, {2});
   alpha_zero.Input("C", DType::kDouble, {1}, {3}).Float("alpha", 0);
@@ -235,6 +237,62 @@ TEST(GemmExactTest, AnUnscaledSumThatOverflowsIsUnboundedThoughAlphaBringsItBack
   small.Filled("A", DType::kFloat, {1, 4}, 1e37).Filled("B", DType::kFloat, {4, 1}, 1.03);
   small.Float("alpha", 1.0f / 3);
   EXPECT_EQ(JudgeValues<float>(small, {inf}).judgement.verdict(), ElementVerdict::kFail);
+}
+
+// mm-fuzz --op Gemm --seed 3 --first 1003 --dtype double: an infinite input beside a finite product
+// beyond double (1e200 x 1e200). Exactly -inf (a finite term is no infinity); IEEE's evaluation in
+// double overflows that product to +inf, which meets -inf as NaN: within the bound, outside ONNX's
+// tolerance (BOUND), and named. The other infinity, or a NaN nothing overflowing explains, FAILs.
+TEST(GemmExactTest, AnInfiniteInputDecidesBesideAFiniteProductBeyondDouble) {
+  ProblemBuilder p(Op::kGemm, 13);
+  p.Input("A", DType::kDouble, {1, 2}, {1, 1e200})
+      .Input("B", DType::kDouble, {2, 1}, {-kInf, 1e200});
+  p.Input("C", DType::kDouble, {1}, {1});
+  const Judged exact = JudgeValues<double>(p, {-kInf});
+  EXPECT_THAT(Values<double>(exact.oracle.y), ElementsAre(-kInf));
+  EXPECT_EQ(exact.judgement.verdict(), ElementVerdict::kPass);
+  const Judged nan = JudgeValues<double>(p, {kNaN});
+  EXPECT_EQ(nan.judgement.verdict(), ElementVerdict::kBound);
+  EXPECT_EQ(nan.judgement.nan_beside_infinity, 1);
+  EXPECT_THAT(nan.judgement.Describe(),
+              HasSubstr("1 NaN where the exact value is an infinity: finite terms that overflow"));
+  EXPECT_EQ(JudgeValues<double>(p, {kInf}).judgement.verdict(), ElementVerdict::kFail);
+  // 1 x 1e200: nothing overflows, so NaN is no evaluation's answer.
+  p.Input("B", DType::kDouble, {2, 1}, {-kInf, 1});
+  const Judged wrong = JudgeValues<double>(p, {kNaN});
+  EXPECT_EQ(wrong.judgement.verdict(), ElementVerdict::kFail);
+  EXPECT_EQ(wrong.judgement.nan_beside_infinity, 0);
+}
+
+// beta c beyond double beside an infinite product: the product's infinity, as above; with
+// beta c in range NaN FAILs.
+TEST(GemmExactTest, AFiniteBetaCBeyondDoubleDoesNotMeetTheProductsInfinity) {
+  ProblemBuilder p(Op::kGemm, 13);
+  p.Input("A", DType::kDouble, {1, 1}, {2}).Input("B", DType::kDouble, {1, 1}, {-kInf});
+  p.Input("C", DType::kDouble, {1}, {1e308}).Float("beta", 4);
+  EXPECT_THAT(Values<double>(JudgeValues<double>(p, {-kInf}).oracle.y), ElementsAre(-kInf));
+  EXPECT_EQ(JudgeValues<double>(p, {-kInf}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(p, {kNaN}).judgement.verdict(), ElementVerdict::kBound);
+  p.Float("beta", 1);
+  EXPECT_EQ(JudgeValues<double>(p, {kNaN}).judgement.verdict(), ElementVerdict::kFail);
+}
+
+// Finite double terms whose doubles overflow though the formula's value does not: alpha brings a
+// product sum beyond double back (2^-20 x 2^1040), alpha x and beta c beyond double cancel. The
+// exact value, rounded, is Y (PASS); any value is within the infinite bound.
+TEST(GemmExactTest, FiniteTermsBeyondDoubleGiveTheFormulasExactValue) {
+  ProblemBuilder back(Op::kGemm, 13);
+  back.Input("A", DType::kDouble, {1, 1}, {0x1p520}).Input("B", DType::kDouble, {1, 1}, {0x1p520});
+  back.Float("alpha", 0x1p-20f);
+  EXPECT_THAT(Values<double>(JudgeValues<double>(back, {0x1p1020}).oracle.y),
+              ElementsAre(0x1p1020));
+  EXPECT_EQ(JudgeValues<double>(back, {0x1p1020}).judgement.verdict(), ElementVerdict::kPass);
+  EXPECT_EQ(JudgeValues<double>(back, {kInf}).judgement.verdict(), ElementVerdict::kBound);
+  ProblemBuilder cancel(Op::kGemm, 13);
+  cancel.Input("A", DType::kDouble, {1, 1}, {0x1p1023}).Input("B", DType::kDouble, {1, 1}, {3});
+  cancel.Input("C", DType::kDouble, {1}, {0x1p1023}).Float("alpha", 4).Float("beta", -12);
+  EXPECT_THAT(Values<double>(JudgeValues<double>(cancel, {0}).oracle.y), ElementsAre(0));
+  EXPECT_EQ(JudgeValues<double>(cancel, {0}).judgement.verdict(), ElementVerdict::kPass);
 }
 
 TEST(GemmExactTest, AFloatKernelIsWithinTheBoundAndFarOffIsImprecise) {

@@ -31,20 +31,21 @@ bool AllNormalOrZero(const double* x, std::int64_t count) {
 }
 
 // Columns [j0, j0 + cols) of one row of the exact path for double inputs, columns in the inner
-// loop: per element the operations of ExactDot in the same order (TwoProduct, TwoSum, the naive
-// and absolute sums), so the same bits, for inputs with no NaN, infinity or subnormal.
+// loop: per element the operations of ExactDot in the same order (TwoProduct, TwoSum, the absolute
+// sum; WideDot where they overflow), so the same bits, for inputs with no NaN, infinity or
+// subnormal.
 void ExactDoubleRowChunk(const double* a_row, const double* b, std::int64_t k, std::int64_t n,
                          std::int64_t j0, std::int64_t cols, double* y, OracleResult& out,
                          std::size_t out_index) {
-  double hi[kRowChunk] = {}, lo[kRowChunk] = {}, naive[kRowChunk] = {}, abs[kRowChunk] = {};
+  double hi[kRowChunk] = {}, lo[kRowChunk] = {}, abs[kRowChunk] = {};
   for (std::int64_t p = 0; p < k; ++p) {
     const double x = a_row[p];
     const double* w = b + p * n + j0;
-    for (std::int64_t j = 0; j < cols; ++j) AddExactTerm(x, w[j], hi[j], lo[j], naive[j], abs[j]);
+    for (std::int64_t j = 0; j < cols; ++j) AddExactTerm(x, w[j], hi[j], lo[j], abs[j]);
   }
   const double up = 1 + Gamma(k + 1, 0x1p-53);
   for (std::int64_t j = 0; j < cols; ++j) {
-    const double exact = ExactFromSums(hi[j], lo[j], naive[j], abs[j]);
+    const double exact = ExactFromSums(hi[j], lo[j], abs[j], a_row, b + j0 + j, k, n);
     const std::size_t index = out_index + static_cast<std::size_t>(j);
     y[index] = exact;
     out.exact[index] = exact;

@@ -31,9 +31,8 @@ void StoreExact(const ExactElement& e, std::size_t index, OracleResult& out) {
 }
 
 // One term x * w of the exact path's Dot2 added to an element's sums: ExactDot's operations in
-// its order (TwoProduct, TwoSum, the naive and absolute sums), so the same bits.
-inline void AddExactTerm(double x, double w, double& hi, double& lo, double& naive, double& abs) {
-  naive += x * w;
+// its order (TwoProduct, TwoSum, the absolute sum), so the same bits.
+inline void AddExactTerm(double x, double w, double& hi, double& lo, double& abs) {
   abs += std::fabs(x) * std::fabs(w);
   const double prod = x * w;
   const double prod_err = std::fma(x, w, -prod);
@@ -44,11 +43,13 @@ inline void AddExactTerm(double x, double w, double& hi, double& lo, double& nai
   lo += sum_err + prod_err;
 }
 
-// An element's exact value from its sums, as ExactDot forms it (IEEE's naive sum where the double
-// sums overflow).
-inline double ExactFromSums(double hi, double lo, double naive, double abs) {
+// An element's exact value from its sums, as ExactDot forms it for finite inputs: where the double
+// sums overflow, WideDot over its terms a[p] b[p * stride].
+template <class V>
+double ExactFromSums(double hi, double lo, double abs, const double* a, const V* b, std::int64_t k,
+                     std::int64_t stride) {
   const double exact = hi + lo;
-  return std::isfinite(abs) && std::isfinite(exact) ? exact : naive;
+  return std::isfinite(abs) && std::isfinite(exact) ? exact : WideDot(a, b, k, 1, stride);
 }
 
 // Elements of the exact path computed together.
@@ -83,17 +84,15 @@ class ExactGroups {
       a[g] = q.a;
       b[g] = q.b;
     }
-    double hi[kExactGroup] = {}, lo[kExactGroup] = {}, naive[kExactGroup] = {},
-           abs[kExactGroup] = {};
+    double hi[kExactGroup] = {}, lo[kExactGroup] = {}, abs[kExactGroup] = {};
     for (std::int64_t p = 0; p < k_; ++p) {
-      for (int g = 0; g < kExactGroup; ++g) {
-        AddExactTerm(a[g][p], b[g][p], hi[g], lo[g], naive[g], abs[g]);
-      }
+      for (int g = 0; g < kExactGroup; ++g) AddExactTerm(a[g][p], b[g][p], hi[g], lo[g], abs[g]);
     }
     const double up = 1 + Gamma(k_ + 1, 0x1p-53);
     for (int g = 0; g < count_; ++g) {
-      StoreExact<T>({ExactFromSums(hi[g], lo[g], naive[g], abs[g]), abs[g] * up, 0.0, false},
-                    queued_[g].index, out_);
+      StoreExact<T>(
+          {ExactFromSums(hi[g], lo[g], abs[g], a[g], b[g], k_, 1), abs[g] * up, 0.0, false},
+          queued_[g].index, out_);
     }
     count_ = 0;
   }
@@ -167,19 +166,20 @@ class ExactRows {
  private:
   // Columns [c0, c0 + width) of the row, the marked ones stored.
   void Chunk(std::int64_t c0, std::int64_t width) {
-    double hi[kRowChunk] = {}, lo[kRowChunk] = {}, naive[kRowChunk] = {}, abs[kRowChunk] = {};
+    double hi[kRowChunk] = {}, lo[kRowChunk] = {}, abs[kRowChunk] = {};
     for (std::int64_t p = 0; p < k_; ++p) {
       const double x = a_row_[p];
       const T* w = b_ + p * n_ + c0;
       for (std::int64_t j = 0; j < width; ++j) {
-        AddExactTerm(x, ToDouble(w[j]), hi[j], lo[j], naive[j], abs[j]);
+        AddExactTerm(x, ToDouble(w[j]), hi[j], lo[j], abs[j]);
       }
     }
     const double up = 1 + Gamma(k_ + 1, 0x1p-53);
     for (std::int64_t j = 0; j < width; ++j) {
       if (columns_[static_cast<std::size_t>(c0 + j)] == nullptr) continue;
-      StoreExact<T>({ExactFromSums(hi[j], lo[j], naive[j], abs[j]), abs[j] * up, 0.0, false},
-                    row_index_ + static_cast<std::size_t>(c0 + j), out_);
+      const double exact = ExactFromSums(hi[j], lo[j], abs[j], a_row_, b_ + c0 + j, k_, n_);
+      StoreExact<T>({exact, abs[j] * up, 0.0, false}, row_index_ + static_cast<std::size_t>(c0 + j),
+                    out_);
     }
   }
 

@@ -55,6 +55,35 @@ TEST(ErrorBoundTest, SpecialInputsGiveIeeeAnswers) {
   EXPECT_TRUE(o.special[0] && o.special[1] && o.special[2]);
 }
 
+// MatMul = numpy.matmul: an infinite input beside a finite product beyond the accumulation type
+// (1e200 x 1e200 in double). Exactly -inf; IEEE's evaluation in double gives NaN when that product
+// overflows to +inf and meets -inf, so the bound takes NaN too, never +inf. Where no finite term
+// can overflow, NaN is no evaluation's answer: outside the bound.
+TEST(ErrorBoundTest, AnInfiniteInputBesideAnOverflowingProductAcceptsItsInfinityOrNaN) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Arithmetic in_double{DType::kDouble, false};
+  const auto bound = [&](double big) {
+    const Tensor a = Tensor::FromValues<double>({1, 2}, std::vector<double>{1, big}).value();
+    const Tensor b = Tensor::FromValues<double>({2, 1}, std::vector<double>{-inf, big}).value();
+    const OracleResult o = Oracle(a, b);
+    EXPECT_EQ(o.y.Data<double>()[0], -inf);
+    return OracleBounds(o, in_double, 2)[0];
+  };
+  const ElementBound overflow = bound(1e200);
+  EXPECT_TRUE(overflow.special);
+  EXPECT_EQ(overflow.center, -inf);
+  EXPECT_TRUE(WithinBound(DType::kDouble, overflow, -inf));
+  EXPECT_TRUE(WithinBound(DType::kDouble, overflow, std::nan("")));
+  EXPECT_FALSE(WithinBound(DType::kDouble, overflow, inf));
+  EXPECT_FALSE(WithinBound(DType::kDouble, overflow, 1e308));
+  const ElementBound in_range = bound(1e100);
+  EXPECT_TRUE(WithinBound(DType::kDouble, in_range, -inf));
+  EXPECT_FALSE(WithinBound(DType::kDouble, in_range, std::nan("")));
+  // A NaN center (both infinities) takes NaN only, overflow or not.
+  EXPECT_FALSE(WithinBound(DType::kDouble, {std::nan(""), inf, true, false}, inf));
+  EXPECT_TRUE(WithinBound(DType::kDouble, {std::nan(""), inf, true, false}, std::nan("")));
+}
+
 TEST(ErrorBoundTest, GammaGrowsWithKAndBecomesInfinite) {
   const double ku = 4096 * std::ldexp(1.0, -24);
   EXPECT_NEAR(Gamma(4096, UnitRoundoff(DType::kFloat)), ku / (1 - ku), 1e-15);

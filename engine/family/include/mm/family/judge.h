@@ -43,6 +43,11 @@ struct FamilyJudgement {
   std::int64_t outside_int32 = 0;
   // The ambiguities of the standard the problem reaches, and the reading the output followed.
   std::vector<AmbiguityOutcome> ambiguities;
+  // Float elements that are NaN where the exact answer is an infinity, within the bound: an
+  // evaluation in the declared arithmetic may give that NaN (finite terms overflowing to the
+  // opposite infinity, or a flushed subnormal times the infinity: docs/conformance.md, "Overflow
+  // beside an infinite input"). BOUND (outside ONNX's tolerance), named in Describe.
+  std::int64_t nan_beside_infinity = 0;
   // The first element of the worst verdict; -1 when Y is empty.
   std::int64_t worst_index = -1;
   std::string worst_expected, worst_actual;

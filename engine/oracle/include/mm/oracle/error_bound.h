@@ -69,8 +69,9 @@ struct ElementBound {
 
 // True when `got` (already in the output dtype, widened to double) is a value a correct backend may
 // return: RN(center - radius) <= got <= RN(center + radius) in the float dtype `output`; for a
-// special element, the same NaN/infinity (any NaN or infinity when radius is infinite: an
-// overflowing intermediate sum can meet the infinity in any order).
+// special element, the same NaN/infinity, or NaN where nan_allowed or the radius is infinite
+// (finite terms may overflow to the opposite infinity and meet it: docs/conformance.md, "Overflow
+// beside an infinite input"), never the other infinity.
 bool WithinBound(DType output, const ElementBound& bound, double got);
 
 // The interval WithinBound accepts for a bound that is neither special nor infinite, in the float

@@ -4,14 +4,19 @@
 //
 // Oracle. Integers: exact modulo 2^bits (the same wraparound numpy has), through a uint64 GEMM
 // (Eigen's; 32-bit inputs widened to uint64, whose products and sums modulo 2^64 keep the low 32
-// bits exact). Elements with NaN or infinite inputs get IEEE's answer (a NaN term, 0 * inf, or
-// +inf with -inf give NaN; else the infinity).
+// bits exact). Elements that a NaN or infinite input reaches get the answer of the real numbers
+// extended by the inputs' infinities: the terms with such an input decide alone (a NaN input,
+// 0 * inf, or +inf with -inf give NaN; else their one infinity), since a finite term, however
+// large, is no infinity, even where its double overflows (where IEEE's evaluation in the dtype may
+// give NaN: docs/conformance.md, "Overflow beside an infinite input").
 //
 // The exact path, per element: the products (exact in double for float16, bfloat16 and float
 // inputs; TwoProduct's error-free split for double) summed with Ogita, Rump and Oishi's Dot2
 // (TwoSum with fma), as accurate as if summed in twice double's precision and rounded once:
-// |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. Y is that value rounded (nearest even)
-// to the output type.
+// |oracle - exact| <= 2^-53 |exact| + gamma_K(2^-53)^2 * S. Where a double product or partial sum
+// (or S) overflows, which only double inputs can make, the exact sum instead
+// (mm/oracle/exact_accumulator.h), rounded once to double (+-inf beyond its range). Y is that value
+// rounded (nearest even) to the output type.
 //
 // The fast path (float16, bfloat16 and float inputs): a certified filter in front of the exact
 // path.

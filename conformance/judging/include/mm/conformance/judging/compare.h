@@ -58,6 +58,9 @@ struct BoundCheck {
   std::int64_t elements = 0;
   std::int64_t outside = 0;    // Elements outside their bound.
   std::int64_t unbounded = 0;  // Elements whose bound is infinite (possible overflow): any value.
+  // Elements within their bound that are NaN where the exact value is an infinity (finite terms
+  // overflowing to the opposite infinity, or a flushed subnormal times it: docs/conformance.md).
+  std::int64_t nan_beside_infinity = 0;
   // The element furthest outside its bound (or, when none is, the one nearest its edge):
   // `expected` is the bound's centre, `allowed` its radius before the output rounding.
   std::optional<WorstElement> worst;
