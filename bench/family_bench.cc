@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <utility>
 
@@ -99,20 +100,24 @@ benchmark::IterationCount RoundTrips(const FamilyBenchProblem& p) {
       static_cast<benchmark::IterationCount>(2e8 / std::max(flops, 1.0)), 2, 100);
 }
 
+// Times `problem` on `kept` when given (a runtime's one instance), else on a fresh instance of
+// `name`.
 void RunFamily(benchmark::State& state, const BackendRegistry& registry, const std::string& name,
-               const FamilyBenchProblem& problem) {
-  auto backend = registry.Create(name);
+               const FamilyBenchProblem& problem, Backend* kept) {
+  StatusOr<std::unique_ptr<Backend>> fresh = std::unique_ptr<Backend>();
+  if (kept == nullptr) fresh = registry.Create(name);
   auto inputs = MakeFamilyBenchInputs(problem);
-  const Status ready = !backend.ok() ? backend.status() : inputs.status();
+  const Status ready = !fresh.ok() ? fresh.status() : inputs.status();
   if (!ready.ok()) {
     state.SkipWithError(ready.ToString().c_str());
     return;
   }
+  Backend* backend = kept != nullptr ? kept : fresh->get();
   const family::Plan& plan = (*inputs)->plan;
   SettleOtherThreads();  // Another library's spinning threads would share the cores.
   for (auto _ : state) {
     // ComputeOp is the engine's entry: the support check, Y's allocation and the computation.
-    auto y = family::ComputeOp(**backend, plan);
+    auto y = family::ComputeOp(*backend, plan);
     if (!y.ok()) {
       state.SkipWithError(y.status().ToString().c_str());
       break;
@@ -122,7 +127,7 @@ void RunFamily(benchmark::State& state, const BackendRegistry& registry, const s
   }
   SetGflops(state, plan.product);
   const family::OpDesc desc = family::DescOf(plan);
-  family::FamilyBackend* computes = (*backend)->family();
+  family::FamilyBackend* computes = backend->family();
   std::string label = desc.ToString();
   if (computes != nullptr && !computes->Implementation(desc).empty()) {
     label += ": " + computes->Implementation(desc);
@@ -208,13 +213,18 @@ std::vector<FamilyBenchChoice> RegisterFamilyBenchmarks(const BackendRegistry& r
                                                         std::ostream& err) {
   std::vector<FamilyBenchChoice> all;
   for (const std::string& name : names) {
-    auto backend = registry.Create(name);
-    if (!backend.ok()) {
-      err << "mm-bench: backend " << name << " unavailable: " << backend.status() << "\n";
+    auto created = registry.Create(name);
+    if (!created.ok()) {
+      err << "mm-bench: backend " << name << " unavailable: " << created.status() << "\n";
       continue;
     }
+    const std::shared_ptr<Backend> backend = std::move(created).value();
+    // A runtime's instance is kept for all its benchmarks, as the MatMul benchmarks keep theirs:
+    // each instance starts a driver process (seconds for torch), and a benchmark runs several
+    // times (its repetitions).
+    std::shared_ptr<Backend> kept = IsBenchRuntime(name) ? backend : nullptr;
     std::string refused;  // One line per description, not per shape.
-    for (FamilyBenchChoice& choice : ChooseFamilyBenchmarks(**backend, name, ops, set)) {
+    for (FamilyBenchChoice& choice : ChooseFamilyBenchmarks(*backend, name, ops, set)) {
       if (!choice.support.supported()) {
         const std::string line = "mm-bench: " + name + " refuses " + choice.desc.ToString() +
                                  " (not timed): " + choice.support.note + "\n";
@@ -223,8 +233,8 @@ std::vector<FamilyBenchChoice> RegisterFamilyBenchmarks(const BackendRegistry& r
       } else {
         const FamilyBenchProblem problem = choice.problem;
         auto* bench = benchmark::RegisterBenchmark(
-            choice.benchmark.c_str(), [&registry, name, problem](benchmark::State& state) {
-              RunFamily(state, registry, name, problem);
+            choice.benchmark.c_str(), [&registry, name, problem, kept](benchmark::State& state) {
+              RunFamily(state, registry, name, problem, kept.get());
             });
         if (IsBenchRuntime(name)) {
           bench->UseRealTime()->Iterations(RoundTrips(problem));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "matmul_bench.h"
 #include "mm/family/testing/fake_family_backend.h"
 
 namespace mm::bench {
@@ -89,6 +90,18 @@ class NameReporter : public benchmark::BenchmarkReporter {
   std::vector<std::string> ran;
 };
 
+// Runs the registered benchmarks Google Benchmark's `flags` select; the names of those that ran.
+std::vector<std::string> RunBenchmarks(std::vector<std::string> flags) {
+  flags.insert(flags.begin(), "mm_bench_cli_test");
+  std::vector<char*> argv;
+  for (std::string& flag : flags) argv.push_back(flag.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  NameReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  return reporter.ran;
+}
+
 TEST(RegisterFamilyBenchmarksTest, ARefusingBackendIsReportedWithItsReasonAndNeverTimed) {
   static int computed = 0;
   static int refused_computed = 0;
@@ -127,19 +140,44 @@ TEST(RegisterFamilyBenchmarksTest, ARefusingBackendIsReportedWithItsReasonAndNev
   EXPECT_EQ(err.str(),
             "mm-bench: refuser refuses Gemm-13 float (not timed): refuser has no float Gemm\n");
 
-  std::vector<std::string> args = {"mm_bench_cli_test", "--benchmark_min_time=0.001",
-                                   "--benchmark_filter=^gemm/(fake_gemm|refuser)/"};
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  int argc = static_cast<int>(argv.size());
-  benchmark::Initialize(&argc, argv.data());
-  NameReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  EXPECT_THAT(reporter.ran, ElementsAre(HasSubstr("gemm/fake_gemm/float/256x256x256"),
-                                        HasSubstr("gemm/fake_gemm/float/tiny_3x4x3")));
-  EXPECT_THAT(reporter.ran, ::testing::Each(Not(HasSubstr("refuser"))));
+  const std::vector<std::string> ran = RunBenchmarks(
+      {"--benchmark_min_time=0.001", "--benchmark_filter=^gemm/(fake_gemm|refuser)/"});
+  EXPECT_THAT(ran, ElementsAre(HasSubstr("gemm/fake_gemm/float/256x256x256"),
+                               HasSubstr("gemm/fake_gemm/float/tiny_3x4x3")));
+  EXPECT_THAT(ran, ::testing::Each(Not(HasSubstr("refuser"))));
   EXPECT_GT(computed, 0);
   EXPECT_EQ(refused_computed, 0);
+}
+
+// A runtime (a backend run only when named: a driver process per instance) is created once for
+// all its family benchmarks and their repetitions, as its MatMul benchmarks are.
+TEST(RegisterFamilyBenchmarksTest, ARuntimeIsCreatedOnceForEveryBenchmarkAndRepetition) {
+  static int created = 0;
+  static int computed = 0;
+  BackendRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register(
+                      "fake_runtime", "a runtime behind a driver",
+                      [] {
+                        ++created;
+                        return std::unique_ptr<Backend>(std::make_unique<FakeFamilyBackend>(
+                            "fake_runtime", Op::kGemm, [](const family::Plan&, MutableTensorView) {
+                              ++computed;
+                              return OkStatus();
+                            }));
+                      },
+                      BackendRegistry::Selection::kOnRequest)
+                  .ok());
+  ASSERT_TRUE(ChooseBenchBackends(registry, {"fake_runtime"}, {}).ok());
+  ASSERT_TRUE(IsBenchRuntime("fake_runtime"));
+  std::ostringstream err;
+  RegisterFamilyBenchmarks(registry, {"fake_runtime"}, {Op::kGemm}, ShapeSet::kQuick, err);
+  EXPECT_EQ(err.str(), "");
+  const std::vector<std::string> ran =
+      RunBenchmarks({"--benchmark_repetitions=3", "--benchmark_filter=^gemm/fake_runtime/"});
+  EXPECT_THAT(ran, ::testing::Contains(HasSubstr("gemm/fake_runtime/float/tiny_3x4x3")));
+  EXPECT_GE(computed, 2 * 3);  // Both problems, each repetition.
+  EXPECT_EQ(created, 1);
 }
 
 TEST(DescribeFamilySupportTest, NamesEachDescriptionWithItsSupportAndReason) {
